@@ -1,0 +1,98 @@
+"""What every evaluator family shares: per-example results with pooled parts, and the one
+adapter that turns a family into LangSmith row and summary evaluators.
+
+A family provides two pure functions:
+
+* ``score(inputs, outputs, reference_outputs) -> ExampleScore`` for one example, and
+* ``aggregate(list[ExampleScore]) -> dict[str, float]`` for the corpus (pooled metrics such as
+  local accuracy are sums of parts, not means of per-example scores).
+
+:func:`langsmith_evaluators` wraps them; nothing else talks to LangSmith's evaluator protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Part(BaseModel):
+    """A pooled quantity of one example: ``hits`` out of ``total`` (e.g. correct steps)."""
+
+    hits: float = 0.0
+    total: float = 0.0
+
+
+class ExampleScore(BaseModel):
+    """The scores of one example.
+
+    ``scores`` are 0-100 per-example values reported as LangSmith feedback; ``parts`` feed pooled
+    corpus metrics; ``error`` marks an example that could not be scored (never dropped: it counts
+    in every denominator with score 0 unless the family says otherwise).
+    """
+
+    scores: dict[str, float] = Field(default_factory=dict)
+    """Metric name -> 0..100 for this example."""
+    parts: dict[str, Part] = Field(default_factory=dict)
+    """Metric name -> numerator/denominator for pooled metrics."""
+    comments: dict[str, str] = Field(default_factory=dict)
+    """Metric name -> why (shown next to the score)."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Categorical results, e.g. ``error_kind`` -> ``incorrect_json``."""
+    error: str | None = None
+    """Why the example could not be scored (e.g. the judge failed after retries)."""
+
+
+ScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], ExampleScore]
+AggregateFn = Callable[[Sequence[ExampleScore]], dict[str, float]]
+
+
+def pooled(scores: Sequence[ExampleScore], key: str) -> float:
+    """100 * sum(hits) / sum(total) over examples; 0.0 when the total is 0."""
+    hits = sum(s.parts[key].hits for s in scores if key in s.parts)
+    total = sum(s.parts[key].total for s in scores if key in s.parts)
+    return 100.0 * hits / total if total else 0.0
+
+
+def mean_score(scores: Sequence[ExampleScore], key: str) -> float:
+    """Mean of a per-example score over *all* examples (a missing score counts as 0)."""
+    return sum(s.scores.get(key, 0.0) for s in scores) / len(scores) if scores else 0.0
+
+
+def feedback(result: ExampleScore) -> list[dict[str, Any]]:
+    """An :class:`ExampleScore` as LangSmith feedback dicts ``{key, score, comment}``."""
+    out: list[dict[str, Any]] = [
+        {"key": k, "score": v, "comment": result.comments.get(k)} for k, v in result.scores.items()
+    ]
+    out += [{"key": k, "value": v} for k, v in result.labels.items()]
+    if result.error:
+        out.append({"key": "scoring_error", "score": None, "comment": result.error})
+    return out
+
+
+def langsmith_evaluators(
+    name: str, score: ScoreFn, aggregate: AggregateFn
+) -> tuple[Callable[..., list[dict[str, Any]]], Callable[..., list[dict[str, Any]]]]:
+    """A row evaluator and a summary evaluator for ``langsmith.evaluate``.
+
+    Example::
+
+        row, summary = langsmith_evaluators("tool_usage", score_tool_usage, aggregate_tool_usage)
+        evaluate(target, data=examples, evaluators=[row], summary_evaluators=[summary])
+    """
+
+    def row(inputs: dict[str, Any], outputs: dict[str, Any],
+            reference_outputs: dict[str, Any]) -> list[dict[str, Any]]:
+        return feedback(score(inputs, outputs or {}, reference_outputs or {}))
+
+    def summary(inputs: list[dict[str, Any]], outputs: list[dict[str, Any]],
+                reference_outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        results = [score(i, o or {}, r or {}) for i, o, r in
+                   zip(inputs, outputs, reference_outputs, strict=True)]
+        return [{"key": k, "score": v} for k, v in aggregate(results).items()]
+
+    row.__name__ = f"{name}_row"
+    summary.__name__ = f"{name}_summary"
+    return row, summary

@@ -1,0 +1,57 @@
+"""AppBench declared as a :class:`~tooleval_agents.registry.Benchmark`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tooleval_agents.appbench import loaders
+from tooleval_agents.appbench.names import CATEGORIES, Category
+from tooleval_agents.registry import Benchmark, ExampleFields, Located, Split
+from tooleval_agents.ultratool.loaders import _source_of
+
+TASK = "plan"
+
+
+class AppBenchBenchmark(Benchmark):
+    """One task (plan API calls across apps), four categories: ss, sm, ms, mm."""
+
+    name = "appbench"
+
+    def splits(self) -> list[Split]:
+        return [Split(self.name, TASK, c) for c in CATEGORIES]
+
+    def locate(self, split: Split, data_dir: Path) -> Located:
+        path = loaders.test_path(data_dir, split.subset)  # type: ignore[arg-type]
+        if not path.is_file():
+            from tooleval_agents.errors import DatasetMissingError
+
+            raise DatasetMissingError("appbench", path, Path(data_dir))
+        return Located(path, _source_of(data_dir))
+
+    def load(self, split: Split, data_dir: Path) -> list[Any]:
+        category: Category = split.subset  # type: ignore[assignment]
+        return loaders.load_category(data_dir, category, _source_of(data_dir))
+
+    def to_example(self, split: Split, record: Any) -> ExampleFields:
+        from tooleval_agents.appbench.depgraph import scales
+
+        parallel, sequential = scales(record.calls)
+        meta = record.meta
+        return ExampleFields(
+            inputs={"input": record.input},
+            outputs=record.output.model_dump(mode="json"),
+            metadata={
+                "benchmark": self.name,
+                "task": split.task,
+                "category": split.subset,
+                "index": meta.index if meta else None,
+                "source": meta.source if meta else None,
+                "apps": sorted(set(record.output.used_app)),
+                "parallel_scale": parallel,
+                "sequential_scale": sequential,
+            },
+        )
+
+
+BENCHMARK = AppBenchBenchmark()

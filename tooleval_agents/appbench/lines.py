@@ -1,0 +1,51 @@
+"""Parse AppBench call lines: gold ``r1, r2 = api(#k='v', #k2=k2)`` and model answers
+``App: [r1, r2 = api(#k='v')]``."""
+
+from __future__ import annotations
+
+import re
+
+from tooleval_agents.appbench.records import AppCall
+
+_APP_PREFIX = re.compile(r"^\s*([A-Za-z][\w ]*?)\s*:\s*\[(.*)\]\s*$", re.S)
+_CALL = re.compile(r"^(?:(?P<ret>[^=()]*?)\s*=\s*)?(?P<api>[A-Za-z_]\w*)\s*\((?P<args>.*)\)\s*$",
+                   re.S)
+_BOUNDARY = re.compile(r"(?:^|,)\s*#?([A-Za-z_]\w*)\s*=(?!=)")
+_IDENT = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _split_args(inner: str) -> list[tuple[str, str]]:
+    cuts = list(_BOUNDARY.finditer(inner))
+    out = []
+    for i, cut in enumerate(cuts):
+        end = cuts[i + 1].start() if i + 1 < len(cuts) else len(inner)
+        out.append((cut.group(1).lower(), inner[cut.end():end].strip()))
+    return out
+
+
+def parse_call_line(text: str) -> AppCall:
+    """Parse one call line. Raises ``ValueError`` when the text holds no ``api(...)`` call.
+
+    >>> c = parse_call_line("Restaurants: [name = reserverestaurant(#time='19:30', #name=name)]")
+    >>> (c.app, c.api, c.returns, c.literal_args, c.dependent_args)
+    ('Restaurants', 'reserverestaurant', ['name'], {'time': '19:30'}, {'name': 'name'})
+    """
+    body, app = text.strip(), None
+    m = _APP_PREFIX.match(body)
+    if m:
+        app, body = m.group(1).strip(), m.group(2).strip()
+    c = _CALL.match(body)
+    if c is None:
+        raise ValueError(f"not an API call line: {text!r}")
+    returns = [r.strip() for r in (c.group("ret") or "").split(",") if r.strip()]
+    literal: dict[str, str] = {}
+    dependent: dict[str, str] = {}
+    for key, value in _split_args(c.group("args")):
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            literal[key] = value[1:-1]
+        elif _IDENT.match(value) and value.lower() not in ("true", "false", "none", "null"):
+            dependent[key] = value
+        else:
+            literal[key] = value
+    return AppCall(app=app, api=c.group("api"), returns=returns, literal_args=literal,
+                   dependent_args=dependent, raw=text)

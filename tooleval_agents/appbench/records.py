@@ -1,0 +1,142 @@
+"""AppBench data contracts: samples, gold call lines, and the app/API catalog."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tooleval_agents.appbench.names import API_APPS
+from tooleval_agents.records import RecordMeta
+
+
+class AppCall(BaseModel):
+    """One API call: ``App: [r1, r2 = api(#k='v', #k2=k2)]`` parsed.
+
+    A quoted value is a literal; an unquoted name is a dependency on the argument of that name
+    returned by an earlier call (always ``#k=k`` in the gold data).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    app: str | None
+    """App name (``Restaurants``); ``None`` when the line names none and it cannot be inferred."""
+    api: str
+    """API name as written (gold names are lowercase, e.g. ``findrestaurants``)."""
+    returns: list[str] = Field(default_factory=list)
+    """Returned argument names, before the ``=``."""
+    literal_args: dict[str, str] = Field(default_factory=dict)
+    """Argument name (without ``#``) -> literal value (quotes removed)."""
+    dependent_args: dict[str, str] = Field(default_factory=dict)
+    """Argument name -> name of the returned argument of an earlier call it depends on."""
+    raw: str
+    """The line as written."""
+
+    @property
+    def arg_names(self) -> set[str]:
+        return set(self.literal_args) | set(self.dependent_args)
+
+
+class AppBenchOutput(BaseModel):
+    """The gold ``output`` object of a sample."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    used_app: list[str]
+    """App per call (MM #10 has 5 apps for 7 calls upstream)."""
+    used_api: list[dict[str, dict[str, str]]]
+    """Per call: ``{api: {arg: concrete value}}``, dependent arguments included."""
+    api_results: list[str]
+    """Gold call lines ``r1, ... = api(#k='v', ...)``, arguments sorted by name."""
+    result_arguments: list[list[str]]
+    """Returned-argument names per call."""
+    middle_arguments: list[str]
+    """Union of all returned arguments."""
+    user_aware_arguments: dict[str, str]
+    """Every literal (user-provided) argument of the sample."""
+
+
+class AppBenchSample(BaseModel):
+    """A sample of ``test_<category>.json``: a user instruction and its gold plan."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: str
+    """The user instruction."""
+    output: AppBenchOutput
+    """Gold plan and arguments."""
+    meta: RecordMeta | None = Field(default=None, exclude=True)
+    """Where the record was read from (``task`` is the category)."""
+
+    def official(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"meta"})
+
+    @property
+    def calls(self) -> list[AppCall]:
+        """The gold lines parsed, each with its app (``used_app`` when aligned, else the
+        catalog's app of the API, preferring apps this sample uses)."""
+        from tooleval_agents.appbench.lines import parse_call_line
+
+        apps = self.output.used_app
+        aligned = len(apps) == len(self.output.api_results)
+        out: list[AppCall] = []
+        for i, line in enumerate(self.output.api_results):
+            call = parse_call_line(line)
+            app = apps[i] if aligned else None
+            if app is None:
+                owners = API_APPS.get(call.api, ())
+                app = next((a for a in owners if a in apps), owners[0] if owners else None)
+            out.append(call.model_copy(update={"app": app}))
+        return out
+
+
+class ApiSpec(BaseModel):
+    """An API of the catalog. Argument keys look like ``"date_of_journey (date)"`` upstream;
+    here they are split into name -> :class:`ArgSpec`."""
+
+    desc: str
+    """What the API does."""
+    is_transactional: bool
+    """Whether it changes state (book, buy, pay)."""
+    required: dict[str, ArgSpec]
+    """Required arguments."""
+    optional: dict[str, ArgSpec]
+    """Optional arguments (with SGD default values where given)."""
+    results: dict[str, ArgSpec]
+    """Returned arguments."""
+
+
+class ArgSpec(BaseModel):
+    """An argument (slot) of an API."""
+
+    type: str = "str"
+    """Type tag as in the AppBench catalog (``str``, ``int``, ``date``, ``time``, ``bool``...)."""
+    desc: str = ""
+    """Description."""
+    values: list[str] | None = None
+    """Allowed values of a categorical slot, when enumerated."""
+    default: str | None = None
+    """Default value of an optional slot (SGD ``optional_slots``)."""
+
+
+class AppSpec(BaseModel):
+    """An app of the catalog."""
+
+    desc: str
+    """What the app is."""
+    apis: dict[str, ApiSpec]
+    """API name -> spec."""
+
+
+class Catalog(BaseModel):
+    """The app/API catalog: 15 apps, 33 APIs."""
+
+    apps: dict[str, AppSpec]
+    """App name -> spec, in the official order."""
+
+    def api(self, app: str, api: str) -> ApiSpec | None:
+        spec = self.apps.get(app)
+        return spec.apis.get(api) if spec else None
+
+
+ApiSpec.model_rebuild()

@@ -1,0 +1,53 @@
+"""The Typer apps and the options every command shares."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from tooleval_agents.errors import ToolevalError
+
+app = typer.Typer(
+    name="tooleval",
+    help="Evaluate LLM agents' tool planning, creation and use (UltraTool, AppBench).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+data_app = typer.Typer(help="Find, download, rebuild and publish benchmark data.",
+                       no_args_is_help=True)
+app.add_typer(data_app, name="data")
+score_app = typer.Typer(help="Re-score model outputs produced anywhere.", no_args_is_help=True)
+app.add_typer(score_app, name="score")
+
+console = Console()
+err_console = Console(stderr=True)
+
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Benchmark data directory (else $TOOLEVAL_DATA_DIR, else the per-user cache).",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def print_json(obj: Any) -> None:
+    """JSON on stdout, UTF-8, not escaped (Chinese stays readable)."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print an error for a person and return the exit to raise."""
+    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    return typer.Exit(code)
+
+
+def handle_errors(exc: ToolevalError | OSError | KeyError | ValueError) -> typer.Exit:
+    return fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))

@@ -1,0 +1,66 @@
+"""``tooleval data info``: what data is available, where from, and how many records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from tooleval_agents.cli.apps import DataDirOption, JsonOption, console, data_app, print_json
+from tooleval_agents.datadir import resolve_data_dir, samples_dir
+from tooleval_agents.errors import DatasetMissingError, DataFormatError
+from tooleval_agents.registry import benchmarks
+
+
+def inventory(data_dir: Path) -> list[dict[str, Any]]:
+    """One row per split of every registered benchmark found under ``data_dir``."""
+    rows: list[dict[str, Any]] = []
+    for bench in benchmarks().values():
+        for split in bench.splits():
+            row: dict[str, Any] = {"benchmark": bench.name, "task": split.task,
+                                   "subset": split.subset, "dataset": split.name}
+            try:
+                located = bench.locate(split, data_dir)
+                records = bench.load(split, data_dir)
+            except DatasetMissingError as exc:
+                row.update(records=0, source="missing", path=str(exc.expected), error=None)
+            except DataFormatError as exc:
+                row.update(records=None, source="invalid", path=str(exc.path), error=str(exc))
+            else:
+                row.update(records=len(records), source=located.source, path=str(located.path),
+                           error=None)
+            rows.append(row)
+    return rows
+
+
+@data_app.command("info")
+def info(data_dir: DataDirOption = None, json_out: JsonOption = False) -> None:
+    """List every split: benchmark, task, language/category, records, source, path.
+
+    Without --data-dir or TOOLEVAL_DATA_DIR and with nothing downloaded yet, the bundled
+    samples are listed.
+    """
+    resolved = resolve_data_dir(data_dir)
+    rows = inventory(resolved)
+    if data_dir is None and all(r["source"] == "missing" for r in rows):
+        resolved = samples_dir()
+        rows = inventory(resolved)
+    if json_out:
+        print_json({"data_dir": str(resolved), "splits": rows})
+        return
+    table = Table(title=f"tooleval data in {resolved}")
+    for col in ("benchmark", "task", "subset", "records", "source", "path"):
+        table.add_column(col, justify="right" if col == "records" else "left",
+                         overflow="fold")
+    for r in rows:
+        style = {"missing": "dim", "invalid": "red"}.get(r["source"])
+        table.add_row(r["benchmark"], r["task"], r["subset"], str(r["records"]), r["source"],
+                      r["path"], style=style)
+    console.print(table)
+    for r in rows:
+        if r["error"]:
+            console.print(f"[red]{r['error']}[/]")
+    if any(r["source"] == "missing" for r in rows):
+        console.print("Missing data: [bold]tooleval data fetch ultratool|appbench|sgd"
+                      f" --data-dir {resolved}[/]")

@@ -1,0 +1,46 @@
+"""Errors the package raises on purpose: each says what is wrong and what to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ToolevalError(Exception):
+    """Base class of the package's own errors."""
+
+
+class DataFormatError(ToolevalError, ValueError):
+    """A data file does not have the expected shape.
+
+    The message names the file, the 1-based line (JSON Lines) or record index (JSON arrays),
+    and the field path, e.g. ``test.json:17: plan.2.tool: Input should be a valid string``.
+    """
+
+    def __init__(
+        self, path: Path | str, message: str, *, line: int | None = None, field: str | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.field = field
+        where = f"{self.path}" + (f":{line}" if line is not None else "")
+        what = f"{field}: {message}" if field else message
+        super().__init__(f"{where}: {what}")
+
+
+class DatasetMissingError(ToolevalError, FileNotFoundError):
+    """A benchmark's files are not where the data directory says they should be."""
+
+    def __init__(self, benchmark: str, expected: Path, data_dir: Path) -> None:
+        self.benchmark = benchmark
+        self.expected = expected
+        self.data_dir = data_dir
+        super().__init__(
+            f"{benchmark} data not found: expected {expected}.\n"
+            f"Get it with:  tooleval data fetch {benchmark} --data-dir {data_dir}\n"
+            f"or point to an existing copy with --data-dir DIR or TOOLEVAL_DATA_DIR=DIR "
+            f"(DIR holds {benchmark}/ as laid out by 'tooleval data fetch')."
+        )
+
+
+class ChecksumError(ToolevalError):
+    """A downloaded file's sha256 differs from the pinned manifest."""

@@ -1,0 +1,82 @@
+"""Reading JSON / JSON Lines files into pydantic records with precise error locations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tooleval_agents.errors import DataFormatError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors(include_url=False)[0]
+    field = ".".join(str(p) for p in err["loc"]) or "<record>"
+    return field, err["msg"]
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for every non-blank line of a UTF-8 JSON Lines file."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for number, text in enumerate(fh, start=1):
+                if text.strip():
+                    yield number, text
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
+
+
+def load_jsonl(path: Path, model: type[M], context: dict[str, Any] | None = None) -> list[M]:
+    """Validate every line of a JSON Lines file as ``model``.
+
+    Raises:
+        DataFormatError: with file, line and field of the first bad record.
+    """
+    out: list[M] = []
+    for number, text in iter_jsonl(path):
+        try:
+            out.append(model.model_validate_json(text, context=context))
+        except ValidationError as exc:
+            if exc.errors()[0]["type"] == "json_invalid":
+                raise DataFormatError(path, f"invalid JSON ({exc.errors()[0]['msg']})",
+                                      line=number) from exc
+            field, msg = _first_error(exc)
+            raise DataFormatError(path, msg, line=number, field=field) from exc
+    return out
+
+
+def load_json(path: Path) -> Any:
+    """Parse a whole JSON file, reporting the line of a syntax error."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
+
+
+def validate_items(path: Path, items: Any, model: type[M],
+                   context: dict[str, Any] | None = None) -> list[M]:
+    """Validate a parsed JSON array as ``model`` records; errors name the record index."""
+    if not isinstance(items, list):
+        raise DataFormatError(path, f"expected a JSON array, got {type(items).__name__}")
+    out: list[M] = []
+    for index, item in enumerate(items):
+        try:
+            out.append(model.model_validate(item, context=context))
+        except ValidationError as exc:
+            field, msg = _first_error(exc)
+            raise DataFormatError(path, msg, field=f"[{index}].{field}") from exc
+    return out
+
+
+def dump_jsonl(records: list[dict[str, Any]]) -> str:
+    """Serialise records as the official files are written: one compact object per line,
+    ``ensure_ascii=False``, newline-terminated."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)

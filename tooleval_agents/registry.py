@@ -1,0 +1,129 @@
+"""Benchmarks are declared in one place each and found by name through this registry.
+
+The CLI, the runner and the reports only talk to :class:`Benchmark`; they know no benchmark by
+name. Built-in and third-party benchmarks register through the ``tooleval_agents.benchmarks``
+entry-point group (an object or zero-argument factory returning a :class:`Benchmark`), or
+programmatically with :func:`register`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from tooleval_agents.records import Source
+
+ENTRY_POINT_GROUP = "tooleval_agents.benchmarks"
+
+
+@dataclass(frozen=True, order=True)
+class Split:
+    """One test set: a benchmark's task in a language (UltraTool) or category (AppBench)."""
+
+    benchmark: str
+    task: str
+    subset: str
+    """Language (``en``/``zh``) or AppBench category (``ss``...)."""
+
+    @property
+    def name(self) -> str:
+        """Dataset name, e.g. ``ultratool-tool_usage-en`` or ``appbench-plan-ss``."""
+        return f"{self.benchmark}-{self.task}-{self.subset}"
+
+    @property
+    def key(self) -> str:
+        """``benchmark/task/subset``: the namespace of example ids."""
+        return f"{self.benchmark}/{self.task}/{self.subset}"
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a split's records come from."""
+
+    path: Path
+    source: Source
+
+
+@dataclass(frozen=True)
+class ExampleFields:
+    """A record as a LangSmith example: model inputs, reference outputs, metadata."""
+
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class Benchmark(ABC):
+    """A benchmark: its splits, how to load them, and how a record becomes an example."""
+
+    name: str
+    """Registry name, e.g. ``ultratool``."""
+
+    @abstractmethod
+    def splits(self) -> list[Split]:
+        """Every split the benchmark defines (whether or not its data is present)."""
+
+    @abstractmethod
+    def locate(self, split: Split, data_dir: Path) -> Located:
+        """The file a split is read from. Raises :class:`~tooleval_agents.errors.
+        DatasetMissingError` with instructions when it is absent."""
+
+    @abstractmethod
+    def load(self, split: Split, data_dir: Path) -> Sequence[BaseModel]:
+        """Validated records of a split, each with ``meta`` set."""
+
+    @abstractmethod
+    def to_example(self, split: Split, record: Any) -> ExampleFields:
+        """A record as example inputs, reference outputs and metadata."""
+
+    def split(self, task: str, subset: str) -> Split:
+        """Look up a split by task and subset, with a clear error for unknown ones."""
+        s = Split(self.name, task, subset)
+        if s not in self.splits():
+            tasks = sorted({x.task for x in self.splits()})
+            subsets = sorted({x.subset for x in self.splits()})
+            raise KeyError(f"{self.name} has no split {task!r}/{subset!r}; tasks: {tasks}, "
+                           f"subsets: {subsets}")
+        return s
+
+
+_REGISTRY: dict[str, Benchmark] = {}
+_LOADED = False
+
+
+def register(benchmark: Benchmark) -> Benchmark:
+    """Add a benchmark to the registry (replacing one of the same name)."""
+    _REGISTRY[benchmark.name] = benchmark
+    return benchmark
+
+
+def _load_entry_points() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        obj = ep.load()
+        bench = obj() if callable(obj) and not isinstance(obj, Benchmark) else obj
+        if bench.name not in _REGISTRY:
+            register(bench)
+
+
+def benchmarks() -> dict[str, Benchmark]:
+    """All registered benchmarks by name."""
+    _load_entry_points()
+    return dict(_REGISTRY)
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """A registered benchmark; ``KeyError`` lists the known names."""
+    found = benchmarks()
+    if name not in found:
+        raise KeyError(f"unknown benchmark {name!r}; known: {sorted(found)}")
+    return found[name]

@@ -1,0 +1,66 @@
+"""Parse UltraTool call strings such as ``file_write(file_path='a.txt', content=<result>)``.
+
+The gold plans write calls as Python-like text, but not valid Python: quotes are not escaped
+(``date='yesterday's date'``) and outputs of earlier calls appear as ``<...>``. The parser splits
+arguments at top-level ``, name=`` boundaries (restricted to the tool's argument names when the
+skeleton is known) instead of tokenising quotes, which the data does not respect.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tooleval_agents.ultratool.records import ToolCall
+
+_CALL = re.compile(r"^\s*([^\W\d]\w*)\s*\((.*)\)\s*$", re.S)
+_BOUNDARY = re.compile(r"(?:^|,)\s*([^\W\d]\w*)\s*=(?!=)")
+_REF = re.compile(r"<[^<>]+>")
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def _depths(text: str) -> list[int]:
+    """Bracket depth before each character (quotes are ignored: the data does not balance them)."""
+    depth, out = 0, []
+    for ch in text:
+        out.append(depth)
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+    return out
+
+
+def unquote(value: str) -> str:
+    """Strip one pair of matching outer quotes; other text is returned stripped as is."""
+    v = value.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        return v[1:-1]
+    return v
+
+
+def parse_call(text: str, arg_names: set[str] | None = None) -> ToolCall | None:
+    """Parse ``name(k=v, ...)``; ``None`` when the text is not call-shaped.
+
+    Values are kept as text with outer quotes removed, as the official ``tool_usage`` references
+    store them (``5000``, ``<current exchange rate>``, ``['a', 'b']``).
+
+    >>> parse_call("f(a='x, y', b=<out>)").args
+    {'a': 'x, y', 'b': '<out>'}
+    """
+    m = _CALL.match(text)
+    if m is None:
+        return None
+    name, inner = m.group(1), m.group(2)
+    depth = _depths(inner)
+    cuts = [
+        b for b in _BOUNDARY.finditer(inner)
+        if depth[b.start()] == 0 and (arg_names is None or b.group(1) in arg_names)
+    ]
+    if not cuts and inner.strip():
+        # Positional or otherwise unparseable arguments: keep the text, no key-values.
+        return ToolCall(name=name, args={}, raw=text, references=_REF.findall(inner))
+    args: dict[str, str] = {}
+    for i, cut in enumerate(cuts):
+        end = cuts[i + 1].start() if i + 1 < len(cuts) else len(inner)
+        args[cut.group(1)] = unquote(inner[cut.end():end])
+    return ToolCall(name=name, args=args, raw=text, references=_REF.findall(inner))

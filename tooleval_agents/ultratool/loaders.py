@@ -1,0 +1,120 @@
+"""Load UltraTool files (JSON Lines named ``.json``) into validated records.
+
+Every function takes the *data directory* (see :mod:`tooleval_agents.datadir`) and a language.
+Files that upstream never published (``tool_selection``, ``tool_creation_awareness``) are rebuilt
+from ``test.json`` by :mod:`tooleval_agents.ultratool.rebuild` unless the user supplies them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tooleval_agents.errors import DataFormatError, DatasetMissingError
+from tooleval_agents.jsonio import load_json, load_jsonl
+from tooleval_agents.records import Lang, RecordMeta, Source
+from tooleval_agents.ultratool.records import (
+    RECORD_TYPES,
+    RawSample,
+    UltraToolTask,
+    _Task,
+)
+
+LANG_DIRS: dict[Lang, str] = {"en": "English-dataset", "zh": "Chinese-dataset"}
+REBUILT_TASKS: tuple[UltraToolTask, ...] = ("tool_selection", "tool_creation_awareness")
+"""Test sets missing upstream; we rebuild them from ``test.json``."""
+
+
+def lang_dir(data_dir: Path, lang: Lang) -> Path:
+    """``<data_dir>/ultratool/data/<English|Chinese>-dataset``."""
+    return Path(data_dir) / "ultratool" / "data" / LANG_DIRS[lang]
+
+
+def raw_path(data_dir: Path, lang: Lang) -> Path:
+    return lang_dir(data_dir, lang) / "test.json"
+
+
+def task_path(data_dir: Path, task: UltraToolTask, lang: Lang) -> Path:
+    """The official test-set file of a task (may not exist for the two rebuilt tasks)."""
+    return lang_dir(data_dir, lang) / "test_set" / f"{task}.json"
+
+
+def example_path(data_dir: Path, task: UltraToolTask, lang: Lang) -> Path:
+    """The one-shot demonstration of a task."""
+    return lang_dir(data_dir, lang) / "example" / f"{task}.json"
+
+
+def _require(path: Path, data_dir: Path) -> Path:
+    if not path.is_file():
+        raise DatasetMissingError("ultratool", path, Path(data_dir))
+    return path
+
+
+def _with_meta(records: list[Any], *, task: str, lang: Lang, source: Source, path: Path) -> None:
+    for i, r in enumerate(records):
+        r.meta = RecordMeta(benchmark="ultratool", task=task, index=i, lang=lang, source=source,
+                            path=str(path))
+
+
+def load_raw_file(path: Path, lang: Lang, source: Source = "official") -> list[RawSample]:
+    """Load any file with the ``test.json`` schema (the test or dev set, or a user's own)."""
+    records = load_jsonl(Path(path), RawSample)
+    _with_meta(records, task="raw", lang=lang, source=source, path=Path(path))
+    return records
+
+
+def load_raw(data_dir: Path, lang: Lang) -> list[RawSample]:
+    """Load ``test.json`` of a language."""
+    path = _require(raw_path(data_dir, lang), data_dir)
+    return load_raw_file(path, lang, _source_of(data_dir))
+
+
+def load_task_file(path: Path, task: UltraToolTask, lang: Lang,
+                   source: Source = "official") -> list[_Task]:
+    """Load a test-set file of ``task`` from an explicit path."""
+    records: list[_Task] = list(load_jsonl(Path(path), RECORD_TYPES[task]))
+    _with_meta(records, task=task, lang=lang, source=source, path=Path(path))
+    return records
+
+
+def _source_of(data_dir: Path) -> Source:
+    from tooleval_agents.datadir import samples_dir
+
+    try:
+        return "sample" if Path(data_dir).resolve() == samples_dir().resolve() else "official"
+    except FileNotFoundError:
+        return "official"
+
+
+def load_task(data_dir: Path, task: UltraToolTask, lang: Lang, *, seed: int | None = None,
+              ) -> list[_Task]:
+    """Load a dimension's test set.
+
+    For ``tool_selection`` and ``tool_creation_awareness``, an official file in ``test_set/`` is
+    used when present; otherwise the rebuilt set (default seed, cached per user) is returned,
+    with ``meta.source == "rebuilt"``.
+    """
+    path = task_path(data_dir, task, lang)
+    if task in REBUILT_TASKS and (seed is not None or not path.is_file()):
+        from tooleval_agents.ultratool.rebuild import rebuilt_path
+
+        built = rebuilt_path(data_dir, task, lang, seed=seed)
+        return load_task_file(built, task, lang, "rebuilt")
+    return load_task_file(_require(path, data_dir), task, lang, _source_of(data_dir))
+
+
+def load_example(data_dir: Path, task: UltraToolTask, lang: Lang) -> _Task:
+    """Load the one-shot demonstration (a pretty-printed JSON object) of a task."""
+    path = _require(example_path(data_dir, task, lang), data_dir)
+    data = load_json(path)
+    model = RECORD_TYPES[task]
+    try:
+        return model.model_validate(data)
+    except Exception as exc:  # pydantic.ValidationError, reported with the file
+        raise DataFormatError(path, str(exc).splitlines()[0]) from exc
+
+
+def dumps_official(records: list[Any]) -> str:
+    """JSON Lines text of records in the upstream format."""
+    return "".join(json.dumps(r.official(), ensure_ascii=False) + "\n" for r in records)
