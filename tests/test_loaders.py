@@ -9,7 +9,7 @@ import pytest
 
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category, load_file
-from tooleval_agents.errors import DatasetMissingError, DataFormatError
+from tooleval_agents.errors import DataFormatError, DatasetMissingError
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import (
     load_example,
@@ -27,17 +27,17 @@ OFFICIAL = ("planning", "tool_creation", "tool_usage_awareness", "tool_usage")
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_ultratool_official_files_load_aligned(shared_data: Path, lang: str) -> None:
-    raw = load_raw(shared_data, lang)  # type: ignore[arg-type]
+    raw = load_raw(shared_data, lang)
     assert len(raw) == 1000
     assert {s.kind for r in raw for s in r.plan} == {"parent", "tool_free", "tool_call"}
     for task in OFFICIAL:
-        records = load_task(shared_data, task, lang)  # type: ignore[arg-type]
+        records = load_task(shared_data, task, lang)
         assert len(records) == 1000
         assert [r.meta.index for r in records[:3] if r.meta] == [0, 1, 2]
         assert all(r.meta and r.meta.source == "official" and r.meta.lang == lang
                    for r in records)
     # Line i is the same sample in every file: the planning input is the raw question.
-    planning = load_task(shared_data, "planning", lang)  # type: ignore[arg-type]
+    planning = load_task(shared_data, "planning", lang)
     assert all(p.input == r.question for p, r in zip(planning, raw, strict=True))
 
 
@@ -45,13 +45,13 @@ def test_ultratool_official_files_load_aligned(shared_data: Path, lang: str) -> 
 def test_official_round_trip_is_byte_identical(shared_data: Path, lang: str) -> None:
     """``official()`` gives the upstream object back (key order aside for skeletons)."""
     for task in ("planning", "tool_usage_awareness", "tool_usage"):
-        path = task_path(shared_data, task, lang)  # type: ignore[arg-type]
+        path = task_path(shared_data, task, lang)
         lines = path.read_text(encoding="utf-8").splitlines()[:200]
-        records = load_task(shared_data, task, lang)[:200]  # type: ignore[arg-type]
+        records = load_task(shared_data, task, lang)[:200]
         for line, rec in zip(lines, records, strict=True):
             assert rec.official() == json.loads(line)
-    raw_line = raw_path(shared_data, lang).read_text(encoding="utf-8").splitlines()[5]  # type: ignore[arg-type]
-    assert load_raw(shared_data, lang)[5].official() == json.loads(raw_line)  # type: ignore[arg-type]
+    raw_line = raw_path(shared_data, lang).read_text(encoding="utf-8").splitlines()[5]
+    assert load_raw(shared_data, lang)[5].official() == json.loads(raw_line)
 
 
 def test_call_strings_parse_to_the_official_tool_usage_params(shared_data: Path) -> None:
@@ -62,7 +62,7 @@ def test_call_strings_parse_to_the_official_tool_usage_params(shared_data: Path)
     agree = total = 0
     for sample, rec in zip(raw, usage, strict=True):
         calls = {s.id: s.call for s in sample.plan if s.call}
-        for ref in rec.reference:  # type: ignore[attr-defined]
+        for ref in rec.reference:
             call = calls.get(ref.step.split(" ", 1)[0])
             total += 1
             if call is not None and call.args == ref.param:
@@ -88,14 +88,14 @@ def test_parse_call_handles_unescaped_quotes_and_references() -> None:
 def test_examples_load_for_every_task_and_language(shared_data: Path) -> None:
     for lang in ("en", "zh"):
         for task in TASKS:
-            demo = load_example(shared_data, task, lang)  # type: ignore[arg-type]
+            demo = load_example(shared_data, task, lang)
             assert demo.reference
 
 
 @pytest.mark.parametrize(("category", "count"), [("ss", 200), ("sm", 200), ("ms", 201),
                                                  ("mm", 200)])
 def test_appbench_categories(shared_data: Path, category: str, count: int) -> None:
-    samples = load_category(shared_data, category)  # type: ignore[arg-type]
+    samples = load_category(shared_data, category)
     assert len(samples) == count
     for s in samples:
         calls = s.calls

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from tooleval_agents.cli.apps import DataDirOption, JsonOption, console, data_app, print_json
 from tooleval_agents.datadir import resolve_data_dir, samples_dir
-from tooleval_agents.errors import DatasetMissingError, DataFormatError
+from tooleval_agents.errors import DataFormatError, DatasetMissingError
 from tooleval_agents.registry import benchmarks
 
 

@@ -42,7 +42,7 @@ class UltraToolBenchmark(Benchmark):
         lang: Lang = split.subset  # type: ignore[assignment]
         if split.task == "raw":
             return loaders.load_raw(data_dir, lang)
-        return loaders.load_task(data_dir, split.task, lang)  # type: ignore[arg-type]
+        return loaders.load_task(data_dir, split.task, lang)  # type: ignore[call-overload]
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
         official = record.official()

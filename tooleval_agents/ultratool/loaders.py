@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
 from tooleval_agents.jsonio import load_json, load_jsonl
 from tooleval_agents.records import Lang, RecordMeta, Source
 from tooleval_agents.ultratool.records import (
     RECORD_TYPES,
+    AwarenessRecord,
+    PlanningRecord,
     RawSample,
+    ToolCreationRecord,
+    ToolSelectionRecord,
+    ToolUsageRecord,
     UltraToolTask,
     _Task,
 )
@@ -87,8 +92,26 @@ def _source_of(data_dir: Path) -> Source:
         return "official"
 
 
+@overload
+def load_task(data_dir: Path, task: Literal["planning"], lang: Lang, *,
+              seed: int | None = None) -> list[PlanningRecord]: ...
+@overload
+def load_task(data_dir: Path, task: Literal["tool_usage_awareness", "tool_creation_awareness"],
+              lang: Lang, *, seed: int | None = None) -> list[AwarenessRecord]: ...
+@overload
+def load_task(data_dir: Path, task: Literal["tool_selection"], lang: Lang, *,
+              seed: int | None = None) -> list[ToolSelectionRecord]: ...
+@overload
+def load_task(data_dir: Path, task: Literal["tool_creation"], lang: Lang, *,
+              seed: int | None = None) -> list[ToolCreationRecord]: ...
+@overload
+def load_task(data_dir: Path, task: Literal["tool_usage"], lang: Lang, *,
+              seed: int | None = None) -> list[ToolUsageRecord]: ...
+@overload
+def load_task(data_dir: Path, task: UltraToolTask, lang: Lang, *,
+              seed: int | None = None) -> list[_Task]: ...
 def load_task(data_dir: Path, task: UltraToolTask, lang: Lang, *, seed: int | None = None,
-              ) -> list[_Task]:
+              ) -> list[Any]:
     """Load a dimension's test set.
 
     For ``tool_selection`` and ``tool_creation_awareness``, an official file in ``test_set/`` is

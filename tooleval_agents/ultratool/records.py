@@ -61,7 +61,7 @@ class PropertySchema(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     type: str | list[str] | None = None
-    """JSON-schema type (``string``, ``integer``, ``number``, ``boolean``, ``array``, ``object``)."""
+    """JSON-schema type: ``string``, ``integer``, ``number``, ``boolean``, ``array``..."""
     description: str | None = None
     """What the argument means."""
 
@@ -174,7 +174,7 @@ class RawSample(_Official):
 
 
 class InputStep(_Official):
-    """A plan step as shown to the model: ``tool``/``param`` present (empty) where it must answer."""
+    """A plan step as shown to the model; ``tool``/``param`` are empty where it must answer."""
 
     model_config = ConfigDict(extra="forbid")
 
