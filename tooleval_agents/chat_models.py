@@ -1,0 +1,140 @@
+"""Offline chat models: a scripted model for tests and demos, and the base that answers by
+looking at the prompt's content (never at call order, so answers are right under concurrency).
+
+Token usage is estimated (4 characters per token, at least 1) so runs with offline models still
+report realistic per-example costs; real providers report their own usage.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, PrivateAttr
+
+Reply = str | dict[str, Any] | AIMessage
+"""A scripted answer: text, the arguments of a tool call (when tools are bound), or a message."""
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic token estimate (about 4 characters per token)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def prompt_text(messages: Sequence[BaseMessage]) -> str:
+    """All message contents joined, the text an offline model matches against."""
+    return "\n".join(m.text if hasattr(m, "text") else str(m.content) for m in messages)
+
+
+class ContentChatModel(BaseChatModel):
+    """Base of offline models: subclasses implement :meth:`reply` from the prompt text.
+
+    Supports ``bind_tools`` (a dict reply becomes a call of the first bound tool, which is what
+    ``with_structured_output`` needs) and reports estimated ``usage_metadata``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_name: str = "offline"
+    """Name reported in run metadata."""
+    _calls: int = PrivateAttr(default=0)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return f"tooleval-{self.model_name}"
+
+    @property
+    def calls(self) -> int:
+        """How many times the model has been asked (thread-safe counter)."""
+        return self._calls
+
+    def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
+        raise NotImplementedError
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._lock:
+            self._calls += 1
+        prompt = prompt_text(messages)
+        answer = self.reply(prompt, messages)
+        message = self._to_message(answer, kwargs.get("tools"))
+        content = message.text if isinstance(message.content, str) else json.dumps(
+            message.content)
+        if message.tool_calls:
+            content += json.dumps([c["args"] for c in message.tool_calls], ensure_ascii=False)
+        message.usage_metadata = {
+            "input_tokens": estimate_tokens(prompt),
+            "output_tokens": estimate_tokens(content),
+            "total_tokens": estimate_tokens(prompt) + estimate_tokens(content),
+        }
+        message.response_metadata = {"model_name": self.model_name}
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    @staticmethod
+    def _to_message(answer: Reply, tools: list[dict[str, Any]] | None) -> AIMessage:
+        if isinstance(answer, AIMessage):
+            return answer.model_copy()
+        if isinstance(answer, dict):
+            if not tools:
+                return AIMessage(content=json.dumps(answer, ensure_ascii=False))
+            name = tools[0]["function"]["name"]
+            return AIMessage(content="", tool_calls=[
+                {"name": name, "args": answer, "id": f"call_{uuid.uuid4().hex[:12]}",
+                 "type": "tool_call"}])
+        return AIMessage(content=answer)
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | Any],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        formatted = [convert_to_openai_tool(t) for t in tools]
+        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+
+class ScriptedChatModel(ContentChatModel):
+    """Answers with the reply of the first rule whose regular expression matches the prompt.
+
+    Example::
+
+        model = ScriptedChatModel(rules=[(r"capital of France", "Paris")], default="?")
+        model.invoke("What is the capital of France?").content  # "Paris"
+
+    A rule's reply may be a callable of the prompt text (for answers built from the input).
+    Without a matching rule and without ``default``, the model raises ``LookupError``, which
+    a run records as a model error.
+    """
+
+    rules: list[tuple[str, Any]]
+    """(regex, reply) pairs tried in order with ``re.search`` (DOTALL); a reply is a
+    :data:`Reply` or a callable of the prompt text returning one (typed ``Any``: pydantic
+    would try to coerce a callable into a message)."""
+    default: Reply | None = None
+    """Reply when no rule matches."""
+    model_name: str = "scripted"
+
+    def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
+        for pattern, answer in self.rules:
+            if re.search(pattern, prompt, re.S):
+                return answer(prompt) if callable(answer) else answer
+        if self.default is None:
+            raise LookupError(f"no scripted reply matches the prompt: {prompt[:200]!r}")
+        return self.default
