@@ -1,0 +1,132 @@
+"""The ``reference`` and ``noisy-reference[:RATE]`` offline models.
+
+``reference`` answers every prompt with the gold answer of the example the prompt is about. It
+recognises the example from the prompt content: workflows wrap the example's input in
+``<input>...</input>`` and each stage's prompt contains a marker phrase; the model looks up
+``(hash of the last <input> block, first marker found in the prompt)`` in an answer key built
+from the dataset. Nothing depends on call order, so answers are right under any concurrency.
+A run with it proves the wiring: strict scores must be 100.
+
+``noisy-reference`` gives the same gold answer with seeded, realistic corruptions (see
+:mod:`tooleval_agents.corruptions`), deterministic per example and stage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from langchain_core.messages import BaseMessage
+from pydantic import ConfigDict, Field
+
+from tooleval_agents.chat_models import ContentChatModel, Reply
+
+AnswerFormat = Literal["plan_text", "json_steps", "json_object", "app_list", "call_lines"]
+"""Shape of a gold answer, which tells ``noisy-reference`` how to corrupt it realistically."""
+
+_INPUT_BLOCK = re.compile(r"<input>\n?(.*?)\n?</input>", re.S)
+
+
+@dataclass(frozen=True)
+class GoldAnswer:
+    """The answer a perfect model gives to one prompt of a workflow."""
+
+    marker: str
+    """A phrase that occurs in that prompt (and in no other prompt of the workflow)."""
+    text: str
+    """The answer text."""
+    format: AnswerFormat
+    """Its shape."""
+
+
+def input_digest(text: str) -> str:
+    """Key of an ``<input>`` block's text (whitespace at the ends ignored)."""
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
+
+
+def last_input_block(prompt: str) -> str | None:
+    """The text of the last ``<input>...</input>`` block of a prompt (demonstrations come
+    first, the example's own input last)."""
+    blocks = _INPUT_BLOCK.findall(prompt)
+    return blocks[-1] if blocks else None
+
+
+class AnswerKey(dict[str, list[GoldAnswer]]):
+    """``input digest -> gold answers`` for every example of a run."""
+
+    @classmethod
+    def build(cls, items: Iterable[tuple[str, list[GoldAnswer]]]) -> AnswerKey:
+        """From ``(input_key text, gold answers)`` pairs. Two examples with the same input text
+        must have the same answers, else no model could tell them apart: ``ValueError``."""
+        key = cls()
+        for text, answers in items:
+            digest = input_digest(text)
+            if digest in key and key[digest] != answers:
+                raise ValueError(f"two examples share the input {text[:80]!r} but not the "
+                                 "gold answer; the reference model cannot tell them apart")
+            key[digest] = answers
+        return key
+
+    def lookup(self, prompt: str) -> tuple[str, GoldAnswer]:
+        """The example digest and the gold answer for a prompt; ``LookupError`` explains why
+        there is none."""
+        block = last_input_block(prompt)
+        if block is None:
+            raise LookupError("reference model: the prompt has no <input>...</input> block")
+        digest = input_digest(block)
+        answers = self.get(digest)
+        if answers is None:
+            raise LookupError(f"reference model: unknown example input {block[:80]!r}")
+        for answer in answers:
+            if answer.marker in prompt:
+                return digest, answer
+        raise LookupError("reference model: no stage marker of this example in the prompt "
+                          f"(markers: {[a.marker for a in answers]})")
+
+
+class ReferenceChatModel(ContentChatModel):
+    """Answers each prompt with the gold answer of its example (see module docstring)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    answer_key: AnswerKey = Field(default_factory=AnswerKey)
+    """Gold answers by example input digest."""
+    model_name: str = "reference"
+
+    def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
+        return self.answer_key.lookup(prompt)[1].text
+
+
+class NoisyReferenceChatModel(ReferenceChatModel):
+    """The gold answer with seeded corruptions at ``rate`` (0..1), deterministic per example
+    and stage."""
+
+    rate: float = Field(default=0.3, ge=0.0, le=1.0)
+    """Probability that an answer is corrupted."""
+    seed: int = 0
+    """Seed of the corruption draws."""
+    model_name: str = "noisy-reference"
+
+    def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
+        from tooleval_agents.corruptions import corrupt
+
+        digest, answer = self.answer_key.lookup(prompt)
+        return corrupt(answer.text, answer.format, rate=self.rate,
+                       seed=f"{self.seed}/{digest}/{answer.marker}")
+
+
+def parse_offline_spec(spec: str) -> tuple[str, float | None] | None:
+    """``"reference"`` -> ``("reference", None)``; ``"noisy-reference:0.3"`` ->
+    ``("noisy-reference", 0.3)``; anything else -> ``None`` (a provider model)."""
+    if spec == "reference":
+        return "reference", None
+    m = re.fullmatch(r"noisy-reference(?::([0-9]*\.?[0-9]+))?", spec)
+    if m:
+        rate = float(m.group(1)) if m.group(1) else 0.3
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"noisy-reference rate must be within 0..1, got {rate}")
+        return "noisy-reference", rate
+    return None
