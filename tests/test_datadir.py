@@ -1,0 +1,90 @@
+"""Where data is looked for (``--data-dir`` > ``$TOOLEVAL_DATA_DIR`` > per-user cache) and that a
+missing dataset's error tells the user the exact command that gets it."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from http_fixtures import StaticServer, serve_directory
+from typer.testing import CliRunner
+
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.cli import app
+from tooleval_agents.datadir import ENV_VAR, default_data_dir, resolve_data_dir
+from tooleval_agents.errors import DatasetMissingError
+from tooleval_agents.ultratool.loaders import load_example, load_raw, load_task
+
+SS = "appbench/data/test/test_ss.json"
+
+
+@pytest.fixture
+def server(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StaticServer]:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy", "TOOLEVAL_FETCH_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with serve_directory(shared_data) as s:
+        yield s
+
+
+def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = Path(os.environ["XDG_CACHE_HOME"])  # set by conftest
+    assert resolve_data_dir() == default_data_dir()
+    assert default_data_dir().is_relative_to(cache)
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "env"))
+    assert resolve_data_dir() == tmp_path / "env"
+    assert resolve_data_dir(tmp_path / "flag") == tmp_path / "flag"
+    assert resolve_data_dir(str(tmp_path / "flag")) == tmp_path / "flag"
+
+
+def _fetch_ss(server: StaticServer, *extra: str) -> None:
+    result = CliRunner().invoke(app, ["data", "fetch", "appbench", "--include", SS.split("/", 1)[1],
+                                      "--base-url", server.url, "--no-progress", *extra])
+    assert result.exit_code == 0, result.output
+
+
+def test_fetch_writes_where_the_order_says(tmp_path: Path, server: StaticServer,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    flag, env = tmp_path / "flag", tmp_path / "env"
+    monkeypatch.setenv(ENV_VAR, str(env))
+    _fetch_ss(server, "--data-dir", str(flag))  # --data-dir beats the variable
+    assert (flag / SS).is_file() and not (env / SS).exists()
+
+    _fetch_ss(server)  # the variable beats the cache
+    assert (env / SS).is_file() and not (default_data_dir() / SS).exists()
+
+    monkeypatch.delenv(ENV_VAR)
+    _fetch_ss(server)  # neither: the per-user cache (under the test's XDG_CACHE_HOME)
+    assert (default_data_dir() / SS).is_file()
+    assert default_data_dir().is_relative_to(Path(os.environ["XDG_CACHE_HOME"]))
+
+
+LOADERS: dict[str, tuple[str, Callable[[Path], object]]] = {
+    "appbench-ss": ("appbench", lambda d: load_category(d, "ss")),
+    "ultratool-raw": ("ultratool", lambda d: load_raw(d, "en")),
+    "ultratool-planning": ("ultratool", lambda d: load_task(d, "planning", "zh")),
+    "ultratool-example": ("ultratool", lambda d: load_example(d, "tool_usage", "en")),
+}
+
+
+@pytest.mark.parametrize("case", list(LOADERS))
+def test_missing_dataset_names_the_fetch_command(tmp_path: Path, case: str) -> None:
+    source, load = LOADERS[case]
+    with pytest.raises(DatasetMissingError) as err:
+        load(tmp_path)
+    assert f"tooleval data fetch {source} --data-dir {tmp_path}" in str(err.value)
+    assert err.value.data_dir == tmp_path
+
+
+def test_the_suggested_command_gets_the_data(tmp_path: Path, server: StaticServer) -> None:
+    """Run the command from the error message verbatim (plus a loopback --base-url)."""
+    with pytest.raises(DatasetMissingError) as err:
+        load_category(tmp_path, "ss")
+    line = next(s for s in str(err.value).splitlines() if "tooleval data fetch" in s)
+    argv = shlex.split(line.split("tooleval", 1)[1])
+    result = CliRunner().invoke(app, [*argv, "--base-url", server.url, "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert len(load_category(tmp_path, "ss")) == 200  # SOURCE.md

@@ -1,0 +1,149 @@
+"""``tooleval data fetch`` and ``tooleval data verify``: download pinned upstream files and
+check local copies against ``tooleval_agents/manifest.json``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from tooleval_agents.cli.apps import (
+    DataDirOption,
+    JsonOption,
+    console,
+    data_app,
+    err_console,
+    fail,
+    handle_errors,
+    print_json,
+)
+from tooleval_agents.datadir import resolve_data_dir
+from tooleval_agents.errors import ToolevalError
+from tooleval_agents.fetch import (
+    BASE_URL_ENV,
+    RETRIES,
+    SourceName,
+    fetch,
+    source_manifest,
+    verify,
+)
+
+SourceArgument = Annotated[
+    SourceName, typer.Argument(help="Data source: ultratool, appbench or sgd.", show_default=False)
+]
+PredictionsOption = Annotated[
+    bool,
+    typer.Option("--with-predictions/--no-predictions",
+                 help="Also the authors' model outputs (UltraTool only, 57 MB; the paper "
+                      "reproduction uses them)."),
+]
+
+
+def _groups(source: str, with_predictions: bool) -> list[str]:
+    entry = source_manifest(source)
+    groups = list(entry.default_groups)
+    if with_predictions and "predictions" in entry.groups:
+        groups.append("predictions")
+    elif with_predictions:
+        err_console.print(f"note: {source} has no predictions; --with-predictions ignored")
+    return groups
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+@data_app.command("fetch")
+def fetch_command(
+    source: SourceArgument,
+    data_dir: DataDirOption = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url",
+        help=f"URL template with {{path}} (and {{repo}} {{commit}} {{source}}), or a mirror root "
+             f"served as <root>/<source>/<path>. Else ${BASE_URL_ENV}, else GitHub raw content "
+             f"at the pinned commit.", show_default=False)] = None,
+    with_predictions: PredictionsOption = False,
+    include: Annotated[list[str] | None, typer.Option(
+        "--include", help="Only files whose upstream path matches this glob, predictions included "
+                          "(repeatable).",
+        show_default=False)] = None,
+    retries: Annotated[int, typer.Option(help="Retries after a timeout, reset or HTTP 5xx.",
+                                         min=0)] = RETRIES,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress",
+                                           help="Show a progress bar on stderr.")] = True,
+    json_out: JsonOption = False,
+) -> None:
+    """Download the pinned upstream files of SOURCE and verify their sha256.
+
+    Files already present with the right checksum are skipped: re-running resumes a fetch.
+    """
+    resolved = resolve_data_dir(data_dir)
+    # An --include glob picks from every group (e.g. --include 'predictions/English-dataset/*').
+    groups = None if include else _groups(source, with_predictions)
+    try:
+        report = fetch(source, resolved, base_url=base_url, groups=groups, include=include,
+                       progress=progress and not json_out, retries=retries,
+                       console=err_console)
+    except (ToolevalError, OSError) as exc:
+        raise handle_errors(exc) from exc
+    if json_out:
+        print_json(report.model_dump(mode="json"))
+        return
+    for f in report.files:
+        if f.status != "present":
+            console.print(f"{f.status:>10}  {escape(f.path)}  ({_mb(f.size)})", soft_wrap=True,
+                          highlight=False)
+    present = len(report.files) - len(report.transferred)
+    console.print(
+        f"{source}: {len(report.files)} files checked, {len(report.transferred)} downloaded "
+        f"({_mb(report.bytes_downloaded)}), {present} already present.", highlight=False)
+    console.print(f"in {escape(str(report.root))}  ({report.repo} @ {report.commit[:12]})",
+                  soft_wrap=True, highlight=False)
+    console.print(f"licence: {escape(source_manifest(source).licence)}", soft_wrap=True,
+                  highlight=False)
+
+
+@data_app.command("verify")
+def verify_command(
+    source: SourceArgument,
+    data_dir: DataDirOption = None,
+    with_predictions: PredictionsOption = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Check the local files of SOURCE against the pinned sizes and sha256 sums.
+
+    Every pinned file present is checked. Missing files count only in the groups asked for.
+
+    Exit status 1 when a file differs or a required file is missing.
+    """
+    resolved: Path = resolve_data_dir(data_dir)
+    try:
+        report = verify(source, resolved, groups=_groups(source, with_predictions))
+    except (ToolevalError, OSError) as exc:
+        raise handle_errors(exc) from exc
+    problems = report.problems
+    if json_out:
+        print_json({**report.model_dump(mode="json"), "ok": report.ok})
+    else:
+        ok = sum(f.status == "ok" for f in report.files)
+        if problems:
+            table = Table(title=f"{source}: files that do not match the manifest")
+            for col in ("path", "status", "expected", "found"):
+                table.add_column(col, overflow="fold")
+            for f in problems:
+                found = (f.actual_sha256 if f.status == "wrong_sha256"
+                         else f"{f.actual_size} bytes" if f.actual_size is not None else "-")
+                expected = f.expected_sha256 if f.status == "wrong_sha256" \
+                    else f"{f.expected_size} bytes"
+                table.add_row(f.path, f.status, expected, found)
+            console.print(table)
+        skipped = sum(f.status == "missing" and not f.required for f in report.files)
+        console.print(f"{source}: {ok} ok, {len(problems)} with problems, {skipped} optional "
+                      f"absent; in {escape(str(report.root))}", soft_wrap=True, highlight=False)
+    if problems:
+        raise fail(f"{source} data under {report.root} does not match the manifest; re-download "
+                   f"with: tooleval data fetch {source} --data-dir {resolved}"
+                   + (" --with-predictions" if with_predictions else ""))

@@ -1,0 +1,459 @@
+"""Download the pinned upstream benchmark files and check them against ``manifest.json``.
+
+``manifest.json`` (in this package) pins, per source, a repository, a commit and every file we use
+with its size and sha256. Files land in ``<data_dir>/<source>/<path>``, the layout of
+:mod:`tooleval_agents.datadir`, where ``path`` is the path inside the upstream repository.
+
+Where files come from is a URL template with the placeholders ``{repo}``, ``{commit}``,
+``{source}`` and ``{path}``; the default is GitHub's raw content. A base URL without
+placeholders is a mirror laid out like a data directory: ``<base>/<source>/<path>``, so
+``python -m http.server -d DATA_DIR`` on another machine serves a valid mirror.
+
+Example::
+
+    >>> report = fetch("appbench", "/tmp/data", progress=False)  # doctest: +SKIP
+    >>> [f.status for f in report.files]  # doctest: +SKIP
+    ['downloaded', 'downloaded', 'downloaded', 'downloaded']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import string
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from fnmatch import fnmatchcase
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, ConfigDict
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+from tooleval_agents.datadir import resolve_data_dir
+from tooleval_agents.errors import ChecksumError, ToolevalError
+
+SourceName = Literal["ultratool", "appbench", "sgd"]
+DEFAULT_BASE_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+BASE_URL_ENV = "TOOLEVAL_FETCH_BASE_URL"
+"""Environment variable overriding :data:`DEFAULT_BASE_URL` (``--base-url`` beats it)."""
+PLACEHOLDERS = frozenset({"repo", "commit", "source", "path"})
+
+RETRIES = 3
+"""Extra attempts after a transient failure (timeout, connection reset, HTTP 5xx/429)."""
+BACKOFF = 1.0
+"""Seconds before the first retry; doubled for each further one."""
+TIMEOUT = httpx.Timeout(60.0, connect=15.0)
+_CHUNK = 1 << 16
+_RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+# NetworkError covers connect/read/write errors (e.g. connection reset); RemoteProtocolError
+# covers a server closing mid-response (a truncated body).
+_TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+# ---------------------------------------------------------------------------------------------
+# Manifest
+
+
+class ManifestFile(BaseModel):
+    """One pinned upstream file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    """Path inside the repository at the pinned commit, and under ``<data_dir>/<source>/``."""
+    size: int
+    """Size in bytes."""
+    sha256: str
+    """Lower-case hex sha256 of the file's bytes."""
+    group: str
+    """Group the file belongs to (``data``, ``predictions``); see ``SourceManifest.groups``."""
+    note: str | None = None
+    """Anything unusual about the file, e.g. that it is empty upstream too."""
+
+
+class SourceManifest(BaseModel):
+    """The pinned files of one upstream repository."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repo: str
+    """GitHub ``owner/name``."""
+    commit: str
+    """Full commit hash the files are pinned to."""
+    licence: str
+    """What the licence allows, in short; read it before redistributing anything."""
+    groups: dict[str, str]
+    """Group name -> what the group holds."""
+    default_groups: list[str]
+    """Groups fetched unless others are asked for."""
+    unpinned: str | None = None
+    """Upstream files deliberately left out, and why."""
+    files: list[ManifestFile]
+    """Every pinned file."""
+
+
+class Manifest(BaseModel):
+    """``tooleval_agents/manifest.json``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    format: int
+    """Manifest format version."""
+    description: str
+    """What the manifest is."""
+    sources: dict[str, SourceManifest]
+    """Source name (``ultratool``, ``appbench``, ``sgd``) -> its pinned files."""
+
+
+@cache
+def load_manifest() -> Manifest:
+    """The manifest shipped with the package."""
+    text = files("tooleval_agents").joinpath("manifest.json").read_text(encoding="utf-8")
+    return Manifest.model_validate_json(text)
+
+
+def source_manifest(source: str) -> SourceManifest:
+    """The manifest entry of ``source``; a clear error for an unknown name."""
+    sources = load_manifest().sources
+    if source not in sources:
+        raise ToolevalError(f"unknown data source {source!r}; choose one of {', '.join(sources)}")
+    return sources[source]
+
+
+def select_files(source: str, *, groups: Iterable[str] | None = None,
+                 include: Iterable[str] | None = None) -> list[ManifestFile]:
+    """The pinned files of ``source`` in ``groups`` whose path matches any ``include`` glob.
+
+    ``groups=None`` means the source's default groups, or every group when ``include`` is
+    given (so ``include=["predictions/*"]`` alone selects predictions). Globs match the whole
+    upstream path with :func:`fnmatch.fnmatchcase` (``*`` also crosses ``/``).
+    """
+    entry = source_manifest(source)
+    patterns = list(include) if include is not None else None
+    if groups is None:
+        chosen = set(entry.groups) if patterns else set(entry.default_groups)
+    else:
+        chosen = set(groups)
+        unknown = chosen - set(entry.groups)
+        if unknown:
+            raise ToolevalError(f"{source} has no file group {', '.join(sorted(unknown))}; "
+                                f"groups: {', '.join(entry.groups)}")
+    selected = [f for f in entry.files if f.group in chosen
+                and (patterns is None or any(fnmatchcase(f.path, p) for p in patterns))]
+    if not selected:
+        wanted = f" matching {', '.join(patterns)}" if patterns else ""
+        raise ToolevalError(f"no pinned {source} file{wanted} in groups "
+                            f"{', '.join(sorted(chosen))}")
+    return selected
+
+
+# ---------------------------------------------------------------------------------------------
+# URLs
+
+
+class FetchError(ToolevalError):
+    """A file could not be downloaded (missing at the URL, or still failing after retries)."""
+
+    def __init__(self, url: str, message: str, *, status: int | None = None) -> None:
+        self.url = url
+        self.status = status
+        super().__init__(message)
+
+
+class _RetryableStatus(Exception):
+    def __init__(self, status: int) -> None:
+        self.status = status
+        super().__init__(f"HTTP {status}")
+
+
+def url_template(base_url: str | None = None) -> str:
+    """The URL template in force: ``base_url``, else ``$TOOLEVAL_FETCH_BASE_URL``, else GitHub.
+
+    A value without placeholders is a mirror root and becomes ``<root>/{source}/{path}``.
+    """
+    base = base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(base) if name is not None}
+    except ValueError as exc:
+        raise ToolevalError(f"bad base URL template {base!r}: {exc}") from exc
+    if not fields:
+        return base.rstrip("/") + "/{source}/{path}"
+    unknown = fields - PLACEHOLDERS
+    if unknown or "path" not in fields:
+        raise ToolevalError(
+            f"bad base URL template {base!r}: it must contain {{path}} and may use only "
+            f"{', '.join('{' + p + '}' for p in sorted(PLACEHOLDERS))}")
+    return base
+
+
+def file_url(template: str, source: str, file: ManifestFile) -> str:
+    """The URL of one pinned file under ``template``."""
+    entry = source_manifest(source)
+    return template.format(repo=entry.repo, commit=entry.commit, source=source,
+                           path=quote(file.path, safe="/"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking files
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _matches(path: Path, file: ManifestFile) -> bool:
+    return path.is_file() and path.stat().st_size == file.size and sha256_file(path) == file.sha256
+
+
+CheckStatus = Literal["ok", "missing", "wrong_size", "wrong_sha256"]
+
+
+class FileCheck(BaseModel):
+    """How one local file compares with the manifest."""
+
+    path: str
+    """Upstream path (relative to ``<data_dir>/<source>``)."""
+    group: str
+    """Manifest group."""
+    required: bool
+    """Whether a missing file makes the check fail (it is in a requested group)."""
+    status: CheckStatus
+    """``ok``, ``missing``, ``wrong_size`` or ``wrong_sha256``."""
+    expected_sha256: str
+    """Pinned sha256."""
+    actual_sha256: str | None = None
+    """Sha256 found (only for ``wrong_sha256``)."""
+    expected_size: int
+    """Pinned size in bytes."""
+    actual_size: int | None = None
+    """Size found, ``None`` when missing."""
+
+
+class VerifyReport(BaseModel):
+    """Result of :func:`verify`."""
+
+    source: str
+    """Source checked."""
+    root: Path
+    """``<data_dir>/<source>``."""
+    files: list[FileCheck]
+    """One entry per pinned file of the source."""
+
+    @property
+    def problems(self) -> list[FileCheck]:
+        """Corrupt files, and missing files of the requested groups."""
+        return [f for f in self.files
+                if f.status in ("wrong_size", "wrong_sha256")
+                or (f.status == "missing" and f.required)]
+
+    @property
+    def ok(self) -> bool:
+        """No problems."""
+        return not self.problems
+
+
+def verify(source: str, data_dir: Path | str | None = None, *,
+           groups: Iterable[str] | None = None) -> VerifyReport:
+    """Compare every pinned file of ``source`` present under ``data_dir`` with the manifest.
+
+    Files of every group are checked when present; a missing file only counts as a problem
+    when it is in ``groups`` (default: the source's default groups).
+    """
+    entry = source_manifest(source)
+    required = set(entry.default_groups if groups is None else groups)
+    root = resolve_data_dir(data_dir) / source
+    checks: list[FileCheck] = []
+    for f in entry.files:
+        path = root / f.path
+        check = FileCheck(path=f.path, group=f.group, required=f.group in required,
+                          status="ok", expected_sha256=f.sha256, expected_size=f.size)
+        if not path.is_file():
+            check.status = "missing"
+        else:
+            check.actual_size = path.stat().st_size
+            if check.actual_size != f.size:
+                check.status = "wrong_size"
+            else:
+                actual = sha256_file(path)
+                if actual != f.sha256:
+                    check.status, check.actual_sha256 = "wrong_sha256", actual
+        checks.append(check)
+    return VerifyReport(source=source, root=root, files=checks)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fetching
+
+FetchStatus = Literal["downloaded", "present", "replaced"]
+
+
+class FetchedFile(BaseModel):
+    """What :func:`fetch` did with one file."""
+
+    path: str
+    """Upstream path (relative to ``<data_dir>/<source>``)."""
+    status: FetchStatus
+    """``downloaded`` (was absent), ``replaced`` (a local copy had the wrong sum) or
+    ``present`` (already correct, not downloaded)."""
+    size: int
+    """Size in bytes."""
+    url: str
+    """Where it was (or would have been) downloaded from."""
+    attempts: int = 0
+    """HTTP requests made for it (0 when present)."""
+
+
+class FetchReport(BaseModel):
+    """Result of :func:`fetch`."""
+
+    source: str
+    """Source fetched."""
+    repo: str
+    """Upstream ``owner/name``."""
+    commit: str
+    """Pinned commit."""
+    root: Path
+    """``<data_dir>/<source>``."""
+    url_template: str
+    """URL template used."""
+    files: list[FetchedFile]
+    """One entry per selected file, in manifest order."""
+
+    @property
+    def transferred(self) -> list[FetchedFile]:
+        """Files downloaded in this run."""
+        return [f for f in self.files if f.status != "present"]
+
+    @property
+    def bytes_downloaded(self) -> int:
+        """Bytes written in this run."""
+        return sum(f.size for f in self.transferred)
+
+
+def _check_status(response: httpx.Response, url: str, source: str, file: ManifestFile) -> None:
+    status = response.status_code
+    if status in _RETRY_STATUS:
+        raise _RetryableStatus(status)
+    if status == 404:
+        raise FetchError(
+            url, f"{url}: HTTP 404 Not Found. The pinned file {source}/{file.path} is not at "
+            f"this address; check --base-url / ${BASE_URL_ENV} (a template with {{path}}, or a "
+            f"mirror root laid out as <root>/<source>/<path>).", status=404)
+    if status >= 400:
+        raise FetchError(url, f"{url}: HTTP {status} {response.reason_phrase}", status=status)
+
+
+def _download_once(client: httpx.Client, url: str, target: Path, source: str,
+                   file: ManifestFile, advance: Callable[[int], None]) -> None:
+    """One GET into a temporary file beside ``target``, checked, then renamed over it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Opened with open() (not mkstemp) so the file gets the usual umask-based mode.
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.part")
+    try:
+        digest = hashlib.sha256()
+        with tmp.open("xb") as out, client.stream("GET", url) as response:
+            _check_status(response, url, source, file)
+            for chunk in response.iter_bytes(_CHUNK):
+                out.write(chunk)
+                digest.update(chunk)
+                advance(len(chunk))
+        actual = digest.hexdigest()
+        if actual != file.sha256:
+            raise ChecksumError(
+                f"{source}/{file.path}: sha256 mismatch: expected {file.sha256}, got {actual} "
+                f"({tmp.stat().st_size} of {file.size} bytes from {url}); the download was "
+                f"discarded")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def fetch(source: str, data_dir: Path | str | None = None, *,
+          base_url: str | None = None,
+          groups: Iterable[str] | None = None,
+          include: Iterable[str] | None = None,
+          progress: bool = True,
+          retries: int = RETRIES,
+          backoff: float = BACKOFF,
+          console: Console | None = None) -> FetchReport:
+    """Download the pinned files of ``source`` into ``<data_dir>/<source>/`` and verify them.
+
+    Files already present with the pinned sha256 are skipped, so an interrupted fetch resumes.
+    Each download goes to a temporary file that is renamed into place only after its sha256
+    matched; timeouts, connection errors and HTTP 5xx/429 are retried ``retries`` times with
+    exponential ``backoff``.
+
+    Args:
+        source: ``ultratool``, ``appbench`` or ``sgd``.
+        data_dir: Data directory (``None``: :func:`~tooleval_agents.datadir.resolve_data_dir`).
+        base_url: URL template or mirror root (see :func:`url_template`).
+        groups: Manifest groups, e.g. ``["data", "predictions"]`` (see :func:`select_files`).
+        include: Globs on the upstream path restricting the selection.
+        progress: Show a rich progress bar (on stderr unless ``console`` is given).
+
+    Raises:
+        ChecksumError: a downloaded file differs from the manifest (it is not kept).
+        FetchError: HTTP 404 or another client error, or still failing after the retries.
+    """
+    entry = source_manifest(source)
+    selected = select_files(source, groups=groups, include=include)
+    template = url_template(base_url)
+    root = resolve_data_dir(data_dir) / source
+    outcomes: list[FetchedFile] = []
+    pending: list[tuple[FetchedFile, ManifestFile]] = []
+    for f in selected:
+        target = root / f.path
+        outcome = FetchedFile(path=f.path, size=f.size, url=file_url(template, source, f),
+                              status="present")
+        if not _matches(target, f):
+            outcome.status = "replaced" if target.exists() else "downloaded"
+            pending.append((outcome, f))
+        outcomes.append(outcome)
+
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+               TransferSpeedColumn(), TimeRemainingColumn())
+    bar = Progress(*columns, console=console or Console(stderr=True),
+                   disable=not (progress and pending))
+    with bar, httpx.Client(timeout=TIMEOUT, follow_redirects=True,
+                           headers={"User-Agent": "tooleval-agents"}) as client:
+        task = bar.add_task(source, total=sum(f.size for _, f in pending))
+        done = 0
+        for outcome, f in pending:
+            bar.update(task, description=f"{source}/{f.path}")
+            for attempt in range(1, retries + 2):
+                outcome.attempts = attempt
+                try:
+                    _download_once(client, outcome.url, root / f.path, source, f,
+                                   lambda n: bar.advance(task, n))
+                    break
+                except (*_TRANSIENT, _RetryableStatus) as exc:
+                    bar.update(task, completed=done)  # the retry starts the file again
+                    if attempt > retries:
+                        raise FetchError(
+                            outcome.url, f"{outcome.url}: still failing after {attempt} "
+                            f"attempts ({type(exc).__name__}: {exc})",
+                            status=getattr(exc, "status", None)) from exc
+                    time.sleep(backoff * 2 ** (attempt - 1))
+            done += f.size
+        bar.update(task, description=f"{source}: done")
+    return FetchReport(source=source, repo=entry.repo, commit=entry.commit, root=root,
+                       url_template=template, files=outcomes)
