@@ -1,0 +1,138 @@
+"""``tooleval data push``: publish benchmark splits as LangSmith datasets (idempotent)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from tooleval_agents.cli.apps import (
+    DataDirOption,
+    JsonOption,
+    console,
+    data_app,
+    err_console,
+    fail,
+    print_json,
+)
+from tooleval_agents.datadir import resolve_data_dir
+from tooleval_agents.langsmith_datasets import (
+    LangSmithNotConfiguredError,
+    PushResult,
+    preview,
+    push,
+    redact,
+)
+from tooleval_agents.registry import Split, benchmarks
+
+
+def select_splits(benchmark: str, task: str | None, subset: str | None) -> list[Split]:
+    """The splits named on the command line; ``ValueError`` says what exists."""
+    known = benchmarks()
+    if benchmark != "all" and benchmark not in known:
+        raise ValueError(f"unknown benchmark {benchmark!r}; choose one of "
+                         f"{', '.join([*sorted(known), 'all'])}")
+    candidates = [s for name, b in sorted(known.items()) if benchmark in ("all", name)
+                  for s in b.splits()]
+    chosen = [s for s in candidates
+              if (task is None or s.task == task) and (subset is None or s.subset == subset)]
+    if not chosen:
+        tasks = sorted({s.task for s in candidates})
+        subsets = sorted({s.subset for s in candidates})
+        asked = " ".join(f"--{k} {v}" for k, v in (("task", task), ("subset", subset)) if v)
+        raise ValueError(f"no {benchmark} split matches {asked}; "
+                         f"tasks: {', '.join(tasks)}; subsets: {', '.join(subsets)}")
+    return chosen
+
+
+def _line(r: PushResult) -> str:
+    if r.error:
+        return f"[red]✗ {r.dataset}[/]: {r.error}"
+    head = f"{r.dataset}: {r.examples} examples ({r.source or 'mixed'})"
+    if r.dry_run:
+        return f"• {head} would be pushed"
+    notes = [n for n, on in (("dataset created", r.dataset_created),
+                             ("dataset description/metadata updated", r.dataset_updated)) if on]
+    if r.extra:
+        notes.append(f"{r.extra} remote examples not in the split kept (--prune deletes them)")
+    if r.deleted:
+        notes.append(f"{r.deleted} remote examples deleted")
+    tail = f" [dim]({'; '.join(notes)})[/]" if notes else ""
+    return (f"[green]✓[/] {head}: created {r.created}, updated {r.updated}, "
+            f"unchanged {r.unchanged}{tail}")
+
+
+def _totals(results: list[PushResult]) -> dict[str, Any]:
+    ok = [r for r in results if not r.error]
+    totals: dict[str, Any] = {"datasets": len(ok), "failed": len(results) - len(ok),
+                              "examples": sum(r.examples for r in ok)}
+    for key in ("created", "updated", "unchanged"):  # unknown (None) in a dry run
+        counts = [getattr(r, key) for r in ok]
+        totals[key] = None if None in counts else sum(counts)
+    return totals
+
+
+@data_app.command("push")
+def push_command(
+    benchmark: Annotated[str, typer.Argument(
+        help="ultratool, appbench or all.", show_default=True)] = "all",
+    task: Annotated[str | None, typer.Option(
+        "--task", help="Only this task (e.g. tool_usage, planning, plan).")] = None,
+    subset: Annotated[str | None, typer.Option(
+        "--subset", help="Only this language (en, zh) or AppBench category (ss, sm, ms, mm).",
+    )] = None,
+    data_dir: DataDirOption = None,
+    endpoint: Annotated[str | None, typer.Option(
+        "--endpoint", help="LangSmith API URL (else $LANGSMITH_ENDPOINT, else LangSmith cloud).",
+        show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show what would be pushed; contact nothing, need no API key.")] = False,
+    prune: Annotated[bool, typer.Option(
+        "--prune", help="Delete remote examples that are not in the local split.")] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Create or update one LangSmith dataset per split (named like ultratool-tool_usage-en).
+
+    Example ids are stable (uuid5 of benchmark/task/subset/index): pushing again only writes
+    examples that are new or changed. Needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT or
+    --endpoint for a self-hosted or regional LangSmith).
+    """
+    try:
+        splits = select_splits(benchmark, task, subset)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    resolved = resolve_data_dir(data_dir)
+    out = err_console if json_out else console
+
+    def progress(result: PushResult) -> None:
+        out.print(_line(result), highlight=False)
+
+    if not json_out:
+        verb = "Would push" if dry_run else "Pushing"
+        out.print(f"{verb} {len(splits)} dataset(s) from {resolved}", highlight=False)
+    try:
+        if dry_run:
+            results = preview(splits, resolved, on_result=progress)
+        else:
+            results = push(splits, resolved, endpoint=endpoint, prune=prune, on_result=progress)
+    except LangSmithNotConfiguredError as exc:
+        raise fail(str(exc)) from None
+    except Exception as exc:
+        from langsmith.utils import LangSmithError
+
+        if isinstance(exc, LangSmithError):
+            raise fail(f"LangSmith push failed: {redact(str(exc))}") from None
+        raise
+    totals = _totals(results)
+    if json_out:
+        print_json({"data_dir": str(resolved), "dry_run": dry_run, "totals": totals,
+                    "results": [r.model_dump(mode="json") for r in results]})
+    elif dry_run:
+        out.print(f"{totals['datasets']} dataset(s), {totals['examples']} examples would be "
+                  "pushed (nothing was contacted).", highlight=False)
+    else:
+        out.print(f"Done: {totals['datasets']} dataset(s), created {totals['created']}, "
+                  f"updated {totals['updated']}, unchanged {totals['unchanged']}.",
+                  highlight=False)
+    if totals["failed"]:
+        raise typer.Exit(1)
