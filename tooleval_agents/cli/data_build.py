@@ -1,0 +1,77 @@
+"""``tooleval data build``: rebuild test sets that upstream never published."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tooleval_agents.cli.apps import (
+    DataDirOption,
+    JsonOption,
+    console,
+    data_app,
+    fail,
+    handle_errors,
+    print_json,
+)
+from tooleval_agents.datadir import resolve_data_dir
+from tooleval_agents.errors import DatasetMissingError, ToolevalError
+from tooleval_agents.records import Lang
+from tooleval_agents.ultratool.rebuild import REBUILT, RebuiltTask, upstream_removal, write_rebuilt
+
+BUILDABLE = ("ultratool",)
+LANGS: tuple[Lang, ...] = ("en", "zh")
+
+
+@data_app.command("build")
+def build(
+    benchmark: Annotated[str, typer.Argument(help="Benchmark whose test set to rebuild: ultratool.",
+                                             show_default=False)],
+    task: Annotated[str, typer.Option("--task", help="tool_selection or tool_creation_awareness.",
+                                      show_default=False)],
+    lang: Annotated[str, typer.Option("--lang", help="en or zh.", show_default=False)],
+    out: Annotated[Path, typer.Option("--out", help="File to write (JSON Lines, plus "
+                                      "<out>.meta.json).", show_default=False)],
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the interference tools, the "
+                                      "removals and the toolset order.")] = 0,
+    data_dir: DataDirOption = None,
+    raw: Annotated[Path | None, typer.Option(
+        "--raw", help="Build from this test.json-schema file (e.g. the dev set) instead of "
+        "the data dir's test.json.", show_default=False)] = None,
+    tool_creation: Annotated[Path | None, typer.Option(
+        "--tool-creation", help="Line-aligned tool_creation.json whose removed tools creation "
+        "awareness reuses (default: the data dir's, when it fits; else seeded removal).",
+        show_default=False)] = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Rebuild an UltraTool test set missing upstream (toolsets of 8, seeded, reproducible)."""
+    if benchmark not in BUILDABLE:
+        raise fail(f"cannot build {benchmark!r}: 'data build' supports only "
+                   f"{', '.join(BUILDABLE)} (AppBench publishes all of its test sets)", 2)
+    if task not in REBUILT:
+        raise fail(f"unknown task {task!r}: choose {' or '.join(REBUILT)}", 2)
+    if lang not in LANGS:
+        raise fail(f"unknown language {lang!r}: choose en or zh", 2)
+    rtask: RebuiltTask = task
+    rlang: Lang = lang
+    try:
+        if raw is None:
+            from tooleval_agents.ultratool.loaders import raw_path
+
+            resolved = resolve_data_dir(data_dir)
+            raw = raw_path(resolved, rlang)
+            if not raw.is_file():
+                raise DatasetMissingError("ultratool", raw, resolved)
+            if tool_creation is None and rtask == "tool_creation_awareness":
+                tool_creation = upstream_removal(raw)
+        meta = write_rebuilt(rtask, raw, rlang, out, seed, removed=tool_creation)
+    except (ToolevalError, OSError, ValueError) as exc:
+        raise handle_errors(exc) from exc
+    if json_out:
+        print_json({"out": str(out), **meta})
+        return
+    counts = ", ".join(f"{k}={v}" for k, v in meta["counts"].items())
+    console.print(f"wrote {out} ({counts})", highlight=False)
+    console.print(f"provenance: {out}.meta.json", highlight=False)
