@@ -1,0 +1,171 @@
+"""Re-scoring recorded judgments reproduces the paper; the planning/tool-creation entry points."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from evaluators.judge_prompts import DIMENSIONS, JudgeTask
+from evaluators.judge_replay import (
+    read_judgments,
+    replay_planning,
+    replay_tool_creation,
+    score_planning,
+    score_tool_creation,
+)
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.records import Lang
+from tooleval_agents.ultratool.loaders import load_task
+
+# UltraTool paper, Table 2 "Planning / Global" column (GPT-3.5, GPT-4 rows) and Table 4
+# (Accuracy, Completeness, Executability, Syntactic Soundness, Structural Rationality,
+# Efficiency, Overall), typed from ../shared/papers/ultratool-paper.txt.
+PAPER = {
+    ("zh", "gpt-3.5"): (76.43, 70.26, 73.14, 80.94, 72.26, 75.10, 69.50),
+    ("zh", "gpt-4"): (79.56, 77.53, 78.31, 81.21, 78.19, 78.60, 76.39),
+    ("en", "gpt-3.5"): (76.61, 69.25, 72.13, 84.25, 71.52, 72.11, 69.74),
+    ("en", "gpt-4"): (77.59, 76.17, 77.00, 85.18, 76.53, 75.14, 74.07),
+}
+DIRS = {"en": "English-dataset", "zh": "Chinese-dataset"}
+METRICS = [f"planning_{d.key}" for d in DIMENSIONS["planning"]] + ["planning"]
+
+
+def _eval_file(shared_data: Path, lang: str, model: str) -> Path:
+    return shared_data / "ultratool" / "predictions" / DIRS[lang] / model / "eval" / \
+        "planning_eval.json"
+
+
+@pytest.mark.parametrize(("lang", "model"), list(PAPER))
+def test_published_judgments_reproduce_table_2_and_4(shared_data: Path, lang: str,
+                                                     model: str) -> None:
+    report = replay_planning(_eval_file(shared_data, lang, model))
+    assert report.n == 1000 and report.mode == "replay" and report.lang == lang
+    got = tuple(round(report.metrics[m], 2) for m in METRICS)
+    assert got == PAPER[(lang, model)]
+    assert len(report.examples) == 1000
+
+
+def test_partly_invalid_published_judgment_is_flagged_but_keeps_its_valid_overall(
+        shared_data: Path) -> None:
+    # zh GPT-3.5 line 221 scores every dimension 0 (outside 1-10) and overall 1.
+    report = replay_planning(_eval_file(shared_data, "zh", "gpt-3.5"))
+    assert report.judge_errors == 1 and report.metrics["planning_judge_errors"] == 1
+    bad = report.judgments[220]
+    assert bad.error is not None and "0 is outside 1-10" in bad.error and bad.overall == 1
+    assert bad.scores == {}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_score_planning_replays_official_file_aligned_with_records(shared_data: Path,
+                                                                   lang: Lang) -> None:
+    records = load_task(shared_data, "planning", lang)
+    pred_path = shared_data / "ultratool" / "predictions" / DIRS[lang] / "gpt-4" / \
+        "planning.json"
+    outputs = [json.loads(line)["init output"] for line in
+               pred_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    report = score_planning(records, outputs, judgments_path=_eval_file(shared_data, lang,
+                                                                        "gpt-4"), lang=lang)
+    assert round(report.metrics["planning"], 2) == PAPER[(lang, "gpt-4")][-1]
+    assert "plan_rouge_l" in report.metrics and report.mode == "replay"
+
+
+def _official_lines(shared_data: Path, n: int) -> list[str]:
+    with _eval_file(shared_data, "en", "gpt-4").open(encoding="utf-8") as fh:
+        return [next(fh) for _ in range(n)]
+
+
+def test_misaligned_judgments_are_a_clear_error(shared_data: Path, tmp_path: Path) -> None:
+    records = load_task(shared_data, "planning", "en")[:3]
+    path = tmp_path / "eval.json"
+    path.write_text("".join(_official_lines(shared_data, 2)), encoding="utf-8")
+    with pytest.raises(DataFormatError, match="2 recorded judgments for 3 records"):
+        score_planning(records, ["1. x"] * 3, judgments_path=path, lang="en")
+    shifted = load_task(shared_data, "planning", "en")[1:3]
+    with pytest.raises(DataFormatError, match="differs from record 0"):
+        score_planning(shifted, ["1. x"] * 2, judgments_path=path, lang="en")
+
+
+def test_broken_line_counts_zero_and_is_reported(shared_data: Path, tmp_path: Path) -> None:
+    lines = _official_lines(shared_data, 2)
+    overall = [json.loads(line)["eval"][-1]["Overall Score"] for line in lines]
+    path = tmp_path / "eval.json"
+    path.write_text(lines[0] + "{not json\n" + lines[1], encoding="utf-8")
+    report = replay_planning(path)
+    assert report.n == 3 and report.judge_errors == 1
+    assert report.metrics["planning"] == pytest.approx(10 * sum(overall) / 3)
+    assert report.metrics["planning_judged"] == pytest.approx(10 * sum(overall) / 2)
+    assert "eval.json:2: invalid JSON" in (report.judgments[1].error or "")
+
+
+def test_without_judge_only_structure_metrics(shared_data: Path) -> None:
+    records = load_task(shared_data, "planning", "en")[:5]
+    report = score_planning(records, [r.reference for r in records], lang="en")
+    assert report.mode == "structure_only"
+    assert "planning" not in report.metrics and "planning_accuracy" not in report.metrics
+    assert report.metrics["plan_rouge_l"] == 100.0
+    assert any("absent (not 0)" in note for note in report.notes)
+
+
+class PromptJudge(BaseChatModel):
+    """Scripted judge: overall 9 when the reviewed text says GOOD, else 3; dims 5; 'BROKEN'
+    always gets 0 (rejected). Answers from the prompt, not from call order."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "prompt-judge"
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        prompt = str(messages[-1].content)
+        tail = prompt.rsplit("Plan to review", 1)[-1].rsplit("Created tool", 1)[-1]
+        overall = 0 if "BROKEN" in tail else 9 if "GOOD" in tail else 3
+        task: JudgeTask = "tool_creation" if "Created tool" in prompt else "planning"
+        items = [{d.score_key("en"): 5} for d in DIMENSIONS[task]] + [{"Overall": overall}]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(json.dumps(items)))])
+
+
+def test_live_planning_judgments_round_trip_through_replay(tmp_path: Path) -> None:
+    records = [{"input": f"task {i}", "reference": "1. a\n1.1 b"} for i in range(4)]
+    outputs = ["1. GOOD a\n1.1 b", "1. so-so", None, {"output": "1. BROKEN"}]
+    out = tmp_path / "judgments.jsonl"
+    live = score_planning(records, outputs, judge=PromptJudge(), lang="en", max_retries=1,
+                          judgments_out=out)
+    # 90 + 30 + 0 (no plan) + 0 (judge error), over all 4 samples.
+    assert live.metrics["planning"] == pytest.approx((90 + 30) / 4)
+    assert live.judge_errors == 1 and live.missing_predictions == 1
+    assert live.metrics["planning_efficiency"] == pytest.approx((50 + 50) / 4)
+    replayed = score_planning(records, outputs, judgments_path=out, lang="en")
+    assert replayed.metrics == live.metrics
+    assert replay_planning(out).metrics["planning"] == live.metrics["planning"]
+    assert [e.judgment.index for e in read_judgments(out)] == [0, 1, 2, 3]
+
+
+TOOL = {"name": "t", "description": "d", "arguments": {"type": "object", "properties": {}},
+        "results": {"type": "object", "properties": {}}}
+
+
+def test_tool_creation_live_replay_and_structure_only(tmp_path: Path) -> None:
+    records = [{"reference": [{"step": "1.1 make a", "tool": TOOL},
+                              {"step": "1.2 make b", "tool": TOOL}]},
+               {"reference": [{"step": "2.1 make c", "tool": TOOL}]}]
+    outputs = [[{"step": "1.1 make a", "tool": {**TOOL, "name": "GOOD"}}],
+               "[{'step': '2.1 make c', 'tool': {'name': 'meh'}}]"]
+    out = tmp_path / "tools.jsonl"
+    live = score_tool_creation(records, outputs, judge=PromptJudge(), lang="en",
+                               judgments_out=out)
+    # Pooled over the 3 gold steps: 90 (GOOD) + 0 (no tool for 1.2) + 30.
+    assert live.metrics["tool_creation"] == pytest.approx(120 / 3)
+    assert live.missing_predictions == 1 and live.judge_errors == 0
+    replayed = score_tool_creation(records, outputs, judgments_path=out, lang="en")
+    assert replayed.metrics == live.metrics
+    assert replay_tool_creation(out).metrics["tool_creation"] == pytest.approx(120 / 3)
+    offline = score_tool_creation(records, outputs, lang="en")
+    assert offline.mode == "structure_only" and "tool_creation" not in offline.metrics
+    assert offline.metrics["tool_creation_answered"] == pytest.approx(200 / 3)
+    assert offline.metrics["tool_creation_schema_valid"] == pytest.approx(100 / 3)
