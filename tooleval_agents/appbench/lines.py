@@ -1,5 +1,11 @@
 """Parse AppBench call lines: gold ``r1, r2 = api(#k='v', #k2=k2)`` and model answers
-``App: [r1, r2 = api(#k='v')]``."""
+``App: [r1, r2 = api(#k='v')]``.
+
+Beyond the gold form, a model line may write the API dotted (``Restaurants.findrestaurants``),
+quote with typographic quotes (``‘v’``, ``“v”``), escape a quote inside a value (``'it\\'s'``)
+or end the bracket with ``;``. Whole answers (prose, fences, bullets) are split into lines by
+:mod:`evaluators.appbench_parse`.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,13 @@ import re
 from tooleval_agents.appbench.records import AppCall
 
 _APP_PREFIX = re.compile(r"^\s*([A-Za-z][\w ]*?)\s*:\s*\[(.*)\]\s*$", re.S)
-_CALL = re.compile(r"^(?:(?P<ret>[^=()]*?)\s*=\s*)?(?P<api>[A-Za-z_]\w*)\s*\((?P<args>.*)\)\s*$",
-                   re.S)
+_CALL = re.compile(
+    r"^(?:(?P<ret>[^=()]*?)\s*=\s*)?(?P<api>[A-Za-z_][\w.]*)\s*\((?P<args>.*)\)\s*$", re.S)
 _BOUNDARY = re.compile(r"(?:^|,)\s*#?([A-Za-z_]\w*)\s*=(?!=)")
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
+# Opening quote -> closing quote; typographic pairs come from models, not from the gold data.
+_QUOTES = {"'": "'", '"': '"', "‘": "’", "“": "”", "’": "’", "”": "”"}
+_ESCAPED_QUOTE = re.compile(r"\\(['\"])")
 
 
 def _split_args(inner: str) -> list[tuple[str, str]]:
@@ -21,6 +30,13 @@ def _split_args(inner: str) -> list[tuple[str, str]]:
         end = cuts[i + 1].start() if i + 1 < len(cuts) else len(inner)
         out.append((cut.group(1).lower(), inner[cut.end():end].strip()))
     return out
+
+
+def _unquote(value: str) -> str | None:
+    """The text inside matching quotes (escaped quotes unescaped), else ``None``."""
+    if len(value) >= 2 and _QUOTES.get(value[0]) == value[-1]:
+        return _ESCAPED_QUOTE.sub(r"\1", value[1:-1])
+    return None
 
 
 def parse_call_line(text: str) -> AppCall:
@@ -34,15 +50,16 @@ def parse_call_line(text: str) -> AppCall:
     m = _APP_PREFIX.match(body)
     if m:
         app, body = m.group(1).strip(), m.group(2).strip()
-    c = _CALL.match(body)
+    c = _CALL.match(body.rstrip(";, \t"))
     if c is None:
         raise ValueError(f"not an API call line: {text!r}")
     returns = [r.strip() for r in (c.group("ret") or "").split(",") if r.strip()]
     literal: dict[str, str] = {}
     dependent: dict[str, str] = {}
     for key, value in _split_args(c.group("args")):
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            literal[key] = value[1:-1]
+        unquoted = _unquote(value)
+        if unquoted is not None:
+            literal[key] = unquoted
         elif _IDENT.match(value) and value.lower() not in ("true", "false", "none", "null"):
             dependent[key] = value
         else:

@@ -1,0 +1,216 @@
+"""Score AppBench answers over a corpus: ``score_appbench(samples, outputs, scoring=...)``, and
+the LangSmith row/summary evaluators.
+
+Two profiles (``scoring``):
+
+* ``strict`` (default, :mod:`evaluators.appbench_strict`): multiset F1, calls aligned one to one,
+  dependencies checked against the calls that precede them;
+* ``paper`` (:mod:`evaluators.appbench_paper`): the official ``evaluation.py`` bug for bug.
+
+Both report ``app_f1``, ``api_f1``, ``success``, ``app_em``, ``api_em`` (paper Table 3 / 11),
+the Table-4 error analysis (:mod:`evaluators.appbench_errors`, judged the profile's way) and the
+graph metrics (:mod:`evaluators.graph_metrics`, always on the robust parse), each 0-100 and
+unrounded; plus success by the gold's (parallel, sequential) scale (paper Figure 4; every cell
+is reported with its sample count - the paper left out cells under 10 samples).
+
+Gold-as-prediction (:func:`evaluators.appbench_parse.gold_answer`) scores 100 on every strict
+metric. Under ``paper`` it gives app F1 100 / 45.15 / 36.61 (SS / SM / MS): the official hit cap
+of one per sample. MM: the notes' 27.47 needs ``|pred| = |gold| = 728`` (``used_app``), which is
+the official pairing :func:`~evaluators.appbench_parse.official_gold_answer` (MM #10: 5 of its 7
+lines); all 7 lines give ``2*200/(730+728)`` = 27.43. MM #10 also fails ``paper`` success under
+either rendering (5 ``used_app`` vs 7 gold lines), so gold success is 99.5 on MM.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from evaluators.appbench_errors import aggregate_errors, error_counts
+from evaluators.appbench_paper import score_paper
+from evaluators.appbench_strict import score_strict, strict_calls
+from evaluators.base import ExampleScore, langsmith_evaluators, mean_score, pooled
+from evaluators.graph_metrics import aggregate_graph, graph_scores
+from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+
+Scoring = Literal["paper", "strict"]
+MAIN_METRICS = ("app_f1", "api_f1", "success", "app_em", "api_em")
+_OUTPUT_KEYS = ("output", "answer", "text", "content", "prediction")
+
+
+class ScaleCell(BaseModel):
+    """Success of the samples whose gold plan has one (parallel, sequential) scale."""
+
+    parallel: int
+    """Number of weakly connected components of the gold DAG."""
+    sequential: float
+    """Mean component size of the gold DAG."""
+    samples: int
+    """Samples in the cell."""
+    success: float
+    """Success rate of the cell, 0-100."""
+
+
+class AppBenchReport(BaseModel):
+    """The corpus scores of one set of answers."""
+
+    benchmark: Literal["appbench"] = "appbench"
+    """Always ``appbench``."""
+    category: str | None = None
+    """``ss`` / ``sm`` / ``ms`` / ``mm`` when known."""
+    scoring: Scoring
+    """The profile used."""
+    metrics: dict[str, float]
+    """Metric name -> 0..100, unrounded."""
+    counts: dict[str, int]
+    """Samples, dropped ones, empty answers, unparsed pieces, calls, value errors."""
+    by_scale: list[ScaleCell] = Field(default_factory=list)
+    """Success per gold (parallel, sequential) scale, sorted."""
+    examples: list[ExampleScore] = Field(default_factory=list)
+    """Per-sample scores, in sample order (dropped samples left out)."""
+
+
+def _f1(scores: Sequence[ExampleScore], name: str) -> float:
+    p, r = pooled(scores, f"{name}_precision"), pooled(scores, f"{name}_recall")
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def score_example(sample: AppBenchSample, output: object, *,
+                  scoring: Scoring = "strict") -> ExampleScore:
+    """One answer scored: the profile's metrics, error analysis and graph metrics.
+
+    >>> from tooleval_agents.appbench.records import AppBenchOutput
+    >>> s = AppBenchSample(input="q", output=AppBenchOutput(used_app=["Weather"],
+    ...     used_api=[{"getweather": {"city": "Paris"}}], result_arguments=[["temperature"]],
+    ...     api_results=["temperature = getweather(#city='Paris')"], middle_arguments=[],
+    ...     user_aware_arguments={"city": "Paris"}))
+    >>> r = score_example(s, "Weather: [temperature = getweather(#city='Paris')]")
+    >>> r.scores["success"], r.scores["node_f1"], r.labels["parallel_scale"]
+    (100.0, 100.0, '1')
+    """
+    if scoring not in ("paper", "strict"):
+        raise ValueError(f"scoring must be 'paper' or 'strict', not {scoring!r}")
+    base = score_paper(sample, output) if scoring == "paper" else score_strict(sample, output)
+    pred, gold, unparsed = strict_calls(sample, output)
+    graph = graph_scores(pred, gold)
+    return base.model_copy(update={
+        "scores": {**base.scores, **graph.scores},
+        "parts": {**base.parts, **graph.parts},
+        "labels": {**base.labels, **graph.labels, "scoring": scoring,
+                   "pred_calls": str(len(pred)), "gold_calls": str(len(gold)),
+                   "unparsed": str(unparsed)},
+    })
+
+
+def aggregate(scores: Sequence[ExampleScore]) -> dict[str, float]:
+    """Corpus metrics: F1s pooled (micro), success and EMs as means over all samples, then the
+    error analysis and graph metrics."""
+    out = {"app_f1": _f1(scores, "app"), "api_f1": _f1(scores, "api")}
+    out.update({k: mean_score(scores, k) for k in ("success", "app_em", "api_em")})
+    out.update(aggregate_errors(scores))
+    out.update(aggregate_graph(scores))
+    return out
+
+
+def by_scale(scores: Sequence[ExampleScore]) -> list[ScaleCell]:
+    """Success per gold (parallel, sequential) scale (paper Figure 4)."""
+    cells: dict[tuple[int, float], list[ExampleScore]] = defaultdict(list)
+    for s in scores:
+        if "parallel_scale" in s.labels:
+            key = (int(s.labels["parallel_scale"]), float(s.labels["sequential_scale"]))
+            cells[key].append(s)
+    return [ScaleCell(parallel=p, sequential=q, samples=len(v), success=mean_score(v, "success"))
+            for (p, q), v in sorted(cells.items())]
+
+
+def _summary(scores: Sequence[ExampleScore]) -> dict[str, float]:
+    out = aggregate(scores)
+    for cell in by_scale(scores):
+        out[f"success_p{cell.parallel}_s{cell.sequential:g}"] = cell.success
+    return out
+
+
+def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | None], *,
+                   scoring: Scoring = "strict", drop_errors: bool = False,
+                   category: str | None = None) -> AppBenchReport:
+    """Score answers aligned with the samples (``outputs[i]`` answers ``samples[i]``).
+
+    ``None`` marks an answer whose inference failed: it scores as an empty answer, in every
+    denominator. ``drop_errors=True`` (``paper`` only) leaves such samples out instead, as the
+    official run did (SS N=196); ``counts["dropped"]`` says how many.
+
+    Raises:
+        ValueError: lengths differ, an unknown profile, or ``drop_errors`` with ``strict``.
+    """
+    if len(samples) != len(outputs):
+        raise ValueError(f"{len(outputs)} outputs for {len(samples)} samples: they must be "
+                         "aligned one to one (use an empty string for a missing answer)")
+    if scoring not in ("paper", "strict"):
+        raise ValueError(f"scoring must be 'paper' or 'strict', not {scoring!r}")
+    if drop_errors and scoring != "paper":
+        raise ValueError("drop_errors is the official scorer's behaviour: use it with "
+                         "scoring='paper'; strict keeps every sample")
+    examples, dropped, empty = [], 0, 0
+    for sample, output in zip(samples, outputs, strict=True):
+        if output is None and drop_errors:
+            dropped += 1
+            continue
+        if not isinstance(output, str) or not output.strip():
+            empty += 1
+        examples.append(score_example(sample, output or "", scoring=scoring))
+    if category is None and samples and samples[0].meta is not None:
+        category = samples[0].meta.task
+    counts = {
+        "samples": len(samples),
+        "scored": len(examples),
+        "dropped": dropped,
+        "empty_answers": empty,
+        "unparsed_lines": sum(int(e.labels.get("unparsed", 0)) for e in examples),
+        "pred_calls": sum(int(e.labels.get("pred_calls", 0)) for e in examples),
+        "gold_calls": sum(int(e.labels.get("gold_calls", 0)) for e in examples),
+        **error_counts(examples),
+    }
+    return AppBenchReport(category=category, scoring=scoring, metrics=aggregate(examples),
+                          counts=counts, by_scale=by_scale(examples), examples=examples)
+
+
+def answer_text(outputs: dict[str, Any]) -> str:
+    """The answer text of a LangSmith run's outputs: the first string under ``output``,
+    ``answer``, ``text``, ``content`` or ``prediction``, else the only string value, else ``""``."""
+    for key in _OUTPUT_KEYS:
+        if isinstance(outputs.get(key), str):
+            return str(outputs[key])
+    strings = [v for v in outputs.values() if isinstance(v, str)]
+    return strings[0] if len(strings) == 1 else ""
+
+
+def create_appbench_evaluators(
+    *, scoring: Scoring = "strict",
+) -> tuple[Callable[..., list[dict[str, Any]]], Callable[..., list[dict[str, Any]]]]:
+    """LangSmith row and summary evaluators for AppBench.
+
+    ``inputs`` holds ``input``; ``reference_outputs`` is the sample's ``output`` object (as
+    :meth:`AppBenchBenchmark.to_example` uploads it); ``outputs`` holds the answer text (see
+    :func:`answer_text`). The summary adds ``success_p{P}_s{S}`` per gold scale.
+
+    Example::
+
+        row, summary = create_appbench_evaluators(scoring="paper")
+        evaluate(target, data="appbench-mm", evaluators=[row], summary_evaluators=[summary])
+    """
+    if scoring not in ("paper", "strict"):
+        raise ValueError(f"scoring must be 'paper' or 'strict', not {scoring!r}")
+
+    def score(inputs: dict[str, Any], outputs: dict[str, Any],
+              reference_outputs: dict[str, Any]) -> ExampleScore:
+        try:
+            reference = AppBenchOutput.model_validate(reference_outputs)
+        except ValidationError as exc:
+            return ExampleScore(error=f"reference_outputs is not an AppBench output: {exc}")
+        sample = AppBenchSample(input=str(inputs.get("input", "")), output=reference)
+        return score_example(sample, answer_text(outputs), scoring=scoring)
+
+    return langsmith_evaluators(f"appbench_{scoring}", score, _summary)

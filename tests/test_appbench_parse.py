@@ -1,0 +1,144 @@
+"""Reading AppBench model answers: the robust parser (strict) and the official reading (paper)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evaluators.appbench_paper import parse_paper_answer, value_matches
+from evaluators.appbench_parse import (
+    canonical_api,
+    gold_answer,
+    normalise_value,
+    official_gold_answer,
+    parse_answer,
+)
+from tooleval_agents.appbench.lines import parse_call_line
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.names import CATEGORIES
+
+
+def _fields(call: object) -> tuple[object, ...]:
+    return tuple(getattr(call, f) for f in ("app", "api", "returns", "literal_args",
+                                            "dependent_args"))
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_gold_rendered_as_answer_parses_back_to_the_gold_calls(shared_data: Path,
+                                                               category: str) -> None:
+    for sample in load_category(shared_data, category):  # type: ignore[arg-type]
+        parsed = parse_answer(gold_answer(sample))
+        assert not parsed.unparsed
+        assert [_fields(c) for c in parsed.calls] == [_fields(c) for c in sample.calls]
+
+
+def test_official_pairing_drops_the_calls_beyond_used_app(shared_data: Path) -> None:
+    mm10 = load_category(shared_data, "mm")[10]
+    assert len(parse_answer(official_gold_answer(mm10)).calls) == len(mm10.output.used_app) == 5
+    assert len(parse_answer(gold_answer(mm10)).calls) == len(mm10.output.api_results) == 7
+
+
+def test_answer_with_prose_fence_bullets_and_quoting() -> None:
+    text = (
+        "Sure! To do this I will use two apps.\n\n```text\n"
+        "1. **Restaurants**: [restaurant_name, location = findrestaurants("
+        "#location=\"San Francisco\", #category='Korean')]\n"
+        "- Restaurants: [reserverestaurant(#restaurant_name=restaurant_name, "
+        "#name=\"Joe's, Bar\", #note='a, #b')]\n"
+        "* `Rents: [ride_fare = getride(#destination='Mcdonald's', #number_of_seats=2)]`\n"
+        "```\nLet me know if you need anything else: [nothing].")
+    parsed = parse_answer(text)
+    assert [(c.app, c.api) for c in parsed.calls] == [
+        ("Restaurants", "findrestaurants"), ("Restaurants", "reserverestaurant"),
+        ("Rents", "getride")]
+    first, second, third = parsed.calls
+    assert first.returns == ["restaurant_name", "location"]
+    assert first.literal_args == {"location": "San Francisco", "category": "Korean"}
+    assert second.returns == []  # missing returned-argument list tolerated
+    assert second.dependent_args == {"restaurant_name": "restaurant_name"}
+    assert second.literal_args == {"name": "Joe's, Bar", "note": "a, #b"}
+    assert third.literal_args == {"destination": "Mcdonald's", "number_of_seats": "2"}
+    assert parsed.unparsed == ["else: [nothing]"]  # looks like a call, recorded
+
+
+def test_several_calls_on_a_line_plain_and_bare_forms() -> None:
+    parsed = parse_answer(
+        "Hotels: [a = searchhouse(#where_to='Paris')], Travel: [b = findattractions("
+        "#location='Paris')]\nWeather: t = getweather(#city='Paris')\n"
+        "x = findrestaurants(#location='Paris')\nI would call foo(bar) here.")
+    assert [(c.app, c.api) for c in parsed.calls] == [
+        ("Hotels", "searchhouse"), ("Travel", "findattractions"), ("Weather", "getweather"),
+        (None, "findrestaurants")]
+    assert parsed.unparsed == []
+
+
+def test_truncated_answer_and_unparseable_lines_are_recorded() -> None:
+    parsed = parse_answer("Buses: [x = findbus(#from_city='Fresno', #to_city='Reno'\n"
+                          "Hotels: [searchhouse #where_to='Paris']\nfoo(#x=")
+    assert [c.api for c in parsed.calls] == ["findbus"]
+    assert parsed.calls[0].literal_args == {"from_city": "Fresno", "to_city": "Reno"}
+    assert parsed.unparsed == ["Hotels: [searchhouse #where_to='Paris']", "foo(#x="]
+
+
+@pytest.mark.parametrize("bad", [None, 3, b"Hotels: [a = searchhouse()]", "", "\n\n```\n```"])
+def test_non_text_and_empty_answers_give_no_calls(bad: object) -> None:
+    assert parse_answer(bad).calls == []
+
+
+@given(st.text())
+def test_parse_answer_never_raises_on_arbitrary_text(text: str) -> None:
+    parsed = parse_answer(text)
+    assert all(c.api for c in parsed.calls)
+    parse_paper_answer(text)
+
+
+_FRAGMENTS = st.sampled_from(["Hotels", ": [", "]", "(", ")", "#k=", "'", '"', ", ", " = ",
+                              "searchhouse", "x", "\n", "```", "- ", "’", "\\'", "=", "#"])
+
+
+@given(st.lists(_FRAGMENTS, max_size=40).map("".join))
+def test_parse_answer_never_raises_on_call_like_text(text: str) -> None:
+    parse_answer(text)
+    parse_paper_answer(text)
+
+
+def test_line_parser_extensions() -> None:
+    dotted = parse_call_line("Restaurants: [a = Restaurants.findrestaurants(#city='LA');]")
+    assert dotted.api == "Restaurants.findrestaurants" and dotted.literal_args == {"city": "LA"}
+    escaped = parse_call_line(r"Restaurants: [a = findrestaurants(#name='Joe\'s', #b=“x”)]")
+    assert escaped.literal_args == {"name": "Joe's", "b": "x"}
+
+
+def test_canonical_names_and_values() -> None:
+    assert canonical_api("Restaurants.FindRestaurants") == "findrestaurants"
+    assert canonical_api("restaurants_findrestaurants") == "findrestaurants"
+    assert canonical_api("Services_book_stylist_appointment") == "book_stylist_appointment"
+    assert canonical_api("book_stylist_appointment") == "book_stylist_appointment"
+    assert canonical_api("myapp_dothing", "MyApp") == "dothing"
+    assert normalise_value('  "New   York" ') == "new york"
+
+
+def test_paper_reading_follows_the_notes() -> None:
+    """No returned-argument list -> empty API; ``_`` cut; args split on ", " then "=";
+    keys lowercased with ``#``; lines without ``App: [`` ignored."""
+    calls = parse_paper_answer(
+        "Restaurants: [findrestaurants(#location='SF')]\n"
+        "Restaurants: [a = Restaurants_FindRestaurants(#Location='SF', #name='A, B')]\n"
+        "Services: [a = book_stylist_appointment(#x=1)]\n"
+        "- just prose\nNote: [1]")
+    assert [(c.app, c.api) for c in calls] == [("Restaurants", ""), ("Restaurants",
+                                                "findrestaurants"),
+                                               ("Services", "stylist_appointment")]
+    assert calls[1].args == {"#location": "'SF'", "#name": "'A"}
+
+
+def test_paper_value_check() -> None:
+    assert value_matches("'NYC'", "'New York'", None)
+    assert value_matches("'LA'", "'Los Angeles'", None)
+    assert value_matches("'San Francisco'", "'San Francisco, CA'", None)  # substring
+    assert value_matches("'Korean'", "category", "korean")  # user-aware literal for the key
+    assert not value_matches("'2019-03-05'", "'2019-03-06'", "2019-03-01")
+    assert value_matches("''", "'anything'", None)  # empty is a substring: official quirk

@@ -1,0 +1,363 @@
+"""AppBench scoring: the official figures for gold answers (notes), both profiles' reactions to
+hand-made wrong answers, bounds, LangSmith evaluators and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from evaluators.appbench_parse import gold_answer, official_gold_answer
+from evaluators.appbench_scoring import (
+    MAIN_METRICS,
+    Scoring,
+    create_appbench_evaluators,
+    score_appbench,
+)
+from tooleval_agents.appbench.depgraph import is_topological
+from tooleval_agents.appbench.lines import parse_call_line
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.names import CATEGORIES
+from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+
+PROFILES: tuple[Scoring, ...] = ("paper", "strict")
+# notes/appbench.md: "Gold answers therefore score F1 = 100 / 45.15 / 36.61 / 27.47 (app)".
+NOTES_GOLD_APP_F1 = {"ss": 100.0, "sm": 45.15, "ms": 36.61, "mm": 27.47}
+
+
+def _metrics(sample: AppBenchSample, answer: str, scoring: Scoring) -> dict[str, float]:
+    return score_appbench([sample], [answer], scoring=scoring).metrics
+
+
+def _sample(apps: list[str], lines: list[str], user_aware: dict[str, str]) -> AppBenchSample:
+    calls = [parse_call_line(line) for line in lines]
+    return AppBenchSample(input="q", output=AppBenchOutput(
+        used_app=apps, api_results=lines,
+        used_api=[{c.api: {**c.literal_args, **c.dependent_args}} for c in calls],
+        result_arguments=[c.returns for c in calls],
+        middle_arguments=sorted({r for c in calls for r in c.returns}),
+        user_aware_arguments=user_aware))
+
+
+@pytest.fixture(scope="module")
+def data(shared_data: Path) -> dict[str, list[AppBenchSample]]:
+    return {c: load_category(shared_data, c) for c in CATEGORIES}
+
+
+# --- gold answers ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_paper_reproduces_the_official_gold_figures(data: dict[str, list[AppBenchSample]],
+                                                    category: str) -> None:
+    samples = data[category]
+    report = score_appbench(samples, [official_gold_answer(s) for s in samples],
+                            scoring="paper")
+    assert round(report.metrics["app_f1"], 2) == NOTES_GOLD_APP_F1[category]
+    failed = [i for i, e in enumerate(report.examples) if e.scores["success"] < 100]
+    # MM #10 (notes: 5 apps for 7 calls): its apps and API lines cannot both match.
+    assert failed == ([10] if category == "mm" else [])
+    assert report.metrics["success"] == pytest.approx(100 * (len(samples) - len(failed))
+                                                      / len(samples))
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_paper_on_every_gold_line_counts_calls_against_used_app(
+        data: dict[str, list[AppBenchSample]], category: str) -> None:
+    """One hit per sample (the ``labels.remove`` bug) over |pred| = lines, |gold| = used_app."""
+    samples = data[category]
+    report = score_appbench(samples, [gold_answer(s) for s in samples], scoring="paper")
+    n_pred = sum(len(s.output.api_results) for s in samples)
+    n_gold = sum(len(s.output.used_app) for s in samples)
+    assert report.metrics["app_f1"] == pytest.approx(100 * 2 * len(samples) / (n_pred + n_gold))
+    if category != "mm":  # MM #10 has 7 lines but 5 used_app: 2*200/(730+728), not 27.47
+        assert round(report.metrics["app_f1"], 2) == NOTES_GOLD_APP_F1[category]
+    failed = [i for i, e in enumerate(report.examples) if e.scores["success"] < 100]
+    assert failed == ([10] if category == "mm" else [])
+    if category == "mm":
+        assert report.examples[10].comments["success"] == "apps differ from used_app"
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_strict_gives_gold_answers_100_everywhere(data: dict[str, list[AppBenchSample]],
+                                                  category: str) -> None:
+    samples = data[category]
+    report = score_appbench(samples, [gold_answer(s) for s in samples])
+    assert report.scoring == "strict" and report.counts["dropped"] == 0
+    for name in (*MAIN_METRICS, "node_f1", "edge_f1", "graph_em"):
+        assert report.metrics[name] == 100.0, name
+    for name in ("key_error_independent", "key_error_dependent", "value_error_independent",
+                 "value_error_dependent", "value_error_time_share", "value_error_space_share"):
+        assert report.metrics[name] == 0.0, name
+    # Four MM gold plans depend on values no earlier call returns (a data quirk).
+    topological = sum(is_topological(s.calls) for s in samples)
+    assert report.metrics["pred_topological"] == pytest.approx(100 * topological / len(samples))
+    assert sum(c.samples for c in report.by_scale) == len(samples)
+    assert all(c.success == 100.0 for c in report.by_scale)
+
+
+# --- hand-made wrong answers ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def chain(data: dict[str, list[AppBenchSample]]) -> AppBenchSample:
+    """SM #9: findrestaurants, then reserverestaurant(#location=location,
+    #restaurant_name=restaurant_name, ...)."""
+    sample = data["sm"][9]
+    assert [c.api for c in sample.calls] == ["findrestaurants", "reserverestaurant"]
+    assert sample.calls[1].dependent_args == {"location": "location",
+                                              "restaurant_name": "restaurant_name"}
+    return sample
+
+
+def _lines(sample: AppBenchSample) -> list[str]:
+    return gold_answer(sample).split("\n")
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_wrong_app(chain: AppBenchSample, scoring: Scoring) -> None:
+    gold = _metrics(chain, gold_answer(chain), scoring)
+    lines = _lines(chain)
+    lines[0] = lines[0].replace("Restaurants:", "Hotels:", 1)
+    got = _metrics(chain, "\n".join(lines), scoring)
+    assert got["success"] == 0 and got["app_em"] == 0
+    assert got["api_f1"] == gold["api_f1"] and got["api_em"] == 100
+    if scoring == "strict":
+        assert got["app_f1"] == pytest.approx(50.0)  # 1 of 2 apps right
+    else:  # the other call still hits, and paper counts one hit per sample anyway
+        assert got["app_f1"] == gold["app_f1"]
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_missing_argument_is_an_independent_key_error(chain: AppBenchSample,
+                                                      scoring: Scoring) -> None:
+    answer = gold_answer(chain).replace("#price_range='moderate'", "").replace("(, ", "(")
+    answer = answer.replace("'San Jose', )", "'San Jose')")
+    got = _metrics(chain, answer, scoring)
+    assert got["success"] == 0 and got["key_error_independent"] == 100
+    assert got["value_error_independent"] == got["key_error_dependent"] == 0
+    assert got["app_f1"] == _metrics(chain, gold_answer(chain), scoring)["app_f1"]
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_extra_call_lowers_precision(chain: AppBenchSample, scoring: Scoring) -> None:
+    gold = _metrics(chain, gold_answer(chain), scoring)
+    got = _metrics(chain, gold_answer(chain) + "\nHotels: [a = searchhouse(#where_to='X')]",
+                   scoring)
+    assert got["success"] == 0 and got["app_em"] == 0 and got["api_em"] == 0
+    assert got["app_f1"] < gold["app_f1"] and got["api_f1"] < gold["api_f1"]
+    if scoring == "strict":  # P = 2/3, R = 1
+        assert got["app_f1"] == pytest.approx(80.0)
+        assert got["node_f1"] == pytest.approx(80.0)
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_dependent_call_before_its_source(chain: AppBenchSample, scoring: Scoring) -> None:
+    """Order is not checked by the official scorer; strict needs the source to come first."""
+    got = _metrics(chain, "\n".join(reversed(_lines(chain))), scoring)
+    assert got["app_f1"] == _metrics(chain, gold_answer(chain), scoring)["app_f1"]
+    if scoring == "paper":
+        assert got["success"] == 100
+    else:
+        assert got["success"] == 0 and got["value_error_dependent"] == 100
+        assert got["app_em"] == got["api_em"] == 100
+        assert got["pred_topological"] == 0 and got["edge_f1"] == 0
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_user_value_instead_of_dependency(chain: AppBenchSample, scoring: Scoring) -> None:
+    answer = gold_answer(chain).replace("#location=location", "#location='San Jose'")
+    got = _metrics(chain, answer, scoring)
+    if scoring == "paper":  # equals the user-aware literal of the key
+        assert got["success"] == 100
+    else:
+        assert got["success"] == 0 and got["value_error_dependent"] == 100
+        assert got["value_error_space_share"] == 100 and got["value_error_time_share"] == 0
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_wrong_date_is_a_time_value_error(chain: AppBenchSample, scoring: Scoring) -> None:
+    answer = gold_answer(chain).replace("#date='2019-03-01'", "#date='2019-04-07'")
+    got = _metrics(chain, answer, scoring)
+    assert got["success"] == 0 and got["value_error_independent"] == 100
+    assert got["value_error_time_share"] == 100 and got["value_error_space_share"] == 0
+    assert got["key_error_independent"] == 0
+
+
+def _swap_sample() -> AppBenchSample:
+    return _sample(
+        ["Events", "Hotels", "Rents"],
+        ["location, date = findevents(#city='Paris')",
+         "location = searchhouse(#where_to='Paris')",
+         "ride_fare = getride(#destination=location)"],
+        {"city": "Paris", "where_to": "Paris"})
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_swapped_dependency_source(scoring: Scoring) -> None:
+    """Swapping the two calls that return ``location`` makes getride use the event's location
+    instead of the house's: same lines, wrong dependency."""
+    sample = _swap_sample()
+    lines = _lines(sample)
+    got = _metrics(sample, "\n".join([lines[1], lines[0], lines[2]]), scoring)
+    assert got["app_f1"] == _metrics(sample, gold_answer(sample), scoring)["app_f1"]
+    if scoring == "paper":
+        assert got["success"] == 100
+    else:
+        assert got["success"] == 0 and got["value_error_dependent"] == 100
+        assert got["app_f1"] == got["api_f1"] == got["app_em"] == 100
+        assert got["graph_em"] == 0 and got["node_f1"] == 100
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_reordered_independent_calls_change_nothing(data: dict[str, list[AppBenchSample]],
+                                                    scoring: Scoring) -> None:
+    sample = data["ms"][0]
+    assert not any(c.dependent_args for c in sample.calls)
+    got = _metrics(sample, "\n".join(reversed(_lines(sample))), scoring)
+    assert got == _metrics(sample, gold_answer(sample), scoring)
+    if scoring == "strict":
+        assert all(got[m] == 100 for m in (*MAIN_METRICS, "graph_em", "edge_f1"))
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_repeated_api_only_last_call_counts_in_paper(scoring: Scoring) -> None:
+    sample = _sample(["Media", "Media"],
+                     ["title = findmovies(#genre='Drama')", "title = findmovies(#genre='Comedy')"],
+                     {"genre": "Comedy"})
+    answer = "Media: [title = findmovies(#genre='Horror')]\n" \
+             "Media: [title = findmovies(#genre='Comedy')]"
+    got = _metrics(sample, answer, scoring)
+    assert got["success"] == (100 if scoring == "paper" else 0)
+    # Swapping the two gold calls is fine for strict (the alignment keeps them apart) but not
+    # for paper, which compares the last predicted call with the last gold one.
+    swapped = "\n".join(reversed(_lines(sample)))
+    assert _metrics(sample, swapped, scoring)["success"] == (0 if scoring == "paper" else 100)
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_missing_returned_arguments_empty_the_api_name_in_paper(
+        data: dict[str, list[AppBenchSample]], scoring: Scoring) -> None:
+    sample = data["ss"][4]
+    answer = "Events: [findevents(#city='New York', #date='2019-03-13', #event_type='Music')]"
+    got = _metrics(sample, answer, scoring)
+    if scoring == "paper":
+        assert got["api_f1"] == 0 and got["success"] == 0 and got["app_f1"] == 100
+    else:
+        assert got["api_f1"] == 100 and got["success"] == 100
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_aliases_and_prefixed_api_names(data: dict[str, list[AppBenchSample]],
+                                        scoring: Scoring) -> None:
+    sample = data["ss"][4]
+    answer = ("Events: [event_name = Events_findevents(#city='NYC', #date='2019-03-13', "
+              "#event_type='music')]")
+    got = _metrics(sample, answer, scoring)
+    assert got["api_f1"] == 100
+    assert got["success"] == (100 if scoring == "paper" else 0)  # alias map is paper-only
+
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_empty_answer_scores_zero_and_stays_in_the_denominator(
+        data: dict[str, list[AppBenchSample]], scoring: Scoring) -> None:
+    samples = data["sm"][:4]
+    outputs: list[str | None] = [gold_answer(s) for s in samples[:2]]
+    outputs += ["", None]
+    report = score_appbench(samples, outputs, scoring=scoring)
+    assert report.counts["scored"] == 4 and report.counts["empty_answers"] == 2
+    assert report.metrics["success"] == 50.0
+
+
+def test_drop_errors_is_an_explicit_paper_option(data: dict[str, list[AppBenchSample]]) -> None:
+    samples = data["ss"][:4]
+    outputs: list[str | None] = [gold_answer(s) for s in samples[:3]] + [None]
+    dropped = score_appbench(samples, outputs, scoring="paper", drop_errors=True)
+    assert dropped.counts["dropped"] == 1 and dropped.counts["scored"] == 3
+    assert dropped.metrics["success"] == 100.0
+    with pytest.raises(ValueError, match="strict keeps every sample"):
+        score_appbench(samples, outputs, scoring="strict", drop_errors=True)
+    with pytest.raises(ValueError, match="3 outputs for 4 samples"):
+        score_appbench(samples, outputs[:3])
+
+
+# --- bounds -----------------------------------------------------------------------------------
+
+_JUNK = ["", "Sure!", "```", "Hotels: [x = searchhouse(#where_to='Paris')]", "Hotels: [",
+         "Media: [t = findmovies(#genre=genre)]", "r = getweather(#city=city)", "#=", "]"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_metric_stays_within_0_and_100(data: st.DataObject, shared_data: Path) -> None:
+    samples = load_category(shared_data, "mm")[8:12]
+    pool = [line for s in samples for line in _lines(s)] + _JUNK
+    answers = st.one_of(st.lists(st.sampled_from(pool), max_size=8).map("\n".join),
+                        st.text(max_size=200))
+    outputs = [data.draw(answers) for _ in samples]
+    for scoring in PROFILES:
+        report = score_appbench(samples, outputs, scoring=scoring)
+        assert all(0.0 <= v <= 100.0 for v in report.metrics.values()), report.metrics
+        assert all(0.0 <= c.success <= 100.0 for c in report.by_scale)
+        for example in report.examples:
+            assert all(0.0 <= v <= 100.0 for v in example.scores.values())
+
+
+# --- LangSmith and CLI --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("scoring", PROFILES)
+def test_langsmith_row_and_summary(data: dict[str, list[AppBenchSample]],
+                                   scoring: Scoring) -> None:
+    row, summary = create_appbench_evaluators(scoring=scoring)
+    samples = data["sm"][:3]
+    inputs = [{"input": s.input} for s in samples]
+    refs = [s.output.model_dump(mode="json") for s in samples]
+    outs = [{"output": gold_answer(samples[0])}, {"answer": ""}, {"output": "nonsense"}]
+    feedback = {f["key"]: f for f in row(inputs[0], outs[0], refs[0])}
+    assert feedback["success"]["score"] == 100 and feedback["scoring"]["value"] == scoring
+    totals = {f["key"]: f["score"] for f in summary(inputs, outs, refs)}
+    expected = score_appbench(samples, [gold_answer(samples[0]), "", "nonsense"],
+                              scoring=scoring).metrics
+    assert {k: totals[k] for k in expected} == expected
+    assert totals["success_p1_s2"] == pytest.approx(100 / 3)
+    broken = {f["key"]: f for f in row(inputs[0], outs[0], {"used_app": []})}
+    assert broken["scoring_error"]["score"] is None
+    with pytest.raises(TypeError):
+        create_appbench_evaluators("strict")  # type: ignore[call-arg]
+
+
+def test_cli_scores_a_predictions_file(data: dict[str, list[AppBenchSample]], shared_data: Path,
+                                       tmp_path: Path) -> None:
+    from tooleval_agents.cli import app
+
+    samples = data["sm"]
+    items = [{"index": i, "output": gold_answer(s)} for i, s in enumerate(samples) if i != 7]
+    path = tmp_path / "pred.jsonl"
+    path.write_text("".join(json.dumps(it) + "\n" for it in reversed(items)), encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(app, ["score", "appbench", "--category", "sm", "--predictions",
+                                 str(path), "--data-dir", str(shared_data), "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert (out["benchmark"], out["category"], out["scoring"]) == ("appbench", "sm", "strict")
+    assert out["counts"]["missing_answers"] == 1 and out["counts"]["samples"] == 200
+    assert out["metrics"]["success"] == pytest.approx(199 / 2)
+    assert set(MAIN_METRICS) <= set(out["metrics"])
+    assert {"key_error_independent", "value_error_time_share", "node_f1", "edge_f1",
+            "graph_em", "pred_topological"} <= set(out["metrics"])
+
+    as_list = tmp_path / "pred.json"
+    as_list.write_text(json.dumps([gold_answer(s) for s in samples]), encoding="utf-8")
+    paper = runner.invoke(app, ["score", "appbench", "--category", "sm", "--predictions",
+                                str(as_list), "--data-dir", str(shared_data), "--scoring",
+                                "paper", "--json"])
+    assert paper.exit_code == 0, paper.output
+    assert round(json.loads(paper.stdout)["metrics"]["app_f1"], 2) == NOTES_GOLD_APP_F1["sm"]
+
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(["x"] * 3), encoding="utf-8")
+    bad = runner.invoke(app, ["score", "appbench", "--category", "sm", "--predictions",
+                              str(short), "--data-dir", str(shared_data)])
+    assert bad.exit_code == 1 and "3 predictions for 200 test samples" in bad.output

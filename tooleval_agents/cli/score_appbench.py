@@ -1,0 +1,125 @@
+"""``tooleval score appbench``: re-score AppBench answers produced anywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.table import Table
+
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.names import Category
+from tooleval_agents.cli.apps import (
+    DataDirOption,
+    JsonOption,
+    console,
+    handle_errors,
+    print_json,
+    score_app,
+)
+from tooleval_agents.datadir import resolve_data_dir
+from tooleval_agents.errors import DataFormatError, ToolevalError
+
+
+def _items(path: Path) -> list[Any]:
+    """A JSON array, else JSON Lines (one value per non-blank line)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, list):
+        return whole
+    items = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DataFormatError(path, f"neither a JSON array nor JSON Lines "
+                                      f"({exc.msg})", line=number) from exc
+    return items
+
+
+def read_predictions(path: Path, n_samples: int) -> tuple[list[str | None], int]:
+    """Answers aligned with the test file, and how many indices were missing.
+
+    Items are raw output strings, or ``{"index", "output"}`` objects (``index`` optional: without
+    it the position counts). A ``null`` output is a failed inference. An index the file does not
+    give is an empty answer, never a dropped sample.
+
+    Raises:
+        DataFormatError: bad JSON, an item of another shape, a bad or repeated index, or a
+            positional file whose length differs from the test file.
+    """
+    items = _items(path)
+    indexed = [isinstance(it, dict) and "index" in it for it in items]
+    if any(indexed) and not all(indexed):
+        raise DataFormatError(path, "mix of items with and without 'index'")
+    if not any(indexed) and len(items) != n_samples:
+        raise DataFormatError(path, f"{len(items)} predictions for {n_samples} test samples: "
+                              "a file without indices must have one answer per sample, in order")
+    outputs: list[str | None] = [""] * n_samples
+    seen: set[int] = set()
+    for pos, item in enumerate(items):
+        if isinstance(item, dict):
+            output = item.get("output")
+            index = item.get("index", pos)
+        else:
+            output, index = item, pos
+        if output is not None and not isinstance(output, str):
+            raise DataFormatError(path, f"item {pos}: 'output' must be a string or null, "
+                                  f"not {type(output).__name__}")
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n_samples:
+            raise DataFormatError(path, f"item {pos}: index {index!r} is not in "
+                                  f"0..{n_samples - 1}")
+        if index in seen:
+            raise DataFormatError(path, f"item {pos}: index {index} appears twice")
+        seen.add(index)
+        outputs[index] = output
+    return outputs, n_samples - len(seen)
+
+
+@score_app.command("appbench")
+def appbench(
+    category: Annotated[Category, typer.Option("--category", help="ss, sm, ms or mm.")],
+    predictions: Annotated[Path, typer.Option(
+        "--predictions", help="JSON array or JSON Lines of output strings or "
+        "{index, output} objects, aligned with the test file.")],
+    scoring: Annotated[Literal["paper", "strict"], typer.Option(
+        "--scoring", help="strict (default): call-by-call; paper: the official "
+        "evaluation.py bug for bug.")] = "strict",
+    drop_errors: Annotated[bool, typer.Option(
+        "--drop-errors", help="paper only: leave out samples whose output is null, as the "
+        "official run did (default: they score as empty answers).")] = False,
+    data_dir: DataDirOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Score AppBench answers: F1 app/API, success, EM, error analysis and graph metrics."""
+    from evaluators.appbench_scoring import score_appbench
+
+    try:
+        samples = load_category(resolve_data_dir(data_dir), category)
+        outputs, missing = read_predictions(predictions, len(samples))
+        report = score_appbench(samples, outputs, scoring=scoring, drop_errors=drop_errors,
+                                category=category)
+    except (ToolevalError, OSError, ValueError) as exc:
+        raise handle_errors(exc) from exc
+    counts = {**report.counts, "missing_answers": missing}
+    if json_out:
+        print_json({"benchmark": "appbench", "category": category, "scoring": scoring,
+                    "metrics": report.metrics, "counts": counts,
+                    "by_scale": [c.model_dump() for c in report.by_scale]})
+        return
+    table = Table(title=f"AppBench {category.upper()} ({scoring} scoring)")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in report.metrics.items():
+        table.add_row(name, f"{value:.2f}")
+    console.print(table)
+    console.print(", ".join(f"{k}={v}" for k, v in counts.items()))
