@@ -9,7 +9,7 @@ programmatically with :func:`register`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -51,6 +51,22 @@ class Located:
 
 
 @dataclass(frozen=True)
+class Scorer:
+    """How a split's outputs are scored: per example, then pooled over the corpus.
+
+    ``score(inputs, outputs, reference_outputs)`` takes a workflow's outputs (at least
+    ``prediction``/``raw_outputs``) and returns an ``evaluators.base.ExampleScore``;
+    ``aggregate(scores)`` gives the corpus metrics (0-100, unrounded). Both are pure, so a
+    finished run can be re-scored from its stored outputs without calling any model.
+    """
+
+    score: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Any]
+    aggregate: Callable[[Sequence[Any]], dict[str, float]]
+    headline: tuple[str, ...] = ()
+    """The metrics shown first (progress bar, comparison tables)."""
+
+
+@dataclass(frozen=True)
 class ExampleFields:
     """A record as a LangSmith example: model inputs, reference outputs, metadata."""
 
@@ -81,6 +97,15 @@ class Benchmark(ABC):
     @abstractmethod
     def to_example(self, split: Split, record: Any) -> ExampleFields:
         """A record as example inputs, reference outputs and metadata."""
+
+    @abstractmethod
+    def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
+        """The evaluators of a split (``options``: e.g. ``{"scoring": "paper"}`` or
+        ``{"judge": chat_model}``)."""
+
+    @abstractmethod
+    def default_strategy(self, split: Split) -> str:
+        """The strategy run when none is named (the paper's protocol)."""
 
     def split(self, task: str, subset: str) -> Split:
         """Look up a split by task and subset, with a clear error for unknown ones."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from tooleval_agents.appbench import loaders
 from tooleval_agents.appbench.names import CATEGORIES, Category
-from tooleval_agents.registry import Benchmark, ExampleFields, Located, Split
+from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split
 from tooleval_agents.ultratool.loaders import _source_of
 
 TASK = "plan"
@@ -32,6 +32,25 @@ class AppBenchBenchmark(Benchmark):
     def load(self, split: Split, data_dir: Path) -> list[Any]:
         category: Category = split.subset  # type: ignore[assignment]
         return loaders.load_category(data_dir, category, _source_of(data_dir))
+
+    def default_strategy(self, split: Split) -> str:
+        return "hierarchical"
+
+    def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
+        """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``."""
+        from evaluators.appbench_scoring import aggregate, answer_text, score_example
+        from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+
+        scoring = (options or {}).get("scoring", "strict")
+
+        def score(inputs: dict[str, Any], outputs: dict[str, Any],
+                  reference_outputs: dict[str, Any]) -> Any:
+            sample = AppBenchSample(input=inputs["input"],
+                                    output=AppBenchOutput.model_validate(reference_outputs))
+            return score_example(sample, answer_text(outputs), scoring=scoring)
+
+        return Scorer(score=score, aggregate=aggregate,
+                      headline=("success", "app_f1", "api_f1"))
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
         from tooleval_agents.appbench.depgraph import scales

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tooleval_agents.records import Lang
-from tooleval_agents.registry import Benchmark, ExampleFields, Located, Split
+from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split
 from tooleval_agents.ultratool import loaders
 from tooleval_agents.ultratool.records import TASKS, UltraToolTask, _Task
 
@@ -44,6 +44,29 @@ class UltraToolBenchmark(Benchmark):
             return loaders.load_raw(data_dir, lang)
         return loaders.load_task(data_dir, split.task, lang)  # type: ignore[call-overload]
 
+    def default_strategy(self, split: Split) -> str:
+        return "one_shot"
+
+    def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
+        """Key-value metrics for the four key-value tasks; for planning the offline structure
+        metrics, plus the LLM judge when ``options["judge"]`` is a chat model; tool creation
+        needs the judge."""
+        opts = options or {}
+        task = split.task
+        if task in ("tool_creation_awareness", "tool_usage_awareness", "tool_selection",
+                    "tool_usage"):
+            from evaluators import ultratool_kv
+
+            kv_score = ultratool_kv.scorer(task)  # type: ignore[arg-type]
+            return Scorer(score=kv_score,
+                          aggregate=lambda scores: ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
+                          headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
+        if task == "planning":
+            return _planning_scorer(opts.get("judge"), split.subset)
+        if task == "tool_creation":
+            return _tool_creation_scorer(opts.get("judge"), split.subset)
+        raise KeyError(f"ultratool task {task!r} has no scorer")
+
     def to_example(self, split: Split, record: Any) -> ExampleFields:
         official = record.official()
         reference_keys = {"reference"} if isinstance(record, _Task) else {"plan", "tools"}
@@ -62,6 +85,64 @@ class UltraToolBenchmark(Benchmark):
             outputs={k: v for k, v in official.items() if k in reference_keys},
             metadata=metadata,
         )
+
+
+def _planning_scorer(judge: Any, lang: str) -> Scorer:
+    from evaluators.base import ExampleScore
+    from evaluators.judge import aggregate_planning, judge_plan, planning_example_score
+    from evaluators.planning_structure import (
+        aggregate_plan_structure,
+        prediction_text,
+        score_plan_structure,
+    )
+
+    def score(inputs: dict[str, Any], outputs: dict[str, Any],
+              reference_outputs: dict[str, Any]) -> ExampleScore:
+        plan = prediction_text(outputs)
+        result = score_plan_structure(plan, reference_outputs["reference"])
+        if judge is None:
+            return result
+        judged = planning_example_score(judge_plan(
+            judge, question=inputs["input"], reference=reference_outputs["reference"],
+            prediction=plan, lang=lang))  # type: ignore[arg-type]
+        return result.model_copy(update={
+            "scores": {**result.scores, **judged.scores}, "parts": {**result.parts,
+                                                                   **judged.parts},
+            "comments": {**result.comments, **judged.comments}, "error": judged.error})
+
+    def aggregate(scores: Any) -> dict[str, float]:
+        out = aggregate_plan_structure(scores)
+        if judge is not None:
+            out.update(aggregate_planning(scores))
+        return out
+
+    return Scorer(score=score, aggregate=aggregate,
+                  headline=("planning",) if judge is not None else ("plan_rouge_l",))
+
+
+def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
+    from evaluators.judge import aggregate_tool_creation, judge_tool, tool_creation_example_score
+
+    if judge is None:
+        raise ValueError("tool_creation is scored by an LLM judge: pass a judge model "
+                         "(--judge provider:model) or re-score recorded judgments")
+
+    def score(inputs: dict[str, Any], outputs: dict[str, Any],
+              reference_outputs: dict[str, Any]) -> Any:
+        created = outputs.get("prediction")
+        by_step = {}
+        if isinstance(created, list):
+            by_step = {str(c.get("step", "")).split(" ", 1)[0]: c.get("tool")
+                       for c in created if isinstance(c, dict)}
+        judgments = [
+            judge_tool(judge, step=gold["step"], reference_tool=gold["tool"],
+                       created_tool=by_step.get(gold["step"].split(" ", 1)[0]),
+                       lang=lang)  # type: ignore[arg-type]
+            for gold in reference_outputs["reference"]
+        ]
+        return tool_creation_example_score(judgments)
+
+    return Scorer(score=score, aggregate=aggregate_tool_creation, headline=("tool_creation",))
 
 
 BENCHMARK = UltraToolBenchmark()
