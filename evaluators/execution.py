@@ -1,0 +1,158 @@
+"""Execution metrics: would the predicted plan actually run against the simulated tools?
+
+UltraTool (plans run by :func:`tooleval_agents.ultratool.stubs.execute_plan`):
+
+* ``valid_calls`` (pooled): share of calls that run (known tool, known argument names, required
+  arguments present, literals of the declared type). ``strict_calls`` also counts free text given
+  for a typed or enumerated argument as invalid (a warning in the trace).
+* ``resolved_references`` (pooled): share of ``<...>`` references with an earlier output to
+  resolve to; ``named_references`` only those resolved by name (see the stub module).
+* ``tool_set_f1`` (mean): F1 of the set of called tool names against the gold plan's.
+* ``executable`` (mean): 100 when every call is valid and every reference resolved.
+
+AppBench (plans run by :class:`tooleval_agents.appbench.stubs.AppExecutor` with the gold):
+
+* ``executed_success`` (mean): every predicted call runs without error **and** every gold call is
+  reached by a distinct successful call with the gold's concrete argument values. Extra calls
+  that run are allowed (a plan may look something up twice); a call that fails is not.
+* ``gold_calls_reached`` and ``calls_ok`` (pooled): the two halves of it, call by call.
+* labels ``error_kinds``: the error kinds of the plan, comma-separated (empty when none).
+
+Every function is pure; ``score_*`` return :class:`~evaluators.base.ExampleScore` and
+``aggregate_*`` pool a list of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from evaluators.base import ExampleScore, Part, mean_score, pooled
+from tooleval_agents.appbench.catalog import load_catalog
+from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
+from tooleval_agents.appbench.stubs import AppExecutor
+from tooleval_agents.appbench.stubs import ExecutionTrace as AppTrace
+from tooleval_agents.ultratool.records import RawSample, ToolSkeleton
+from tooleval_agents.ultratool.stubs import ExecutionTrace as ToolTrace
+from tooleval_agents.ultratool.stubs import PlanItem, execute_plan
+
+# --- UltraTool ---------------------------------------------------------------------------------
+
+
+def call_validity(trace: ToolTrace, *, strict: bool = False) -> Part:
+    """Valid calls out of all calls (``strict``: warnings count as invalid)."""
+    hits = trace.strict_calls if strict else trace.valid_calls
+    return Part(hits=hits, total=len(trace.calls))
+
+
+def reference_resolution(trace: ToolTrace, *, by_name_only: bool = False) -> Part:
+    """Resolved references out of all references."""
+    hits = trace.resolved_by_name if by_name_only else trace.resolved
+    return Part(hits=hits, total=trace.references)
+
+
+def tool_set_f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
+    """F1 (0-100) of the set of tool names called against the gold set; two empty sets give 100.
+
+    >>> round(tool_set_f1(["a", "b", "b"], ["b", "c"]), 2)
+    50.0
+    """
+    p, g = set(predicted), set(gold)
+    if not p and not g:
+        return 100.0
+    return 200.0 * len(p & g) / (len(p) + len(g))
+
+
+def gold_tools(sample: RawSample) -> set[str]:
+    """Names of the tools the gold plan calls."""
+    return {s.call.name for s in sample.plan if s.call is not None}
+
+
+def score_ultratool_trace(trace: ToolTrace, gold: Iterable[str]) -> ExampleScore:
+    """Scores of one executed plan against the gold plan's tool names."""
+    valid, strict = call_validity(trace), call_validity(trace, strict=True)
+    refs, named = reference_resolution(trace), reference_resolution(trace, by_name_only=True)
+    problems = [f"{c.step} {c.tool}: {c.error}" for c in trace.calls if c.error]
+    problems += [f"{c.step} {c.tool}: unresolved {r}" for c in trace.calls
+                 for r in c.unresolved_references]
+    executable = valid.hits == valid.total and refs.hits == refs.total
+    return ExampleScore(
+        scores={"tool_set_f1": tool_set_f1(trace.tools, gold), "executable": 100.0 * executable},
+        parts={"valid_calls": valid, "strict_calls": strict, "resolved_references": refs,
+               "named_references": named},
+        comments={"executable": "; ".join(problems) or f"{len(trace.calls)} call(s) ran"},
+    )
+
+
+def score_ultratool_execution(sample: RawSample, plan: Sequence[PlanItem],
+                              tools: Sequence[ToolSkeleton] | None = None) -> ExampleScore:
+    """Run a predicted plan against the sample's tools (or ``tools``) and score it.
+
+    >>> from tooleval_agents.ultratool.stubs import plan_items
+    >>> tool = {"name": "rate", "description": "Exchange rate.", "arguments": {"properties": {
+    ...     "currency": {"type": "string"}}}, "results": {"properties": {"rate": {}}}}
+    >>> s = RawSample(question="q", domain="d", tools=[tool], plan=[
+    ...     {"step": "1. Get the rate", "tool": "rate(currency='GBP')"},
+    ...     {"step": "2. Convert at <rate>", "tool": "rate(currency=<rate>)"}])
+    >>> r = score_ultratool_execution(s, plan_items(s.plan))
+    >>> r.scores, r.parts["resolved_references"].hits
+    ({'tool_set_f1': 100.0, 'executable': 100.0}, 1.0)
+    """
+    trace = execute_plan(plan, sample.tools if tools is None else tools)
+    return score_ultratool_trace(trace, gold_tools(sample))
+
+
+def aggregate_ultratool_execution(scores: Sequence[ExampleScore]) -> dict[str, float]:
+    """Corpus figures: pooled shares and mean per-example scores (0-100)."""
+    return {
+        **{k: pooled(scores, k) for k in ("valid_calls", "strict_calls", "resolved_references",
+                                          "named_references")},
+        **{k: mean_score(scores, k) for k in ("tool_set_f1", "executable")},
+    }
+
+
+# --- AppBench ----------------------------------------------------------------------------------
+
+
+def executed_success(trace: AppTrace) -> bool:
+    """No call failed and every gold call was reached (see the module doc)."""
+    return trace.ok and trace.reached == trace.gold_calls
+
+
+def score_appbench_trace(trace: AppTrace) -> ExampleScore:
+    """Scores of one executed AppBench plan (the executor must have had the gold)."""
+    success = executed_success(trace)
+    errors = trace.errors
+    missed = trace.gold_calls - trace.reached
+    comment = "; ".join([*(f"{e.kind}: {e.message}" for e in errors),
+                         *([f"{missed} gold call(s) not reached"] if missed else [])])
+    return ExampleScore(
+        scores={"executed_success": 100.0 * success},
+        parts={"gold_calls_reached": Part(hits=trace.reached, total=trace.gold_calls),
+               "calls_ok": Part(hits=sum(c.ok for c in trace.calls), total=len(trace.calls))},
+        comments={"executed_success": comment or "every call ran and every gold call was reached"},
+        labels={"error_kinds": ",".join(sorted({e.kind for e in errors}))},
+    )
+
+
+def score_appbench_execution(sample: AppBenchSample, calls: Sequence[AppCall],
+                             catalog: Catalog | None = None) -> ExampleScore:
+    """Run predicted calls with the sample's gold trajectory and score them.
+
+    >>> from tooleval_agents.appbench.records import AppBenchOutput
+    >>> from tooleval_agents.appbench.lines import parse_call_line as p
+    >>> s = AppBenchSample(input="q", output=AppBenchOutput(used_app=["Weather"],
+    ...     used_api=[{"getweather": {"city": "Paris"}}], result_arguments=[["city"]],
+    ...     api_results=["city = getweather(#city='Paris')"], middle_arguments=[],
+    ...     user_aware_arguments={"city": "Paris"}))
+    >>> score_appbench_execution(s, [p("Weather: [t = getweather(#city=' paris ')]")]).scores
+    {'executed_success': 100.0}
+    """
+    trace = AppExecutor(catalog or load_catalog(), sample).execute(calls)
+    return score_appbench_trace(trace)
+
+
+def aggregate_appbench_execution(scores: Sequence[ExampleScore]) -> dict[str, float]:
+    """Corpus figures: mean executed success and the pooled call shares (0-100)."""
+    return {"executed_success": mean_score(scores, "executed_success"),
+            "gold_calls_reached": pooled(scores, "gold_calls_reached"),
+            "calls_ok": pooled(scores, "calls_ok")}
