@@ -38,19 +38,33 @@ class AppBenchBenchmark(Benchmark):
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``."""
+        from evaluators.appbench_parse import parse_answer
         from evaluators.appbench_scoring import aggregate, answer_text, score_example
+        from evaluators.execution import aggregate_appbench_execution, score_appbench_execution
+        from tooleval_agents.appbench.catalog import load_catalog
         from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 
         scoring = (options or {}).get("scoring", "strict")
+        catalog = load_catalog()
 
         def score(inputs: dict[str, Any], outputs: dict[str, Any],
                   reference_outputs: dict[str, Any]) -> Any:
             sample = AppBenchSample(input=inputs["input"],
                                     output=AppBenchOutput.model_validate(reference_outputs))
-            return score_example(sample, answer_text(outputs), scoring=scoring)
+            text = answer_text(outputs)
+            result = score_example(sample, text, scoring=scoring)
+            # Executed success: the predicted calls run on the stubs with the gold trajectory.
+            executed = score_appbench_execution(sample, parse_answer(text).calls, catalog)
+            return result.model_copy(update={
+                "scores": {**result.scores, **executed.scores},
+                "parts": {**result.parts, **executed.parts},
+                "labels": {**result.labels, **executed.labels}})
 
-        return Scorer(score=score, aggregate=aggregate,
-                      headline=("success", "app_f1", "api_f1"))
+        def aggregate_all(scores: Any) -> dict[str, float]:
+            return {**aggregate(scores), **aggregate_appbench_execution(scores)}
+
+        return Scorer(score=score, aggregate=aggregate_all,
+                      headline=("success", "executed_success", "app_f1", "api_f1"))
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
         from tooleval_agents.appbench.depgraph import scales
