@@ -57,16 +57,25 @@ def last_input_block(prompt: str) -> str | None:
 class AnswerKey(dict[str, list[GoldAnswer]]):
     """``input digest -> gold answers`` for every example of a run."""
 
+    ambiguous: set[str]
+    """Digests of inputs shared by examples with different gold answers (AppBench has a few:
+    the leaked generation prompt appears as the input of several samples)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.ambiguous = set()
+
     @classmethod
     def build(cls, items: Iterable[tuple[str, list[GoldAnswer]]]) -> AnswerKey:
-        """From ``(input_key text, gold answers)`` pairs. Two examples with the same input text
-        must have the same answers, else no model could tell them apart: ``ValueError``."""
+        """From ``(input_key text, gold answers)`` pairs. When examples share an input but not
+        the gold answer, no model can tell them apart: the input is marked ambiguous and the
+        reference model refuses it (each such example is recorded as a model error, never
+        answered with another example's gold)."""
         key = cls()
         for text, answers in items:
             digest = input_digest(text)
             if digest in key and key[digest] != answers:
-                raise ValueError(f"two examples share the input {text[:80]!r} but not the "
-                                 "gold answer; the reference model cannot tell them apart")
+                key.ambiguous.add(digest)
             key[digest] = answers
         return key
 
@@ -77,6 +86,9 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
         if block is None:
             raise LookupError("reference model: the prompt has no <input>...</input> block")
         digest = input_digest(block)
+        if digest in self.ambiguous:
+            raise LookupError(f"reference model: several examples share the input "
+                              f"{block[:80]!r} with different gold answers")
         answers = self.get(digest)
         if answers is None:
             raise LookupError(f"reference model: unknown example input {block[:80]!r}")

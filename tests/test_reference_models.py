@@ -1,0 +1,58 @@
+"""The reference model's answer key: content-based lookup and ambiguous inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tooleval_agents.reference_models import (
+    AnswerKey,
+    GoldAnswer,
+    ReferenceChatModel,
+    parse_offline_spec,
+)
+
+
+def _gold(text: str) -> list[GoldAnswer]:
+    return [GoldAnswer("Select the apps", f"apps for {text}", "app_list"),
+            GoldAnswer("Write the calls", f"calls for {text}", "call_lines")]
+
+
+def test_lookup_by_last_input_block_and_marker() -> None:
+    model = ReferenceChatModel(answer_key=AnswerKey.build([("a", _gold("a")), ("b", _gold("b"))]))
+    prompt = "Write the calls.\n<example>demo</example>\n<input>\nb\n</input>"
+    assert model.invoke(prompt).content == "calls for b"
+    assert model.invoke("Select the apps\n<input>a</input>").content == "apps for a"
+
+
+def test_unknown_input_missing_block_and_marker_fail_clearly() -> None:
+    model = ReferenceChatModel(answer_key=AnswerKey.build([("a", _gold("a"))]))
+    with pytest.raises(LookupError, match="unknown example input"):
+        model.invoke("Write the calls <input>zzz</input>")
+    with pytest.raises(LookupError, match="no <input>"):
+        model.invoke("Write the calls")
+    with pytest.raises(LookupError, match="no stage marker"):
+        model.invoke("Something else <input>a</input>")
+
+
+def test_shared_input_with_different_gold_is_refused_not_guessed() -> None:
+    key = AnswerKey.build([("same", _gold("x")), ("same", _gold("y")), ("ok", _gold("ok"))])
+    model = ReferenceChatModel(answer_key=key)
+    with pytest.raises(LookupError, match="several examples share the input"):
+        model.invoke("Write the calls <input>same</input>")
+    assert model.invoke("Write the calls <input>ok</input>").content == "calls for ok"
+    # Identical inputs with identical gold answers are fine.
+    same = AnswerKey.build([("d", _gold("d")), ("d", _gold("d"))])
+    assert not same.ambiguous
+
+
+@pytest.mark.parametrize(("spec", "parsed"), [("reference", ("reference", None)),
+                                              ("noisy-reference", ("noisy-reference", 0.3)),
+                                              ("noisy-reference:0.5", ("noisy-reference", 0.5)),
+                                              ("openai:gpt-4o", None)])
+def test_parse_offline_spec(spec: str, parsed: object) -> None:
+    assert parse_offline_spec(spec) == parsed
+
+
+def test_rate_out_of_range() -> None:
+    with pytest.raises(ValueError, match="0..1"):
+        parse_offline_spec("noisy-reference:1.5")
