@@ -54,5 +54,5 @@ def test_parse_offline_spec(spec: str, parsed: object) -> None:
 
 
 def test_rate_out_of_range() -> None:
-    with pytest.raises(ValueError, match="0..1"):
+    with pytest.raises(ValueError, match=r"within 0\.\.1"):
         parse_offline_spec("noisy-reference:1.5")
