@@ -1,0 +1,802 @@
+"""Total, safe parsing of model answers: every text yields a parsed value or a typed failure.
+
+UltraTool prompts render their inputs with Python ``str()``, so models answer with JSON *or*
+Python literals (single quotes, ``True``/``None``), often inside a code fence, sometimes with
+prose around the list, sometimes cut off by the token limit. :func:`parse_list` handles all of
+these without ever calling ``eval()``:
+
+1. fast path: the text from the first ``[`` to the last ``]`` as JSON, else as a Python
+   literal (re-quoted to JSON when that is exact, else ``ast.literal_eval``); the common case;
+2. otherwise a small lexer that knows both quote styles walks each candidate list, re-emits it as
+   a Python literal and repairs what it can *outside* string values only: JSON names
+   (``true``/``false``/``null``), trailing, missing and full-width commas, missing or stray
+   closing brackets, unquoted ``<placeholders>``, unescaped apostrophes (lenient second pass),
+   truncation (the complete items of a cut-off list are kept, the partial last one dropped) and,
+   as a last resort, items that are broken on their own (dropped, the others kept);
+3. bare objects (``{"step": ...}`` without a list) are wrapped in a list.
+
+Every repair is recorded in :attr:`ParsedList.repairs`. :func:`parse_list_official` instead
+reproduces the official UltraTool post-processing, defects included, for comparing with the
+paper. Plans (the ``planning`` task) are numbered text, handled by :func:`parse_plan`.
+
+>>> parse_list("```json\\n[{'step': '1.1 Do it', 'tool': '1'}]\\n```").value
+[{'step': '1.1 Do it', 'tool': '1'}]
+>>> parse_list("Sorry, I cannot help.").kind
+'no_list_found'
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ParseFailureKind = Literal["empty_output", "no_list_found", "invalid_json", "truncated"]
+"""Why no list could be read: nothing was answered; no list or object in the text (the model did
+not follow the output instructions); a list is there but is not valid JSON / Python even after
+repairs; the output was cut off before its first item was complete."""
+
+ErrorKind = Literal[
+    "not_following_instructions",
+    "incorrect_json_format",
+    "redundant_output",
+    "incomplete_output",
+    "hallucination",
+]
+"""The paper's five error types (UltraTool §4.5), as far as one example shows them."""
+
+Repair = Literal[
+    "surrounding_text",
+    "python_literal",
+    "json_names",
+    "trailing_comma",
+    "missing_comma",
+    "bracket_repair",
+    "quote_repair",
+    "truncated_list_closed",
+    "truncated_item_dropped",
+    "wrapped_object",
+    "unquoted_placeholder",
+    "fullwidth_punctuation",
+    "invalid_item_dropped",
+]
+"""What had to be done to read an answer (``surrounding_text``: prose or a code fence around the
+list was cut away; ``python_literal``: not JSON but a valid Python literal)."""
+
+FAILURE_ERROR_KIND: dict[ParseFailureKind, ErrorKind] = {
+    "empty_output": "not_following_instructions",
+    "no_list_found": "not_following_instructions",
+    "invalid_json": "incorrect_json_format",
+    "truncated": "incorrect_json_format",
+}
+"""Which of the paper's error types a parse failure is."""
+
+
+class ParsedList(BaseModel):
+    """A list read from a model answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok: Literal[True] = True
+    """Discriminator: parsing succeeded."""
+    value: list[Any]
+    """The parsed items (dicts for every UltraTool task; anything the model wrote otherwise)."""
+    repairs: tuple[Repair, ...] = ()
+    """Repairs applied, in a stable order; empty for a clean JSON / literal answer."""
+    truncated: bool = False
+    """The list was not closed: the answer was cut off (complete items are kept)."""
+
+
+class ParseFailure(BaseModel):
+    """No list could be read from a model answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok: Literal[False] = False
+    """Discriminator: parsing failed."""
+    kind: ParseFailureKind
+    """Why (see :data:`ParseFailureKind`)."""
+    message: str
+    """A short human-readable explanation."""
+
+    @property
+    def error_kind(self) -> ErrorKind:
+        """The paper's error type of this failure."""
+        return FAILURE_ERROR_KIND[self.kind]
+
+
+ParseResult = ParsedList | ParseFailure
+
+_MAX_STARTS = 8  # candidate '[' positions tried by the repairing path (bounds the work on junk)
+_OPEN = {"[": "]", "{": "}", "(": ")"}
+_CLOSE = set(_OPEN.values())
+_NAMES = {"true": "True", "false": "False", "null": "None", "none": "None", "True": "True",
+          "False": "False", "None": "None", "Ellipsis": "..."}
+_TOKEN = re.compile(
+    r"""(?P<space>\s+)
+      |(?P<num>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)
+      |(?P<word>[A-Za-z_]\w*)
+      |(?P<punct>[\[\]{}(),:，：])
+      |(?P<ellipsis>\.\.\.|…)
+      |(?P<comment>\#[^\n]*)
+      |(?P<placeholder><[^<>"'\n]{1,200}>)
+      |(?P<quote>["'])
+      |(?P<other>.)""",
+    re.X | re.S,
+)
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)", re.S)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'",
+                   "\\": "\\", "/": "/", "\n": ""}
+_LENIENT_FOLLOW = set(",:]})")
+
+
+# One decoder: json.loads(text, strict=False) would build a new one on every call.
+_LENIENT_JSON = json.JSONDecoder(strict=False)
+
+
+def _literal(text: str) -> Any:
+    """``ast.literal_eval`` without the invalid-escape warnings (``\\_`` is common in answers)."""
+    if "\\" in text:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.literal_eval(text)
+    return ast.literal_eval(text)
+
+
+def _load(text: str) -> tuple[Any, bool] | None:
+    """``(value, is_python)`` from JSON, else a Python literal, else None. Never raises."""
+    try:
+        return _LENIENT_JSON.decode(text), False
+    except (ValueError, RecursionError):
+        pass
+    if "\\" not in text:
+        # Speed: a Python literal without backslashes becomes JSON by re-quoting its strings
+        # (bodies without escapes mean the same in both) and renaming True/False/None outside
+        # them. When JSON accepts the result, the value equals ast.literal_eval's (anything
+        # else, e.g. tuples, falls through to it), at a fraction of the cost.
+        if '"' not in text:
+            try:
+                return json.loads(text.replace("'", '"')), True
+            except (ValueError, RecursionError):
+                pass
+        try:
+            return json.loads(_PY_TOKEN.sub(_to_json, text)), True
+        except (ValueError, RecursionError):
+            pass
+    try:
+        return _literal(text), True
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+_PY_TOKEN = re.compile(r"""'([^'\\\n]*)'|"[^"\\\n]*"|\b(True|False|None)\b""")
+_JSON_NAME = {"True": "true", "False": "false", "None": "null"}
+
+
+def _to_json(m: re.Match[str]) -> str:
+    if m.group(1) is not None:  # a single-quoted string
+        return json.dumps(m.group(1), ensure_ascii=False)
+    if m.group(2) is not None:  # a Python name outside strings
+        return _JSON_NAME[m.group(2)]
+    return m.group()  # a double-quoted string is JSON already
+
+
+def _decode_escapes(raw: str) -> str:
+    """The value of a quoted string's body (JSON and Python escapes; unknown ones kept as is)."""
+    if "\\" not in raw:
+        return raw
+
+    def sub(m: re.Match[str]) -> str:
+        s = m.group(1)
+        if len(s) > 1:  # \uXXXX, \UXXXXXXXX or \xXX
+            code = int(s[1:], 16)
+            return chr(code) if code <= 0x10FFFF else "\\" + s
+        return _SIMPLE_ESCAPES.get(s, "\\" + s)
+
+    text = _ESCAPE.sub(sub, raw)
+    if _SURROGATE.search(text):  # "\ud83d\ude00" is one character, as in JSON
+        with contextlib.suppress(UnicodeDecodeError):  # a lone surrogate stays as it is
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16")
+    return text
+
+
+def _string_end(src: str, start: int, lenient: bool) -> int | None:
+    """Index of the quote closing the string opened at ``start``; None if the text ends first.
+
+    ``lenient``: a quote only closes the string when the next non-blank character can follow a
+    value (``, : ] } )`` or the end), so ``'Tomorrow's meeting'`` is one string.
+    """
+    quote, n, i = src[start], len(src), start + 1
+    while True:
+        j = src.find(quote, i)
+        if j < 0:
+            return None
+        backslashes = 0
+        k = j - 1
+        while k > start and src[k] == "\\":
+            backslashes += 1
+            k -= 1
+        if backslashes % 2 == 0:
+            if not lenient:
+                return j
+            k = j + 1
+            while k < n and src[k].isspace():
+                k += 1
+            if k == n or src[k] in _LENIENT_FOLLOW:
+                return j
+        i = j + 1
+        if i >= n:
+            return None
+
+
+@dataclass
+class _Built:
+    """A candidate re-emitted as a Python literal by :func:`_build`."""
+
+    text: str | None
+    """The literal text, or None when nothing complete was found."""
+    end: int
+    """Index in the source just after the candidate."""
+    repairs: set[str] = field(default_factory=set)
+    truncated: bool = False
+    items: list[str] = field(default_factory=list)
+    """Literal text of each complete item of the outer list (for dropping invalid ones)."""
+
+
+def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) -> _Built:
+    """Re-emit the value starting at ``src[start]`` as Python literal text, repairing on the way.
+
+    Stops when the outer bracket closes; prose after it is ignored. With ``implicit_list``, the
+    text from ``start`` is a run of bare objects to be wrapped in a list.
+    """
+    out: list[str] = ["["] if implicit_list else []
+    stack: list[str] = ["]"] if implicit_list else []
+    repairs: set[str] = set()
+    boundary: int | None = None  # len(out) after the last complete item of the outer list
+    item_start: int | None = None  # len(out) where the current outer-list item began
+    spans: list[tuple[int, int]] = []
+    prev_value = False  # the previous significant token ended a value
+    pos, n = start, len(src)
+    closed = False
+    stop = n
+
+    def value_piece(piece: str) -> None:
+        nonlocal prev_value, item_start
+        if prev_value and stack and stack[-1] == "]":
+            if len(stack) == 1:
+                end_item()
+            out.append(", ")
+            repairs.add("missing_comma")
+        if len(stack) == 1:
+            item_start = len(out)
+        out.append(piece)
+        prev_value = True
+
+    def end_item() -> None:
+        nonlocal boundary, item_start
+        boundary = len(out)
+        if item_start is not None:
+            spans.append((item_start, boundary))
+            item_start = None
+
+    while pos < n:
+        m = _TOKEN.match(src, pos)
+        if m is None:  # unreachable: the pattern ends with '.'
+            break
+        kind, tok = m.lastgroup, m.group()
+        if kind in ("space", "comment"):
+            pos = m.end()
+            continue
+        if implicit_list and len(stack) == 1 and kind != "punct":
+            stop = pos
+            break  # prose after the last bare object
+        if kind == "quote":
+            end = _string_end(src, pos, lenient)
+            if end is None:
+                pos = n  # cut off inside a string
+                break
+            raw = src[pos + 1:end]
+            if tok == "'":
+                repairs.add("python_literal")
+            if lenient and quote_in(raw, tok):
+                repairs.add("quote_repair")
+            value_piece(repr(_decode_escapes(raw)))
+            pos = end + 1
+            continue
+        pos = m.end()
+        if kind == "punct" and tok in "，：":
+            tok = "," if tok == "，" else ":"
+            repairs.add("fullwidth_punctuation")
+        if kind == "punct":
+            if tok in _OPEN:
+                if implicit_list and len(stack) == 1 and tok != "{":
+                    stop = m.start()
+                    break
+                if stack[-1:] == ["}"] and out[-1:] == [","] and "]" in stack:
+                    # An object where a key should be: the model forgot to close the object(s)
+                    # before the next list item (``..."}, {"step": ...``).
+                    out.pop()
+                    while stack[-1] != "]":
+                        out.append(stack.pop())
+                    if len(stack) == 1:
+                        end_item()
+                    out.append(",")
+                    repairs.add("bracket_repair")
+                value_piece(tok)
+                prev_value = False
+                stack.append(_OPEN[tok])
+            elif tok in _CLOSE:
+                if tok not in stack:
+                    repairs.add("bracket_repair")  # stray closer: drop it
+                    continue
+                if implicit_list and len(stack) == 1:
+                    stop = m.start()
+                    break
+                while out and out[-1] == ",":
+                    out.pop()
+                    repairs.add("trailing_comma")
+                while stack[-1] != tok:
+                    out.append(stack.pop())  # close what the model left open
+                    repairs.add("bracket_repair")
+                out.append(stack.pop())
+                prev_value = True
+                if len(stack) == 1:
+                    end_item()
+                if not stack:
+                    closed = True
+                    stop = pos
+                    break
+            elif tok == ",":
+                if not out or out[-1] in (",", "[", "{", "(", ":"):
+                    repairs.add("trailing_comma")
+                    continue
+                if len(stack) == 1 and prev_value:
+                    end_item()
+                out.append(",")
+                prev_value = False
+            else:  # ':'
+                out.append(":")
+                prev_value = False
+        elif kind == "word":
+            name = _NAMES.get(tok)
+            if name is not None and name != tok:
+                repairs.add("json_names")
+            elif name is not None:
+                repairs.add("python_literal")
+            value_piece(name or tok)
+        elif kind == "ellipsis":
+            value_piece("...")
+        elif kind == "placeholder":
+            value_piece(repr(tok))  # ``<number of guests>`` written without quotes
+            repairs.add("unquoted_placeholder")
+        else:  # numbers are kept; other characters make the literal invalid, as they should
+            value_piece(tok)
+    if closed or (implicit_list and len(stack) == 1):
+        if implicit_list:
+            while out and out[-1] == ",":
+                out.pop()
+            out.append("]")
+        return _Built("".join(out), stop, repairs, items=_texts(out, spans))
+    # The text ended inside the value: keep the complete items of the outer list.
+    if boundary is None:
+        return _Built(None, n, repairs, truncated=True)
+    tail = [t for t in out[boundary:] if t != ","]
+    repairs.add("truncated_item_dropped" if tail else "truncated_list_closed")
+    return _Built("".join(out[:boundary]) + "]", n, repairs, truncated=True,
+                  items=_texts(out, spans))
+
+
+def _texts(out: list[str], spans: list[tuple[int, int]]) -> list[str]:
+    return ["".join(out[a:b]) for a, b in spans]
+
+
+def quote_in(raw: str, quote: str) -> bool:
+    """Whether a string body contains its own (unescaped) quote character."""
+    return re.search(r"(?<!\\)" + re.escape(quote), raw) is not None
+
+
+_REPAIR_ORDER: tuple[Repair, ...] = Repair.__args__  # type: ignore[attr-defined]
+
+
+def _ordered(repairs: set[str]) -> tuple[Repair, ...]:
+    return tuple(r for r in _REPAIR_ORDER if r in repairs)
+
+
+_FENCE_ONLY = re.compile(r"\s*(?:```[\w-]*)?\s*")
+
+
+def _extra_text(before: str, after: str) -> bool:
+    """Whether there is prose around a list (a bare code fence does not count)."""
+    return not (_FENCE_ONLY.fullmatch(before) and _FENCE_ONLY.fullmatch(after))
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, list)
+
+
+def _has_dict(value: list[Any]) -> bool:
+    return any(isinstance(v, dict) for v in value)
+
+
+def parse_list(text: Any) -> ParseResult:
+    """Read the list a model answered, JSON or Python literal, with repairs; never raises.
+
+    Non-string input (e.g. ``None`` from a failed call) is a failure, and a list is returned as
+    is. See the module docstring for the steps.
+
+    >>> parse_list("Here you go: [{\\"step\\": \\"1.1 a\\", \\"tool\\": true,}] Done.").value
+    [{'step': '1.1 a', 'tool': True}]
+    >>> r = parse_list('[{"step": "1.1 a", "tool": "1"}, {"step": "1.2 b", "to')
+    >>> (r.value, r.truncated)
+    ([{'step': '1.1 a', 'tool': '1'}], True)
+    """
+    if isinstance(text, list):
+        return ParsedList(value=text)
+    if not isinstance(text, str):
+        return ParseFailure(kind="empty_output", message=f"no text answer ({type(text).__name__})")
+    if not text.strip():
+        return ParseFailure(kind="empty_output", message="empty answer")
+    first, last = text.find("["), text.rfind("]")
+    if first >= 0 and last > first:
+        loaded = _load(text[first:last + 1])
+        if loaded is not None and _is_list(loaded[0]):
+            repairs: set[str] = set()
+            if _extra_text(text[:first], text[last + 1:]):
+                repairs.add("surrounding_text")
+            if loaded[1]:
+                repairs.add("python_literal")
+            return ParsedList(value=loaded[0], repairs=_ordered(repairs))
+    return _parse_repairing(text)
+
+
+def _parse_repairing(text: str) -> ParseResult:
+    """The slow path of :func:`parse_list`: lex each candidate list and repair it."""
+    found: list[tuple[list[Any], set[str], bool]] = []
+    any_truncated = False
+    starts = [m.start() for _, m in zip(range(_MAX_STARTS), re.finditer(r"\[", text),
+                                         strict=False)]
+    candidates = [(s, False) for s in starts]
+    first_bracket = starts[0] if starts else -1
+    if "{" in text:
+        candidates.append((text.index("{"), True))
+    covered = -1  # lists starting before this index lie inside an earlier candidate
+    for start, implicit in candidates:
+        if implicit and found:
+            break
+        if not implicit and start < covered:
+            continue  # part of an earlier (broken or truncated) list, not an answer of its own
+        attempt: tuple[list[Any], set[str], bool] | None = None
+        salvage: tuple[list[Any], set[str], bool] | None = None
+        extent = len(text)
+        for lenient in (False, True):
+            built = _build(text, start, lenient=lenient, implicit_list=implicit)
+            extent = min(extent, built.end)
+            if built.text is None:
+                # Only the strict pass tells truncation apart: a lenient string may run on.
+                any_truncated |= built.truncated and not lenient
+                continue
+            repairs = set(built.repairs)
+            if implicit:
+                repairs.add("wrapped_object")
+            if _extra_text(text[:start], "" if built.truncated else text[built.end:]):
+                repairs.add("surrounding_text")
+            loaded = _load(built.text)
+            if loaded is None:
+                if salvage is None and built.items:
+                    # Last resort: keep the items that are valid on their own.
+                    values = [v[0] for v in map(_load, built.items) if v is not None]
+                    if _has_dict(values):
+                        salvage = (values, repairs | {"invalid_item_dropped"}, built.truncated)
+                continue
+            if not _is_list(loaded[0]):
+                continue
+            if (implicit or start != first_bracket) and not _has_dict(loaded[0]):
+                continue  # a later list of strings is not the answer (e.g. an argument value)
+            # A strict pass that ends "truncated" may have been derailed by an apostrophe
+            # (``'9 o'clock'``): the lenient pass wins if it reads a longer list.
+            if attempt is None or len(loaded[0]) > len(attempt[0]):
+                attempt = (loaded[0], repairs, built.truncated)
+            if not built.truncated:
+                break
+        attempt = attempt or salvage
+        covered = max(covered, extent)
+        if attempt is not None:
+            found.append(attempt)
+            if _has_dict(attempt[0]):
+                break
+    if found:
+        value, repairs, truncated = next((f for f in found if _has_dict(f[0])), found[0])
+        return ParsedList(value=value, repairs=_ordered(repairs), truncated=truncated)
+    if any_truncated:
+        return ParseFailure(kind="truncated",
+                            message="the answer was cut off before its first complete item")
+    if "[" in text or "{" in text:
+        return ParseFailure(kind="invalid_json",
+                            message="a list is there but is neither JSON nor a Python literal")
+    return ParseFailure(kind="no_list_found", message="no list or object in the answer")
+
+
+# --------------------------------------------------------------------------------------------
+# The official post-processing, for reproducing published numbers.
+#
+# The official scorer rewrites the whole answer text (also *inside* values: "json" is deleted,
+# "None" becomes '"None"', Chinese commas become ASCII ones...) and then tries eval() on a
+# series of edited variants. Those edits change published scores (e.g. one valid GPT-4 answer
+# containing "Postscript: None" fails to parse, Chinese values lose their full-width commas),
+# so reproducing the paper needs them. This is a re-implementation of that behaviour with
+# ast.literal_eval in place of eval(); use it only to compare with the paper.
+
+OfficialFamily = Literal["aware", "param"]
+"""Which official collector: ``aware`` (awareness and selection) or ``param`` (tool usage)."""
+
+ParserMode = Literal["robust", "official"]
+"""``robust``: :func:`parse_list` (the default); ``official``: :func:`parse_list_official`."""
+
+_OFFICIAL_EDITS: tuple[tuple[str, str], ...] = (
+    ("输出：", ""), ("\n", ""), ("\\_", "_"), ("true", "True"), ("false", "False"),
+    ("null", '"null"'), ("None", '"None"'), ("})", "}"), ("，", ","),
+    ('}, "step', '}, {"step'), ("# ...", ""),
+)
+_OFFICIAL_BRACES = tuple(("}" + " " * k + "}", "}}") for k in range(1, 13))
+_QUOTE_SWAP: tuple[tuple[str, str], ...] = (
+    ("{'", '{"'), ("'}", '"}'), ("', '", '", "'), ("\", '", '\", "'), ("', \"", '", "'),
+    ("': '", '": "'), ("': \"", '": "'), ('": \'', '": "'), ("': {", '": {'), ("['", "["),
+    ("']", "]"), (", '", ', "'), ("'),", ')",'),
+)
+_QUOTE_SWAP_AWARE = (*_QUOTE_SWAP, ('""None""', '"None"'), ('"{step', '{"step'),
+                     ("')}", ')"}'))
+_QUOTE_SWAP_PARAM = (*_QUOTE_SWAP, ("': ", '": '), ("', {", '", {'), ("')}", ')"}'),
+                     ('}}," {', "}}, {"), ('""None""', '"None"'))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a Python literal")
+
+
+def _literal_fast(text: str) -> Any:
+    """Exactly ``ast.literal_eval(text)`` (same value, same failures), faster on most answers.
+
+    Where strict JSON without backslashes accepts the text (after swapping single quotes for
+    double ones when there are no double quotes), the value is the literal's: string bodies
+    have no escapes, JSON numbers are Python numbers, and ``true``/``NaN``-style names, which
+    Python would reject, are refused. Everything else goes to ``ast.literal_eval``.
+    """
+    if "\\" not in text:
+        swapped = text if '"' in text else text.replace("'", '"')
+        try:
+            value = _EXACT_JSON.decode(swapped)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if not _JSON_NAMES.search(swapped):
+                return value
+    return _literal(text)
+
+
+_JSON_NAMES = re.compile(r"\b(?:true|false|null)\b")
+_EXACT_JSON = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def _edit(text: str, edits: tuple[tuple[str, str], ...]) -> str:
+    for old, new in edits:
+        text = text.replace(old, new)
+    return text
+
+
+def _official_text(answer: str, family: OfficialFamily) -> str:
+    """The official clean-up and cut of an answer (before any parse attempt)."""
+    text = _edit(answer.replace("json", "").strip("`"), _OFFICIAL_EDITS)
+    if family == "param":
+        text = text.replace("}{", "}, {")
+    text = _edit(text, _OFFICIAL_BRACES)
+    if not text.startswith("["):
+        at = text.find("[")
+        if at != -1:
+            text = text[at:]
+    if not text.endswith("]"):
+        at = text.rfind("]")
+        if at != -1:
+            text = text[:at + 1]
+        elif "[" in text:
+            cut = "}}," if family == "param" else "},"
+            at = text.rfind(cut)
+            text = text[:at + len(cut) - 1] + "]" if at != -1 else text + "]"
+    return text
+
+
+def _official_variants(t: str, family: OfficialFamily) -> list[str]:
+    """The edited variants the official code tries, in its order."""
+    if not t:
+        return []
+    head, last = t[:-1], t[-1]
+    if family == "aware":
+        variants = [t, head + "}" + last, head + '"}' + last]
+        at = t.rfind("},")
+        if at != -1 and "[" in t:
+            variants.append(t[:at + 1] + "]")
+        variants.append(_edit(t, _QUOTE_SWAP_AWARE))
+        return variants
+    one = head + "}" + last
+    minus = t[:-2] + last
+    variants = [t, one, one[:-1] + "}" + one[-1], t.replace('"}, {"step', '"}}, {"step'),
+                head + '"}' + last, head + "]}}" + last, minus, minus[:-2] + minus[-1:],
+                t.replace("}}}", "}}")]
+    at = t.rfind("}},")
+    if at != -1 and "[" in t:
+        variants.append(t[:at + 2] + "]")
+    swapped = _edit(t, _QUOTE_SWAP_PARAM)
+    if swapped:
+        variants += [swapped, swapped.replace("}}}", "}}"), swapped[:-1] + "]}}" + swapped[-1]]
+    return variants
+
+
+def parse_list_official(text: Any, *, family: OfficialFamily = "aware") -> ParseResult:
+    """Read an answer exactly as the official UltraTool scorer does (but with
+    ``ast.literal_eval``, never ``eval``); a failure is what upstream counts as bad JSON.
+
+    The value is whatever the first accepted variant evaluates to, adjusted as the official
+    metrics treat it: a non-list counts as an empty answer for ``aware``; for ``param`` a
+    tuple is iterated like a list and a list whose first item is a list is replaced by it.
+
+    >>> parse_list_official('[{"step": "1.1 None", "tool": "0"}, {"step": "1.2 b", "tool": "1"}]')
+    ParseFailure(ok=False, kind='invalid_json', message='no edited variant of the answer parses')
+    """
+    if isinstance(text, list):
+        return ParsedList(value=text)
+    if not isinstance(text, str):
+        return ParseFailure(kind="empty_output", message=f"no text answer ({type(text).__name__})")
+    t = _official_text(text, family)
+    for variant in _official_variants(t, family):
+        try:
+            value = _literal_fast(variant)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if family == "param":
+            if isinstance(value, tuple):
+                value = list(value)
+            if isinstance(value, list) and value and isinstance(value[0], list):
+                value = value[0]
+        return ParsedList(value=value if isinstance(value, list) else [])
+    return ParseFailure(kind="invalid_json" if "[" in t else "no_list_found",
+                        message="no edited variant of the answer parses")
+
+
+def parse_answer(text: Any, *, mode: ParserMode = "robust",
+                 family: OfficialFamily = "aware") -> ParseResult:
+    """:func:`parse_list` (``robust``) or :func:`parse_list_official` (``official``)."""
+    if mode == "official":
+        return parse_list_official(text, family=family)
+    return parse_list(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Plans (the planning task): numbered text, one step per line.
+
+_CHAT_TOKENS = ("<|im_end|>", "<|im_end|", "<|im_start|>", "<|im_start|")
+_STEP_LINE = re.compile(r"^\s*(?:[-*]\s*)?(\d+(?:\.\d+)*)(\.?)\s+(\S.*?)\s*$")
+
+
+class PlanStepText(BaseModel):
+    """A numbered line of a plan."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: tuple[int, ...]
+    """Hierarchical number, e.g. ``(1, 2)`` for ``1.2``."""
+    label: str
+    """The number as written (``1.`` or ``1.2``)."""
+    text: str
+    """The step text after the number."""
+    line: int
+    """1-based line in the cleaned plan."""
+
+    @property
+    def id(self) -> str:
+        """The step id the scorers match on (``1.`` for top-level steps, ``1.2`` below)."""
+        return self.label
+
+
+class ParsedPlan(BaseModel):
+    """A plan answer split into numbered steps, with its numbering checked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok: Literal[True] = True
+    """Discriminator: at least one numbered step was found."""
+    text: str
+    """The answer as the official judge sees it (see :func:`clean_plan_text`)."""
+    steps: list[PlanStepText]
+    """Numbered steps in order."""
+    unnumbered_lines: int = 0
+    """Non-blank lines without a step number (prose or continuation lines)."""
+    numbering_problems: list[str] = Field(default_factory=list)
+    """Where the hierarchical numbering breaks (first step not 1, skipped or repeated numbers)."""
+
+    @property
+    def numbering_valid(self) -> bool:
+        """Numbers run 1, 1.1, 1.2, 2, 2.1 ... without gaps, repeats or jumps in depth."""
+        return not self.numbering_problems
+
+
+def clean_plan_text(answer: str) -> str:
+    """The official planning clean-up before judging.
+
+    Chat-template tokens are removed; an answer not starting with ``1. `` is cut to start at
+    the first ``1. `` and loses a last paragraph that does not start with a digit (a closing
+    remark).
+    """
+    for token in _CHAT_TOKENS:
+        answer = answer.replace(token, "")
+    if not answer.strip().startswith("1. "):
+        at = answer.find("1. ")
+        if at != -1:
+            answer = answer[at:]
+        paragraphs = answer.split("\n\n")
+        if len(paragraphs) > 1 and paragraphs[-1] and not paragraphs[-1][0].isdigit():
+            answer = "\n\n".join(paragraphs[:-1])
+    return answer
+
+
+def numbering_problems(numbers: list[tuple[int, ...]]) -> list[str]:
+    """Breaks in a hierarchical numbering: each number must be the first child of the previous
+    one or the next sibling of it or of one of its ancestors (the first must be 1).
+
+    >>> numbering_problems([(1,), (1, 1), (1, 2), (2,), (2, 2)])
+    ['2.2 follows 2 (expected 2.1 or 3)']
+    """
+    problems: list[str] = []
+    prev: tuple[int, ...] = ()
+    for num in numbers:
+        allowed = [(*prev[:d], prev[d] + 1) for d in range(len(prev))] + [(*prev, 1)]
+        if not prev:
+            allowed = [(1,)]
+        if num not in allowed:
+            if prev:
+                where = _dotted(prev)
+                expected = f"{_dotted((*prev, 1))} or {_dotted((*prev[:-1], prev[-1] + 1))}"
+            else:
+                where, expected = "the start", "1"
+            problems.append(f"{_dotted(num)} follows {where} (expected {expected})")
+        prev = num
+    return problems
+
+
+def _dotted(number: tuple[int, ...]) -> str:
+    return ".".join(map(str, number))
+
+
+def parse_plan(answer: Any) -> ParsedPlan | ParseFailure:
+    """Split a planning answer into numbered steps; never raises.
+
+    >>> p = parse_plan("Sure!\\n1. Book\\n1.1 Find a hotel\\n1.3 Pay")
+    >>> [s.label for s in p.steps], p.numbering_valid
+    (['1.', '1.1', '1.3'], False)
+    """
+    if not isinstance(answer, str) or not answer.strip():
+        return ParseFailure(kind="empty_output", message="empty answer")
+    text = clean_plan_text(answer)
+    steps: list[PlanStepText] = []
+    unnumbered = 0
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = _STEP_LINE.match(line)
+        if m is None:
+            unnumbered += bool(line.strip())
+            continue
+        label, dot, body = m.group(1), m.group(2), m.group(3)
+        try:
+            number = tuple(int(p) for p in label.split("."))
+        except ValueError:  # digits beyond int() limits
+            unnumbered += 1
+            continue
+        steps.append(PlanStepText(number=number, label=label + dot, text=body, line=i))
+    if not steps:
+        return ParseFailure(kind="no_list_found", message="no numbered step in the answer")
+    return ParsedPlan(text=text, steps=steps, unnumbered_lines=unnumbered,
+                      numbering_problems=numbering_problems([s.number for s in steps]))
