@@ -35,6 +35,7 @@ from pydantic import BaseModel
 from rapidfuzz.distance import LCSseq
 
 from evaluators.base import ExampleScore, feedback, mean_score
+from evaluators.parsing import clean_plan_text, numbering_problems
 
 NUMBERING = "plan_numbering_valid"
 STEP_RATIO = "plan_step_count_ratio"
@@ -43,7 +44,6 @@ ROUGE_L = "plan_rouge_l"
 STRUCTURE_METRICS: tuple[str, ...] = (NUMBERING, STEP_RATIO, STEP_DIFF, ROUGE_L)
 """Metric names, in report order."""
 
-_SPECIAL_TOKENS = ("<|im_end|>", "<|im_end|", "<|im_start|>", "<|im_start|")
 # A step line starts with its number: ``1.2``/``1.2.3`` (then anything but a digit, so ``1.1创建``
 # counts) or a lone ``1`` followed by a dot, a space or the line end (so ``10个苹果`` does not).
 _STEP = re.compile(r"^\s*(?>(\d+(?:\.\d+)+)|(\d+)(?=[.\s]|$))\.?(?!\d)\s*(.*)$")
@@ -53,24 +53,9 @@ _TOKEN = re.compile(rf"[a-z0-9]+|[{_CJK}]")
 
 
 def clean_plan(text: str | None) -> str:
-    """The plan text as the official pipeline sent it to the judge.
-
-    Chat special tokens are removed; when the text does not start with ``1. ``, it is cut to
-    start at the first ``1. `` and a trailing paragraph (after the last blank line) that does not
-    start with a digit is dropped.
-    """
-    if not text:
-        return ""
-    for token in _SPECIAL_TOKENS:
-        text = text.replace(token, "")
-    if not text.strip().startswith("1. "):
-        start = text.find("1. ")
-        if start != -1:
-            text = text[start:]
-        paragraphs = text.split("\n\n")
-        if len(paragraphs) > 1 and paragraphs[-1] and not paragraphs[-1][0].isdigit():
-            text = "\n\n".join(paragraphs[:-1])
-    return text
+    """The plan text as the official pipeline sent it to the judge (see
+    :func:`evaluators.parsing.clean_plan_text`: the one implementation of that cut)."""
+    return clean_plan_text(text) if text else ""
 
 
 class PlanLine(BaseModel):
@@ -98,19 +83,13 @@ def parse_plan(text: str | None) -> list[PlanLine]:
     return lines
 
 
-def _follows(prev: tuple[int, ...], cur: tuple[int, ...]) -> bool:
-    if cur == (*prev, 1):
-        return True
-    return any(cur == (*prev[:k], prev[k] + 1) for k in range(len(prev)))
-
-
 class NumberingCheck(BaseModel):
     """Whether a plan's numbering is a valid tree, and the first problem if not."""
 
     valid: bool
     """All lines are steps, the first is 1, and each number follows from the previous one."""
     problem: str | None = None
-    """The first offending line, e.g. ``line 3: 1.3 does not follow 1.1``."""
+    """The first offending line, e.g. ``1.3 follows 1.1 (expected 1.1.1 or 1.2)``."""
 
 
 def check_numbering(text: str | None) -> NumberingCheck:
@@ -119,24 +98,18 @@ def check_numbering(text: str | None) -> NumberingCheck:
     >>> check_numbering("1. a\\n1.1 b\\n2. c").valid
     True
     >>> check_numbering("1. a\\n1.2 b").problem
-    'line 2: 1.2 does not follow 1'
+    '1.2 follows 1 (expected 1.1 or 2)'
     """
     lines = parse_plan(text)
     if not lines:
         return NumberingCheck(valid=False, problem="no steps")
-    prev: tuple[int, ...] | None = None
     for i, line in enumerate(lines, start=1):
         if line.number is None:
             return NumberingCheck(valid=False, problem=f"line {i} is not a numbered step")
-        shown = ".".join(map(str, line.number))
-        if prev is None:
-            if line.number != (1,):
-                return NumberingCheck(valid=False, problem=f"line 1: starts at {shown}, not 1")
-        elif not _follows(prev, line.number):
-            before = ".".join(map(str, prev))
-            return NumberingCheck(valid=False,
-                                  problem=f"line {i}: {shown} does not follow {before}")
-        prev = line.number
+    numbers = [line.number for line in lines if line.number is not None]
+    problems = numbering_problems(numbers)
+    if problems:
+        return NumberingCheck(valid=False, problem=problems[0])
     return NumberingCheck(valid=True)
 
 

@@ -42,11 +42,11 @@ def test_valid_numbering(plan: str) -> None:
 
 
 @pytest.mark.parametrize(("plan", "problem"), [
-    ("1. a\n1.2 b", "line 2: 1.2 does not follow 1"),
-    ("2. a\n2.1 b", "line 1: starts at 2, not 1"),
-    ("1. a\n1.1.1 b", "line 2: 1.1.1 does not follow 1"),
-    ("1. a\n1.1 b\n1.1 c", "line 3: 1.1 does not follow 1.1"),
-    ("1. a\n3. b", "line 2: 3 does not follow 1"),
+    ("1. a\n1.2 b", "1.2 follows 1 (expected 1.1 or 2)"),
+    ("2. a\n2.1 b", "2 follows the start (expected 1)"),
+    ("1. a\n1.1.1 b", "1.1.1 follows 1 (expected 1.1 or 2)"),
+    ("1. a\n1.1 b\n1.1 c", "1.1 follows 1.1 (expected 1.1.1 or 1.2)"),
+    ("1. a\n3. b", "3 follows 1 (expected 1.1 or 2)"),
     ("1. a\nThen do b", "line 2 is not a numbered step"),
     ("I'm sorry, I cannot help.", "line 1 is not a numbered step"),
     ("", "no steps"),
