@@ -1,0 +1,535 @@
+"""AppBench strategies as LangGraph workflows: ``hierarchical``, ``flat``, ``few_shot`` and
+``execute_repair`` (benchmark ``appbench``, task ``plan``, every category).
+
+Every strategy ends with the model's plan, one line per call (``App: [r1 = api(#k='v')]``,
+prompts in :mod:`graphs.appbench_prompts`). The final answer is read with
+:func:`evaluators.appbench_parse.parse_answer`; the state then holds
+
+* ``prediction``: the answer's call lines in ``App: [...]`` form, one per line (the text the
+  AppBench scorer reads); pieces that look like calls but do not parse are kept after them, so
+  the scorer counts them; ``parse_error`` says when the answer holds no call at all;
+* ``scratch["calls"]``: the parsed calls (dicts of :class:`~tooleval_agents.appbench.records.
+  AppCall`), ``scratch["unparsed"]`` the pieces that did not parse.
+
+Graphs::
+
+    hierarchical:   select -> read_apps -> plan -> read_plan
+    flat:           plan -> read_plan
+    few_shot:       demos -> plan -> read_plan
+    execute_repair: [select -> read_apps ->] plan -> read_plan -> execute
+                    execute --(errors and round < max_rounds)--> repair -> read_plan -> execute
+                    execute --(no errors, or max_rounds reached)--> END
+
+* ``hierarchical`` (the paper's main protocol): the model names the needed apps from one line per
+  app (a JSON list, read tolerantly: known names anywhere in the answer, singular or any case);
+  then plans with only those apps' APIs. An answer naming no known app falls back to all apps
+  (``scratch["app_selection_fallback"]``), since a planning prompt without APIs cannot succeed.
+* ``flat`` (paper §5.2): one planning prompt with all 15 apps.
+* ``few_shot`` (paper Table 5; option ``k``, default 3): the flat prompt plus ``k`` solved
+  samples of the same split in ``<example>`` blocks. As in the paper, demonstrations are chosen by
+  the sample's *gold* app multiset (sorted ``used_app``), looked up in the split by the
+  instruction text: first the samples with the same multiset, in file order (the official demos
+  were the first samples using the same apps); when fewer than ``k`` exist, the rest are the
+  samples sharing the most apps (multiset overlap, then the fewest extra or missing apps, then
+  file order). The sample itself is never a demonstration: neither its index nor any sample with
+  the same instruction text. An instruction not in the split gets the first ``k`` samples
+  (``scratch["demo_source"] == "not_in_split"``).
+* ``execute_repair`` (ours; options ``max_rounds``, default 3, and ``base``, ``hierarchical``
+  (default) or ``flat``): round 1 is the base strategy's plan; the plan runs on the AppBench stubs
+  (:mod:`tooleval_agents.appbench.stubs`) *without the gold*, which return synthetic values and
+  typed errors; when there are errors (or no parsable call), a repair prompt lists them and asks
+  for the corrected full plan, until a round runs clean or ``max_rounds`` rounds have run. The
+  trace holds every executed call of every round; ``scratch["rounds"]`` the per-round call count,
+  errors and token usage (the difference of the summed usage across the round).
+  Without the gold the stubs do not widen the catalog to the data's quirks: 36 gold MM plans
+  (SGD train-split slots such as ``origin``, dependencies the gold leaves unresolved) fail there,
+  so even a perfect first plan of those samples is sent to repair.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from evaluators.appbench_parse import ParsedAnswer, gold_answer, parse_answer
+from graphs.appbench_prompts import (
+    DEMO_TEMPLATE,
+    DEMOS_INTRO,
+    PLAN_MARKER,
+    PLAN_RULES,
+    PLAN_TEMPLATE,
+    REPAIR_MARKER,
+    REPAIR_TEMPLATE,
+    SELECT_MARKER,
+    SELECT_TEMPLATE,
+    render_app_list,
+    render_catalog,
+)
+from graphs.common import NodeUpdate, build_messages, example_block, input_block, model_call_node
+from graphs.registry import Strategy, StrategyContext, register_strategy
+from graphs.state import Usage, WorkflowState
+from tooleval_agents.appbench.catalog import load_catalog
+from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
+from tooleval_agents.appbench.stubs import AppExecutor, ExecutionTrace
+from tooleval_agents.datadir import resolve_data_dir
+from tooleval_agents.reference_models import GoldAnswer
+from tooleval_agents.registry import Split, get_benchmark
+
+_NO_USAGE: Usage = {"input_tokens": 0, "output_tokens": 0, "model_calls": 0}
+_APP_TOKEN = re.compile(r"[A-Za-z]+")
+_JSON_LIST = re.compile(r"\[[^\[\]]*\]", re.S)
+
+
+# ---------------------------------------------------------------------------- inputs and gold
+
+
+def instruction_of(inputs: dict[str, Any]) -> str:
+    """The user instruction of an example's inputs (``{"input": ...}``), stripped."""
+    text = inputs.get("input")
+    if not isinstance(text, str):
+        raise ValueError(f"appbench example inputs need an 'input' string, got {inputs!r:.200}")
+    return text.strip()
+
+
+def reference_sample(reference_outputs: dict[str, Any], text: str = "") -> AppBenchSample:
+    """A sample from an example's reference outputs (the gold ``output`` object)."""
+    return AppBenchSample.model_validate({"input": text, "output": reference_outputs})
+
+
+def ordered_apps(calls: Sequence[AppCall]) -> list[str]:
+    """The apps of a plan, each once, in order of first use."""
+    return list(dict.fromkeys(c.app for c in calls if c.app))
+
+
+def gold_app_list(sample: AppBenchSample) -> str:
+    """The app-selection answer of a perfect model: a JSON list, apps in order of first use."""
+    return json.dumps(ordered_apps(sample.calls))
+
+
+# ---------------------------------------------------------------------------- reading answers
+
+
+def _app_lookup(catalog: Catalog) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for app in catalog.apps:
+        low = app.lower()
+        names[low] = app
+        names[low.removesuffix("s")] = app  # "Restaurant", "Hotel", "Rent"...
+    return names
+
+
+def parse_app_list(text: str, catalog: Catalog) -> tuple[list[str], list[str]]:
+    """``(apps, unknown names)`` of an app-selection answer, apps in the order named, each once.
+
+    A JSON list of strings is read as such; otherwise every word is matched against the app
+    names (case and a plural ``s`` ignored), so ``[Hotels, Weather]``, one name per line or
+    prose all work.
+
+    >>> from tooleval_agents.appbench.catalog import load_catalog
+    >>> parse_app_list('["Hotels", "weather", "Spa"]', load_catalog())
+    (['Hotels', 'Weather'], ['Spa'])
+    >>> parse_app_list("You need the Restaurant app and Rents.", load_catalog())[0]
+    ['Restaurants', 'Rents']
+    """
+    lookup = _app_lookup(catalog)
+    names: list[str] | None = None
+    for m in _JSON_LIST.finditer(text):
+        try:
+            value = json.loads(m.group(0))
+        except ValueError:
+            continue
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            names = value
+            break
+    apps: list[str] = []
+    unknown: list[str] = []
+    if names is not None:
+        for name in names:
+            app = lookup.get(name.strip().lower())
+            if app is None:
+                unknown.append(name)
+            elif app not in apps:
+                apps.append(app)
+        return apps, unknown
+    for word in _APP_TOKEN.findall(text):
+        app = lookup.get(word.lower())
+        if app is not None and app not in apps:
+            apps.append(app)
+    return apps, unknown
+
+
+def prediction_text(parsed: ParsedAnswer) -> str:
+    """The scored answer: the call lines in ``App: [...]`` form (as written), then the pieces
+    that look like calls but do not parse."""
+    return "\n".join([c.raw for c in parsed.calls] + parsed.unparsed)
+
+
+def read_plan(text: str) -> NodeUpdate:
+    """``prediction``, ``parse_error`` and the parsed calls (``scratch`` keys ``calls``,
+    ``unparsed``) of a planning answer."""
+    parsed = parse_answer(text)
+    error = None if parsed.calls else (
+        "no call line in the answer" + (f" ({len(parsed.unparsed)} unparsable)"
+                                        if parsed.unparsed else ""))
+    return {
+        "prediction": prediction_text(parsed),
+        "parse_error": error,
+        "calls": [c.model_dump(mode="json") for c in parsed.calls],
+        "unparsed": list(parsed.unparsed),
+    }
+
+
+# ---------------------------------------------------------------------------- prompts
+
+
+class CatalogText:
+    """The catalog rendered for prompts, each app subset rendered once (renders are cached:
+    a run asks for the same few subsets hundreds of times)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.app_list = render_app_list(catalog)
+        """One line per app (the app-selection list)."""
+        self._apis: dict[tuple[str, ...] | None, str] = {}
+
+    def apis(self, apps: Sequence[str] | None = None) -> str:
+        """The APIs of the given apps (all when ``None``), in catalog order."""
+        key = None if apps is None else tuple(sorted(set(apps)))
+        if key not in self._apis:
+            self._apis[key] = render_catalog(self.catalog, key)
+        return self._apis[key]
+
+
+def select_prompt(text: CatalogText, instruction: str) -> str:
+    """Hierarchical stage 1: pick the apps."""
+    return SELECT_TEMPLATE.format(apps=text.app_list, input_block=input_block(instruction),
+                                  marker=SELECT_MARKER)
+
+
+def plan_prompt(text: CatalogText, instruction: str, apps: Sequence[str] | None = None,
+                demos: Sequence[str] = ()) -> str:
+    """The planning prompt with the given apps' APIs (all when ``None``) and demonstrations
+    (already rendered text, each put in an ``<example>`` block)."""
+    demo_text = DEMOS_INTRO.format(blocks="\n".join(example_block(d) for d in demos)) \
+        if demos else ""
+    return PLAN_TEMPLATE.format(catalog=text.apis(apps), rules=PLAN_RULES, demos=demo_text,
+                                input_block=input_block(instruction), marker=PLAN_MARKER)
+
+
+def _defused(text: str) -> str:
+    # A model's own text goes back into a prompt: it must not open an <input> block.
+    return text.replace("<input>", "<input_>").replace("</input>", "</input_>")
+
+
+def repair_prompt(text: CatalogText, instruction: str, apps: Sequence[str] | None, plan: str,
+                  errors: Sequence[str]) -> str:
+    """The repair prompt: the previous plan and its execution errors, before the request."""
+    return REPAIR_TEMPLATE.format(
+        catalog=text.apis(apps), rules=PLAN_RULES,
+        plan=_defused(plan) if plan.strip() else "(no call line could be read)",
+        errors="\n".join(f"- {_defused(e)}" for e in errors),
+        input_block=input_block(instruction), marker=REPAIR_MARKER)
+
+
+def render_demo(sample: AppBenchSample) -> str:
+    """A solved sample as a demonstration: the request and its gold call lines."""
+    return DEMO_TEMPLATE.format(instruction=sample.input.strip(), calls=gold_answer(sample))
+
+
+# ---------------------------------------------------------------------------- few-shot pool
+
+
+def app_multiset(sample: AppBenchSample) -> tuple[str, ...]:
+    """The sorted ``used_app`` of a sample (what the official demonstrations were matched on)."""
+    return tuple(sorted(sample.output.used_app))
+
+
+def choose_demos(pool: Sequence[AppBenchSample], instruction: str, k: int,
+                 ) -> tuple[list[int], str]:
+    """Indices of ``k`` demonstrations for the sample with this instruction, and how they were
+    found (``same_apps``, ``filled_by_overlap`` or ``not_in_split``); see the module docstring.
+
+    Deterministic: it depends only on the pool order and the instruction.
+    """
+    text = instruction.strip()
+    own = {i for i, s in enumerate(pool) if s.input.strip() == text}
+    if not own:
+        return list(range(min(k, len(pool)))), "not_in_split"
+    target = Counter(app_multiset(pool[min(own)]))
+    ranked: list[tuple[int, int, int]] = []
+    for i, s in enumerate(pool):
+        if i in own or s.input.strip() == text:
+            continue
+        other = Counter(app_multiset(s))
+        overlap = sum((target & other).values())
+        extra = sum(((target - other) + (other - target)).values())
+        ranked.append((-overlap, extra, i))
+    chosen = [i for _, _, i in sorted(ranked)[:k]]
+    exact = sum(1 for i in chosen if Counter(app_multiset(pool[i])) == target)
+    return chosen, "same_apps" if exact == len(chosen) else "filled_by_overlap"
+
+
+# ---------------------------------------------------------------------------- shared nodes
+
+
+def _scratch(state: WorkflowState, **updates: Any) -> dict[str, Any]:
+    # ``scratch`` has no reducer: every node returns the whole dict, updated.
+    return {**(state.get("scratch") or {}), **updates}
+
+
+def _read_plan_node(state: WorkflowState) -> NodeUpdate:
+    plan = read_plan(state["raw_outputs"][-1])
+    calls, unparsed = plan.pop("calls"), plan.pop("unparsed")
+    return {**plan, "trace": [], "scratch": _scratch(state, calls=calls, unparsed=unparsed)}
+
+
+def _option_int(options: dict[str, Any], name: str, default: int, minimum: int) -> int:
+    value = options.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"appbench option {name!r} must be an integer >= {minimum}, "
+                         f"got {value!r}")
+    return value
+
+
+class AppBenchStrategy(Strategy):
+    """Shared parts: the instruction is the ``<input>``; gold answers come from the output."""
+
+    benchmark = "appbench"
+    tasks: tuple[str, ...] | None = ("plan",)
+
+    def input_key(self, split: Split, inputs: dict[str, Any]) -> str:
+        return instruction_of(inputs)
+
+    def gold_answers(self, split: Split, inputs: dict[str, Any],
+                     reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
+        sample = reference_sample(reference_outputs, instruction_of(inputs))
+        return [GoldAnswer(PLAN_MARKER, gold_answer(sample), "call_lines")]
+
+    def _check(self, ctx: StrategyContext) -> CatalogText:
+        if ctx.split.benchmark != "appbench":
+            raise ValueError(f"strategy appbench/{self.name} cannot run split {ctx.split.key}")
+        return CatalogText(load_catalog())
+
+    @staticmethod
+    def _add_selection(graph: StateGraph[Any], ctx: StrategyContext, text: CatalogText) -> None:
+        """Nodes ``select`` (model) and ``read_apps``: hierarchical stage 1."""
+
+        def read_apps(state: WorkflowState) -> NodeUpdate:
+            apps, unknown = parse_app_list(state["raw_outputs"][-1], text.catalog)
+            fallback = not apps
+            return {"scratch": _scratch(state, selected_apps=apps or list(text.catalog.apps),
+                                        unknown_apps=unknown, app_selection_fallback=fallback)}
+
+        graph.add_node("select", model_call_node(ctx.model, lambda s: build_messages(
+            select_prompt(text, instruction_of(s["inputs"]))), name="select"))
+        graph.add_node("read_apps", read_apps)
+        graph.add_edge("select", "read_apps")
+
+
+class Hierarchical(AppBenchStrategy):
+    """Select apps, then plan with only those apps' APIs (the paper's main protocol)."""
+
+    name = "hierarchical"
+
+    def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
+        text = self._check(ctx)
+        graph = StateGraph(WorkflowState)
+        self._add_selection(graph, ctx, text)
+        graph.add_node("plan", model_call_node(ctx.model, lambda s: build_messages(plan_prompt(
+            text, instruction_of(s["inputs"]), s["scratch"]["selected_apps"])), name="plan"))
+        graph.add_node("read_plan", _read_plan_node)
+        graph.add_edge(START, "select")
+        graph.add_edge("read_apps", "plan")
+        graph.add_edge("plan", "read_plan")
+        graph.add_edge("read_plan", END)
+        return graph.compile(name=f"appbench-{self.name}-{ctx.split.subset}")
+
+    def gold_answers(self, split: Split, inputs: dict[str, Any],
+                     reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
+        sample = reference_sample(reference_outputs, instruction_of(inputs))
+        return [GoldAnswer(SELECT_MARKER, gold_app_list(sample), "app_list"),
+                *super().gold_answers(split, inputs, reference_outputs)]
+
+
+class Flat(AppBenchStrategy):
+    """One planning prompt with all 15 apps (paper §5.2)."""
+
+    name = "flat"
+
+    def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
+        text = self._check(ctx)
+        graph = StateGraph(WorkflowState)
+        graph.add_node("plan", model_call_node(ctx.model, lambda s: build_messages(plan_prompt(
+            text, instruction_of(s["inputs"]))), name="plan"))
+        graph.add_node("read_plan", _read_plan_node)
+        graph.add_edge(START, "plan")
+        graph.add_edge("plan", "read_plan")
+        graph.add_edge("read_plan", END)
+        return graph.compile(name=f"appbench-{self.name}-{ctx.split.subset}")
+
+
+class FewShot(AppBenchStrategy):
+    """The flat prompt with ``k`` demonstrations using the same apps (paper Table 5)."""
+
+    name = "few_shot"
+
+    def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
+        text = self._check(ctx)
+        k = _option_int(ctx.options, "k", 3, 0)
+        pool: list[AppBenchSample] = list(get_benchmark("appbench").load(  # type: ignore[arg-type]
+            ctx.split, resolve_data_dir(ctx.data_dir)))
+
+        def demos(state: WorkflowState) -> NodeUpdate:
+            chosen, source = choose_demos(pool, instruction_of(state["inputs"]), k)
+            return {"scratch": _scratch(state, demos=chosen, demo_source=source)}
+
+        def messages(state: WorkflowState) -> Any:
+            shown = [render_demo(pool[i]) for i in state["scratch"]["demos"]]
+            return build_messages(plan_prompt(text, instruction_of(state["inputs"]),
+                                              demos=shown))
+
+        graph = StateGraph(WorkflowState)
+        graph.add_node("demos", demos)
+        graph.add_node("plan", model_call_node(ctx.model, messages, name="plan"))
+        graph.add_node("read_plan", _read_plan_node)
+        graph.add_edge(START, "demos")
+        graph.add_edge("demos", "plan")
+        graph.add_edge("plan", "read_plan")
+        graph.add_edge("read_plan", END)
+        return graph.compile(name=f"appbench-{self.name}-{ctx.split.subset}")
+
+
+def _minus(a: Usage, b: Usage) -> Usage:
+    return {"input_tokens": a["input_tokens"] - b["input_tokens"],
+            "output_tokens": a["output_tokens"] - b["output_tokens"],
+            "model_calls": a["model_calls"] - b["model_calls"]}
+
+
+def plan_problems(calls: Sequence[AppCall], unparsed: Sequence[str],
+                  trace: ExecutionTrace) -> list[str]:
+    """The errors a repair prompt lists: unreadable pieces, an empty plan, failed calls."""
+    problems = [f"this piece could not be read as a call line: {piece}" for piece in unparsed]
+    if not calls:
+        problems.append("the answer holds no call line of the form "
+                        "App: [returned = api(#argument='value')]")
+    for done in trace.calls:
+        for error in done.errors:
+            problems.append(f"call {done.index + 1} ({calls[done.index].raw}): "
+                            f"{error.kind}: {error.message}")
+    return problems
+
+
+class ExecuteRepair(AppBenchStrategy):
+    """Plan, run the plan on the stubs (no gold), show the errors, revise; up to
+    ``max_rounds`` rounds (see the module docstring)."""
+
+    name = "execute_repair"
+
+    def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
+        text = self._check(ctx)
+        max_rounds = _option_int(ctx.options, "max_rounds", 3, 1)
+        base = ctx.options.get("base", "hierarchical")
+        if base not in ("hierarchical", "flat"):
+            raise ValueError(f"appbench option 'base' must be 'hierarchical' or 'flat', "
+                             f"got {base!r}")
+        # The workflow must not see the gold: the stubs answer with synthetic values.
+        executor = AppExecutor(text.catalog)
+        lookup = _app_lookup(text.catalog)
+
+        def shown_apps(state: WorkflowState) -> list[str] | None:
+            scratch = state.get("scratch") or {}
+            if base == "flat":
+                return None
+            named = [lookup[c["app"].lower()] for c in scratch.get("calls", [])
+                     if c["app"] and c["app"].lower() in lookup]
+            return list(dict.fromkeys([*scratch["selected_apps"], *named]))
+
+        def plan_messages(state: WorkflowState) -> Any:
+            return build_messages(plan_prompt(text, instruction_of(state["inputs"]),
+                                              shown_apps(state)))
+
+        def repair_messages(state: WorkflowState) -> Any:
+            scratch = state["scratch"]
+            return build_messages(repair_prompt(
+                text, instruction_of(state["inputs"]), shown_apps(state),
+                state.get("prediction") or "", scratch["rounds"][-1]["problems"]))
+
+        def execute(state: WorkflowState) -> NodeUpdate:
+            scratch = state.get("scratch") or {}
+            calls = [AppCall.model_validate(c) for c in scratch.get("calls", [])]
+            trace = executor.execute(calls)
+            number = len(scratch.get("rounds", [])) + 1
+            problems = plan_problems(calls, scratch.get("unparsed", []), trace)
+            total = state.get("usage") or _NO_USAGE
+            mark = scratch.get("usage_mark") or _NO_USAGE
+            record = {"round": number, "calls": len(calls), "errors": len(trace.errors),
+                      "problems": problems, "usage": _minus(total, mark)}
+            return {
+                "trace": [{"round": number, **c.model_dump(mode="json")} for c in trace.calls],
+                "scratch": _scratch(state, rounds=[*scratch.get("rounds", []), record],
+                                    usage_mark=dict(total)),
+            }
+
+        def next_step(state: WorkflowState) -> str:
+            rounds = state["scratch"]["rounds"]
+            return "repair" if rounds[-1]["problems"] and len(rounds) < max_rounds else END
+
+        graph = StateGraph(WorkflowState)
+        if base == "hierarchical":
+            self._add_selection(graph, ctx, text)
+            graph.add_edge(START, "select")
+            graph.add_edge("read_apps", "plan")
+        else:
+            graph.add_edge(START, "plan")
+        graph.add_node("plan", model_call_node(ctx.model, plan_messages, name="plan"))
+        graph.add_node("repair", model_call_node(ctx.model, repair_messages, name="repair"))
+        graph.add_node("read_plan", _read_plan_node)
+        graph.add_node("execute", execute)
+        graph.add_edge("plan", "read_plan")
+        graph.add_edge("repair", "read_plan")
+        graph.add_edge("read_plan", "execute")
+        graph.add_conditional_edges("execute", next_step, ["repair", END])
+        return graph.compile(name=f"appbench-{self.name}-{base}-{ctx.split.subset}")
+
+    def gold_answers(self, split: Split, inputs: dict[str, Any],
+                     reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
+        # Options are not known here: the app-selection answer is listed for either base.
+        sample = reference_sample(reference_outputs, instruction_of(inputs))
+        lines = gold_answer(sample)
+        return [GoldAnswer(SELECT_MARKER, gold_app_list(sample), "app_list"),
+                GoldAnswer(PLAN_MARKER, lines, "call_lines"),
+                GoldAnswer(REPAIR_MARKER, lines, "call_lines")]
+
+
+for _strategy in (Hierarchical(), Flat(), FewShot(), ExecuteRepair()):
+    register_strategy(_strategy)
+
+
+__all__ = [
+    "AppBenchStrategy",
+    "CatalogText",
+    "ExecuteRepair",
+    "FewShot",
+    "Flat",
+    "Hierarchical",
+    "app_multiset",
+    "choose_demos",
+    "gold_app_list",
+    "instruction_of",
+    "ordered_apps",
+    "parse_app_list",
+    "plan_problems",
+    "plan_prompt",
+    "prediction_text",
+    "read_plan",
+    "reference_sample",
+    "render_demo",
+    "repair_prompt",
+    "select_prompt",
+]
