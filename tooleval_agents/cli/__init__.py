@@ -6,7 +6,8 @@ from __future__ import annotations
 from tooleval_agents.cli import data_info  # noqa: F401  (registers commands)
 from tooleval_agents.cli.apps import app
 
-_OPTIONAL = ("data_fetch", "data_build", "data_push", "score_ultratool", "score_appbench")
+_OPTIONAL = ("data_fetch", "data_build", "data_push", "score_ultratool", "score_appbench",
+             "compare", "report", "score_run", "run")
 
 
 def _import_optional() -> None:

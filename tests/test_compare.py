@@ -1,0 +1,242 @@
+"""compare(): metric table, paired bootstrap CIs, intersections, costs; ``tooleval compare``.
+
+Run directories are built here with :class:`RunDir` from real scorer outputs (gold, corrupted
+and empty answers scored through the registry), so these tests depend only on the
+``results.py`` contract, not on the runner. The helpers are shared with test_rescore.py and
+test_reports.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Container
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from evaluators.appbench_parse import gold_answer
+from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+from tooleval_agents.cli import app
+from tooleval_agents.compare import compare, load_run
+from tooleval_agents.corruptions import corrupt
+from tooleval_agents.langsmith_datasets import to_examples
+from tooleval_agents.registry import get_benchmark
+from tooleval_agents.results import (
+    DatasetRef,
+    ExampleResult,
+    RunConfig,
+    RunDir,
+    RunSummary,
+    Usage,
+)
+from tooleval_agents.runner import dataset_hash
+
+Answer = Callable[[Any, int], str | None]
+
+
+def appbench_gold(example: Any, index: int) -> str:
+    sample = AppBenchSample(input=example.inputs["input"],
+                            output=AppBenchOutput.model_validate(example.outputs))
+    return gold_answer(sample)
+
+
+def appbench_noisy(rate: float) -> Answer:
+    def answer(example: Any, index: int) -> str:
+        return corrupt(appbench_gold(example, index), "call_lines", rate=rate, seed=index)
+    return answer
+
+
+def empty(example: Any, index: int) -> str:
+    return ""
+
+
+def kv_gold(example: Any, index: int) -> str:
+    return json.dumps(example.outputs["reference"], ensure_ascii=False)
+
+
+def make_run(root: Path, name: str, *, benchmark: str = "appbench", task: str = "plan",
+             subset: str = "ss", data_dir: Path, answer: Answer = appbench_gold,
+             strategy: str = "hierarchical", model: str = "reference",
+             scoring_options: dict[str, Any] | None = None, source: str = "sample",
+             infra: Container[int] = (), only: Container[int] | None = None,
+             tokens: tuple[int, int, int] = (100, 20, 2),
+             judge: dict[str, Any] | None = None,
+             extra_score: Callable[[int], Any] | None = None) -> Path:
+    """A finished run directory: every example answered by ``answer``, scored with the
+    benchmark's scorer; indices in ``infra`` are infra errors (no score); ``only`` keeps a
+    subset of the examples. The summary holds ``scorer.aggregate`` of the stored scores."""
+    split = get_benchmark(benchmark).split(task, subset)
+    options = scoring_options or {}
+    scorer = get_benchmark(benchmark).scorer(split, options=options)
+    examples = to_examples(split, data_dir)
+    rd = RunDir(root / name)
+    rd.write_config(RunConfig(
+        experiment=f"{split.name}-{strategy}-{model}", benchmark=benchmark, task=task,
+        subset=subset, strategy=strategy, model={"spec": model, "params": {}}, judge=judge,
+        scoring_options=options,
+        dataset=DatasetRef(name=split.name, examples=len(examples),
+                           hash=dataset_hash(examples), source=source)))
+    scores = []
+    for i, ex in enumerate(examples):
+        if only is not None and i not in only:
+            continue
+        inp, out, calls = tokens
+        usage = Usage(input_tokens=inp, output_tokens=out, model_calls=calls)
+        if i in infra:
+            rd.append(ExampleResult(example_id=str(ex.id), index=i, status="infra_error",
+                                    error="429", error_kind="rate_limit"))
+            continue
+        text = answer(ex, i)
+        outputs = {"output": text, "prediction": text, "raw_outputs": [text]}
+        score = scorer.score(dict(ex.inputs), outputs, dict(ex.outputs))
+        if extra_score is not None:  # e.g. recorded judge scores next to the offline ones
+            extra = extra_score(i)
+            score = score.model_copy(update={"scores": {**score.scores, **extra.scores},
+                                             "parts": {**score.parts, **extra.parts}})
+        scores.append(score)
+        rd.append(ExampleResult(example_id=str(ex.id), index=i, status="ok", outputs=outputs,
+                                score=score.model_dump(mode="json"), usage=usage,
+                                latency_s=0.5))
+    rd.write_summary(RunSummary(
+        experiment=f"{split.name}-{strategy}-{model}",
+        metrics=dict(scorer.aggregate(scores)),
+        counts={"examples": len(examples), "scored": len(scores), "retried": 0}))
+    return rd.path
+
+
+# ------------------------------------------------------------------------------------- tests
+
+def test_self_comparison_is_zero_with_zero_ci(tmp_path: Path, samples: Path) -> None:
+    run = make_run(tmp_path, "a", subset="sm", data_dir=samples, answer=appbench_noisy(0.5))
+    result = compare([run, run], n_boot=200, seed=1)
+    assert len(result.table.columns) == 2  # the same experiment twice gets two labels
+    diffs = result.differences
+    assert set(diffs["metric"]) >= {"success", "app_f1", "api_f1"}
+    numeric = diffs.dropna(subset=["diff"])
+    assert (numeric["diff"] == 0).all()
+    assert (numeric["ci_low"] == 0).all() and (numeric["ci_high"] == 0).all()
+    assert not numeric["significant"].any()
+
+
+def test_clearly_better_run_has_ci_excluding_zero(tmp_path: Path, samples: Path) -> None:
+    good = make_run(tmp_path, "good", data_dir=samples)
+    bad = make_run(tmp_path, "bad", data_dir=samples, answer=empty, model="empty")
+    result = compare([bad, good], n_boot=300, seed=0)
+    row = result.differences.set_index("metric").loc["success"]
+    # Gold answers succeed on every sample and empty ones on none: b - a is exactly 100.
+    assert row["diff"] == pytest.approx(100.0)
+    assert row["ci_low"] > 0 and row["significant"]
+    assert result.table.loc["success", row["run_b"]] == pytest.approx(100.0)
+    assert result.table.loc["success", row["run_a"]] == pytest.approx(0.0)
+
+
+def test_bootstrap_on_real_data_is_seeded_and_separates_noise(
+        tmp_path: Path, shared_data: Path) -> None:
+    first_120 = range(120)  # enough for a clear CI, quick to score
+    gold = make_run(tmp_path, "gold", data_dir=shared_data, source="official", only=first_120)
+    noisy = make_run(tmp_path, "noisy", data_dir=shared_data, source="official",
+                     answer=appbench_noisy(0.5), model="noisy-reference:0.5", only=first_120)
+    runs = [load_run(gold), load_run(noisy)]
+    first = compare(runs, metrics=["success", "app_f1"], n_boot=100, seed=7)
+    again = compare(runs, metrics=["success", "app_f1"], n_boot=100, seed=7)
+    other = compare(runs, metrics=["success", "app_f1"], n_boot=100, seed=8)
+    cols = ["diff", "ci_low", "ci_high"]
+    assert np.array_equal(first.differences[cols].to_numpy(), again.differences[cols].to_numpy())
+    assert not np.array_equal(first.differences[cols].to_numpy(),
+                              other.differences[cols].to_numpy())
+    success = first.differences.set_index("metric").loc["success"]
+    assert success["n_examples"] == 120
+    assert success["ci_low"] <= success["diff"] <= success["ci_high"]
+    assert success["ci_high"] < 0  # half the answers corrupted: clearly worse than gold
+    assert list(first.table.index) == ["success", "app_f1"]
+
+
+def test_pooled_metric_is_recomputed_per_resample(tmp_path: Path, samples: Path) -> None:
+    """A micro-F1 CI comes from aggregate() on each resample: its bounds are values that
+    aggregate() can produce on some resample, and the point diff is the full-set diff."""
+    a = make_run(tmp_path, "a", subset="mm", data_dir=samples, answer=appbench_noisy(1.0))
+    b = make_run(tmp_path, "b", subset="mm", data_dir=samples)
+    result = compare([a, b], metrics=["api_f1"], n_boot=400, seed=3)
+    row = result.differences.iloc[0]
+    ra, rb = load_run(a), load_run(b)
+    assert row["diff"] == pytest.approx(rb.metrics()["api_f1"] - ra.metrics()["api_f1"])
+    assert row["ci_low"] <= row["diff"] <= row["ci_high"]
+
+
+def test_different_example_sets_compare_on_intersection(tmp_path: Path,
+                                                        samples: Path) -> None:
+    full = make_run(tmp_path, "full", data_dir=samples)
+    part = make_run(tmp_path, "part", data_dir=samples, answer=empty, model="empty",
+                    only={0, 1, 2}, infra={1})
+    result = compare([full, part], n_boot=100)
+    row = result.differences.set_index("metric").loc["success"]
+    assert row["n_examples"] == 2  # examples 0 and 2: 1 is an infra error in "part"
+    assert row["only_a"] == len(load_run(full).scores) - 2 and row["only_b"] == 0
+    assert any("compared on the 2 examples both scored" in n for n in result.notes)
+    assert any("1 infra error(s) excluded" in n for n in result.notes)
+    assert result.costs.loc[row["run_b"], "infra_errors"] == 1
+    assert result.costs.loc[row["run_b"], "examples"] == 2
+
+
+def test_runs_on_other_splits_get_no_paired_difference(tmp_path: Path,
+                                                       samples: Path) -> None:
+    ss = make_run(tmp_path, "ss", data_dir=samples)
+    sm = make_run(tmp_path, "sm", subset="sm", data_dir=samples)
+    result = compare([ss, sm], n_boot=50)
+    assert result.differences.empty
+    assert any("1 pair(s) of runs over different splits" in n for n in result.notes)
+    assert list(result.table.columns) == [load_run(ss).label, load_run(sm).label]
+
+
+def test_costs_are_means_per_scored_example(tmp_path: Path, samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples, tokens=(1000, 50, 3), infra={0})
+    costs = compare([run], n_boot=0).costs.iloc[0]
+    assert costs["mean_input_tokens"] == 1000 and costs["mean_output_tokens"] == 50
+    assert costs["mean_model_calls"] == 3 and costs["infra_errors"] == 1
+
+
+def test_unknown_metric_and_missing_scores_are_clear_errors(tmp_path: Path,
+                                                            samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples)
+    with pytest.raises(KeyError, match="no_such_metric"):
+        compare([run], metrics=["no_such_metric"])
+    rd = RunDir(run)
+    first = next(iter(rd.results().values()))
+    rd.append(first.model_copy(update={"score": None, "attempt": 2}))
+    with pytest.raises(ValueError, match="without a stored score"):
+        load_run(run)
+    assert len(load_run(run, rescore=True).scores) == len(rd.results())
+
+
+def test_cli_compare_json_and_table(tmp_path: Path, samples: Path) -> None:
+    good = make_run(tmp_path, "good", data_dir=samples)
+    bad = make_run(tmp_path, "bad", data_dir=samples, answer=empty, model="empty")
+    runner = CliRunner()
+    result = runner.invoke(app, ["compare", str(bad), str(good), "--json", "--metric",
+                                 "success", "--n-boot", "100"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert list(data["metrics"]) == ["success"]
+    (diff,) = data["differences"]
+    assert diff["diff"] == pytest.approx(100.0) and diff["significant"] is True
+    assert data["bootstrap"] == {"n_boot": 100, "seed": 0, "confidence": 0.95}
+    assert set(data["costs"]) == {r["label"] for r in data["runs"]}
+    table = runner.invoke(app, ["compare", str(bad), str(good), "--n-boot", "50"])
+    assert table.exit_code == 0, table.output
+    assert "success" in table.stdout and "CI" in table.stdout
+    missing = runner.invoke(app, ["compare", str(tmp_path / "nope")])
+    assert missing.exit_code != 0 and "not a run directory" in missing.output
+
+
+def test_run_with_only_infra_errors_has_no_metrics(tmp_path: Path, samples: Path) -> None:
+    good = make_run(tmp_path, "good", data_dir=samples)
+    down = make_run(tmp_path, "down", data_dir=samples, model="down", infra=range(100))
+    result = compare([good, down], n_boot=20)
+    label = load_run(down).label
+    assert result.table[label].isna().all()  # no example scored: no metric, not zeros
+    assert (result.differences["n_examples"] == 0).all()
+    assert result.costs.loc[label, "examples"] == 0
+    assert any("no example scored by both" in n for n in result.notes)

@@ -1,0 +1,102 @@
+"""``tooleval compare RUN_DIR...``: metrics side by side, paired bootstrap CIs, cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from tooleval_agents.cli.apps import (
+    DataDirOption,
+    JsonOption,
+    app,
+    console,
+    handle_errors,
+    print_json,
+)
+from tooleval_agents.errors import ToolevalError
+
+RunsArgument = Annotated[list[Path], typer.Argument(
+    help="Run directories (runs/<experiment>/ with config.json and examples.jsonl).",
+    show_default=False)]
+MetricOption = Annotated[list[str] | None, typer.Option(
+    "--metric", "-m", help="Metric to compare (repeatable; default: all).", show_default=False)]
+NBootOption = Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples (0: no CI).",
+                                          min=0)]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
+RescoreOption = Annotated[bool, typer.Option(
+    "--rescore", help="Score the stored outputs again (needs the dataset) instead of using the "
+    "stored per-example scores.")]
+ScoringOption = Annotated[list[str] | None, typer.Option(
+    "--option", "-o", help="With --rescore: scoring option KEY=VALUE overriding the runs' "
+    "(e.g. scoring=paper); repeatable.", show_default=False)]
+
+
+def _num(value: float) -> str:
+    return "–" if value != value else f"{value:.2f}"  # NaN != NaN
+
+
+@app.command("compare")
+def compare_runs(
+    runs: RunsArgument,
+    metric: MetricOption = None,
+    n_boot: NBootOption = 2000,
+    seed: SeedOption = 0,
+    rescore: RescoreOption = False,
+    option: ScoringOption = None,
+    data_dir: DataDirOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Compare finished runs: metric x run, differences with paired bootstrap CIs over the
+    examples both runs scored, and token cost per example. No model is called."""
+    from tooleval_agents.compare import compare, load_run
+    from tooleval_agents.rescore import parse_options
+
+    try:
+        options = parse_options(option or [])
+        loaded = [load_run(r, rescore=rescore, scoring_options=options, data_dir=data_dir)
+                  for r in runs]
+        result = compare(loaded, metrics=metric or None, n_boot=n_boot, seed=seed)
+    except (ToolevalError, OSError, KeyError, ValueError) as exc:
+        raise handle_errors(exc) from exc
+    if json_out:
+        print_json(result.to_dict())
+        return
+    table = Table(title="Metrics (0-100, each run over all its scored examples)")
+    table.add_column("metric")
+    for label in result.table.columns:
+        table.add_column(str(label), justify="right")
+    for name, row in result.table.iterrows():
+        table.add_row(str(name), *[_num(v) for v in row.tolist()])
+    console.print(table)
+    diffs = result.differences[result.differences["n_examples"] > 0]
+    if not diffs.empty:
+        level = round(100 * result.confidence)
+        ci = Table(title=f"Paired differences b - a, {level}% bootstrap CI "
+                         f"({result.n_boot} resamples, seed {result.seed})")
+        for col in ("a", "b", "metric"):
+            ci.add_column(col)
+        for col in ("diff", "CI", "n"):
+            ci.add_column(col, justify="right")
+        for row in diffs.to_dict(orient="records"):
+            mark = "[bold]*[/]" if row["significant"] else ""
+            ci.add_row(str(row["run_a"]), str(row["run_b"]), str(row["metric"]),
+                       f"{_num(row['diff'])}{mark}",
+                       f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]",
+                       str(row["n_examples"]))
+        console.print(ci)
+        console.print("[dim]* the CI excludes 0[/]")
+    cost = Table(title="Cost per scored example")
+    cost.add_column("run")
+    for col in ("examples", "infra errors", "input tokens", "output tokens", "model calls",
+                "latency s"):
+        cost.add_column(col, justify="right")
+    for label, row in result.costs.iterrows():
+        cost.add_row(str(label), str(int(row["examples"])), str(int(row["infra_errors"])),
+                     _num(row["mean_input_tokens"]), _num(row["mean_output_tokens"]),
+                     _num(row["mean_model_calls"]), _num(row["mean_latency_s"]))
+    console.print(cost)
+    for note in result.notes:
+        console.print(f"[dim]- {note}[/]", highlight=False)

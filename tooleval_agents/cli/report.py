@@ -1,0 +1,60 @@
+"""``tooleval report RUN_DIR... --out DIR``: Markdown, CSV tables and PNG figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tooleval_agents.cli.apps import (
+    DataDirOption,
+    JsonOption,
+    app,
+    console,
+    handle_errors,
+    print_json,
+)
+from tooleval_agents.cli.compare import (
+    MetricOption,
+    NBootOption,
+    RescoreOption,
+    RunsArgument,
+    ScoringOption,
+    SeedOption,
+)
+from tooleval_agents.errors import ToolevalError
+
+
+@app.command("report")
+def report(
+    runs: RunsArgument,
+    out: Annotated[Path, typer.Option("--out", help="Directory to write the report into.")],
+    metric: MetricOption = None,
+    n_boot: NBootOption = 2000,
+    seed: SeedOption = 0,
+    rescore: RescoreOption = False,
+    option: ScoringOption = None,
+    data_dir: DataDirOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Write report.md, CSV tables (paper-style where the benchmark has a layout, metric x run
+    otherwise), paired differences with bootstrap CIs, cost, and PNG figures."""
+    from tooleval_agents.reports import write_report
+    from tooleval_agents.rescore import parse_options
+
+    try:
+        result = write_report(runs, out, n_boot=n_boot, seed=seed, metrics=metric or None,
+                              rescore=rescore, scoring_options=parse_options(option or []),
+                              data_dir=data_dir)
+    except (ToolevalError, OSError, KeyError, ValueError) as exc:
+        raise handle_errors(exc) from exc
+    files = {"markdown": str(result.markdown), "csv": [str(p) for p in result.csv],
+             "figures": [str(p) for p in result.figures]}
+    if json_out:
+        print_json({"out": str(result.out_dir), **files,
+                    "notes": result.comparison.notes if result.comparison else []})
+        return
+    console.print(f"wrote {result.markdown}", highlight=False)
+    console.print(f"{len(result.csv)} CSV tables, {len(result.figures)} figures in "
+                  f"{result.out_dir}", highlight=False)

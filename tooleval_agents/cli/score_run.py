@@ -1,0 +1,92 @@
+"""``tooleval score --run DIR``: re-score a finished run's stored outputs.
+
+A callback of the ``score`` group (``invoke_without_command``), so ``tooleval score --run DIR``
+re-scores a run while ``tooleval score ultratool|appbench ...`` keep working. Writes
+``summary.rescored.json`` next to the run's ``summary.json`` (which is kept), see
+:mod:`tooleval_agents.rescore`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from tooleval_agents.cli.apps import (
+    DataDirOption,
+    JsonOption,
+    console,
+    err_console,
+    fail,
+    handle_errors,
+    print_json,
+    score_app,
+)
+from tooleval_agents.errors import ToolevalError
+
+
+@score_app.callback(invoke_without_command=True)
+def score_run(
+    ctx: typer.Context,
+    run: Annotated[list[Path] | None, typer.Option(
+        "--run", help="Re-score this finished run directory from its stored outputs, with the "
+        "current evaluators and no agent model (repeatable). Writes summary.rescored.json.",
+        show_default=False)] = None,
+    option: Annotated[list[str] | None, typer.Option(
+        "--option", "-o", help="With --run: scoring option KEY=VALUE overriding the run's "
+        "(e.g. scoring=paper for AppBench); repeatable.", show_default=False)] = None,
+    judge: Annotated[str | None, typer.Option(
+        "--judge", help="With --run: judge model (provider:model) to re-judge judged tasks; "
+        "without it judge metrics are not recomputed.", show_default=False)] = None,
+    no_write: Annotated[bool, typer.Option(
+        "--no-write", help="With --run: print only, do not write summary.rescored.json.")]
+        = False,
+    data_dir: DataDirOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Re-score a run directory (``--run``) or run a subcommand."""
+    if ctx.invoked_subcommand is not None:
+        if run:
+            raise fail("--run re-scores a run directory: it does not combine with "
+                       f"'score {ctx.invoked_subcommand}'", code=2)
+        return
+    if not run:
+        console.print(ctx.get_help())
+        raise fail("give --run DIR, or a subcommand (ultratool, appbench)", code=2)
+    from tooleval_agents.rescore import RESCORED_SUMMARY, parse_options, rescore_run
+
+    out: list[dict[str, Any]] = []
+    try:
+        options = parse_options(option or [])
+        for path in run:
+            summary = rescore_run(path, judge=judge, scoring_options=options,
+                                  data_dir=data_dir, write=not no_write)
+            out.append({"run": str(path),
+                        "written": None if no_write else str(path / RESCORED_SUMMARY),
+                        "summary": summary.model_dump(mode="json")})
+    except (ToolevalError, OSError, KeyError, ValueError) as exc:
+        raise handle_errors(exc) from exc
+    if json_out:
+        print_json(out if len(out) > 1 else out[0])
+        return
+    for item in out:
+        s = item["summary"]
+        table = Table(title=f"{s['experiment']} (re-scored)")
+        for col, justify in (("metric", "left"), ("stored", "right"), ("re-scored", "right"),
+                             ("change", "right")):
+            table.add_column(col, justify=justify)  # type: ignore[arg-type]
+        before: dict[str, float] = s["original_metrics"]
+        for name, value in s["metrics"].items():
+            old = before.get(name)
+            table.add_row(name, "–" if old is None else f"{old:.2f}", f"{value:.2f}",
+                          "" if old is None or abs(value - old) < 1e-9 else f"{value - old:+.2f}")
+        console.print(table)
+        counts = ", ".join(f"{k}={v}" for k, v in s["counts"].items())
+        console.print(f"{counts}; {s['changed']} example score(s) changed; options: "
+                      f"{s['scoring_options'] or '{}'}", highlight=False)
+        for note in s["notes"]:
+            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+        if item["written"]:
+            console.print(f"wrote {item['written']}", highlight=False)

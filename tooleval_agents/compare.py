@@ -1,0 +1,323 @@
+"""Compare finished runs: corpus metrics side by side, paired bootstrap confidence intervals of
+their differences, and token cost per example.
+
+Everything is computed from the runs' stored per-example score dumps (``examples.jsonl``): no
+model is called. A pair of runs is compared on the examples both scored (infra errors are
+excluded from either side); a pooled metric is recomputed on every bootstrap resample with the
+benchmark's ``Scorer.aggregate``, so a micro-F1 is resampled as a micro-F1, not as a mean of
+per-example F1s.
+
+Example::
+
+    comparison = compare(["runs/a", "runs/b"], n_boot=2000, seed=0)
+    comparison.table                    # metric x run
+    comparison.differences              # run_a, run_b, metric, diff (b - a), ci_low, ci_high...
+    comparison.costs                    # mean tokens and model calls per example, per run
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluators.base import ExampleScore
+from tooleval_agents.registry import Scorer
+from tooleval_agents.rescore import rescore_results, scorer_for, stored_score
+from tooleval_agents.results import ExampleResult, RunConfig, RunDir
+
+
+@dataclass
+class RunData:
+    """One run loaded for comparison: its config, latest results and per-example scores."""
+
+    label: str
+    """Column name in the tables (the experiment name, made unique)."""
+    config: RunConfig
+    results: dict[str, ExampleResult]
+    """Latest result per example id, every status."""
+    scores: dict[str, ExampleScore]
+    """Score per example id of every example that is not an infra error."""
+    scorer: Scorer
+    """The benchmark's scorer (its ``aggregate`` pools the stored scores)."""
+    path: Path | None = None
+    rescored: bool = False
+    """Scores were recomputed from the stored outputs, not read from the dumps."""
+    notes: list[str] = field(default_factory=list)
+    _metrics: dict[str, float] | None = None
+
+    @property
+    def infra_errors(self) -> int:
+        """Examples left out of every metric (provider failures)."""
+        return sum(r.status == "infra_error" for r in self.results.values())
+
+    def metrics(self) -> dict[str, float]:
+        """Corpus metrics over all scored examples (cached)."""
+        if self._metrics is None:  # no scored example: no metric (not a row of zeros)
+            self._metrics = ({k: float(v) for k, v in
+                              self.scorer.aggregate(list(self.scores.values())).items()}
+                             if self.scores else {})
+        return self._metrics
+
+
+def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
+             rescore: bool = False, scoring_options: Mapping[str, Any] | None = None,
+             judge: Any = None, data_dir: Path | str | None = None) -> RunData:
+    """Load a run directory for comparison.
+
+    With ``rescore`` the stored outputs are scored again (see
+    :func:`~tooleval_agents.rescore.rescore_results`), else the stored score dumps are used.
+
+    Raises:
+        FileNotFoundError: not a run directory.
+        ValueError: an example that is not an infra error has no stored score (use
+            ``rescore``), or a score dump is malformed.
+    """
+    if isinstance(run, RunData):
+        return run
+    rd = run if isinstance(run, RunDir) else RunDir(run)
+    notes: list[str] = []
+    if rescore:
+        config, results, scorer, notes = rescore_results(
+            rd.path, judge=judge, scoring_options=scoring_options, data_dir=data_dir)
+    else:
+        config = rd.read_config()
+        results = rd.results()
+        scorer = scorer_for(config, judge=judge, scoring_options=scoring_options,
+                            stored_judge=True)
+    scores: dict[str, ExampleScore] = {}
+    missing: list[str] = []
+    for example_id, result in results.items():
+        if result.status == "infra_error":
+            continue
+        try:
+            score = stored_score(result)
+        except ValueError as exc:
+            raise ValueError(f"{rd.path}: example {example_id}: malformed score dump: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        if score is None:
+            missing.append(example_id)
+        else:
+            scores[example_id] = score
+    if missing:
+        raise ValueError(f"{rd.path}: {len(missing)} example(s) without a stored score (e.g. "
+                         f"{missing[0]}): compare with rescore=True (--rescore) to score "
+                         "their stored outputs")
+    return RunData(label=label or config.experiment, config=config, results=results,
+                   scores=scores, scorer=scorer, path=rd.path, rescored=rescore, notes=notes)
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare`."""
+
+    runs: list[RunData]
+    table: pd.DataFrame
+    """Metric (index) x run label (columns), each run over all its scored examples."""
+    differences: pd.DataFrame
+    """One row per run pair and metric: ``run_a``, ``run_b``, ``metric``, ``a``, ``b``,
+    ``diff`` (b - a on the common examples), ``ci_low``, ``ci_high``, ``significant`` (the CI
+    excludes 0), ``n_examples`` (common), ``only_a``, ``only_b``."""
+    costs: pd.DataFrame
+    """Per run (index): scored examples, infra errors, mean input / output tokens, model calls
+    and latency per scored example, total tokens."""
+    notes: list[str]
+    n_boot: int
+    seed: int
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (NaN -> None)."""
+        return {
+            "runs": [{"label": r.label, "path": str(r.path) if r.path else None,
+                      "experiment": r.config.experiment, "benchmark": r.config.benchmark,
+                      "task": r.config.task, "subset": r.config.subset,
+                      "strategy": r.config.strategy, "model": r.config.model.get("spec"),
+                      "scored": len(r.scores), "infra_errors": r.infra_errors,
+                      "rescored": r.rescored} for r in self.runs],
+            "metrics": {m: {c: _clean(v) for c, v in row.items()}
+                        for m, row in self.table.to_dict(orient="index").items()},
+            "differences": [{k: _clean(v) for k, v in row.items()}
+                            for row in self.differences.to_dict(orient="records")],
+            "costs": {str(run): {k: _clean(v) for k, v in row.items()}
+                      for run, row in self.costs.to_dict(orient="index").items()},
+            "bootstrap": {"n_boot": self.n_boot, "seed": self.seed,
+                          "confidence": self.confidence},
+            "notes": self.notes,
+        }
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _unique_labels(runs: Sequence[RunData]) -> None:
+    """Labels are table columns: runs of one experiment name get their path (else a number)."""
+    counts = Counter(r.label for r in runs)
+    used: set[str] = set()
+    for run in runs:
+        if counts[run.label] > 1:
+            base = run.label
+            candidate = f"{base} [{run.path}]" if run.path is not None else f"{base} [1]"
+            n = 2
+            while candidate in used:
+                candidate = f"{base} [{n}]"
+                n += 1
+            run.label = candidate
+        used.add(run.label)
+
+
+def _metric_order(runs: Sequence[RunData]) -> list[str]:
+    names: dict[str, None] = {}
+    for run in runs:
+        names.update(dict.fromkeys(m for m in run.scorer.headline if m in run.metrics()))
+    for run in runs:
+        names.update(dict.fromkeys(run.metrics()))
+    return list(names)
+
+
+def _boot_metrics(run: RunData, ids: Sequence[str], idx: np.ndarray,
+                  names: Sequence[str]) -> np.ndarray:
+    """``aggregate`` of every resample: array (n_boot, len(names)), NaN for absent metrics."""
+    scores = [run.scores[i] for i in ids]
+    out = np.full((idx.shape[0], len(names)), np.nan)
+    for b, row in enumerate(idx):
+        metrics = run.scorer.aggregate([scores[i] for i in row])
+        out[b] = [metrics.get(m, np.nan) for m in names]
+    return out
+
+
+def compare(runs: Sequence[Path | str | RunDir | RunData], *,
+            metrics: Sequence[str] | None = None, n_boot: int = 2000, seed: int = 0,
+            confidence: float = 0.95) -> Comparison:
+    """Compare runs: metric table, paired bootstrap CIs of every pair's differences, costs.
+
+    Each pair ``(a, b)`` of runs over the same split (``a`` before ``b`` in ``runs``) is
+    compared on the examples both scored: ``n_boot`` resamples of those example ids (with
+    replacement, numpy ``default_rng(seed)``, the same draws for every pair of the same size),
+    each pooled again with the runs' ``Scorer.aggregate``; the CI is the percentile interval
+    at ``confidence``.
+    Pairs over different splits are not compared (noted); a pair with no example scored by
+    both gets NaN rows (``n_examples`` 0, noted).
+
+    Args:
+        runs: run directories (or loaded :class:`RunData`).
+        metrics: metrics to compare (default: every metric, headline metrics first).
+        n_boot: bootstrap resamples (0: point differences only).
+        seed: seed of the resampling.
+        confidence: CI level.
+
+    Raises:
+        KeyError: a requested metric no run reports. ValueError: fewer than one run.
+    """
+    if not runs:
+        raise ValueError("compare needs at least one run")
+    data = [load_run(r) for r in runs]
+    _unique_labels(data)
+    known = _metric_order(data)
+    if metrics:
+        unknown = [m for m in metrics if m not in known]
+        if unknown:
+            raise KeyError(f"unknown metric(s) {unknown}; the runs report: {known}")
+        names = list(metrics)
+    else:
+        names = known
+    table = pd.DataFrame({r.label: [r.metrics().get(m, np.nan) for m in names] for r in data},
+                         index=pd.Index(names, name="metric"))
+    notes: list[str] = []
+    for r in data:
+        notes += [f"{r.label}: {n}" for n in r.notes]
+        if r.infra_errors:
+            notes.append(f"{r.label}: {r.infra_errors} infra error(s) excluded from every "
+                         "metric")
+    alpha = (1 - confidence) / 2
+    cache: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+    rows: list[dict[str, Any]] = []
+    other_splits = 0
+    for i, a in enumerate(data):
+        for b in data[i + 1:]:
+            if _split_key(a) != _split_key(b):
+                other_splits += 1
+                continue
+            common = sorted(set(a.scores) & set(b.scores))
+            only_a, only_b = len(a.scores) - len(common), len(b.scores) - len(common)
+            base = {"run_a": a.label, "run_b": b.label, "n_examples": len(common),
+                    "only_a": only_a, "only_b": only_b}
+            if not common:
+                notes.append(f"{a.label} vs {b.label}: no example scored by both: no paired "
+                             "difference")
+                rows += [{**base, "metric": m, "a": np.nan, "b": np.nan, "diff": np.nan,
+                          "ci_low": np.nan, "ci_high": np.nan, "significant": False}
+                         for m in names if m in a.metrics() or m in b.metrics()]
+                continue
+            if only_a or only_b:
+                notes.append(f"{a.label} vs {b.label}: compared on the {len(common)} examples "
+                             f"both scored ({only_a} only in {a.label}, {only_b} only in "
+                             f"{b.label})")
+            point_a = a.scorer.aggregate([a.scores[k] for k in common])
+            point_b = b.scorer.aggregate([b.scores[k] for k in common])
+            if n_boot > 0:
+                key = tuple(common)
+                idx = np.random.default_rng(seed).integers(0, len(common),
+                                                           size=(n_boot, len(common)))
+                for run in (a, b):
+                    if (run.label, key) not in cache:
+                        cache[(run.label, key)] = _boot_metrics(run, common, idx, names)
+                diffs = cache[(b.label, key)] - cache[(a.label, key)]
+            for j, m in enumerate(names):
+                if m not in point_a and m not in point_b:
+                    continue
+                va, vb = point_a.get(m, np.nan), point_b.get(m, np.nan)
+                low = high = np.nan
+                if n_boot > 0 and not math.isnan(va) and not math.isnan(vb):
+                    low, high = (float(x) for x in np.quantile(diffs[:, j], [alpha, 1 - alpha]))
+                rows.append({**base, "metric": m, "a": va, "b": vb, "diff": vb - va,
+                             "ci_low": low, "ci_high": high,
+                             "significant": bool(low > 0 or high < 0)})
+    if other_splits:
+        notes.append(f"{other_splits} pair(s) of runs over different splits (benchmark, task, "
+                     "subset) are not compared pairwise")
+    columns = ["run_a", "run_b", "metric", "a", "b", "diff", "ci_low", "ci_high", "significant",
+               "n_examples", "only_a", "only_b"]
+    differences = pd.DataFrame(rows, columns=columns)
+    return Comparison(runs=data, table=table, differences=differences, costs=costs(data),
+                      notes=notes, n_boot=n_boot, seed=seed, confidence=confidence)
+
+
+def _split_key(run: RunData) -> tuple[str, str, str]:
+    return (run.config.benchmark, run.config.task, run.config.subset)
+
+
+def costs(runs: Sequence[RunData]) -> pd.DataFrame:
+    """Token cost per scored example of each run (infra errors are not in the means)."""
+    rows = {}
+    for run in runs:
+        done = [r for r in run.results.values() if r.status != "infra_error"]
+        n = len(done)
+
+        def mean(values: Sequence[float], n: int = n) -> float:
+            return float(sum(values)) / n if n else np.nan
+
+        rows[run.label] = {
+            "examples": n,
+            "infra_errors": run.infra_errors,
+            "mean_input_tokens": mean([r.usage.input_tokens for r in done]),
+            "mean_output_tokens": mean([r.usage.output_tokens for r in done]),
+            "mean_model_calls": mean([r.usage.model_calls for r in done]),
+            "mean_latency_s": mean([r.latency_s for r in done]),
+            "total_input_tokens": sum(r.usage.input_tokens for r in done),
+            "total_output_tokens": sum(r.usage.output_tokens for r in done),
+        }
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "run"
+    return frame

@@ -1,0 +1,327 @@
+"""Re-score a finished run from its stored outputs with the current evaluators.
+
+No agent model is called: every example's ``outputs`` (``examples.jsonl``) is scored again
+against the reference outputs of the run's dataset split, and the corpus metrics are pooled
+with the benchmark's ``Scorer.aggregate``. A judge model is called only when one is passed.
+
+Where the result goes: ``summary.rescored.json`` beside the run's ``summary.json``. The
+original summary is what the run measured when it finished and is never overwritten; the
+re-scored one is a :class:`RescoredSummary` (a :class:`~tooleval_agents.results.RunSummary`
+plus ``rescored_at``, the scoring options and judge used, how many example scores changed, the
+original metrics and notes). Each call replaces the previous ``summary.rescored.json``.
+``examples.jsonl`` is left alone (append-only, the run's record); callers that need the new
+per-example scores use :func:`rescore_results` (``tooleval compare/report --rescore`` do).
+
+Example::
+
+    summary = rescore_run("runs/appbench-plan-ss-hierarchical-gpt-4o",
+                          scoring_options={"scoring": "paper"})
+    summary.metrics["success"], summary.changed
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from evaluators.base import ExampleScore
+from tooleval_agents.registry import Scorer, Split, get_benchmark
+from tooleval_agents.results import (
+    ExampleResult,
+    RunConfig,
+    RunDir,
+    RunSummary,
+    now,
+)
+
+RESCORED_SUMMARY = "summary.rescored.json"
+EMPTY_OUTPUTS: dict[str, Any] = {"raw_outputs": [], "prediction": None, "parse_error": None,
+                                 "trace": [], "usage": None}
+"""What a failed workflow (``model_error``) answered: scored like an empty answer."""
+
+
+class RescoredSummary(RunSummary):
+    """``summary.rescored.json``: a run's summary recomputed from its stored outputs."""
+
+    rescored_at: str = Field(default_factory=now)
+    """When the re-scoring ran (UTC, ISO 8601)."""
+    scoring_options: dict[str, Any] = Field(default_factory=dict)
+    """The options the scorer got: the run's ``scoring_options`` with the overrides applied."""
+    judge: str | None = None
+    """The judge model that re-judged the outputs (None: no judge was called)."""
+    changed: int = 0
+    """Examples whose per-example score differs from the one stored in ``examples.jsonl``."""
+    original_metrics: dict[str, float] = Field(default_factory=dict)
+    """The metrics of the run's own ``summary.json`` (empty when it has none)."""
+    notes: list[str] = Field(default_factory=list)
+    """What the numbers need to be read with (judge metrics dropped, scoring errors...)."""
+
+
+class StoredJudge:
+    """Stands in for the judge when only stored judge scores are aggregated.
+
+    A judged run's scorer pools the judge metrics only when it has a judge; aggregating
+    stored scores needs none, so this placeholder is passed and refuses to be called.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        # AttributeError keeps getattr(judge, x, default) / hasattr probes working.
+        raise AttributeError(f"{name}: no judge model here, this scorer only aggregates stored "
+                             "judge scores (pass judge=... to re-judge)")
+
+
+def parse_options(items: Iterable[str]) -> dict[str, Any]:
+    """``["scoring=paper", "k=3"]`` -> ``{"scoring": "paper", "k": 3}`` (JSON values, else
+    strings).
+
+    >>> parse_options(["scoring=paper", "limit=3", "flag=true"])
+    {'scoring': 'paper', 'limit': 3, 'flag': True}
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"option {item!r} is not KEY=VALUE")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+def run_split(config: RunConfig) -> Split:
+    """The dataset split a run is over."""
+    return get_benchmark(config.benchmark).split(config.task, config.subset)
+
+
+def scorer_for(config: RunConfig, *, judge: Any = None,
+               scoring_options: Mapping[str, Any] | None = None,
+               stored_judge: bool = False) -> Scorer:
+    """The benchmark's scorer for a run: its ``scoring_options`` overridden by
+    ``scoring_options``; ``judge`` when given, else (with ``stored_judge`` and a judged run)
+    a :class:`StoredJudge` so stored judge scores are still pooled."""
+    options: dict[str, Any] = {**config.scoring_options, **(scoring_options or {})}
+    if judge is not None:
+        options["judge"] = judge
+    elif stored_judge and config.judge is not None:
+        options["judge"] = StoredJudge()
+    return get_benchmark(config.benchmark).scorer(run_split(config), options=options)
+
+
+def _data_dir(config: RunConfig, data_dir: Path | str | None) -> Path:
+    from tooleval_agents.datadir import resolve_data_dir, samples_dir
+
+    if data_dir is None and config.dataset.source == "sample":
+        return samples_dir()
+    return resolve_data_dir(data_dir)
+
+
+def _judge_name(judge: Any) -> str | None:
+    if judge is None:
+        return None
+    if isinstance(judge, str):
+        return judge
+    name = getattr(judge, "model_name", None) or getattr(judge, "model", None)
+    return f"{type(judge).__name__}:{name}" if name else type(judge).__name__
+
+
+def references(config: RunConfig, data_dir: Path | str | None = None
+               ) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """``example id -> (inputs, reference outputs)`` of the run's examples, read from the data
+    directory (``data_dir``, else the bundled samples for a run over them, else
+    ``$TOOLEVAL_DATA_DIR`` or the per-user cache).
+
+    Raises:
+        ValueError: the examples' hash differs from the run's ``dataset.hash`` (other data
+            files, another split or limit): re-scoring would pair outputs with wrong answers.
+    """
+    from tooleval_agents.langsmith_datasets import to_examples
+    from tooleval_agents.runner import dataset_hash
+
+    where = _data_dir(config, data_dir)
+    examples = to_examples(run_split(config), where)[:config.dataset.examples]
+    found = dataset_hash(examples)
+    if found != config.dataset.hash:
+        raise ValueError(f"the data in {where} is not the data the run used (dataset hash "
+                         f"{found[:12]} != {config.dataset.hash[:12]}): pass the run's "
+                         "--data-dir")
+    return {str(e.id): (dict(e.inputs or {}), dict(e.outputs or {})) for e in examples}
+
+
+def stored_score(result: ExampleResult) -> ExampleScore | None:
+    """The score dump of a result as an :class:`ExampleScore` (None when absent)."""
+    return None if result.score is None else ExampleScore.model_validate(result.score)
+
+
+def rescore_results(
+    run_dir: Path | str, *, judge: Any = None, scoring_options: Mapping[str, Any] | None = None,
+    data_dir: Path | str | None = None,
+) -> tuple[RunConfig, dict[str, ExampleResult], Scorer, list[str]]:
+    """The run's latest results with fresh ``score`` dumps, the scorer used and notes.
+
+    ``infra_error`` examples keep no score (they stay excluded); ``ok`` examples are scored from
+    their stored outputs; a ``model_error`` scores as an empty answer (:data:`EMPTY_OUTPUTS`),
+    as the runner scored it.
+    A scorer exception becomes that example's ``ExampleScore.error``, never a stopped run.
+
+    Raises:
+        FileNotFoundError: not a run directory. KeyError: unknown benchmark or split.
+        ValueError: the data differs from the run's (see :func:`references`), or a result is
+            not one of its examples.
+        DatasetMissingError: the split's data is absent.
+    """
+    from tooleval_agents.models import resolve_model
+
+    rd = RunDir(run_dir)
+    config = rd.read_config()
+    if isinstance(judge, str):
+        judge = resolve_model(judge)
+    scorer = scorer_for(config, judge=judge, scoring_options=scoring_options)
+    notes: list[str] = []
+    if config.judge is not None and judge is None:
+        notes.append(f"the run was judged by {config.judge.get('spec', config.judge)}; "
+                     "re-scored without a judge, so judge metrics are not recomputed")
+    results = rd.results()
+    by_id = references(config, data_dir)
+    out: dict[str, ExampleResult] = {}
+    errors = 0
+    for example_id, result in sorted(results.items(), key=lambda kv: kv[1].index):
+        if result.status == "infra_error":
+            out[example_id] = result
+            continue
+        if example_id not in by_id:
+            raise ValueError(f"{rd.path}: example {example_id} (index {result.index}) is not "
+                             f"one of the run's {len(by_id)} examples")
+        inputs, reference = by_id[example_id]
+        answer = (dict(result.outputs or {}) if result.status == "ok"
+                  else {**EMPTY_OUTPUTS, "parse_error": result.error})
+        try:
+            score = scorer.score(inputs, answer, reference)
+            if not isinstance(score, ExampleScore):
+                score = ExampleScore.model_validate(score)
+        except Exception as exc:  # one bad example is a recorded failure, not a crashed run
+            errors += 1
+            score = ExampleScore(error=f"scoring failed: {type(exc).__name__}: {exc}")
+        out[example_id] = result.model_copy(update={"score": score.model_dump(mode="json")})
+    if errors:
+        notes.append(f"{errors} example(s) could not be scored (scoring error, counted 0 in "
+                     "per-example means)")
+    return config, out, scorer, notes
+
+
+def _usage(results: Sequence[ExampleResult]) -> dict[str, float]:
+    """Token totals and per-example means (the runner's keys)."""
+    totals = {k: float(sum(getattr(r.usage, k, 0) for r in results))
+              for k in ("input_tokens", "output_tokens", "model_calls", "cache_hits")}
+    return {**totals, **{f"{k}_per_example": totals[k] / len(results) if results else 0.0
+                         for k in ("input_tokens", "output_tokens", "model_calls")}}
+
+
+def _latency(results: Sequence[ExampleResult]) -> dict[str, float]:
+    values = sorted(r.latency_s for r in results if r.status != "infra_error")
+    if not values:
+        return {}
+    return {"mean": sum(values) / len(values), "p50": values[len(values) // 2],
+            "p95": values[min(len(values) - 1, int(0.95 * len(values)))], "max": values[-1]}
+
+
+def build_summary(config: RunConfig, results: Mapping[str, ExampleResult], scorer: Scorer, *,
+                  base: RunSummary | None = None) -> RunSummary:
+    """A run summary from the results' stored score dumps: metrics pooled with
+    ``scorer.aggregate`` over every non-infra example; infra errors counted apart.
+
+    ``base`` (the run's own summary) contributes the counts this module does not compute
+    (``retried``, ``cached``...), usage and latency; they are recomputed when it is absent.
+
+    Raises:
+        ValueError: a non-infra example without a stored score.
+    """
+    done = [r for r in results.values() if r.status != "infra_error"]
+    scores: list[ExampleScore] = []
+    for r in done:
+        score = stored_score(r)
+        if score is None:
+            raise ValueError(f"example {r.example_id} ({r.status}) has no stored score: "
+                             "re-score the run")
+        scores.append(score)
+    counts = dict(base.counts) if base is not None else {}
+    counts.setdefault("examples", config.dataset.examples)
+    counts.update({
+        "scored": len(scores),
+        "ok": sum(r.status == "ok" for r in done),
+        "model_errors": sum(r.status == "model_error" for r in done),
+        "infra_errors": sum(r.status == "infra_error" for r in results.values()),
+        "scoring_errors": sum(s.error is not None for s in scores),
+    })
+    everything = list(results.values())
+    return RunSummary(
+        experiment=config.experiment,
+        metrics={k: float(v) for k, v in scorer.aggregate(scores).items()} if scores else {},
+        counts=counts,
+        usage=dict(base.usage) if base is not None and base.usage else _usage(everything),
+        latency_s=(dict(base.latency_s) if base is not None and base.latency_s
+                   else _latency(everything)),
+    )
+
+
+def read_rescored(run_dir: Path | str) -> RescoredSummary | None:
+    """The run's ``summary.rescored.json``, or None."""
+    file = Path(run_dir) / RESCORED_SUMMARY
+    if not file.is_file():
+        return None
+    return RescoredSummary.model_validate_json(file.read_text(encoding="utf-8"))
+
+
+def rescore_run(run_dir: Path | str, *, judge: Any = None,
+                scoring_options: Mapping[str, Any] | None = None,
+                data_dir: Path | str | None = None, write: bool = True) -> RescoredSummary:
+    """Re-score a finished run's stored outputs and (``write``) save ``summary.rescored.json``.
+
+    Args:
+        run_dir: the run's results directory.
+        judge: a chat model (or ``provider:model`` spec) to re-judge judged tasks; without it
+            judge metrics are not recomputed (said in ``notes``).
+        scoring_options: overrides of the run's ``scoring_options``, e.g.
+            ``{"scoring": "paper"}``.
+        data_dir: where the run's dataset is (default: see :func:`references`).
+        write: save ``summary.rescored.json`` (the original ``summary.json`` is kept).
+
+    Returns:
+        The re-scored summary; ``counts["infra_errors"]`` examples are excluded from the
+        metrics, ``changed`` counts examples whose score differs from the stored one.
+
+    Example::
+
+        rescore_run("runs/x", scoring_options={"scoring": "paper"}).metrics["app_f1"]
+    """
+    rd = RunDir(run_dir)
+    config, rescored, scorer, notes = rescore_results(
+        rd.path, judge=judge, scoring_options=scoring_options, data_dir=data_dir)
+    old = rd.results()
+    base = rd.read_summary() if (rd.path / "summary.json").is_file() else None
+    summary = build_summary(config, rescored, scorer, base=base)
+    changed = sum(1 for k, r in rescored.items()
+                  if r.status != "infra_error" and old[k].score != r.score)
+    options = {**config.scoring_options, **(scoring_options or {})}
+    result = RescoredSummary(
+        **summary.model_dump(exclude={"finished_at"}),
+        scoring_options={k: v for k, v in options.items() if k != "judge"},
+        judge=_judge_name(judge),
+        changed=changed,
+        original_metrics=dict(base.metrics) if base is not None else {},
+        notes=notes,
+    )
+    if write:
+        _atomic_write(rd.path / RESCORED_SUMMARY, result.model_dump_json(indent=2))
+    return result
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
