@@ -65,6 +65,12 @@ class UltraToolBenchmark(Benchmark):
             return _planning_scorer(opts.get("judge"), split.subset)
         if task == "tool_creation":
             return _tool_creation_scorer(opts.get("judge"), split.subset)
+        if task == "raw":
+            # The raw samples are solved end to end by the plan_create_use workflow.
+            from evaluators import plan_create_use as pcu
+
+            return Scorer(score=pcu.score_plan_create_use,
+                          aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE)
         raise KeyError(f"ultratool task {task!r} has no scorer")
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:

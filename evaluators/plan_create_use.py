@@ -1,0 +1,133 @@
+"""Scores of the UltraTool ``plan_create_use`` workflow on the ``raw`` split: planning structure
+of the predicted plan against the gold plan, plus how its calls executed on the simulated tools.
+
+Per example (:func:`score_plan_create_use`):
+
+* the offline planning metrics of :mod:`evaluators.planning_structure` (``plan_numbering_valid``,
+  ``plan_step_count_ratio``, ``plan_step_count_diff``, ``plan_rouge_l``) of
+  ``prediction["plan"]`` against the gold plan's step texts, one per line;
+* the execution metrics of :mod:`evaluators.execution` from the run's ``trace`` (one dict per
+  executed call, as the workflow recorded it): pooled ``valid_calls``, ``strict_calls``,
+  ``resolved_references``, ``named_references``; per example ``tool_set_f1`` (called tool names
+  against the gold plan's) and ``executable``.
+
+Two rules differ from :func:`evaluators.execution.score_ultratool_trace`, so nothing scores by
+doing nothing: a plan without any call is ``executable`` 0 when the gold plan calls tools, and a
+trace that does not match the predicted calls (missing, or of another length) is an error whose
+calls all count as invalid (the denominator is the number of predicted calls, never shrunk).
+
+Scoring reads only the stored outputs, so a finished run is re-scored without any model or
+data directory.
+
+Example::
+
+    score = score_plan_create_use(inputs, outputs, reference_outputs)
+    score.scores["tool_set_f1"], score.parts["valid_calls"]
+    aggregate_plan_create_use([score, ...])["valid_calls"]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from evaluators.base import ExampleScore, Part, langsmith_evaluators
+from evaluators.execution import aggregate_ultratool_execution, score_ultratool_trace
+from evaluators.planning_structure import aggregate_plan_structure, score_plan_structure
+from tooleval_agents.ultratool.calls import parse_call
+from tooleval_agents.ultratool.records import PlanStep
+from tooleval_agents.ultratool.stubs import CallTrace, ExecutionTrace
+
+HEADLINE: tuple[str, ...] = ("executable", "valid_calls", "tool_set_f1", "plan_rouge_l")
+"""The metrics shown first."""
+
+
+def gold_plan_text(reference_outputs: dict[str, Any]) -> str:
+    """The gold plan as text: its step texts, one per line."""
+    return "\n".join(str(s["step"]) for s in reference_outputs.get("plan", []))
+
+
+def gold_tool_names(reference_outputs: dict[str, Any]) -> set[str]:
+    """Names of the tools the gold plan calls (``name(...)`` call strings, or bare names)."""
+    names = set()
+    for raw in reference_outputs.get("plan", []):
+        step = PlanStep.model_validate(raw)
+        if step.kind == "tool_call":
+            call = parse_call(step.tool)
+            names.add(call.name if call else step.tool.strip())
+    return names
+
+
+def _prediction(outputs: dict[str, Any]) -> tuple[str, list[Any]]:
+    pred = outputs.get("prediction")
+    if not isinstance(pred, dict):
+        return "", []
+    plan = pred.get("plan")
+    calls = pred.get("calls")
+    return (plan if isinstance(plan, str) else "", calls if isinstance(calls, list) else [])
+
+
+def _trace(outputs: dict[str, Any], calls: int) -> tuple[ExecutionTrace, str | None]:
+    raw = outputs.get("trace")
+    if not isinstance(raw, list):
+        return ExecutionTrace(), "the outputs hold no execution trace"
+    try:
+        trace = ExecutionTrace(calls=[CallTrace.model_validate(c) for c in raw])
+    except ValidationError as exc:
+        return ExecutionTrace(), f"unreadable execution trace: {str(exc).splitlines()[0]}"
+    if len(trace.calls) != calls:
+        return trace, f"the trace has {len(trace.calls)} call(s), the prediction {calls}"
+    return trace, None
+
+
+def score_plan_create_use(inputs: dict[str, Any], outputs: dict[str, Any],
+                          reference_outputs: dict[str, Any]) -> ExampleScore:
+    """Planning structure + execution scores of one ``plan_create_use`` run (module doc).
+
+    >>> ref = {"plan": [{"step": "1. Get it", "tool": "null"},
+    ...                 {"step": "1.1 Query", "tool": "rate(currency='GBP')"}], "tools": []}
+    >>> call = {"step": "1.1", "tool": "rate", "args": {"currency": "GBP"}, "result": {}}
+    >>> out = {"prediction": {"plan": "1. Get it\\n1.1 Query", "calls": [{}], "created_tools": []},
+    ...        "trace": [call]}
+    >>> s = score_plan_create_use({"question": "q"}, out, ref)
+    >>> s.scores["plan_rouge_l"], s.scores["tool_set_f1"], s.parts["valid_calls"].hits
+    (100.0, 100.0, 1.0)
+    """
+    plan, calls = _prediction(outputs or {})
+    gold = gold_tool_names(reference_outputs)
+    structure = score_plan_structure(plan, gold_plan_text(reference_outputs))
+    trace, error = _trace(outputs or {}, len(calls))
+    execution = score_ultratool_trace(trace, gold)
+    scores = {**structure.scores, **execution.scores}
+    comments = {**structure.comments, **execution.comments}
+    parts = dict(execution.parts)
+    if error is not None:
+        for key in ("valid_calls", "strict_calls"):
+            parts[key] = Part(hits=0, total=max(len(calls), len(trace.calls)))
+        scores["executable"] = 0.0
+        comments["executable"] = error
+    elif not trace.calls and gold:
+        scores["executable"] = 0.0
+        comments["executable"] = f"no call made; the gold plan calls {len(gold)} tool(s)"
+    return ExampleScore(scores=scores, parts=parts, comments=comments, error=error)
+
+
+def aggregate_plan_create_use(scores: Sequence[ExampleScore]) -> dict[str, float]:
+    """Corpus figures (0-100, ``plan_step_count_diff`` a mean count): means of the planning
+    metrics, pooled call and reference shares, mean ``tool_set_f1`` and ``executable``."""
+    return {**aggregate_plan_structure(scores), **aggregate_ultratool_execution(scores)}
+
+
+def create_plan_create_use_evaluators() -> tuple[Callable[..., list[dict[str, Any]]],
+                                                 Callable[..., list[dict[str, Any]]]]:
+    """LangSmith row and summary evaluators of the two functions above.
+
+    Example::
+
+        row, summary = create_plan_create_use_evaluators()
+        evaluate(target, data=examples, evaluators=[row], summary_evaluators=[summary])
+    """
+    return langsmith_evaluators("plan_create_use", score_plan_create_use,
+                                aggregate_plan_create_use)
