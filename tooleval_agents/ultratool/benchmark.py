@@ -45,7 +45,7 @@ class UltraToolBenchmark(Benchmark):
         return loaders.load_task(data_dir, split.task, lang)  # type: ignore[call-overload]
 
     def default_strategy(self, split: Split) -> str:
-        return "one_shot"
+        return "plan_create_use" if split.task == "raw" else "one_shot"
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         """Key-value metrics for the four key-value tasks; for planning the offline structure
