@@ -84,6 +84,8 @@ class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     model_calls: int = 0
+    cache_hits: int = 0
+    """Model answers served by the response cache (no tokens, no call)."""
 
 
 class ExampleResult(BaseModel):

@@ -1,0 +1,163 @@
+"""``tooleval run``: options, subset mapping, JSON output, resume after kill -9, no secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI, Fault, FaultShare
+from test_runner import SECRET, assert_no_secret, echo_answer, register_toy, write_toy
+from typer.testing import CliRunner
+
+from tooleval_agents.cli import app
+from tooleval_agents.results import EXAMPLES, RunDir
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True)
+def _toy() -> None:
+    register_toy()
+
+
+def invoke(*args: str | Path) -> Any:
+    return CliRunner().invoke(app, ["run", *map(str, args)])
+
+
+def test_json_output_has_the_score_shape(tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data", n=4, boom=(2,))
+    result = invoke("toy", "--lang", "en", "--model", "reference", "--out", tmp_path / "runs",
+                    "--data-dir", data, "--no-cache", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["metrics"] == {"accuracy": 75.0}  # 3 of 4: the failed workflow counts
+    assert report["counts"]["examples"] == 4 and report["counts"]["model_errors"] == 1
+    assert report["experiment"] == "toy-echo-en-echo-reference"
+    assert report["strategy"] == "echo"  # the benchmark's default
+    assert Path(report["run_dir"], "summary.json").is_file()
+
+
+def test_lang_and_category_map_to_subsets_generically(tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data")
+    write_toy(data, subset="c1")
+    common = ["--model", "reference", "--out", tmp_path / "runs", "--data-dir", data,
+              "--no-cache", "--json"]
+    result = invoke("toy", *common)
+    assert result.exit_code == 1 and "--lang en|all or --category c1|all" in result.output
+    result = invoke("toy", "--category", "en", *common)
+    assert result.exit_code == 1 and "unknown --category 'en'" in result.output
+    result = invoke("toy", "--lang", "c1", *common)
+    assert result.exit_code == 1 and "unknown --lang 'c1'" in result.output
+    result = invoke("toy", "--lang", "en", "--category", "c1", *common)
+    assert result.exit_code == 1 and "not both" in result.output
+    result = invoke("toy", "--category", "all", "--task", "all", *common)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["subset"] == "c1"
+    result = invoke("toy", "--lang", "all", *common)
+    assert json.loads(result.stdout)["subset"] == "en"
+
+
+def test_unknown_benchmark_or_task_fails_clearly(tmp_path: Path) -> None:
+    result = invoke("nope", "--model", "reference")
+    assert result.exit_code == 1 and "unknown benchmark" in result.output
+    result = invoke("toy", "--task", "x", "--lang", "en", "--model", "reference")
+    assert result.exit_code == 1 and "no task 'x'" in result.output
+    result = invoke("toy", "--lang", "en", "--model", "gpt4", "--out", tmp_path,
+                    "--data-dir", write_toy(tmp_path / "d"))
+    assert result.exit_code == 1 and "provider:model" in result.output
+
+
+def test_rerun_resumes_without_running_anything(tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data")
+    args = ("toy", "--lang", "en", "--model", "reference", "--out", tmp_path / "runs",
+            "--data-dir", data, "--no-cache", "--json", "--progress", "-O", "delay=0")
+    first = invoke(*args)
+    assert first.exit_code == 0, first.output
+    run_dir = Path(json.loads(first.stdout)["run_dir"])
+    lines = (run_dir / EXAMPLES).read_text()
+    second = invoke(*args)
+    assert second.exit_code == 0, second.output
+    assert (run_dir / EXAMPLES).read_text() == lines  # nothing ran again
+    assert json.loads(second.stdout)["metrics"] == json.loads(first.stdout)["metrics"]
+    changed = invoke(*args[:-2], "-O", "delay=0.01")
+    assert changed.exit_code == 1 and "--fresh" in changed.output
+    fresh = invoke(*args[:-2], "-O", "delay=0.01", "--fresh")
+    assert fresh.exit_code == 0, fresh.output
+
+
+def test_provider_faults_via_cli_and_no_key_written(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    data = write_toy(tmp_path / "data", n=8)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    faults = [FaultShare(0.25, Fault(503))]
+    with FakeOpenAI(rules=[(r"item \d+", echo_answer)], api_key=SECRET,
+                    faults=faults) as server:
+        result = invoke("toy", "--lang", "en", "--model", "openai:fake-model", "--model-arg",
+                        f"base_url={server.base_url}", "--model-arg", "temperature=0",
+                        "--max-attempts", "2", "--out", tmp_path / "runs", "--data-dir", data,
+                        "--json", "--rps", "200")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    counts = report["counts"]
+    assert counts["ok"] + counts["infra_errors"] == 8 and counts["retried"] >= 1
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    assert_no_secret(tmp_path / "runs", cache)
+    assert SECRET not in result.output
+
+
+def _cli_script(args: list[str]) -> list[str]:
+    code = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import test_runner; "
+            "test_runner.register_toy(); from tooleval_agents.cli import main; "
+            f"sys.argv = ['tooleval', *{args!r}]; main()")
+    return [sys.executable, "-c", code]
+
+
+def test_kill_9_then_rerun_resumes_without_redoing_finished_examples(tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data", n=12, boom=(5,))
+    log = tmp_path / "calls.log"
+    args = ["run", "toy", "--lang", "en", "--model", "reference", "--out",
+            str(tmp_path / "runs"), "--data-dir", str(data), "--no-cache", "--no-progress",
+            "--max-concurrency", "2", "-O", "delay=0.25", "-O", f"call_log={log}", "--json"]
+    run_dir = tmp_path / "runs" / "toy-echo-en-echo-reference"
+    env = {**os.environ, "TOY_RUN": "1"}
+    proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        file = run_dir / EXAMPLES
+        if file.is_file() and len(file.read_text().splitlines()) >= 4:
+            break
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    finished = {r.index for r in RunDir(run_dir).results().values()}
+    assert 4 <= len(finished) < 12
+
+    env["TOY_RUN"] = "2"
+    done = subprocess.run(_cli_script(args), env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    resumed = json.loads(done.stdout)
+    rerun = [line.split("\t")[1] for line in log.read_text().splitlines()
+             if line.startswith("2\t")]
+    asked = {int(q.split()[3].rstrip("?")) for q in rerun}
+    assert asked == set(range(12)) - finished  # finished examples made no model call
+    assert len(rerun) == len(asked)
+
+    # The same summary as an uninterrupted run.
+    whole = invoke("toy", "--lang", "en", "--model", "reference", "--out", tmp_path / "whole",
+                   "--data-dir", data, "--no-cache", "--json")
+    assert whole.exit_code == 0, whole.output
+    uninterrupted = json.loads(whole.stdout)
+    assert resumed["metrics"] == uninterrupted["metrics"] == {"accuracy": pytest.approx(
+        100 * 11 / 12)}
+    assert resumed["counts"] == uninterrupted["counts"]

@@ -1,0 +1,642 @@
+"""The experiment runner (tooleval_agents/runner.py): results directory, model errors, resume,
+cache, retries against a fake OpenAI server with scripted faults, secrets.
+
+Most tests use a tiny ``toy`` benchmark and ``echo`` strategy registered here (the runner must
+know no benchmark by name); the real AppBench workflows run against the bundled samples. The
+toy helpers are imported by the other runner test modules and by the subprocess of the
+kill -9 test.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI, Fault, FaultShare
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel
+
+from evaluators.base import ExampleScore, Part, pooled
+from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
+from graphs.registry import Strategy, StrategyContext, get_strategy, register_strategy
+from graphs.state import WorkflowState
+from tooleval_agents.chat_models import ScriptedChatModel
+from tooleval_agents.errors import DatasetMissingError
+from tooleval_agents.records import RecordMeta
+from tooleval_agents.reference_models import AnswerKey, GoldAnswer, last_input_block
+from tooleval_agents.registry import (
+    Benchmark,
+    ExampleFields,
+    Located,
+    Scorer,
+    Split,
+    get_benchmark,
+    register,
+)
+from tooleval_agents.results import CONFIG, EXAMPLES, SUMMARY, RunDir
+from tooleval_agents.retry import RetryPolicy
+from tooleval_agents.runner import (
+    ResumeError,
+    arun_experiment,
+    dataset_hash,
+    experiment_name,
+    run_experiment,
+)
+from tooleval_agents.secrets import (
+    model_params,
+    redact,
+    redact_text,
+    register_secret,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SECRET = "sk-test-SECRET123"
+"""A fake API key: if it shows up in any file a run writes, it leaked."""
+MARKER = "Answer the question."
+LINES_SEEN: list[int] = []
+FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, jitter=False, timeout=5)
+
+
+# ----------------------------------------------------------------------------- the toy benchmark
+
+class ToyRecord(BaseModel):
+    """One toy question with its answer."""
+
+    question: str
+    answer: str
+    meta: RecordMeta | None = None
+
+
+class ToyBenchmark(Benchmark):
+    """``toy/echo/{en,c1}``: questions with one-word answers, read from
+    ``<data_dir>/toy/<subset>.jsonl``. One subset is a language, the other a category."""
+
+    name = "toy"
+
+    def splits(self) -> list[Split]:
+        return [Split(self.name, "echo", s) for s in ("en", "c1")]
+
+    def locate(self, split: Split, data_dir: Path) -> Located:
+        path = Path(data_dir) / "toy" / f"{split.subset}.jsonl"
+        if not path.is_file():
+            raise DatasetMissingError("toy", path, Path(data_dir))
+        return Located(path, "sample")
+
+    def load(self, split: Split, data_dir: Path) -> list[ToyRecord]:
+        path = self.locate(split, data_dir).path
+        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        return [ToyRecord(**json.loads(ln), meta=RecordMeta(benchmark="toy", task=split.task,
+                                                            index=i, source="sample"))
+                for i, ln in enumerate(lines)]
+
+    def to_example(self, split: Split, record: Any) -> ExampleFields:
+        return ExampleFields(inputs={"question": record.question},
+                             outputs={"answer": record.answer})
+
+    def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
+        """``options["judge"]``: a chat model asked whether the answer is right (``judged``)."""
+        judge = (options or {}).get("judge")
+
+        def score(inputs: dict[str, Any], outputs: dict[str, Any],
+                  reference_outputs: dict[str, Any]) -> ExampleScore:
+            hit = float(outputs.get("prediction") == reference_outputs["answer"])
+            result = ExampleScore(scores={"accuracy": 100.0 * hit},
+                                  parts={"accuracy": Part(hits=hit, total=1.0)})
+            if judge is not None:
+                verdict = float(judge.invoke(f"Is {outputs.get('prediction')} right?").text
+                                == "yes")
+                result.scores["judged"] = 100.0 * verdict
+                result.parts["judged"] = Part(hits=verdict, total=1.0)
+            return result
+
+        def aggregate(scores: Sequence[ExampleScore]) -> dict[str, float]:
+            out = {"accuracy": pooled(scores, "accuracy")}
+            if judge is not None:
+                out["judged"] = pooled(scores, "judged")
+            return out
+
+        return Scorer(score=score, aggregate=aggregate, headline=("accuracy",))
+
+    def default_strategy(self, split: Split) -> str:
+        return "echo"
+
+
+class EchoStrategy(Strategy):
+    """Ask the model once, the answer is the prediction. Options: ``delay`` (seconds slept
+    before each model call), ``call_log`` (a file that gets one line per model call:
+    ``$TOY_RUN<TAB>question``), ``count_lines`` (append to :data:`LINES_SEEN` how many lines
+    that file had when the example started). A question containing ``BOOM`` makes the workflow
+    raise (a model error)."""
+
+    benchmark = "toy"
+    name = "echo"
+
+    def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
+        delay = float(ctx.options.get("delay", 0))
+        call_log = ctx.options.get("call_log")
+        count_lines = ctx.options.get("count_lines")
+
+        async def before(state: WorkflowState) -> NodeUpdate:
+            question = state["inputs"]["question"]
+            scratch: dict[str, Any] = {}
+            if count_lines:
+                file = Path(count_lines)
+                LINES_SEEN.append(len(file.read_text().splitlines()) if file.is_file() else 0)
+            if delay:
+                await asyncio.sleep(delay)
+            if call_log:
+                with open(call_log, "a", encoding="utf-8") as fh:
+                    fh.write(f"{os.environ.get('TOY_RUN', '')}\t{question}\n")
+            return {"scratch": scratch}
+
+        def parse(state: WorkflowState) -> NodeUpdate:
+            if "BOOM" in state["inputs"]["question"]:
+                raise ValueError("the answer cannot be parsed")
+            return {"prediction": state["raw_outputs"][-1].strip()}
+
+        graph = StateGraph(WorkflowState)
+        graph.add_node("before", before)
+        graph.add_node("model", model_call_node(ctx.model, lambda s: build_messages(
+            f"{MARKER}\n{input_block(s['inputs']['question'])}")))
+        graph.add_node("parse", parse)
+        graph.add_edge(START, "before")
+        graph.add_edge("before", "model")
+        graph.add_edge("model", "parse")
+        graph.add_edge("parse", END)
+        return graph.compile(name="toy-echo")
+
+    def input_key(self, split: Split, inputs: dict[str, Any]) -> str:
+        return str(inputs["question"])
+
+    def gold_answers(self, split: Split, inputs: dict[str, Any],
+                     reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
+        return [GoldAnswer(marker=MARKER, text=reference_outputs["answer"], format="plan_text")]
+
+
+def register_toy() -> None:
+    """Register the toy benchmark and strategy (idempotent)."""
+    register(ToyBenchmark())
+    register_strategy(EchoStrategy())
+
+
+def write_toy(data_dir: Path, subset: str = "en", n: int = 6, boom: Sequence[int] = ()) -> Path:
+    """A toy split of ``n`` questions (those in ``boom`` make the workflow fail)."""
+    folder = data_dir / "toy"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i in range(n):
+        q = f"What is item {i}?" + (" BOOM" if i in boom else "")
+        lines.append(json.dumps({"question": q, "answer": f"answer-{i}"}))
+    path = folder / f"{subset}.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return data_dir
+
+
+def echo_answer(prompt: str) -> str:
+    """What a perfect model answers to a toy prompt."""
+    block = last_input_block(prompt) or ""
+    number = re.search(r"item (\d+)", block)
+    return f"answer-{number.group(1)}" if number else "?"
+
+
+def scripted(**kwargs: Any) -> ScriptedChatModel:
+    """A correct toy model that counts its calls."""
+    return ScriptedChatModel(rules=[(r"item \d+", echo_answer)], **kwargs)
+
+
+def files_under(*roots: Path) -> Iterator[Path]:
+    for root in roots:
+        if root.is_file():
+            yield root
+        elif root.is_dir():
+            yield from (p for p in root.rglob("*") if p.is_file())
+
+
+def assert_no_secret(*roots: Path, secret: str = SECRET) -> None:
+    """No file under ``roots`` contains ``secret`` (as bytes, whatever the encoding)."""
+    leaked = [p for p in files_under(*roots) if secret.encode() in p.read_bytes()]
+    assert leaked == []
+
+
+@pytest.fixture(autouse=True)
+def _toy() -> None:
+    register_toy()
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> Path:
+    return write_toy(tmp_path / "data")
+
+
+def _lines(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(ln) for ln in (run_dir / EXAMPLES).read_text().splitlines()]
+
+
+# ----------------------------------------------------------------------------- results directory
+
+def test_reference_run_writes_config_examples_and_summary(toy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    summary = run_experiment("toy", subset="en", model="reference", out=out, data_dir=toy,
+                             progress=False, cache=False)
+    name = "toy-echo-en-echo-reference"
+    assert summary.experiment == name
+    assert summary.metrics == {"accuracy": 100.0}
+    assert summary.counts["examples"] == 6
+    assert summary.counts["ok"] == 6
+    assert summary.counts["infra_errors"] == summary.counts["model_errors"] == 0
+    run_dir = out / name
+    assert {p.name for p in run_dir.iterdir()} == {CONFIG, EXAMPLES, SUMMARY}
+    lines = _lines(run_dir)
+    assert sorted(r["index"] for r in lines) == list(range(6))
+    assert all(r["status"] == "ok" and r["attempt"] == 1 for r in lines)
+    assert all(r["outputs"]["prediction"] == f"answer-{r['index']}" for r in lines)
+    assert all(r["usage"]["model_calls"] == 1 and r["usage"]["input_tokens"] > 0 for r in lines)
+    config = RunDir(run_dir).read_config()
+    assert (config.benchmark, config.task, config.subset, config.strategy) == (
+        "toy", "echo", "en", "echo")
+    assert config.model["spec"] == "reference"
+    assert config.dataset.examples == 6 and len(config.dataset.hash) == 64
+    assert {"langsmith", "langgraph", "langchain-core", "python"} <= set(config.versions)
+    assert RunDir(run_dir).read_summary() == summary
+
+
+def test_experiment_name_is_path_safe() -> None:
+    split = Split("appbench", "plan", "ss")
+    assert experiment_name(split, "hierarchical", "openai:gpt-4o-mini") == \
+        "appbench-plan-ss-hierarchical-openai_gpt-4o-mini"
+    assert "/" not in experiment_name(split, "flat", "openrouter:meta/llama-3:free")
+
+
+def test_runner_and_cli_know_no_benchmark_by_name() -> None:
+    # DEVELOPERS.md: adding a third benchmark touches neither the runner nor the CLI.
+    # Docstrings may use them as examples; code (string constants, names) may not.
+    for file in ("tooleval_agents/runner.py", "tooleval_agents/cli/run.py"):
+        tree = ast.parse((REPO / file).read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
+                                    | ast.ClassDef)
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        words = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                 and isinstance(n.value, str) and id(n) not in docstrings]
+        words += [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
+        words += [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
+        hits = [w for w in words if "ultratool" in w.lower() or "appbench" in w.lower()]
+        assert hits == [], file
+
+
+def test_results_are_appended_as_examples_finish(toy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    run_dir = out / "toy-echo-en-echo-reference"
+    LINES_SEEN.clear()
+    run_experiment("toy", subset="en", model="reference", out=out, data_dir=toy,
+                   progress=False, cache=False, max_concurrency=1,
+                   strategy_options={"count_lines": str(run_dir / EXAMPLES)})
+    # One at a time: example k starts when the k examples before it are on disk.
+    assert list(range(6)) == LINES_SEEN
+
+
+def test_model_errors_are_scored_as_wrong_not_dropped(tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data", n=5, boom=(1, 3))
+    summary = run_experiment("toy", subset="en", model="reference", out=tmp_path / "runs",
+                             data_dir=data, progress=False, cache=False)
+    # 3 of 5 right: the two failed workflows count in the denominator.
+    assert summary.metrics["accuracy"] == pytest.approx(60.0)
+    assert summary.counts["model_errors"] == 2 and summary.counts["scored"] == 5
+    failed = [r for r in _lines(tmp_path / "runs" / summary.experiment)
+              if r["status"] == "model_error"]
+    assert sorted(r["index"] for r in failed) == [1, 3]
+    assert all(r["error_kind"] == "ValueError" and "cannot be parsed" in r["error"]
+               for r in failed)
+    assert all(r["score"]["scores"]["accuracy"] == 0.0 for r in failed)
+
+
+def test_limit_and_default_split_resolution(toy: Path, tmp_path: Path) -> None:
+    summary = run_experiment("toy", subset="en", model="reference", limit=2,
+                             out=tmp_path / "r", data_dir=toy, progress=False, cache=False)
+    assert summary.counts["examples"] == 2
+    with pytest.raises(ValueError, match="several subsets"):
+        run_experiment("toy", model="reference", out=tmp_path / "r", data_dir=toy,
+                       progress=False)
+    with pytest.raises(KeyError, match="unknown strategy"):
+        run_experiment("toy", subset="en", strategy="nope", model="reference",
+                       out=tmp_path / "r", data_dir=toy, progress=False)
+
+
+# ----------------------------------------------------------------------------- resume
+
+class Flaky(Exception):
+    """A provider-style failure: HTTP 503."""
+
+    status_code = 503
+
+
+def flaky_model(bad: set[int]) -> ScriptedChatModel:
+    """Answers toy prompts, but items in ``bad`` always fail with a 503."""
+
+    def reply(prompt: str) -> str:
+        answer = echo_answer(prompt)
+        if int(answer.split("-")[1]) in bad:
+            raise Flaky("upstream unavailable")
+        return answer
+
+    return ScriptedChatModel(rules=[(r"item \d+", reply)])
+
+
+def test_resume_retries_only_infra_errors(toy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    first = flaky_model({2, 4})
+    s1 = run_experiment("toy", subset="en", model=first, out=out, data_dir=toy,
+                        progress=False, cache=False, retry=FAST)
+    assert s1.counts["infra_errors"] == 2 and s1.counts["ok"] == 4
+    assert s1.metrics["accuracy"] == 100.0  # infra errors are not wrong answers
+    assert s1.counts["retried"] == 2
+    assert first.calls == 4 + 2 * FAST.max_attempts
+    run_dir = out / s1.experiment
+    infra = [r for r in _lines(run_dir) if r["status"] == "infra_error"]
+    assert {r["error_kind"] for r in infra} == {"server_error"}
+    assert all(r["retries"] == FAST.max_attempts - 1 for r in infra)
+
+    second = scripted()
+    s2 = run_experiment("toy", subset="en", model=second, out=out, data_dir=toy,
+                        progress=False, cache=False, retry=FAST)
+    assert second.calls == 2  # only the two infrastructure errors ran again
+    assert s2.counts["ok"] == 6 and s2.counts["infra_errors"] == 0
+    assert s2.counts["retried"] == 2
+    latest = RunDir(run_dir).results()
+    assert sorted(r.index for r in latest.values() if r.attempt == 2) == [2, 4]
+
+    third = scripted()
+    s3 = run_experiment("toy", subset="en", model=third, out=out, data_dir=toy,
+                        progress=False, cache=False)
+    assert third.calls == 0
+    assert s3.metrics == s2.metrics and s3.counts == s2.counts
+
+
+def test_resume_refuses_changed_data_or_settings(toy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    kwargs: dict[str, Any] = {"out": out, "data_dir": toy, "progress": False, "cache": False}
+    run_experiment("toy", subset="en", model="reference", limit=3, **kwargs)
+    with pytest.raises(ResumeError, match=r"other data.*--fresh"):
+        run_experiment("toy", subset="en", model="reference", limit=4, **kwargs)
+    with pytest.raises(ResumeError, match="strategy options"):
+        run_experiment("toy", subset="en", model="reference", limit=3,
+                       strategy_options={"delay": 0.0}, **kwargs)
+    summary = run_experiment("toy", subset="en", model="reference", limit=4, fresh=True,
+                             **kwargs)
+    assert summary.counts["examples"] == 4
+    assert len(_lines(out / summary.experiment)) == 4
+
+
+def test_torn_last_line_is_repaired_on_resume(toy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    kwargs: dict[str, Any] = {"out": out, "data_dir": toy, "progress": False, "cache": False}
+    s1 = run_experiment("toy", subset="en", model=scripted(), **kwargs)
+    file = out / s1.experiment / EXAMPLES
+    lines = file.read_text().splitlines(keepends=True)
+    file.write_text("".join(lines[:4]) + lines[4][:30])  # a crash mid-write
+    model = scripted()
+    s2 = run_experiment("toy", subset="en", model=model, **kwargs)
+    assert s2.counts["ok"] == 6 and model.calls == 2
+    assert all(json.loads(ln) for ln in file.read_text().splitlines())
+
+
+def test_dataset_hash_depends_on_ids_inputs_and_references(toy: Path) -> None:
+    from tooleval_agents.langsmith_datasets import to_examples
+
+    examples = to_examples(get_benchmark("toy").split("echo", "en"), toy)
+    base = dataset_hash(examples)
+    assert dataset_hash(examples) == base
+    assert dataset_hash(examples[:-1]) != base
+    changed = [e.model_copy(update={"outputs": {"answer": "x"}}) if i == 0 else e
+               for i, e in enumerate(examples)]
+    assert dataset_hash(changed) != base
+
+
+# ----------------------------------------------------------------------------- cache
+
+def test_second_identical_run_makes_no_model_calls(toy: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    first = scripted()
+    s1 = run_experiment("toy", subset="en", model=first, out=tmp_path / "a", data_dir=toy,
+                        progress=False, cache=cache)
+    assert first.calls == 6 and s1.usage["input_tokens"] > 0 and s1.counts["cached"] == 0
+    second = scripted()
+    s2 = run_experiment("toy", subset="en", model=second, out=tmp_path / "b", data_dir=toy,
+                        progress=False, cache=cache)
+    assert second.calls == 0
+    assert s2.metrics == s1.metrics
+    assert s2.counts["cached"] == 6
+    # Cache hits add no tokens and no model calls: nothing is counted twice.
+    assert s2.usage["input_tokens"] == s2.usage["output_tokens"] == 0
+    assert s2.usage["model_calls"] == 0 and s2.usage["cache_hits"] == 6
+    lines = _lines(tmp_path / "b" / s2.experiment)
+    assert all(r["outputs"]["usage"]["model_calls"] == 0 for r in lines)
+
+
+def test_no_cache_for_sampled_models(toy: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    for out in ("a", "b"):
+        model = scripted()
+        object.__setattr__(model, "temperature", 0.7)  # a sampling model: never cached
+        run_experiment("toy", subset="en", model=model, out=tmp_path / out, data_dir=toy,
+                       progress=False, cache=cache)
+        assert model.calls == 6
+
+
+def test_judge_is_passed_to_the_scorer_and_cached(toy: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    judge = ScriptedChatModel(rules=[(r"answer-[0-4] right", "yes")], default="no")
+    summary = run_experiment("toy", subset="en", model="reference", judge=judge,
+                             out=tmp_path / "a", data_dir=toy, progress=False, cache=cache)
+    assert summary.metrics["judged"] == pytest.approx(100 * 5 / 6)  # answer-5: "no"
+    assert judge.calls == 6
+    config = RunDir(tmp_path / "a" / summary.experiment).read_config()
+    assert config.judge is not None and config.judge["spec"] == "scripted"
+    again = ScriptedChatModel(rules=[(r"answer-[0-4] right", "yes")], default="no")
+    run_experiment("toy", subset="en", model="reference", judge=again, out=tmp_path / "b",
+                   data_dir=toy, progress=False, cache=cache)
+    assert again.calls == 0  # the judge's answers were cached too
+    with pytest.raises(ValueError, match="cannot judge"):
+        run_experiment("toy", subset="en", model="reference", judge="reference",
+                       out=tmp_path / "c", data_dir=toy, progress=False)
+
+
+# ----------------------------------------------------------------------------- real workflows
+
+def test_appbench_reference_run_on_samples(samples: Path, tmp_path: Path) -> None:
+    summary = run_experiment("appbench", subset="ss", model="reference", out=tmp_path / "r",
+                             data_dir=samples, progress=False, cache=False)
+    assert summary.counts["ok"] == summary.counts["examples"] > 0
+    assert summary.metrics["success"] == 100.0  # the reference model proves the wiring
+    assert summary.experiment == "appbench-plan-ss-hierarchical-reference"
+
+
+def test_appbench_workflow_failures_score_as_empty_answers(samples: Path,
+                                                          tmp_path: Path) -> None:
+    def garbled(prompt: str) -> str:
+        raise ValueError("Weather: [city = getweather(#city='Seattle')]")  # not an answer
+
+    model = ScriptedChatModel(rules=[(".", garbled)])
+    summary = run_experiment("appbench", subset="ss", model=model, out=tmp_path / "r",
+                             data_dir=samples, progress=False, cache=False)
+    n = summary.counts["examples"]
+    assert summary.counts["model_errors"] == summary.counts["scored"] == n
+    assert summary.metrics["success"] == summary.metrics["app_f1"] == 0.0
+    lines = _lines(tmp_path / "r" / summary.experiment)
+    assert all(r["score"]["labels"]["pred_calls"] == "0" for r in lines)
+
+
+def _appbench_responder(samples: Path) -> Any:
+    """Answers AppBench prompts like the reference model (the fake server's side)."""
+    from tooleval_agents.langsmith_datasets import to_examples
+
+    split = get_benchmark("appbench").split("plan", "ss")
+    strategy = get_strategy("appbench", "hierarchical")
+    examples = to_examples(split, samples)
+    key = AnswerKey.build((strategy.input_key(split, e.inputs or {}),
+                           strategy.gold_answers(split, e.inputs or {}, e.outputs or {}))
+                          for e in examples)
+    return lambda req: key.lookup(req.prompt)[1].text
+
+
+def test_provider_faults_are_retried_and_none_is_lost(samples: Path, tmp_path: Path) -> None:
+    # Request n fails when floor((n+1)*share) > floor(n*share): stalls at 6, 13; 429 at 4, 9,
+    # 14; 500 at 3, 7, 11 (the first matching rule wins).
+    faults = [FaultShare(0.15, Fault(200, stall=0.6)), FaultShare(0.2, Fault(429)),
+              FaultShare(0.25, Fault(500))]
+    policy = RetryPolicy(max_attempts=2, base_delay=0.001, jitter=False, timeout=0.3)
+    out = tmp_path / "runs"
+    cache = tmp_path / "cache.sqlite"
+    with FakeOpenAI(_appbench_responder(samples), api_key=SECRET, faults=faults) as server:
+        kwargs: dict[str, Any] = {
+            "subset": "ss", "model": "openai:fake-model", "out": out, "data_dir": samples,
+            "progress": False, "retry": policy, "cache": cache, "max_concurrency": 4,
+            "model_kwargs": {"base_url": server.base_url, "api_key": SECRET,
+                             "temperature": 0}}
+        s1 = run_experiment("appbench", **kwargs)
+        statuses = server.statuses()
+        stalled = [r for r in server.log if r.fault is not None and r.fault.stall]
+    n = s1.counts["examples"]
+    assert 429 in statuses and 500 in statuses and stalled
+    assert s1.counts["ok"] + s1.counts["model_errors"] + s1.counts["infra_errors"] == n
+    assert s1.counts["retried"] >= 1
+    lines = _lines(out / s1.experiment)
+    assert sorted({r["index"] for r in lines}) == list(range(n))  # no example lost
+    for r in lines:
+        if r["status"] == "ok":
+            assert r["score"]["scores"]["success"] == 100.0
+        else:
+            assert r["status"] == "infra_error"
+            assert r["error_kind"] in {"rate_limit", "server_error", "timeout"}
+            assert r["score"] is None
+    assert s1.counts["scored"] == s1.counts["ok"]
+    if s1.counts["scored"]:
+        assert s1.metrics["success"] == 100.0  # infra errors are not wrong answers
+
+    # The next run (same command, a healthy server) retries exactly the infra errors.
+    infra = {r["example_id"] for r in lines if r["status"] == "infra_error"}
+    with FakeOpenAI(_appbench_responder(samples), api_key=SECRET) as server:
+        kwargs["model_kwargs"] = {**kwargs["model_kwargs"], "base_url": server.base_url}
+        s2 = run_experiment("appbench", **kwargs)
+    assert s2.counts["ok"] == n and s2.metrics["success"] == 100.0
+    retried = {r.example_id for r in RunDir(out / s1.experiment).results().values()
+               if r.attempt == 2}
+    assert retried == infra
+    assert_no_secret(out, *tmp_path.glob("cache.sqlite*"))
+    config = json.loads((out / s1.experiment / CONFIG).read_text())
+    assert config["model"]["spec"] == "openai:fake-model"
+    assert config["model"]["params"]["max_retries"] == 0  # our policy is the only one
+
+
+def test_auth_failure_stops_the_run_and_is_not_retried(toy: Path, tmp_path: Path) -> None:
+    with FakeOpenAI(default="x", api_key="sk-the-right-key-000") as server:
+        summary = run_experiment(
+            "toy", subset="en", model="openai:fake-model", out=tmp_path / "runs",
+            data_dir=toy, progress=False, cache=False, retry=FAST, max_concurrency=1,
+            model_kwargs={"base_url": server.base_url, "api_key": SECRET})
+        assert len(server.log) == 1  # a 401 fails the same way every time
+    assert summary.counts["infra_errors"] == 6 and summary.metrics == {}
+    kinds = [r["error_kind"] for r in _lines(tmp_path / "runs" / summary.experiment)]
+    assert kinds.count("auth") == 1 and kinds.count("aborted") == 5
+    assert_no_secret(tmp_path / "runs")
+
+
+def test_no_api_key_in_any_file(toy: Path, tmp_path: Path) -> None:
+    from langchain_openai import ChatOpenAI
+
+    out = tmp_path / "runs"
+    cache = tmp_path / "cache.sqlite"
+    with FakeOpenAI(rules=[(r"item \d+", echo_answer)], api_key=SECRET) as server:
+        for model in ("openai:fake-model", ChatOpenAI(
+                model="fake-model", base_url=server.base_url, api_key=SECRET, max_retries=0,
+                temperature=0, default_headers={"X-Api-Key": SECRET})):
+            kwargs = ({"model_kwargs": {"base_url": server.base_url, "api_key": SECRET}}
+                      if isinstance(model, str) else {})
+            summary = run_experiment("toy", subset="en", model=model, out=out, data_dir=toy,
+                                     progress=False, cache=cache, **kwargs)
+            assert summary.counts["ok"] == 6
+    assert_no_secret(out, *tmp_path.glob("cache.sqlite*"))
+
+
+# ----------------------------------------------------------------------------- event loops
+
+def test_repeated_sync_runs_with_chatopenai_share_one_loop(toy: Path, tmp_path: Path) -> None:
+    # Notes: a second asyncio.run() with ChatOpenAI fails "Event loop is closed".
+    with FakeOpenAI(rules=[(r"item \d+", echo_answer)]) as server:
+        for out in ("a", "b"):
+            summary = run_experiment(
+                "toy", subset="en", model="openai:fake-model", out=tmp_path / out,
+                data_dir=toy, progress=False, cache=False,
+                model_kwargs={"base_url": server.base_url, "api_key": "sk-x-000000"})
+            assert summary.counts["ok"] == 6, summary.counts
+
+
+def test_usable_inside_a_running_event_loop(toy: Path, tmp_path: Path) -> None:
+    async def main() -> tuple[float, float]:
+        # As in Jupyter: the sync call runs on the runner's own loop thread.
+        sync = run_experiment("toy", subset="en", model="reference", out=tmp_path / "a",
+                              data_dir=toy, progress=False, cache=False)
+        direct = await arun_experiment("toy", subset="en", model="reference",
+                                       out=tmp_path / "b", data_dir=toy, progress=False,
+                                       cache=False)
+        return sync.metrics["accuracy"], direct.metrics["accuracy"]
+
+    assert asyncio.run(main()) == (100.0, 100.0)
+
+
+# ----------------------------------------------------------------------------- secrets
+
+def test_redaction_by_name_value_and_shape() -> None:
+    token = f"tok-{uuid.uuid4().hex}"
+    register_secret(token)
+    value = {"api_key": "abc", "headers": {"Authorization": "Bearer xyz12345678"},
+             "note": f"failed with {token}", "max_tokens": 5, "input_tokens": 7}
+    clean = redact(value)
+    assert clean["api_key"] == "<redacted>"
+    assert clean["headers"]["Authorization"] == "<redacted>"
+    assert token not in clean["note"]
+    assert clean["max_tokens"] == 5 and clean["input_tokens"] == 7  # counts, not secrets
+    assert "sk-" not in redact_text("Incorrect API key provided: sk-abcdefgh12345678")
+    assert redact({"token": "x"}, names=False) == {"token": "x"}
+
+
+def test_model_params_hold_no_secret() -> None:
+    from langchain_openai import ChatOpenAI
+
+    model: BaseChatModel = ChatOpenAI(model="gpt-4o-mini", api_key=SECRET, temperature=0,
+                                      base_url="http://127.0.0.1:9/v1",
+                                      default_headers={"Authorization": f"Bearer {SECRET}"})
+    params = model_params(model)
+    assert params["model_name"] == "gpt-4o-mini" and params["temperature"] == 0
+    assert SECRET not in json.dumps(params)
+    assert "openai_api_key" not in params

@@ -1,0 +1,139 @@
+"""Experiments in LangSmith: the upload path against the loopback fake LangSmith, and the
+offline path contacting nothing at all."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_langsmith import FakeLangSmith, loopback_only
+from test_runner import assert_no_secret, register_toy, write_toy
+
+from tooleval_agents.errors import ToolevalError
+from tooleval_agents.langsmith_datasets import example_id
+from tooleval_agents.registry import get_benchmark
+from tooleval_agents.results import CONFIG, RunDir
+from tooleval_agents.runner import run_experiment
+
+SECRET = f"lsv2_pt_secret_{uuid.uuid4().hex}"
+
+
+@pytest.fixture(autouse=True)
+def _toy() -> None:
+    register_toy()
+
+
+@pytest.fixture
+def refused(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    with loopback_only(monkeypatch) as attempts:
+        yield attempts
+
+
+@pytest.fixture
+def fake(refused: list[object], monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangSmith]:
+    with FakeLangSmith(api_key=SECRET) as server:
+        monkeypatch.setenv("LANGSMITH_API_KEY", SECRET)
+        monkeypatch.setenv("LANGSMITH_ENDPOINT", server.url)
+        yield server
+
+
+def _assert_clean(server: FakeLangSmith, refused: list[object]) -> None:
+    assert refused == []
+    assert server.unknown == [], [(r.method, r.path) for r in server.unknown]
+    failed = [(r.method, r.path, r.status) for r in server.requests
+              if r.status >= 400 and not (r.method == "GET" and r.path == "/datasets")]
+    assert failed == []
+
+
+def _experiment_runs(server: FakeLangSmith, session_id: str) -> list[dict[str, Any]]:
+    with server.lock:
+        return [r for r in server.runs.values() if str(r.get("session_id")) == session_id
+                and r.get("reference_example_id")]
+
+
+def test_offline_run_contacts_nothing(refused: list[object], tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data")
+    summary = run_experiment("toy", subset="en", model="reference", out=tmp_path / "runs",
+                             data_dir=data, progress=False, cache=False)
+    assert summary.counts["ok"] == 6
+    assert refused == []
+    assert RunDir(tmp_path / "runs" / summary.experiment).read_config().langsmith is None
+
+
+def test_upload_pushes_dataset_and_records_the_experiment(
+        fake: FakeLangSmith, refused: list[object], samples: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    summary = run_experiment("appbench", subset="ss", model="reference", out=out,
+                             data_dir=samples, progress=False, cache=False)
+    _assert_clean(fake, refused)
+    n = summary.counts["examples"]
+    split = get_benchmark("appbench").split("plan", "ss")
+    # The dataset was absent: pushed first, with the stable example ids.
+    stored = fake.dataset_examples("appbench-plan-ss")
+    assert {e["id"] for e in stored} == {str(example_id(split, i)) for i in range(n)}
+    # The experiment carries the metadata LangSmith's comparison view groups by.
+    config = RunDir(out / summary.experiment).read_config()
+    assert config.langsmith is not None
+    session = fake.sessions[config.langsmith["session_id"]]
+    assert session["name"] == summary.experiment == "appbench-plan-ss-hierarchical-reference"
+    assert session["reference_dataset_id"] == config.langsmith["dataset_id"] == config.dataset.id
+    meta = (session.get("extra") or {}).get("metadata") or {}
+    assert meta["model"] == "reference" and meta["strategy"] == "hierarchical"
+    assert meta["category"] == "ss" and meta["benchmark"] == "appbench"
+    assert meta["metrics"]["success"] == summary.metrics["success"] == 100.0
+    # One run per example, joined to its example, with its feedback.
+    runs = _experiment_runs(fake, config.langsmith["session_id"])
+    assert sorted(str(r["reference_example_id"]) for r in runs) == sorted(
+        e["id"] for e in stored)
+    run_ids = {str(r["id"]) for r in runs}
+    with fake.lock:
+        success = [f for f in fake.feedback.values()
+                   if f.get("key") == "success" and str(f.get("run_id")) in run_ids]
+    assert len(success) == n and all(f["score"] == 100.0 for f in success)
+    assert_no_secret(out, secret=SECRET)
+
+
+def test_resumed_upload_adds_to_the_same_experiment(
+        fake: FakeLangSmith, refused: list[object], tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data")
+    out = tmp_path / "runs"
+    first = run_experiment("toy", subset="en", model="reference", limit=6, out=out,
+                           data_dir=data, progress=False, cache=False)
+    config = json.loads((out / first.experiment / CONFIG).read_text())
+    sessions = len(fake.sessions)
+    # Forget two results: the resume runs them into the recorded experiment.
+    file = out / first.experiment / "examples.jsonl"
+    file.write_text("".join(file.read_text().splitlines(keepends=True)[:4]))
+    second = run_experiment("toy", subset="en", model="reference", limit=6, out=out,
+                            data_dir=data, progress=False, cache=False)
+    assert second.counts["ok"] == 6
+    assert len(fake.sessions) == sessions
+    runs = _experiment_runs(fake, config["langsmith"]["session_id"])
+    assert len(runs) == 8
+    _assert_clean(fake, refused)
+
+
+def test_upload_refuses_a_remote_dataset_that_differs(
+        fake: FakeLangSmith, refused: list[object], tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data")
+    run_experiment("toy", subset="en", model="reference", out=tmp_path / "a", data_dir=data,
+                   progress=False, cache=False)
+    other = tmp_path / "other"
+    write_toy(other, n=6)
+    lines = (other / "toy" / "en.jsonl").read_text().replace("answer-0", "changed")
+    (other / "toy" / "en.jsonl").write_text(lines)
+    with pytest.raises(ToolevalError, match="does not match the local data"):
+        run_experiment("toy", subset="en", model="reference", out=tmp_path / "b",
+                       data_dir=other, progress=False, cache=False)
+
+
+def test_no_upload_without_key_unless_asked(refused: list[object], tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data")
+    with pytest.raises(ToolevalError, match="LANGSMITH_API_KEY"):
+        run_experiment("toy", subset="en", model="reference", out=tmp_path / "r",
+                       data_dir=data, progress=False, upload=True)
+    assert refused == []

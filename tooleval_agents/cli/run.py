@@ -1,0 +1,240 @@
+"""``tooleval run``: run a strategy with a model over benchmark splits, as LangSmith experiments.
+
+The command knows no benchmark by name: tasks, subsets and default strategies come from the
+registries. ``--lang`` and ``--category`` both choose the split's subset: ``--lang`` among the
+benchmark's language subsets, ``--category`` among the others.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.table import Table
+
+from tooleval_agents.cli.apps import (
+    DataDirOption,
+    JsonOption,
+    app,
+    console,
+    err_console,
+    fail,
+    print_json,
+)
+from tooleval_agents.errors import ToolevalError
+from tooleval_agents.registry import Benchmark, Split, get_benchmark
+
+
+def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` options; a value is read as JSON when it parses (``k=3``, ``x=true``,
+    ``l=[1,2]``), else kept as text."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag} expects KEY=VALUE, got {pair!r}")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
+
+
+def _kind(subset: str) -> str:
+    from tooleval_agents.runner import subset_field
+
+    return subset_field(subset)
+
+
+def choose_subsets(bench: Benchmark, task: str, lang: str | None,
+                   category: str | None) -> list[str]:
+    """The subsets ``--lang`` / ``--category`` name for ``task`` (``all``: every one)."""
+    if lang and category:
+        raise ValueError("give --lang or --category, not both")
+    available = sorted({s.subset for s in bench.splits() if s.task == task})
+    languages = [s for s in available if _kind(s) == "language"]
+    categories = [s for s in available if _kind(s) != "language"]
+    if lang is None and category is None:
+        if len(available) == 1:
+            return available
+        hints = ([f"--lang {'|'.join([*languages, 'all'])}"] if languages else []) + \
+            ([f"--category {'|'.join([*categories, 'all'])}"] if categories else [])
+        raise ValueError(f"{bench.name} {task}: choose {' or '.join(hints)}")
+    flag, value, pool = (("--lang", lang, languages) if lang is not None
+                         else ("--category", category, categories))
+    if not pool:
+        other = "--category" if flag == "--lang" else "--lang"
+        raise ValueError(f"{bench.name} has no {'languages' if flag == '--lang' else 'categories'}"
+                         f": use {other} {'|'.join(available)}")
+    if value == "all":
+        return pool
+    if value not in pool:
+        raise ValueError(f"{bench.name} {task}: unknown {flag} {value!r}; choose "
+                         f"{'|'.join([*pool, 'all'])}")
+    return [value]
+
+
+def choose_tasks(bench: Benchmark, task: str | None, strategy: str | None) -> list[str]:
+    """The tasks ``--task`` names (``all``: every task the strategy -- or each task's default
+    strategy -- solves)."""
+    from graphs.registry import strategies
+
+    tasks = sorted({s.task for s in bench.splits()})
+    if task is not None and task != "all":
+        if task not in tasks:
+            raise ValueError(f"{bench.name} has no task {task!r}; choose "
+                             f"{'|'.join([*tasks, 'all'])}")
+        return [task]
+    if task is None:
+        if len(tasks) == 1:
+            return tasks
+        raise ValueError(f"{bench.name}: choose --task {'|'.join([*tasks, 'all'])}")
+    known = strategies(bench.name)
+    chosen = []
+    for t in tasks:
+        split = next(s for s in bench.splits() if s.task == t)
+        strat = known.get((bench.name, strategy or bench.default_strategy(split)))
+        if strat is not None and (strat.tasks is None or t in strat.tasks):
+            chosen.append(t)
+    if not chosen:
+        raise ValueError(f"no {bench.name} task is solved by strategy {strategy!r}")
+    return chosen
+
+
+def _row(split: Split, summary: Any, out: Path, strategy: str | None,
+         model: str) -> dict[str, Any]:
+    return {"experiment": summary.experiment, "run_dir": str(out / summary.experiment),
+            "benchmark": split.benchmark, "task": split.task, "subset": split.subset,
+            "strategy": strategy, "model": model, "metrics": summary.metrics,
+            "counts": summary.counts, "usage": summary.usage, "latency_s": summary.latency_s}
+
+
+def _show(row: dict[str, Any]) -> None:
+    console.print(f"[bold]{row['experiment']}[/]", highlight=False)
+    table = Table()
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in row["metrics"].items():
+        table.add_row(name, f"{value:.2f}")
+    console.print(table)
+    counts = row["counts"]
+    console.print(", ".join(f"{k}={v}" for k, v in counts.items()), highlight=False)
+    usage = row["usage"]
+    console.print(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
+                  f"{int(usage.get('output_tokens', 0))}, model calls: "
+                  f"{int(usage.get('model_calls', 0))}, cache hits: "
+                  f"{int(usage.get('cache_hits', 0))}; results in {row['run_dir']}",
+                  highlight=False)
+    if counts.get("infra_errors"):
+        console.print(f"[yellow]{counts['infra_errors']} example(s) failed on the provider "
+                      "side (not scored): run the same command again to retry them.[/]")
+
+
+@app.command("run")
+def run_command(
+    benchmark: Annotated[str, typer.Argument(help="A registered benchmark.")],
+    model: Annotated[str, typer.Option(
+        "--model", help="reference, noisy-reference[:RATE], or provider:model "
+        "(e.g. openai:gpt-4o-mini).")],
+    task: Annotated[str | None, typer.Option(
+        "--task", help="Task, or all (default: the benchmark's only task).")] = None,
+    lang: Annotated[str | None, typer.Option(
+        "--lang", help="Language subset (e.g. en, zh), or all.")] = None,
+    category: Annotated[str | None, typer.Option(
+        "--category", help="Category subset (e.g. ss, sm, ms, mm), or all.")] = None,
+    strategy: Annotated[str | None, typer.Option(
+        "--strategy", help="Strategy (default: the benchmark's protocol for the split).")
+    ] = None,
+    option: Annotated[list[str] | None, typer.Option(
+        "--option", "-O", help="Strategy option KEY=VALUE (repeatable), e.g. -O k=3.")] = None,
+    judge: Annotated[str | None, typer.Option(
+        "--judge", help="Judge model for LLM-judged metrics (provider:model).")] = None,
+    scoring: Annotated[Literal["strict", "paper"] | None, typer.Option(
+        "--scoring", help="strict or paper (benchmarks that have both).")] = None,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", min=1, help="Only the first N examples of each split.")] = None,
+    max_concurrency: Annotated[int, typer.Option(
+        "--max-concurrency", min=1, help="Examples in flight at once.")] = 8,
+    rps: Annotated[float | None, typer.Option(
+        "--rps", min=0.001, help="Model requests per second (default: unlimited).")] = None,
+    max_attempts: Annotated[int, typer.Option(
+        "--max-attempts", min=1, help="Tries per model call on 429/5xx/timeouts/resets.")] = 6,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=0.001, help="Seconds a model call may take.")] = 300.0,
+    model_arg: Annotated[list[str] | None, typer.Option(
+        "--model-arg", help="init_chat_model argument KEY=VALUE (repeatable), e.g. "
+        "--model-arg temperature=0 --model-arg base_url=http://... (keys belong in the "
+        "environment, e.g. OPENAI_API_KEY).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Results root directory.")] = Path("runs"),
+    upload: Annotated[bool | None, typer.Option(
+        "--upload/--no-upload", help="Send the experiment to LangSmith (default: when "
+        "LANGSMITH_API_KEY is set).", show_default=False)] = None,
+    fresh: Annotated[bool, typer.Option(
+        "--fresh", help="Discard a previous run in the same directory instead of resuming.")
+    ] = False,
+    cache: Annotated[bool, typer.Option(
+        "--cache/--no-cache", help="Replay recorded model answers (temperature 0 or unset).")
+    ] = True,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal).",
+        show_default=False)] = None,
+    data_dir: DataDirOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Run (or resume) an experiment per split, with results in
+    OUT/<benchmark>-<task>-<subset>-<strategy>-<model>/ (config.json, examples.jsonl,
+    summary.json).
+
+    Re-running the same command resumes: finished examples are kept (no model call), provider
+    failures (429, 5xx, timeouts) are retried. Infrastructure errors are counted apart from
+    wrong answers. Nothing leaves the machine unless uploading.
+    """
+    from tooleval_agents.retry import RetryPolicy
+    from tooleval_agents.runner import run_experiment
+
+    try:
+        bench = get_benchmark(benchmark)
+        options = parse_pairs(option, "--option")
+        model_kwargs = parse_pairs(model_arg, "--model-arg")
+        splits = [bench.split(t, s) for t in choose_tasks(bench, task, strategy)
+                  for s in choose_subsets(bench, t, lang, category)]
+        policy = RetryPolicy(max_attempts=max_attempts, timeout=timeout)
+    except (KeyError, ValueError) as exc:
+        raise fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)) from None
+    show_progress = sys.stderr.isatty() if progress is None else progress
+    rows: list[dict[str, Any]] = []
+    failed = 0
+    for split in splits:
+        try:
+            summary = run_experiment(
+                bench.name, task=split.task, subset=split.subset, strategy=strategy,
+                model=model, judge=judge, limit=limit, max_concurrency=max_concurrency,
+                rps=rps, out=out, upload=upload, data_dir=data_dir,
+                strategy_options=options,
+                scoring_options={"scoring": scoring} if scoring else None, cache=cache,
+                progress=show_progress, fresh=fresh, retry=policy,
+                model_kwargs=model_kwargs)
+        except KeyboardInterrupt:
+            err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
+                              "same command again to resume.")
+            raise typer.Exit(130) from None
+        except (ToolevalError, ValueError, KeyError, OSError) as exc:
+            from tooleval_agents.secrets import redact_text
+
+            failed += 1
+            message = redact_text(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
+            err_console.print(f"[bold red]error:[/] {split.name}: {message}", highlight=False)
+            rows.append({"experiment": None, "benchmark": split.benchmark, "task": split.task,
+                         "subset": split.subset, "error": message})
+            continue
+        row = _row(split, summary, out, strategy or bench.default_strategy(split), model)
+        rows.append(row)
+        if not json_out:
+            _show(row)
+    if json_out:
+        print_json(rows[0] if len(rows) == 1 else rows)
+    if failed:
+        raise typer.Exit(1)

@@ -1,0 +1,384 @@
+"""The one retry policy of a run: which failures are the provider's (retried with exponential
+backoff and jitter), which are the model's (never retried: scored as wrong), and the rate limit.
+
+* :func:`classify` sorts an exception into an infrastructure kind -- ``rate_limit`` (429),
+  ``server_error`` (5xx), ``timeout``, ``connection`` (resets, refused connections), or the
+  non-retryable ``auth`` (401/403) and ``not_found`` (404) -- or ``None`` for a model error
+  (malformed output, a 400 for a prompt the model rejects, a bug in a workflow...).
+* :class:`RetryingChatModel` wraps the chat model under test: every provider call is retried
+  under :class:`RetryPolicy`, paced by an optional rate limiter, and accounted in the
+  :class:`CallStats` of the example being run (a context variable set by the runner). Cache
+  hits never reach it, so they cost no retry, no rate-limit slot and no tokens.
+
+Provider clients have retries of their own (``ChatOpenAI(max_retries=2)`` by default); the
+runner builds provider models with ``max_retries=0`` so this module is the only policy.
+
+Example::
+
+    model = RetryingChatModel(inner=ChatOpenAI(model="gpt-4o-mini", max_retries=0),
+                              policy=RetryPolicy(max_attempts=5),
+                              limiter=make_rate_limiter(2.0))
+    with collect_stats() as stats:
+        await model.ainvoke("hi")
+    stats.retries  # provider retries spent on this call
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.rate_limiters import BaseRateLimiter, InMemoryRateLimiter
+from langchain_core.runnables import Runnable, RunnableBinding
+from pydantic import ConfigDict, Field, PrivateAttr
+
+InfraKind = Literal["rate_limit", "server_error", "timeout", "connection", "auth", "not_found"]
+"""Provider failures: not the model's fault, counted apart from wrong answers."""
+
+RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection"})
+"""Kinds worth another try; ``auth`` and ``not_found`` fail the same way every time."""
+
+_CONNECTION_NAMES = frozenset({
+    "APIConnectionError", "ConnectError", "ConnectionError", "RemoteProtocolError", "ReadError",
+    "WriteError", "NetworkError", "ProtocolError", "IncompleteRead", "ServerDisconnectedError",
+    "ClientConnectionError",
+})
+_SERVER_NAMES = frozenset({"InternalServerError", "ServiceUnavailable", "ServiceUnavailableError",
+                           "OverloadedError", "APIServerError"})
+
+
+class ModelCallTimeout(TimeoutError):
+    """A model call took longer than :attr:`RetryPolicy.timeout`."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How provider failures are retried (one policy for the whole run).
+
+    The wait before retry ``n`` (1-based) is ``min(max_delay, base_delay * 2**(n-1))``; with
+    ``jitter`` a uniform draw in its upper half (so concurrent examples spread out), never less
+    than a ``Retry-After`` the provider sent (capped at ``max_delay``).
+    """
+
+    max_attempts: int = 6
+    """Tries per model call, the first included (1: no retry)."""
+    base_delay: float = 1.0
+    """Seconds before the first retry."""
+    max_delay: float = 60.0
+    """Longest wait between tries."""
+    jitter: bool = True
+    """Randomise waits (off: exact exponential waits, for tests)."""
+    seed: int | None = None
+    """Seed of the jitter draws (``None``: unpredictable)."""
+    timeout: float | None = 300.0
+    """Seconds one async model call may take before it counts as a ``timeout`` failure."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.base_delay < 0 or self.max_delay < 0:
+            raise ValueError("retry delays must be >= 0")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {self.timeout}")
+
+    def delay(self, retry: int, rng: random.Random,
+              retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (1-based)."""
+        wait = min(self.max_delay, self.base_delay * 2 ** (retry - 1))
+        if self.jitter:
+            wait = wait / 2 + rng.uniform(0.0, wait / 2)
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_delay))
+        return wait
+
+
+# ----------------------------------------------------------------------------- classification
+
+def _status_of(exc: BaseException) -> int | None:
+    for holder in (exc, getattr(exc, "response", None)):
+        for attr in ("status_code", "status", "http_status", "code"):
+            value = getattr(holder, attr, None)
+            if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+                return value
+    return None
+
+
+def _classify_one(exc: BaseException) -> InfraKind | None:
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    status = _status_of(exc)
+    if status is not None:
+        if status == 429:
+            return "rate_limit"
+        if status == 408:
+            return "timeout"
+        if status >= 500:
+            return "server_error"
+        if status in (401, 403):
+            return "auth"
+        if status == 404:
+            return "not_found"
+        return None  # 400, 422...: the request the workflow built was refused
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if any("Timeout" in name for name in names):
+        return "timeout"
+    if "RateLimitError" in names:
+        return "rate_limit"
+    if names & _SERVER_NAMES:
+        return "server_error"
+    if names & _CONNECTION_NAMES or isinstance(exc, ConnectionError):
+        return "connection"
+    return None
+
+
+def _chain(exc: BaseException, depth: int = 6) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and depth > 0 and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+        depth -= 1
+
+
+def classify(exc: BaseException) -> InfraKind | None:
+    """The infrastructure kind of a failure, looking through ``raise ... from`` chains;
+    ``None`` when it is the model's (or the workflow's) fault.
+
+    >>> classify(TimeoutError())
+    'timeout'
+    >>> classify(ValueError("bad JSON")) is None
+    True
+    """
+    for item in _chain(exc):
+        kind = _classify_one(item)
+        if kind is not None:
+            return kind
+    return None
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked us to wait (``retry-after-ms`` / ``retry-after`` headers)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000)
+        if (s := headers.get("retry-after")) is not None:
+            return max(0.0, float(s))
+    except (TypeError, ValueError):  # an HTTP date: use our own backoff
+        return None
+    return None
+
+
+# ----------------------------------------------------------------------------- accounting
+
+@dataclass
+class CallStats:
+    """Model calls of one example (the runner sets one per example; see :func:`collect_stats`)."""
+
+    calls: int = 0
+    """Answers received from the provider (cache hits excluded)."""
+    failures: int = 0
+    """Failed tries."""
+    retries: int = 0
+    """Tries repeated after a retryable failure."""
+    cache_hits: int = 0
+    """Answers served by the response cache."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    kinds: list[str] = field(default_factory=list)
+    """Infrastructure kind of each failed try, in order."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def answered(self, result: ChatResult) -> None:
+        tokens_in = tokens_out = 0
+        for gen in result.generations:
+            usage = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
+            tokens_in += int(usage.get("input_tokens", 0) or 0)
+            tokens_out += int(usage.get("output_tokens", 0) or 0)
+        with self._lock:
+            self.calls += 1
+            self.input_tokens += tokens_in
+            self.output_tokens += tokens_out
+
+    def failed(self, kind: str | None, retrying: bool) -> None:
+        with self._lock:
+            self.failures += 1
+            self.kinds.append(kind or "model")
+            if retrying:
+                self.retries += 1
+
+    def hit(self) -> None:
+        with self._lock:
+            self.cache_hits += 1
+
+
+_STATS: ContextVar[CallStats | None] = ContextVar("tooleval_call_stats", default=None)
+
+
+def current_stats() -> CallStats | None:
+    """The stats of the example being run in this context, if any."""
+    return _STATS.get()
+
+
+@contextlib.contextmanager
+def collect_stats() -> Iterator[CallStats]:
+    """Account the model calls made in this context (and the tasks and threads it starts)."""
+    stats = CallStats()
+    token = _STATS.set(stats)
+    try:
+        yield stats
+    finally:
+        _STATS.reset(token)
+
+
+# ----------------------------------------------------------------------------- the model wrapper
+
+def make_rate_limiter(requests_per_second: float) -> InMemoryRateLimiter:
+    """A token bucket allowing ``requests_per_second`` model calls per second, no bursts."""
+    if requests_per_second <= 0:
+        raise ValueError(f"--rps must be > 0, got {requests_per_second}")
+    return InMemoryRateLimiter(requests_per_second=requests_per_second,
+                               check_every_n_seconds=min(0.1, 0.5 / requests_per_second),
+                               max_bucket_size=1)
+
+
+class RetryingChatModel(BaseChatModel):
+    """``inner`` with :class:`RetryPolicy` retries, a rate limiter and per-example accounting.
+
+    Caching (``cache=``) applies to this wrapper, with ``inner``'s cache key (``llm_string``):
+    a hit is answered before any retry, rate-limit slot or provider call. ``bind_tools`` and
+    ``with_structured_output`` (tool calling) go through the wrapper too.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: BaseChatModel
+    """The chat model under test (its own cache and rate limiter are bypassed)."""
+    policy: RetryPolicy = Field(default_factory=RetryPolicy)
+    """The retry policy."""
+    limiter: BaseRateLimiter | None = None
+    """Paces provider calls (retries included, cache hits excluded)."""
+    _rng: random.Random = PrivateAttr(default_factory=random.Random)
+    _rng_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        self._rng = random.Random(self.policy.seed)
+
+    @property
+    def _llm_type(self) -> str:
+        return self.inner._llm_type
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return dict(self.inner._identifying_params)
+
+    @property
+    def model_name(self) -> str:
+        """The inner model's name (what reports and judgments record)."""
+        for attr in ("model_name", "model", "model_id"):
+            value = getattr(self.inner, attr, None)
+            if isinstance(value, str) and value:
+                return value
+        return type(self.inner).__name__
+
+    @property
+    def calls(self) -> int | None:
+        """The inner model's call counter, when it keeps one (the offline models do)."""
+        value = getattr(self.inner, "calls", None)
+        return value if isinstance(value, int) else None
+
+    def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
+        return self.inner._get_llm_string(stop=stop, **kwargs)
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
+        return self.inner._get_ls_params(stop=stop, **kwargs)
+
+    def _wait(self, attempt: int, exc: BaseException) -> float:
+        with self._rng_lock:
+            return self.policy.delay(attempt, self._rng, retry_after(exc))
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None,
+                  **kwargs: Any) -> ChatResult:
+        stats = current_stats()
+        attempt = 0
+        while True:
+            attempt += 1
+            if self.limiter is not None:
+                self.limiter.acquire()
+            try:
+                result = self.inner._generate(messages, stop=stop, run_manager=run_manager,
+                                              **kwargs)
+            except Exception as exc:
+                kind = classify(exc)
+                retrying = kind in RETRYABLE and attempt < self.policy.max_attempts
+                if stats is not None:
+                    stats.failed(kind, retrying)
+                if not retrying:
+                    raise
+                time.sleep(self._wait(attempt, exc))
+                continue
+            if stats is not None:
+                stats.answered(result)
+            return result
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                         **kwargs: Any) -> ChatResult:
+        stats = current_stats()
+        timeout = self.policy.timeout
+        attempt = 0
+        while True:
+            attempt += 1
+            if self.limiter is not None:
+                await self.limiter.aacquire()
+            try:
+                call = self.inner._agenerate(messages, stop=stop, run_manager=run_manager,
+                                             **kwargs)
+                if timeout is None:
+                    result = await call
+                else:
+                    try:
+                        result = await asyncio.wait_for(call, timeout)
+                    except TimeoutError as exc:
+                        raise ModelCallTimeout(
+                            f"model call took longer than {timeout:g} s") from exc
+            except Exception as exc:
+                kind = classify(exc)
+                retrying = kind in RETRYABLE and attempt < self.policy.max_attempts
+                if stats is not None:
+                    stats.failed(kind, retrying)
+                if not retrying:
+                    raise
+                await asyncio.sleep(self._wait(attempt, exc))
+                continue
+            if stats is not None:
+                stats.answered(result)
+            return result
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
+                   **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
+        """Tools formatted by the inner model, calls made through this wrapper."""
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        bound = self.inner.bind_tools(tools, **kwargs)
+        if not isinstance(bound, RunnableBinding) or bound.bound is not self.inner:
+            raise NotImplementedError(
+                f"{type(self.inner).__name__}.bind_tools does not return a plain binding; "
+                "it cannot be wrapped for retries")
+        return self.bind(**bound.kwargs)

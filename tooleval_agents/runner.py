@@ -1,0 +1,968 @@
+"""Running an experiment: one strategy with one model over one split, as a LangSmith evaluation.
+
+:func:`run_experiment` (sync, usable from scripts and Jupyter) and :func:`arun_experiment`
+(async) build the strategy's workflow around the model, run it as the target of
+``langsmith.aevaluate`` with the benchmark's scorer as row evaluator, and keep the results
+directory ``<out>/<experiment>/`` (see :mod:`tooleval_agents.results`):
+
+* every finished example is appended to ``examples.jsonl`` by the row evaluator as soon as it
+  is scored, so a crash loses nothing that finished;
+* ``summary.json`` is computed by our own code over every example of the split:
+  ``Scorer.aggregate`` over the ``ok`` and ``model_error`` examples (a workflow failure scores
+  as a wrong answer, never dropped); ``infra_error`` examples (provider failures left after
+  retries) are left out of the metrics and counted apart;
+* re-running the same command resumes: finished examples are not run again (no model call),
+  infrastructure errors are retried (``attempt`` + 1); changed data or settings are refused
+  (``fresh=True`` starts over).
+
+The runner knows no benchmark by name: everything comes from the
+:class:`~tooleval_agents.registry.Benchmark` and :class:`~graphs.registry.Strategy` registries.
+
+Models: ``reference`` / ``noisy-reference[:RATE]`` answer from the run's gold answers (an
+answer key built from the strategy); ``provider:model`` goes to ``init_chat_model`` (with
+``max_retries=0``: :mod:`tooleval_agents.retry` is the one retry policy); a chat model instance
+is used as given. Every model is wrapped in :class:`~tooleval_agents.retry.RetryingChatModel`.
+
+Response cache (:mod:`tooleval_agents.cache`, ``<cache_dir>/responses.sqlite`` by default): on
+for the offline models and for every model whose temperature is 0 or unset; off when the
+temperature is above 0 (sampling on purpose: a rerun should draw new samples). An unset
+temperature means the provider's default decoding: caching it makes a rerun replay the recorded
+answers, which is what a rerun of an evaluation should do. ``cache=False`` turns it off.
+
+Upload (``upload=True``, or ``None`` with a LangSmith API key configured): the split's dataset is
+pushed if absent (and must match the local data if present), the experiment is created with
+metadata (model, strategy, language or category...) and runs and feedback go to LangSmith. The
+experiment's session id is recorded in ``config.json`` so a resume adds to the same experiment.
+Without upload a client built not to phone home is used and nothing leaves the machine.
+
+Example::
+
+    from tooleval_agents.runner import run_experiment
+
+    summary = run_experiment("appbench", subset="ss", model="reference", limit=20)
+    summary.metrics["success"]   # 100.0: the reference model proves the wiring
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import io
+import logging
+import re
+import statistics
+import sys
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from langsmith.evaluation.evaluator import RunEvaluator
+from pydantic_core import to_jsonable_python
+
+from tooleval_agents.errors import ToolevalError
+from tooleval_agents.records import Lang
+from tooleval_agents.registry import Benchmark, Scorer, Split, benchmarks, get_benchmark, register
+from tooleval_agents.results import (
+    CONFIG,
+    EXAMPLES,
+    SUMMARY,
+    DatasetRef,
+    ExampleResult,
+    RunConfig,
+    RunDir,
+    RunSummary,
+    Status,
+    Usage,
+    dumps,
+)
+from tooleval_agents.retry import (
+    CallStats,
+    RetryingChatModel,
+    RetryPolicy,
+    classify,
+    collect_stats,
+    make_rate_limiter,
+)
+from tooleval_agents.secrets import (
+    known_secrets,
+    model_params,
+    redact,
+    redact_text,
+    register_secrets_in,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.caches import BaseCache
+    from langchain_core.language_models import BaseChatModel
+    from langsmith import Client
+    from langsmith.schemas import Example, TracerSession
+
+    from graphs.registry import Strategy
+
+log = logging.getLogger(__name__)
+
+HARNESS_KEY = "tooleval"
+"""Key of the harness block (status, error, usage) in the target's outputs."""
+FATAL_KINDS = frozenset({"auth", "not_found"})
+"""Provider failures that will fail every example the same way: the run stops early."""
+_MAX_ERROR = 2000
+EMPTY_OUTPUTS: dict[str, Any] = {"raw_outputs": [], "prediction": "", "parse_error": None,
+                                  "trace": [], "usage": None}
+"""What a failed workflow answered: scored like an empty answer (the error message stays out
+of it, or a scorer reading "the only string" would take it for the answer)."""
+_PACKAGES = ("tooleval-agents", "langchain-core", "langchain", "langgraph", "langsmith",
+             "langchain-openai", "openai", "pydantic")
+
+T = TypeVar("T")
+
+
+class ResumeError(ToolevalError):
+    """The results directory holds a run that cannot be continued with these settings."""
+
+
+# ----------------------------------------------------------------------------- naming, hashing
+
+def model_label(model: str | BaseChatModel) -> str:
+    """What a model is called in experiment names: the spec, or ``<type>:<model name>``."""
+    if isinstance(model, str):
+        return model
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    from tooleval_agents.chat_models import ContentChatModel
+
+    if isinstance(model, ContentChatModel):
+        return str(name or model._llm_type)
+    kind = model._llm_type
+    return f"{kind}:{name}" if isinstance(name, str) and name else kind
+
+
+def path_safe(text: str) -> str:
+    """``text`` usable as one path component (``openai:gpt-4o`` -> ``openai_gpt-4o``)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("._")
+    return cleaned or "model"
+
+
+def experiment_name(split: Split, strategy: str, model: str) -> str:
+    """``<benchmark>-<task>-<subset>-<strategy>-<model>``, safe as a directory name."""
+    return f"{split.name}-{path_safe(strategy)}-{path_safe(model)}"
+
+
+def dataset_hash(examples: Sequence[Example]) -> str:
+    """sha256 over the examples' ids, inputs and reference outputs, in order."""
+    digest = hashlib.sha256()
+    for ex in examples:
+        digest.update(dumps([str(ex.id), ex.inputs, ex.outputs]).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages that decide a run's behaviour, and Python's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0]}
+    for name in _PACKAGES:
+        with contextlib.suppress(PackageNotFoundError):
+            out[name] = version(name)
+    return out
+
+
+def subset_field(subset: str) -> str:
+    """``language`` for a language subset (``en``/``zh``), else ``category``."""
+    return "language" if subset in Lang.__args__ else "category"  # type: ignore[attr-defined]
+
+
+# ----------------------------------------------------------------------------- resolving
+
+def resolve_split(bench: Benchmark, task: str | None, subset: str | None) -> Split:
+    """The split named by ``task``/``subset``; either may be left out when the benchmark has
+    only one choice."""
+    splits = bench.splits()
+    if task is None:
+        tasks = sorted({s.task for s in splits})
+        if len(tasks) != 1:
+            raise ValueError(f"{bench.name} has several tasks: choose one of {tasks}")
+        task = tasks[0]
+    if subset is None:
+        subsets = sorted({s.subset for s in splits if s.task == task})
+        if len(subsets) != 1:
+            raise ValueError(f"{bench.name} task {task!r} has several subsets: choose one of "
+                             f"{subsets}")
+        subset = subsets[0]
+    return bench.split(task, subset)
+
+
+def _benchmark(benchmark: str | Benchmark) -> Benchmark:
+    if isinstance(benchmark, str):
+        return get_benchmark(benchmark)
+    if benchmarks().get(benchmark.name) is not benchmark:
+        register(benchmark)  # examples are built through the registry
+    return benchmark
+
+
+def _provider_model(spec: str, kwargs: dict[str, Any]) -> BaseChatModel:
+    """``init_chat_model`` with the client's own retries off when the model has them."""
+    from tooleval_agents.models import resolve_model
+
+    model = resolve_model(spec, **kwargs)
+    if "max_retries" in type(model).model_fields and "max_retries" not in kwargs:
+        model = resolve_model(spec, max_retries=0, **kwargs)
+    return model
+
+
+def _temperature(model: BaseChatModel) -> float | None:
+    value = getattr(model, "temperature", None)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def cache_applies(model: BaseChatModel) -> bool:
+    """Whether answers of ``model`` are cached by default (see the module docstring)."""
+    temperature = _temperature(model)
+    return temperature is None or temperature == 0
+
+
+def _open_cache(cache: bool | str | Path | BaseCache) -> BaseCache | None:
+    from langchain_core.caches import BaseCache
+
+    from tooleval_agents.cache import SQLiteCache
+
+    if cache is False or cache is None:
+        return None
+    if isinstance(cache, BaseCache):
+        return cache
+    if cache is True:
+        return SQLiteCache()
+    return SQLiteCache(Path(cache))
+
+
+def _jsonable(value: Any) -> Any:
+    return to_jsonable_python(value, fallback=lambda o: repr(o))
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return redact_text(text)[:_MAX_ERROR]
+
+
+def _model_error_kind(exc: BaseException) -> str:
+    status = getattr(exc, "status_code", None)
+    if status in (400, 422):
+        return "bad_request"
+    return type(exc).__name__
+
+
+# ----------------------------------------------------------------------------- the experiment
+
+@dataclass
+class _Progress:
+    """A rich progress bar with the running headline metric (stderr), or nothing."""
+
+    enabled: bool
+    total: int
+    done: int
+    title: str
+    _bar: Any = None
+    _task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[headline]}"),
+                                 console=Console(stderr=True), transient=False)
+            self._bar.start()
+            self._task = self._bar.add_task(self.title, total=self.total, completed=self.done,
+                                            headline="")
+        return self
+
+    def advance(self, headline: str | None) -> None:
+        if self._bar is not None:
+            fields = {"headline": headline} if headline is not None else {}
+            self._bar.update(self._task, advance=1, **fields)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+@dataclass
+class _Experiment:
+    """Everything resolved for one run, and the per-example bookkeeping."""
+
+    name: str
+    split: Split
+    scorer: Scorer
+    examples: list[Example]
+    run_dir: RunDir
+    prior: dict[str, ExampleResult]
+    workflow: Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
+    progress: _Progress
+    index: dict[str, int] = field(default_factory=dict)
+    scores: dict[str, Any] = field(default_factory=dict)
+    """Example id -> ExampleScore of every scored example (prior and new)."""
+    finished: set[str] = field(default_factory=set)
+    """Example ids recorded by this invocation."""
+    upload: bool = False
+    """Runs go to LangSmith (the workflow is traced)."""
+    secrets: list[str] = field(default_factory=known_secrets)
+    """Secret values masked in stored outputs (looked up once per run)."""
+    threaded_scoring: bool = False
+    """Score in a worker thread (the scorer calls a judge model)."""
+    fatal: str | None = None
+    """Set by an ``auth`` / ``not_found`` failure: the remaining examples are not run."""
+    writer: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="tooleval-writer"))
+    """One thread appends results, in order."""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _headline_at: float = 0.0
+
+    # --- target: run the workflow, never raise ----------------------------------------
+    async def target(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        if self.fatal is not None:
+            return {HARNESS_KEY: {"status": "infra_error", "error_kind": "aborted",
+                                  "error": f"not run: {self.fatal}", "latency_s": 0.0,
+                                  "stats": {}}}
+        status: Status = "ok"
+        error = kind = None
+        outputs: dict[str, Any] = {}
+        start = time.perf_counter()
+        with collect_stats() as stats, self._tracing():
+            try:
+                outputs = dict(await self.workflow(inputs))
+            except Exception as exc:  # every failure is recorded, none ends the run
+                infra = classify(exc)
+                status = "infra_error" if infra else "model_error"
+                kind = infra or _model_error_kind(exc)
+                error = _error_text(exc)
+                if infra in FATAL_KINDS and self.fatal is None:
+                    self.fatal = error
+        latency = time.perf_counter() - start
+        return {**_jsonable(outputs), HARNESS_KEY: {
+            "status": status, "error": error, "error_kind": kind, "latency_s": latency,
+            "stats": _stats_dict(stats)}}
+
+    def _tracing(self) -> contextlib.AbstractContextManager[None]:
+        """Inside the workflow, tracing only when uploading: offline nothing would be sent,
+        and LangChain's tracer costs milliseconds per example."""
+        if self.upload:
+            return contextlib.nullcontext()
+        from langsmith.run_helpers import tracing_context
+
+        return tracing_context(enabled=False)
+
+    # --- row evaluator: score, append, give LangSmith its feedback ----------------------
+    async def evaluate(self, run: Any, example: Example) -> dict[str, Any]:
+        outputs = dict(getattr(run, "outputs", None) or {})
+        harness = outputs.pop(HARNESS_KEY, None)
+        if self.threaded_scoring:  # a judge calls a model: keep the loop free meanwhile
+            result = await asyncio.to_thread(self.score, example, outputs, harness)
+        else:  # pure scoring is CPU work: a thread would only add a hop
+            result = self.score(example, outputs, harness)
+        # The fsynced append runs on the writer thread, the loop goes on meanwhile; the
+        # evaluator returns only once the line is on disk.
+        await asyncio.get_running_loop().run_in_executor(self.writer, self.record, result)
+        self.progress.advance(self._headline())
+        return {"results": _feedback(result)}
+
+    def finish(self, example: Example, outputs: dict[str, Any],
+               harness: dict[str, Any] | None) -> ExampleResult:
+        """Score one example and append its result (thread-safe)."""
+        result = self.score(example, outputs, harness)
+        self.record(result)
+        return result
+
+    def record(self, result: ExampleResult) -> None:
+        """Append one result to examples.jsonl."""
+        with self._lock:
+            self.run_dir.append(result)
+            self.finished.add(result.example_id)
+
+    def score(self, example: Example, outputs: dict[str, Any],
+              harness: dict[str, Any] | None) -> ExampleResult:
+        """One example's result: status, score (unless an infrastructure error), usage."""
+        from evaluators.base import ExampleScore
+
+        eid = str(example.id)
+        if not isinstance(harness, dict):
+            harness = {"status": "infra_error", "error_kind": "harness",
+                       "error": "the workflow produced no result", "latency_s": 0.0,
+                       "stats": {}}
+        status: Status = harness["status"]
+        error = harness.get("error")
+        score: dict[str, Any] | None = None
+        if status != "infra_error":
+            answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
+            try:
+                scored = self.scorer.score(example.inputs or {}, answer, example.outputs or {})
+                value = (scored if isinstance(scored, ExampleScore)
+                         else ExampleScore.model_validate(scored))
+            except Exception as exc:  # a scorer failure is recorded on the example
+                value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+            score = value.model_dump(mode="json")
+            with self._lock:
+                self.scores[eid] = value
+        stats = harness.get("stats") or {}
+        prev = self.prior.get(eid)
+        result = ExampleResult(
+            example_id=eid, index=self.index[eid], status=status,
+            outputs=redact(outputs, shapes=False, names=False, secrets=self.secrets),
+            score=score, error=error,
+            error_kind=harness.get("error_kind"),
+            usage=Usage(input_tokens=stats.get("input_tokens", 0),
+                        output_tokens=stats.get("output_tokens", 0),
+                        model_calls=stats.get("calls", 0),
+                        cache_hits=stats.get("cache_hits", 0)),
+            latency_s=float(harness.get("latency_s") or 0.0),
+            retries=int(stats.get("retries", 0)),
+            attempt=prev.attempt + 1 if prev is not None else 1)
+        return result
+
+    def _headline(self) -> str | None:
+        now = time.monotonic()
+        if not self.progress.enabled or now - self._headline_at < 0.5:
+            return None
+        self._headline_at = now
+        with self._lock:
+            scores = list(self.scores.values())
+        if not scores or not self.scorer.headline:
+            return ""
+        try:
+            metrics = self.scorer.aggregate(scores)
+        except Exception:
+            return ""
+        return "  ".join(f"{k} {metrics[k]:.1f}" for k in self.scorer.headline if k in metrics)
+
+
+class _RowEvaluator(RunEvaluator):
+    """The row evaluator handed to ``aevaluate``: a ``RunEvaluator`` rather than a function,
+    which LangSmith would wrap in a traced function (two thread hops per example)."""
+
+    def __init__(self, experiment: _Experiment) -> None:
+        self.experiment = experiment
+
+    def evaluate_run(self, run: Any, example: Example | None = None,
+                     evaluator_run_id: uuid.UUID | None = None) -> Any:
+        raise NotImplementedError("the runner evaluates asynchronously (aevaluate)")
+
+    async def aevaluate_run(self, run: Any, example: Example | None = None,
+                            evaluator_run_id: uuid.UUID | None = None) -> Any:
+        if example is None:
+            raise ValueError("the tooleval evaluator needs the example")
+        return await self.experiment.evaluate(run, example)
+
+    @property
+    def feedback_keys(self) -> list[str]:
+        return list(self.experiment.scorer.headline)
+
+
+def _stats_dict(stats: CallStats) -> dict[str, Any]:
+    return {"calls": stats.calls, "retries": stats.retries, "failures": stats.failures,
+            "cache_hits": stats.cache_hits, "input_tokens": stats.input_tokens,
+            "output_tokens": stats.output_tokens, "kinds": list(stats.kinds)}
+
+
+def _feedback(result: ExampleResult) -> list[dict[str, Any]]:
+    from evaluators.base import ExampleScore, feedback
+
+    if result.status == "infra_error":
+        return [{"key": "infra_error", "value": result.error_kind, "comment": result.error}]
+    out = feedback(ExampleScore.model_validate(result.score or {}))
+    if result.status == "model_error":
+        out.append({"key": "model_error", "value": result.error_kind,
+                    "comment": result.error})
+    return out
+
+
+# ----------------------------------------------------------------------------- summary
+
+def summarize(name: str, scorer: Scorer, examples: Sequence[Example],
+              results: dict[str, ExampleResult], *, wall_s: float | None = None) -> RunSummary:
+    """Corpus metrics and counts over every example of the run (see the module docstring)."""
+    from evaluators.base import ExampleScore
+
+    latest = [results[str(e.id)] for e in examples if str(e.id) in results]
+    scored = [r for r in latest if r.status != "infra_error"]
+    scores = [ExampleScore.model_validate(r.score or {}) for r in scored]
+    metrics = {k: float(v) for k, v in scorer.aggregate(scores).items()} if scores else {}
+    n = len(examples)
+    counts = {
+        "examples": n,
+        "scored": len(scored),
+        "ok": sum(r.status == "ok" for r in latest),
+        "model_errors": sum(r.status == "model_error" for r in latest),
+        "infra_errors": sum(r.status == "infra_error" for r in latest),
+        "not_run": n - len(latest),
+        "retried": sum(r.retries > 0 or r.attempt > 1 for r in latest),
+        "cached": sum(r.usage.cache_hits > 0 and r.usage.model_calls == 0 for r in latest),
+        "scoring_errors": sum(s.error is not None for s in scores),
+    }
+    totals = {k: float(sum(getattr(r.usage, k) for r in latest))
+              for k in ("input_tokens", "output_tokens", "model_calls", "cache_hits")}
+    usage = {**totals, **{f"{k}_per_example": (totals[k] / len(latest) if latest else 0.0)
+                          for k in ("input_tokens", "output_tokens", "model_calls")}}
+    lat = sorted(r.latency_s for r in latest if r.status != "infra_error")
+    latency: dict[str, float] = {}
+    if lat:
+        latency = {"mean": statistics.fmean(lat), "p50": lat[len(lat) // 2],
+                   "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))], "max": lat[-1]}
+    if wall_s is not None:
+        latency["wall"] = wall_s
+    return RunSummary(experiment=name, metrics=metrics, counts=counts, usage=usage,
+                      latency_s=latency)
+
+
+# ----------------------------------------------------------------------------- LangSmith
+
+def _offline_client() -> Client:
+    from langsmith import Client
+
+    # Built not to phone home (notes: the default client POSTs traces and can hang at exit).
+    return Client(api_key="offline", info={}, tracing_sampling_rate=0.0,
+                  auto_batch_tracing=False)
+
+
+def _upload_client() -> Client:
+    from langsmith import Client
+
+    from tooleval_agents.langsmith_datasets import LangSmithNotConfiguredError, api_key_configured
+
+    if not api_key_configured():
+        raise LangSmithNotConfiguredError(
+            "upload needs a LangSmith API key: set LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT "
+            "for a self-hosted or regional LangSmith), or run with --no-upload")
+    return Client()
+
+
+def _remote_examples(client: Client, split: Split, data_dir: Path,
+                     examples: Sequence[Example]) -> list[Example]:
+    """The split's dataset in LangSmith (pushed if absent); it must hold the run's examples
+    unchanged, else the experiment would compare against other references."""
+    from langsmith.utils import LangSmithNotFoundError
+
+    from tooleval_agents.langsmith_datasets import push
+
+    try:
+        dataset = client.read_dataset(dataset_name=split.name)
+    except LangSmithNotFoundError:
+        [pushed] = push([split], data_dir, client=client)
+        if pushed.error:
+            raise ToolevalError(f"could not push dataset {split.name}: {pushed.error}") from None
+        dataset = client.read_dataset(dataset_name=split.name)
+    remote = {str(e.id): e for e in client.list_examples(dataset_id=dataset.id)}
+    missing = [e for e in examples if str(e.id) not in remote]
+    changed = [e for e in examples if str(e.id) in remote and
+               ((remote[str(e.id)].inputs or {}) != e.inputs
+                or (remote[str(e.id)].outputs or {}) != (e.outputs or {}))]
+    if missing or changed:
+        raise ToolevalError(
+            f"LangSmith dataset {split.name!r} does not match the local data ({len(missing)} "
+            f"examples missing, {len(changed)} changed): update it with `tooleval data push "
+            f"{split.benchmark}` (same --data-dir) or run with --no-upload")
+    return [remote[str(e.id)] for e in examples]
+
+
+def _session(client: Client, name: str, dataset_id: Any, metadata: dict[str, Any],
+             previous: dict[str, Any] | None, description: str) -> TracerSession:
+    """The run's experiment: the one recorded in config.json when resuming, else a new one
+    named after the run (with a suffix if LangSmith already has that name)."""
+    from langsmith.utils import LangSmithConflictError, LangSmithNotFoundError
+
+    if previous and previous.get("session_id"):
+        try:
+            return client.read_project(project_id=str(previous["session_id"]))
+        except LangSmithNotFoundError:
+            log.warning("experiment %s is gone from LangSmith; creating a new one",
+                        previous.get("session_id"))
+    for candidate in (name, f"{name}-{uuid.uuid4().hex[:6]}", f"{name}-{uuid.uuid4().hex[:6]}"):
+        try:
+            return client.create_project(candidate, reference_dataset_id=dataset_id,
+                                         metadata=metadata, description=description)
+        except LangSmithConflictError:
+            continue
+    raise ToolevalError(f"could not create a LangSmith experiment named {name!r}")
+
+
+# ----------------------------------------------------------------------------- entry points
+
+async def arun_experiment(
+    benchmark: str | Benchmark,
+    *,
+    task: str | None = None,
+    subset: str | None = None,
+    strategy: str | None = None,
+    model: str | BaseChatModel,
+    judge: str | BaseChatModel | None = None,
+    limit: int | None = None,
+    max_concurrency: int = 8,
+    rps: float | None = None,
+    out: str | Path = "runs",
+    upload: bool | None = None,
+    data_dir: str | Path | None = None,
+    strategy_options: dict[str, Any] | None = None,
+    scoring_options: dict[str, Any] | None = None,
+    cache: bool | str | Path | BaseCache = True,
+    progress: bool = True,
+    fresh: bool = False,
+    retry: RetryPolicy | None = None,
+    model_kwargs: dict[str, Any] | None = None,
+    judge_kwargs: dict[str, Any] | None = None,
+    client: Client | None = None,
+) -> RunSummary:
+    """Run (or resume) one experiment; see :func:`run_experiment`."""
+    from graphs.registry import StrategyContext, as_target, get_strategy
+    from tooleval_agents.datadir import resolve_data_dir
+    from tooleval_agents.langsmith_datasets import api_key_configured, to_examples
+    from tooleval_agents.models import is_offline, resolve_model
+    from tooleval_agents.reference_models import AnswerKey
+
+    started = time.perf_counter()
+    if max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    bench = _benchmark(benchmark)
+    split = resolve_split(bench, task, subset)
+    strategy_name = strategy or bench.default_strategy(split)
+    strat: Strategy = get_strategy(bench.name, strategy_name)
+    if strat.tasks is not None and split.task not in strat.tasks:
+        raise ValueError(f"strategy {strategy_name!r} does not solve {bench.name} task "
+                         f"{split.task!r} (it solves {list(strat.tasks)})")
+    data = resolve_data_dir(data_dir)
+    examples = to_examples(split, data)
+    if limit is not None:
+        examples = examples[:limit]
+    if not examples:
+        raise ToolevalError(f"{split.name} has no examples in {data}")
+    ds_hash = dataset_hash(examples)
+
+    # The model under test, wrapped once: retries, rate limit, accounting, cache.
+    if model_kwargs and not isinstance(model, str):
+        raise ValueError("model_kwargs apply to a model spec; configure a model instance "
+                         "when you create it")
+    kwargs = dict(model_kwargs or {})
+    register_secrets_in(kwargs)
+    label = model_label(model)
+    answer_key: AnswerKey | None = None
+    if isinstance(model, str) and is_offline(model):
+        answer_key = AnswerKey()  # filled once the workflow is built (see below)
+        inner = resolve_model(model, answer_key=answer_key)
+    elif isinstance(model, str):
+        inner = _provider_model(model, kwargs)
+    else:
+        inner = model
+    register_secrets_in({k: getattr(inner, k) for k in type(inner).model_fields
+                         if "key" in k or "token" in k})
+    # One cache (one SQLite connection) for the model and the judge; closed when the run's
+    # objects are released.
+    shared: list[BaseCache | None] = []
+
+    def response_cache_for(chat_model: BaseChatModel) -> BaseCache | None:
+        if cache is False or not cache_applies(chat_model):
+            return None
+        if not shared:
+            shared.append(_open_cache(cache))
+        return shared[0]
+
+    response_cache = response_cache_for(inner)
+    wrapped = RetryingChatModel(
+        inner=inner, policy=retry or RetryPolicy(),
+        limiter=make_rate_limiter(rps) if rps else None,
+        cache=response_cache if response_cache is not None else False)
+
+    judge_model: BaseChatModel | None = None
+    judge_inner: BaseChatModel | None = None
+    if judge is not None:
+        if isinstance(judge, str) and is_offline(judge):
+            raise ValueError(f"judge {judge!r}: the offline models cannot judge; use a "
+                             "provider model (provider:model)")
+        jkw = dict(judge_kwargs or {})
+        register_secrets_in(jkw)
+        judge_model = resolve_model(judge, **jkw) if isinstance(judge, str) else judge
+        judge_inner = judge_model
+        judge_cache = response_cache_for(judge_model)
+        # The judge gets the same retry policy (its failures would become scoring errors).
+        judge_model = RetryingChatModel(
+            inner=judge_model, policy=retry or RetryPolicy(),
+            cache=judge_cache if judge_cache is not None else False)
+    scoring = dict(scoring_options or {})
+    scorer = bench.scorer(split, options={**scoring, **({"judge": judge_model}
+                                                       if judge_model is not None else {})})
+    graph = strat.build(StrategyContext(model=wrapped, split=split, data_dir=data,
+                                        options=dict(strategy_options or {})))
+    if answer_key is not None:
+        # After build: a strategy may need its context (e.g. the data directory) to state the
+        # gold answers of its prompts.
+        answer_key.update(AnswerKey.build(
+            (strat.input_key(split, e.inputs or {}),
+             strat.gold_answers(split, e.inputs or {}, e.outputs or {})) for e in examples))
+
+    name = experiment_name(split, strategy_name, label)
+    run_dir = RunDir(Path(out) / name)
+    if fresh:
+        for file in (CONFIG, EXAMPLES, SUMMARY):
+            (run_dir.path / file).unlink(missing_ok=True)
+    config = RunConfig(
+        experiment=name, benchmark=bench.name, task=split.task, subset=split.subset,
+        strategy=strategy_name,
+        strategy_options=redact(_jsonable(strategy_options or {}), names=False),
+        model={"spec": label, "params": model_params(inner)},
+        judge=({"spec": model_label(judge_inner), "params": model_params(judge_inner)}
+               if judge_inner is not None else None),
+        scoring_options=redact(_jsonable(scoring), names=False),
+        dataset=DatasetRef(name=split.name, id=str(examples[0].dataset_id),
+                           examples=len(examples), hash=ds_hash,
+                           source=(examples[0].metadata or {}).get("source")),
+        versions=package_versions())
+    prior: dict[str, ExampleResult] = {}
+    if (run_dir.path / CONFIG).is_file():
+        old = run_dir.read_config()
+        _check_resumable(run_dir.path, old, config)
+        config = config.model_copy(update={"created_at": old.created_at,
+                                           "langsmith": old.langsmith})
+        _repair_torn_tail(run_dir.path / EXAMPLES)
+        prior = run_dir.results()
+
+    # Where runs go: LangSmith, or nowhere.
+    do_upload = api_key_configured() if upload is None else upload
+    data_for_run: list[Example] = examples
+    session: TracerSession | None = None
+    metadata = {"benchmark": bench.name, "task": split.task, "subset": split.subset,
+                subset_field(split.subset): split.subset, "strategy": strategy_name,
+                "model": label, "judge": config.judge["spec"] if config.judge else None,
+                "scoring": scoring.get("scoring"), "dataset_hash": ds_hash,
+                "tooleval_experiment": name}
+    if do_upload:
+        client = client or _upload_client()
+        data_for_run = await asyncio.to_thread(_remote_examples, client, split, data, examples)
+        session = await asyncio.to_thread(
+            _session, client, name, data_for_run[0].dataset_id, metadata, config.langsmith,
+            f"{bench.name} {split.task} ({split.subset}), strategy {strategy_name}, "
+            f"model {label}; run by tooleval-agents")
+        config = config.model_copy(update={
+            "langsmith": {"session_id": str(session.id), "session_name": session.name,
+                          "dataset_id": str(session.reference_dataset_id), "url": session.url},
+            "dataset": config.dataset.model_copy(
+                update={"id": str(session.reference_dataset_id)})})
+    else:
+        client = client or _offline_client()
+    run_dir.write_config(config)
+
+    done = {eid for eid, r in prior.items() if r.status != "infra_error"}
+    pending = [e for e in data_for_run if str(e.id) not in done]
+    exp = _Experiment(
+        name=name, split=split, scorer=scorer, examples=examples, run_dir=run_dir,
+        prior=prior, workflow=as_target(graph),
+        progress=_Progress(progress, len(examples), len(examples) - len(pending), name),
+        upload=do_upload, threaded_scoring=judge_model is not None,
+        index={str(e.id): int((e.metadata or {}).get("index", i))
+               for i, e in enumerate(examples)})
+    from evaluators.base import ExampleScore
+
+    exp.scores = {eid: ExampleScore.model_validate(r.score or {}) for eid, r in prior.items()
+                  if r.status != "infra_error"}
+
+    if pending:
+        try:
+            await _evaluate(exp, pending, client=client, session=session, upload=do_upload,
+                            max_concurrency=max_concurrency, metadata=metadata)
+        finally:
+            exp.writer.shutdown(wait=True)
+        if do_upload:
+            await asyncio.to_thread(client.flush)
+
+    summary = summarize(name, scorer, examples, run_dir.results(),
+                        wall_s=time.perf_counter() - started)
+    run_dir.write_summary(summary)
+    if session is not None:
+        with contextlib.suppress(Exception):  # the run is complete locally either way
+            from datetime import UTC, datetime
+
+            await asyncio.to_thread(
+                client.update_project, session.id, end_time=datetime.now(UTC),
+                metadata={**metadata, "metrics": summary.metrics, "counts": summary.counts})
+    return summary
+
+
+async def _evaluate(exp: _Experiment, pending: list[Example], *, client: Client,
+                    session: TracerSession | None, upload: bool, max_concurrency: int,
+                    metadata: dict[str, Any]) -> None:
+    """Run the pending examples through ``aevaluate``; every one ends up recorded."""
+    await _aevaluate(exp, pending, client=client, session=session, upload=upload,
+                     max_concurrency=max_concurrency, metadata=metadata)
+    # Anything aevaluate dropped is recorded, never lost.
+    for example in pending:
+        if str(example.id) not in exp.finished:
+            await asyncio.to_thread(exp.finish, example, {}, {
+                "status": "infra_error", "error_kind": "harness",
+                "error": "no result came back from the evaluation", "latency_s": 0.0,
+                "stats": {}})
+
+
+async def _aevaluate(exp: _Experiment, pending: list[Example], *, client: Client,
+                     session: TracerSession | None, upload: bool, max_concurrency: int,
+                     metadata: dict[str, Any]) -> None:
+    from langsmith.evaluation import aevaluate
+
+    async def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        return await exp.target(inputs)
+
+    with exp.progress:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            # aevaluate prints the experiment name and warns that upload_results=False is
+            # beta: neither belongs on our stdout.
+            warnings.simplefilter("ignore")
+            results = await aevaluate(
+                target, data=pending, evaluators=[_RowEvaluator(exp)], client=client,
+                max_concurrency=max_concurrency, upload_results=upload,
+                experiment=session, experiment_prefix=None if session is not None else exp.name,
+                metadata=metadata, blocking=False)
+        async for _row in results:
+            pass  # rows arrive in completion order; results are joined on example id
+
+
+def _check_resumable(path: Path, old: RunConfig, new: RunConfig) -> None:
+    if old.dataset.hash != new.dataset.hash:
+        raise ResumeError(
+            f"{path} holds a run over other data (dataset hash {old.dataset.hash[:12]} != "
+            f"{new.dataset.hash[:12]}: the files, the split or --limit changed). Start over "
+            "with --fresh, or keep it and choose another --out.")
+    differs = [what for what, a, b in (
+        ("model", old.model.get("spec"), new.model.get("spec")),
+        ("strategy", old.strategy, new.strategy),
+        ("strategy options", old.strategy_options, new.strategy_options),
+        ("scoring options", old.scoring_options, new.scoring_options),
+        ("judge", (old.judge or {}).get("spec"), (new.judge or {}).get("spec")),
+    ) if a != b]
+    if differs:
+        raise ResumeError(f"{path} holds a run with other settings ({', '.join(differs)}). "
+                          "Start over with --fresh, or choose another --out.")
+
+
+def _repair_torn_tail(path: Path) -> None:
+    """Cut a last line a crash left half-written, so appends start on a fresh line."""
+    if not path.is_file():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)
+
+
+# ----------------------------------------------------------------------------- sync wrapper
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _runner_loop() -> asyncio.AbstractEventLoop:
+    """One event loop for every sync call in this process, in a daemon thread: LangChain's
+    provider clients keep async HTTP pools bound to the loop that made them, so a second
+    ``asyncio.run`` would find them closed."""
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="tooleval-runner",
+                                      daemon=True)
+            thread.start()
+            _loop = loop
+        return _loop
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine on the runner's event loop and wait for it (Ctrl-C cancels it)."""
+    loop = _runner_loop()
+    if threading.current_thread().name == "tooleval-runner":
+        coro.close()
+        raise RuntimeError("run_experiment called from inside a run: await arun_experiment")
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        future.cancel()
+        with contextlib.suppress(Exception):
+            future.result(timeout=5)
+        raise
+
+
+def run_experiment(
+    benchmark: str | Benchmark,
+    *,
+    task: str | None = None,
+    subset: str | None = None,
+    strategy: str | None = None,
+    model: str | BaseChatModel,
+    judge: str | BaseChatModel | None = None,
+    limit: int | None = None,
+    max_concurrency: int = 8,
+    rps: float | None = None,
+    out: str | Path = "runs",
+    upload: bool | None = None,
+    data_dir: str | Path | None = None,
+    strategy_options: dict[str, Any] | None = None,
+    scoring_options: dict[str, Any] | None = None,
+    cache: bool | str | Path | BaseCache = True,
+    progress: bool = True,
+    fresh: bool = False,
+    retry: RetryPolicy | None = None,
+    model_kwargs: dict[str, Any] | None = None,
+    judge_kwargs: dict[str, Any] | None = None,
+    client: Client | None = None,
+) -> RunSummary:
+    """Run (or resume) a strategy with a model over one split; returns the run's summary.
+
+    Results go to ``<out>/<benchmark>-<task>-<subset>-<strategy>-<model>/`` (config.json,
+    examples.jsonl, summary.json). Calling it again with the same arguments resumes.
+
+    Args:
+        benchmark: registered benchmark name (or a :class:`Benchmark`).
+        task, subset: the split (either may be omitted when there is one choice).
+        strategy: registered strategy (default: the benchmark's default for the split).
+        model: ``reference``, ``noisy-reference[:RATE]``, ``provider:model`` or a chat model.
+        judge: a model for LLM-judged metrics (UltraTool planning / tool creation).
+        limit: run the first ``limit`` examples only.
+        max_concurrency: examples in flight at once.
+        rps: provider requests per second (a token bucket; ``None``: unlimited).
+        upload: send the experiment to LangSmith (``None``: when an API key is configured).
+        strategy_options, scoring_options: passed to the strategy and the scorer.
+        cache: response cache: ``True`` (per-user file), a path, a ``BaseCache``, or ``False``.
+        fresh: discard the results directory's previous run instead of resuming it.
+        retry: the retry policy of provider calls (default :class:`RetryPolicy`).
+        model_kwargs, judge_kwargs: ``init_chat_model`` arguments (``base_url``,
+            ``temperature``, ``api_key``... -- secrets are never written anywhere).
+        client: a LangSmith client (default: offline, or from the environment to upload).
+
+    Raises:
+        ResumeError: the results directory holds a run over other data or settings.
+        ToolevalError, ValueError, KeyError: unknown names, missing data, bad options.
+
+    Works from sync code and from Jupyter (a running loop is left alone: the run has its own
+    loop thread); inside async code, ``await arun_experiment(...)``.
+    """
+    return run_sync(arun_experiment(
+        benchmark, task=task, subset=subset, strategy=strategy, model=model, judge=judge,
+        limit=limit, max_concurrency=max_concurrency, rps=rps, out=out, upload=upload,
+        data_dir=data_dir, strategy_options=strategy_options, scoring_options=scoring_options,
+        cache=cache, progress=progress, fresh=fresh, retry=retry, model_kwargs=model_kwargs,
+        judge_kwargs=judge_kwargs, client=client))
+
+
+__all__ = ["EMPTY_OUTPUTS", "HARNESS_KEY", "ResumeError", "arun_experiment", "cache_applies",
+           "dataset_hash", "experiment_name", "model_label", "path_safe", "resolve_split",
+           "run_experiment", "run_sync", "summarize"]
