@@ -23,8 +23,8 @@ TESTS = Path(__file__).resolve().parent
 
 
 @pytest.fixture(autouse=True)
-def _toy() -> None:
-    register_toy()
+def _toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    register_toy(monkeypatch)
 
 
 def invoke(*args: str | Path) -> Any:

@@ -183,10 +183,20 @@ class EchoStrategy(Strategy):
         return [GoldAnswer(marker=MARKER, text=reference_outputs["answer"], format="plan_text")]
 
 
-def register_toy() -> None:
-    """Register the toy benchmark and strategy (idempotent)."""
-    register(ToyBenchmark())
-    register_strategy(EchoStrategy())
+def register_toy(monkeypatch: pytest.MonkeyPatch | None = None) -> None:
+    """Register the toy benchmark and strategy; with ``monkeypatch`` only for one test (other
+    tests list every registered benchmark), without it for the whole process (subprocesses)."""
+    if monkeypatch is None:
+        register(ToyBenchmark())
+        register_strategy(EchoStrategy())
+        return
+    from graphs import registry as strategy_registry
+    from tooleval_agents import registry as benchmark_registry
+
+    strategy = EchoStrategy()
+    monkeypatch.setitem(benchmark_registry._REGISTRY, "toy", ToyBenchmark())
+    monkeypatch.setitem(strategy_registry._STRATEGIES, (strategy.benchmark, strategy.name),
+                        strategy)
 
 
 def write_toy(data_dir: Path, subset: str = "en", n: int = 6, boom: Sequence[int] = ()) -> Path:
@@ -229,8 +239,8 @@ def assert_no_secret(*roots: Path, secret: str = SECRET) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _toy() -> None:
-    register_toy()
+def _toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    register_toy(monkeypatch)
 
 
 @pytest.fixture

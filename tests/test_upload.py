@@ -23,8 +23,8 @@ SECRET = f"lsv2_pt_secret_{uuid.uuid4().hex}"
 
 
 @pytest.fixture(autouse=True)
-def _toy() -> None:
-    register_toy()
+def _toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    register_toy(monkeypatch)
 
 
 @pytest.fixture

@@ -25,7 +25,8 @@ score_app = typer.Typer(help="Re-score model outputs produced anywhere.", no_arg
 app.add_typer(score_app, name="score")
 
 console = Console()
-err_console = Console(stderr=True)
+# soft_wrap: error messages carry paths and commands to copy; never hard-wrap them.
+err_console = Console(stderr=True, soft_wrap=True)
 
 DataDirOption = Annotated[
     Path | None,
