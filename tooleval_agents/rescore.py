@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +32,16 @@ from pydantic import Field
 from evaluators.base import ExampleScore
 from tooleval_agents.registry import Scorer, Split, get_benchmark
 from tooleval_agents.results import (
+    EMPTY_OUTPUTS,
     ExampleResult,
     RunConfig,
     RunDir,
     RunSummary,
     now,
+    summarize,
 )
 
 RESCORED_SUMMARY = "summary.rescored.json"
-EMPTY_OUTPUTS: dict[str, Any] = {"raw_outputs": [], "prediction": None, "parse_error": None,
-                                 "trace": [], "usage": None}
-"""What a failed workflow (``model_error``) answered: scored like an empty answer."""
 
 
 class RescoredSummary(RunSummary):
@@ -199,7 +198,7 @@ def rescore_results(
                              f"one of the run's {len(by_id)} examples")
         inputs, reference = by_id[example_id]
         answer = (dict(result.outputs or {}) if result.status == "ok"
-                  else {**EMPTY_OUTPUTS, "parse_error": result.error})
+                  else dict(EMPTY_OUTPUTS))
         try:
             score = scorer.score(inputs, answer, reference)
             if not isinstance(score, ExampleScore):
@@ -214,59 +213,18 @@ def rescore_results(
     return config, out, scorer, notes
 
 
-def _usage(results: Sequence[ExampleResult]) -> dict[str, float]:
-    """Token totals and per-example means (the runner's keys)."""
-    totals = {k: float(sum(getattr(r.usage, k, 0) for r in results))
-              for k in ("input_tokens", "output_tokens", "model_calls", "cache_hits")}
-    return {**totals, **{f"{k}_per_example": totals[k] / len(results) if results else 0.0
-                         for k in ("input_tokens", "output_tokens", "model_calls")}}
-
-
-def _latency(results: Sequence[ExampleResult]) -> dict[str, float]:
-    values = sorted(r.latency_s for r in results if r.status != "infra_error")
-    if not values:
-        return {}
-    return {"mean": sum(values) / len(values), "p50": values[len(values) // 2],
-            "p95": values[min(len(values) - 1, int(0.95 * len(values)))], "max": values[-1]}
-
-
 def build_summary(config: RunConfig, results: Mapping[str, ExampleResult], scorer: Scorer, *,
                   base: RunSummary | None = None) -> RunSummary:
-    """A run summary from the results' stored score dumps: metrics pooled with
-    ``scorer.aggregate`` over every non-infra example; infra errors counted apart.
-
-    ``base`` (the run's own summary) contributes the counts this module does not compute
-    (``retried``, ``cached``...), usage and latency; they are recomputed when it is absent.
+    """A run summary from the results' stored score dumps (:func:`tooleval_agents.results.
+    summarize`, the runner's own computation); ``base`` (the run's summary) keeps its wall
+    time.
 
     Raises:
         ValueError: a non-infra example without a stored score.
     """
-    done = [r for r in results.values() if r.status != "infra_error"]
-    scores: list[ExampleScore] = []
-    for r in done:
-        score = stored_score(r)
-        if score is None:
-            raise ValueError(f"example {r.example_id} ({r.status}) has no stored score: "
-                             "re-score the run")
-        scores.append(score)
-    counts = dict(base.counts) if base is not None else {}
-    counts.setdefault("examples", config.dataset.examples)
-    counts.update({
-        "scored": len(scores),
-        "ok": sum(r.status == "ok" for r in done),
-        "model_errors": sum(r.status == "model_error" for r in done),
-        "infra_errors": sum(r.status == "infra_error" for r in results.values()),
-        "scoring_errors": sum(s.error is not None for s in scores),
-    })
-    everything = list(results.values())
-    return RunSummary(
-        experiment=config.experiment,
-        metrics={k: float(v) for k, v in scorer.aggregate(scores).items()} if scores else {},
-        counts=counts,
-        usage=dict(base.usage) if base is not None and base.usage else _usage(everything),
-        latency_s=(dict(base.latency_s) if base is not None and base.latency_s
-                   else _latency(everything)),
-    )
+    wall = base.latency_s.get("wall") if base is not None else None
+    return summarize(config.experiment, scorer.aggregate, list(results.values()),
+                     examples=config.dataset.examples, wall_s=wall)
 
 
 def read_rescored(run_dir: Path | str) -> RescoredSummary | None:

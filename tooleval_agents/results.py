@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +32,13 @@ Status = Literal["ok", "model_error", "infra_error"]
 failed for a reason of the model or its output (counted as a wrong answer); ``infra_error``:
 a provider failure left after retries (429, 5xx, timeout...), counted apart and retried on
 resume."""
+
+
+EMPTY_OUTPUTS: dict[str, Any] = {"raw_outputs": [], "prediction": "", "parse_error": None,
+                                  "trace": [], "usage": None}
+"""What a failed workflow (``model_error``) answered: scored like an empty answer (the error
+message stays out of it, or a scorer reading "the only string" would take it for the
+answer)."""
 
 
 def now() -> str:
@@ -176,6 +185,50 @@ class RunDir:
 
     def read_summary(self) -> RunSummary:
         return RunSummary.model_validate_json((self.path / SUMMARY).read_text(encoding="utf-8"))
+
+
+def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], dict[str, float]],
+              results: Sequence[ExampleResult], *, examples: int,
+              wall_s: float | None = None) -> RunSummary:
+    """The one summary computation (the runner's and re-scoring's): metrics pooled by
+    ``aggregate`` over the stored scores of every non-infra result; infra errors, examples not
+    run yet, retries and cache hits counted apart; token usage and latency.
+
+    Raises:
+        ValueError: a non-infra result without a stored score.
+    """
+    from evaluators.base import ExampleScore
+
+    scored = [r for r in results if r.status != "infra_error"]
+    missing = [r.example_id for r in scored if r.score is None]
+    if missing:
+        raise ValueError(f"example {missing[0]} has no stored score: re-score the run")
+    scores = [ExampleScore.model_validate(r.score) for r in scored]
+    counts = {
+        "examples": examples,
+        "scored": len(scored),
+        "ok": sum(r.status == "ok" for r in results),
+        "model_errors": sum(r.status == "model_error" for r in results),
+        "infra_errors": sum(r.status == "infra_error" for r in results),
+        "not_run": examples - len(results),
+        "retried": sum(r.retries > 0 or r.attempt > 1 for r in results),
+        "cached": sum(r.usage.cache_hits > 0 and r.usage.model_calls == 0 for r in results),
+        "scoring_errors": sum(s.error is not None for s in scores),
+    }
+    totals = {k: float(sum(getattr(r.usage, k) for r in results))
+              for k in ("input_tokens", "output_tokens", "model_calls", "cache_hits")}
+    usage = {**totals, **{f"{k}_per_example": (totals[k] / len(results) if results else 0.0)
+                          for k in ("input_tokens", "output_tokens", "model_calls")}}
+    lat = sorted(r.latency_s for r in scored)
+    latency: dict[str, float] = {}
+    if lat:
+        latency = {"mean": statistics.fmean(lat), "p50": lat[len(lat) // 2],
+                   "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))], "max": lat[-1]}
+    if wall_s is not None:
+        latency["wall"] = wall_s
+    metrics = {k: float(v) for k, v in aggregate(scores).items()} if scores else {}
+    return RunSummary(experiment=experiment, metrics=metrics, counts=counts, usage=usage,
+                      latency_s=latency)
 
 
 def _atomic_write(path: Path, text: str) -> None:

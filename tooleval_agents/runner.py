@@ -51,7 +51,6 @@ import hashlib
 import io
 import logging
 import re
-import statistics
 import sys
 import threading
 import time
@@ -71,6 +70,7 @@ from tooleval_agents.records import Lang
 from tooleval_agents.registry import Benchmark, Scorer, Split, benchmarks, get_benchmark, register
 from tooleval_agents.results import (
     CONFIG,
+    EMPTY_OUTPUTS,
     EXAMPLES,
     SUMMARY,
     DatasetRef,
@@ -82,6 +82,7 @@ from tooleval_agents.results import (
     Usage,
     dumps,
 )
+from tooleval_agents.results import summarize as results_summarize
 from tooleval_agents.retry import (
     CallStats,
     RetryingChatModel,
@@ -113,10 +114,6 @@ HARNESS_KEY = "tooleval"
 FATAL_KINDS = frozenset({"auth", "not_found"})
 """Provider failures that will fail every example the same way: the run stops early."""
 _MAX_ERROR = 2000
-EMPTY_OUTPUTS: dict[str, Any] = {"raw_outputs": [], "prediction": "", "parse_error": None,
-                                  "trace": [], "usage": None}
-"""What a failed workflow answered: scored like an empty answer (the error message stays out
-of it, or a scorer reading "the only string" would take it for the answer)."""
 _PACKAGES = ("tooleval-agents", "langchain-core", "langchain", "langgraph", "langsmith",
              "langchain-openai", "openai", "pydantic")
 
@@ -494,37 +491,9 @@ def _feedback(result: ExampleResult) -> list[dict[str, Any]]:
 def summarize(name: str, scorer: Scorer, examples: Sequence[Example],
               results: dict[str, ExampleResult], *, wall_s: float | None = None) -> RunSummary:
     """Corpus metrics and counts over every example of the run (see the module docstring)."""
-    from evaluators.base import ExampleScore
-
     latest = [results[str(e.id)] for e in examples if str(e.id) in results]
-    scored = [r for r in latest if r.status != "infra_error"]
-    scores = [ExampleScore.model_validate(r.score or {}) for r in scored]
-    metrics = {k: float(v) for k, v in scorer.aggregate(scores).items()} if scores else {}
-    n = len(examples)
-    counts = {
-        "examples": n,
-        "scored": len(scored),
-        "ok": sum(r.status == "ok" for r in latest),
-        "model_errors": sum(r.status == "model_error" for r in latest),
-        "infra_errors": sum(r.status == "infra_error" for r in latest),
-        "not_run": n - len(latest),
-        "retried": sum(r.retries > 0 or r.attempt > 1 for r in latest),
-        "cached": sum(r.usage.cache_hits > 0 and r.usage.model_calls == 0 for r in latest),
-        "scoring_errors": sum(s.error is not None for s in scores),
-    }
-    totals = {k: float(sum(getattr(r.usage, k) for r in latest))
-              for k in ("input_tokens", "output_tokens", "model_calls", "cache_hits")}
-    usage = {**totals, **{f"{k}_per_example": (totals[k] / len(latest) if latest else 0.0)
-                          for k in ("input_tokens", "output_tokens", "model_calls")}}
-    lat = sorted(r.latency_s for r in latest if r.status != "infra_error")
-    latency: dict[str, float] = {}
-    if lat:
-        latency = {"mean": statistics.fmean(lat), "p50": lat[len(lat) // 2],
-                   "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))], "max": lat[-1]}
-    if wall_s is not None:
-        latency["wall"] = wall_s
-    return RunSummary(experiment=name, metrics=metrics, counts=counts, usage=usage,
-                      latency_s=latency)
+    return results_summarize(name, scorer.aggregate, latest, examples=len(examples),
+                             wall_s=wall_s)
 
 
 # ----------------------------------------------------------------------------- LangSmith
