@@ -412,13 +412,12 @@ def parse_judge_output(text: str, task: JudgeTask, *, lang: Lang,
 # ---------------------------------------------------------------------------------------------
 # Calling the judge
 
-_SECRET = re.compile(r"\b(?:sk|pk|rk|lsv2|key)[-_][A-Za-z0-9_\-*]{8,}|\bBearer\s+\S+",
-                     re.IGNORECASE)
-
 
 def _redact(message: str) -> str:
     """Exception texts can echo API keys (e.g. ``Incorrect API key provided: sk-...``)."""
-    return _SECRET.sub("[redacted]", message)
+    from tooleval_agents.redaction import redact_text
+
+    return redact_text(message)
 
 
 def _message_text(message: Any) -> str:

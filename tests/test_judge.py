@@ -149,7 +149,7 @@ def test_exception_is_recorded_with_secrets_redacted() -> None:
     j = judge_plan(ScriptedToolJudge(), question=QUESTION, reference=REFERENCE,
                    prediction="1. CRASH", max_retries=1)
     assert j.error is not None and "RuntimeError" in j.error and j.attempts == 2
-    assert "sk-abcdefghijklmnop123" not in j.error and "[redacted]" in j.error
+    assert "sk-abcdefghijklmnop123" not in j.error and "<redacted>" in j.error
 
 
 def test_missing_plan_is_not_judged_and_counts_zero() -> None:

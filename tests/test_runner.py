@@ -52,7 +52,7 @@ from tooleval_agents.runner import (
     experiment_name,
     run_experiment,
 )
-from tooleval_agents.secrets import (
+from tooleval_agents.redaction import (
     model_params,
     redact,
     redact_text,

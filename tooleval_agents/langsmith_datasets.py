@@ -240,13 +240,10 @@ def make_client(endpoint: str | None = None) -> Client:
 def redact(message: str) -> str:
     """An SDK error message fit to print: the configured key (if it appears) and the SDK's
     partly masked ``API Key: lsv2_****ab`` line are removed."""
+    from tooleval_agents.redaction import redact_text
+
     lines = [line for line in message.splitlines() if not line.strip().startswith("API Key:")]
-    text = "\n".join(lines)
-    for var in API_KEY_VARS:
-        key = (os.environ.get(var) or "").strip().strip("'\"")
-        if len(key) >= 4:
-            text = text.replace(key, "<redacted>")
-    return text
+    return redact_text("\n".join(lines))
 
 
 # ----------------------------------------------------------------------------- push

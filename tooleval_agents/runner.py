@@ -91,7 +91,7 @@ from tooleval_agents.retry import (
     collect_stats,
     make_rate_limiter,
 )
-from tooleval_agents.secrets import (
+from tooleval_agents.redaction import (
     known_secrets,
     model_params,
     redact,

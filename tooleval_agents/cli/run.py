@@ -222,7 +222,7 @@ def run_command(
                               "same command again to resume.")
             raise typer.Exit(130) from None
         except (ToolevalError, ValueError, KeyError, OSError) as exc:
-            from tooleval_agents.secrets import redact_text
+            from tooleval_agents.redaction import redact_text
 
             failed += 1
             message = redact_text(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
