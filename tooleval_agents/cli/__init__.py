@@ -1,27 +1,22 @@
 """The ``tooleval`` command line. Each command group lives in its own module and registers on the
-Typer apps of :mod:`tooleval_agents.cli.apps`; importing them here wires them up."""
+Typer apps of :mod:`tooleval_agents.cli.apps`; importing them here wires them up. Heavy imports
+(LangChain, pandas, matplotlib) happen inside the commands, so ``--help`` stays fast."""
 
 from __future__ import annotations
 
-from tooleval_agents.cli import data_info  # noqa: F401  (registers commands)
+from tooleval_agents.cli import (  # noqa: F401  (modules register their commands on import)
+    compare,
+    data_build,
+    data_fetch,
+    data_info,
+    data_push,
+    report,
+    run,
+    score_appbench,
+    score_run,
+    score_ultratool,
+)
 from tooleval_agents.cli.apps import app
-
-_OPTIONAL = ("data_fetch", "data_build", "data_push", "score_ultratool", "score_appbench",
-             "compare", "report", "score_run", "run")
-
-
-def _import_optional() -> None:
-    import importlib
-
-    for name in _OPTIONAL:
-        try:
-            importlib.import_module(f"tooleval_agents.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"tooleval_agents.cli.{name}":
-                raise
-
-
-_import_optional()
 
 
 def main() -> None:

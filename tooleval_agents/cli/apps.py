@@ -17,11 +17,15 @@ app = typer.Typer(
     help="Evaluate LLM agents' tool planning, creation and use (UltraTool, AppBench).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Markdown: docstring paragraphs are reflowed to the terminal instead of keeping the
+    # source's line breaks.
+    rich_markup_mode="markdown",
 )
 data_app = typer.Typer(help="Find, download, rebuild and publish benchmark data.",
-                       no_args_is_help=True)
+                       no_args_is_help=True, rich_markup_mode="markdown")
 app.add_typer(data_app, name="data")
-score_app = typer.Typer(help="Re-score model outputs produced anywhere.", no_args_is_help=True)
+score_app = typer.Typer(help="Re-score model outputs produced anywhere.", no_args_is_help=True,
+                        rich_markup_mode="markdown")
 app.add_typer(score_app, name="score")
 
 console = Console()

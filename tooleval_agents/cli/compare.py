@@ -19,7 +19,7 @@ from tooleval_agents.cli.apps import (
 from tooleval_agents.errors import ToolevalError
 
 RunsArgument = Annotated[list[Path], typer.Argument(
-    help="Run directories (runs/<experiment>/ with config.json and examples.jsonl).",
+    help="Run directories (`runs/<experiment>/` with config.json and examples.jsonl).",
     show_default=False)]
 MetricOption = Annotated[list[str] | None, typer.Option(
     "--metric", "-m", help="Metric to compare (repeatable; default: all).", show_default=False)]

@@ -33,7 +33,7 @@ def build(
                                       show_default=False)],
     lang: Annotated[str, typer.Option("--lang", help="en or zh.", show_default=False)],
     out: Annotated[Path, typer.Option("--out", help="File to write (JSON Lines, plus "
-                                      "<out>.meta.json).", show_default=False)],
+                                      "`<out>.meta.json`).", show_default=False)],
     seed: Annotated[int, typer.Option("--seed", help="Seed of the interference tools, the "
                                       "removals and the toolset order.")] = 0,
     data_dir: DataDirOption = None,

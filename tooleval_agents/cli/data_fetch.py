@@ -63,7 +63,7 @@ def fetch_command(
     base_url: Annotated[str | None, typer.Option(
         "--base-url",
         help=f"URL template with {{path}} (and {{repo}} {{commit}} {{source}}), or a mirror root "
-             f"served as <root>/<source>/<path>. Else ${BASE_URL_ENV}, else GitHub raw content "
+             f"served as `<root>/<source>/<path>`. Else ${BASE_URL_ENV}, else GitHub raw content "
              f"at the pinned commit.", show_default=False)] = None,
     with_predictions: PredictionsOption = False,
     include: Annotated[list[str] | None, typer.Option(

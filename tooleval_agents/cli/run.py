@@ -185,7 +185,7 @@ def run_command(
     json_out: JsonOption = False,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
-    OUT/<benchmark>-<task>-<subset>-<strategy>-<model>/ (config.json, examples.jsonl,
+    `OUT/<benchmark>-<task>-<subset>-<strategy>-<model>/` (config.json, examples.jsonl,
     summary.json).
 
     Re-running the same command resumes: finished examples are kept (no model call), provider
