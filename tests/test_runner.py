@@ -33,6 +33,12 @@ from graphs.state import WorkflowState
 from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.records import RecordMeta
+from tooleval_agents.redaction import (
+    model_params,
+    redact,
+    redact_text,
+    register_secret,
+)
 from tooleval_agents.reference_models import AnswerKey, GoldAnswer, last_input_block
 from tooleval_agents.registry import (
     Benchmark,
@@ -51,12 +57,6 @@ from tooleval_agents.runner import (
     dataset_hash,
     experiment_name,
     run_experiment,
-)
-from tooleval_agents.redaction import (
-    model_params,
-    redact,
-    redact_text,
-    register_secret,
 )
 
 REPO = Path(__file__).resolve().parents[1]

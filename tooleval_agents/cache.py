@@ -35,8 +35,8 @@ from langchain_core.messages import message_to_dict, messages_from_dict
 from langchain_core.outputs import ChatGeneration, Generation
 
 from tooleval_agents.datadir import cache_dir
-from tooleval_agents.retry import current_stats
 from tooleval_agents.redaction import is_secret_name, redact_text
+from tooleval_agents.retry import current_stats
 
 CACHE_FILE = "responses.sqlite"
 HIT_FLAG = "tooleval_cache_hit"

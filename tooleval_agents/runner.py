@@ -67,6 +67,13 @@ from pydantic_core import to_jsonable_python
 
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.records import Lang
+from tooleval_agents.redaction import (
+    known_secrets,
+    model_params,
+    redact,
+    redact_text,
+    register_secrets_in,
+)
 from tooleval_agents.registry import Benchmark, Scorer, Split, benchmarks, get_benchmark, register
 from tooleval_agents.results import (
     CONFIG,
@@ -90,13 +97,6 @@ from tooleval_agents.retry import (
     classify,
     collect_stats,
     make_rate_limiter,
-)
-from tooleval_agents.redaction import (
-    known_secrets,
-    model_params,
-    redact,
-    redact_text,
-    register_secrets_in,
 )
 
 if TYPE_CHECKING:
