@@ -107,6 +107,11 @@ class Benchmark(ABC):
     def default_strategy(self, split: Split) -> str:
         """The strategy run when none is named (the paper's protocol)."""
 
+    def resources(self, data_dir: Path) -> list[dict[str, Any]]:
+        """Auxiliary data besides the splits (e.g. an API catalog), for ``tooleval data info``:
+        dicts with at least ``name``, ``source`` and ``path``."""
+        return []
+
     def split(self, task: str, subset: str) -> Split:
         """Look up a split by task and subset, with a clear error for unknown ones."""
         s = Split(self.name, task, subset)

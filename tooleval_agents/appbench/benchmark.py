@@ -66,6 +66,19 @@ class AppBenchBenchmark(Benchmark):
         return Scorer(score=score, aggregate=aggregate_all,
                       headline=("success", "executed_success", "app_f1", "api_f1"))
 
+    def resources(self, data_dir: Path) -> list[dict[str, Any]]:
+        """The app/API catalog: built from ``<data_dir>/sgd`` when the SGD schemas are there,
+        else the shipped ``catalog.json`` (itself built from the pinned SGD schemas)."""
+        from tooleval_agents.appbench.catalog import CATALOG_PATH, load_catalog
+
+        sgd = Path(data_dir) / "sgd"
+        from_sgd = (sgd / "test" / "schema.json").is_file()
+        catalog = load_catalog(data_dir if from_sgd else None)
+        return [{"name": "catalog", "apps": len(catalog.apps),
+                 "apis": sum(len(a.apis) for a in catalog.apps.values()),
+                 "source": "built from SGD schemas" if from_sgd else "shipped",
+                 "path": str(sgd if from_sgd else CATALOG_PATH)}]
+
     def to_example(self, split: Split, record: Any) -> ExampleFields:
         from tooleval_agents.appbench.depgraph import scales
 

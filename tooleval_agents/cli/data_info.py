@@ -46,8 +46,10 @@ def info(data_dir: DataDirOption = None, json_out: JsonOption = False) -> None:
     if data_dir is None and all(r["source"] == "missing" for r in rows):
         resolved = samples_dir()
         rows = inventory(resolved)
+    resources = [{"benchmark": b.name, **r} for b in benchmarks().values()
+                 for r in b.resources(resolved)]
     if json_out:
-        print_json({"data_dir": str(resolved), "splits": rows})
+        print_json({"data_dir": str(resolved), "splits": rows, "resources": resources})
         return
     table = Table(title=f"tooleval data in {resolved}")
     for col in ("benchmark", "task", "subset", "records", "source", "path"):
@@ -58,6 +60,11 @@ def info(data_dir: DataDirOption = None, json_out: JsonOption = False) -> None:
         table.add_row(r["benchmark"], r["task"], r["subset"], str(r["records"]), r["source"],
                       r["path"], style=style)
     console.print(table)
+    for res in resources:
+        details = ", ".join(f"{k} {v}" for k, v in res.items()
+                            if k not in ("benchmark", "name", "source", "path"))
+        console.print(f"{res['benchmark']} {res['name']}: {details} ({res['source']}: "
+                      f"{res['path']})", highlight=False)
     for r in rows:
         if r["error"]:
             console.print(f"[red]{r['error']}[/]")
