@@ -286,16 +286,22 @@ def gold(request: pytest.FixtureRequest, shared_data: Path) -> tuple[str, list[R
 
 
 def test_gold_plans_execute(gold: tuple[str, list[RawSample]]) -> None:
-    """Every gold call is valid and every reference resolves; most resolve by name.
+    """Every gold call but one is valid and every reference resolves; most resolve by name.
 
-    Measured: en 2381/2381 valid (2315 strict), 328/328 references (308 by name); zh 2381/2381
+    The one invalid call is #348 ``set_reminder("event"='Running', reminder_date='tomorrow')``:
+    ``event`` is no argument of the sample's ``set_reminder`` skeleton (upstream's tool_usage
+    reference drops it: ``{'reminder_date': 'tomorrow'}``); the parser keeps it as unread text
+    instead of dropping it, so the simulated tool rejects the call.
+    Measured: en 2380/2381 valid (2315 strict), 328/328 references (308 by name); zh 2380/2381
     (2326 strict), 327/327 (305 by name).
     """
     _, samples = gold
     traces = [execute_plan(plan_items(s.plan), s.tools) for s in samples]
     calls = sum(len(t.calls) for t in traces)
     assert calls == 2381  # notes: 2381 leaf tool-call steps (tool-usage awareness positives)
-    assert sum(t.valid_calls for t in traces) == calls
+    invalid = [(i, c.tool) for i, t in enumerate(traces) for c in t.calls if c.error]
+    assert invalid == [(348, "set_reminder")]
+    assert sum(t.valid_calls for t in traces) == calls - 1
     refs = sum(t.references for t in traces)
     assert refs > 300  # ~one in three samples has nested calls
     assert sum(t.resolved for t in traces) == refs

@@ -96,7 +96,10 @@ def draw(text: str, format: AnswerFormat, *, rate: float, seed: int | str) -> Co
     kinds = list(KINDS[format])
     rng.shuffle(kinds)  # uniform over the kinds that apply to this text
     for kind in kinds:
-        out = apply_kind(text, format, kind, rng)
+        try:
+            out = apply_kind(text, format, kind, rng)
+        except RecursionError:  # JSON nested hundreds deep: the kind does not apply
+            continue
         if out is not None and out != text:
             return Corruption(text=out, kind=kind)
     return Corruption(text=_truncate(text, rng), kind=FALLBACK_KIND)

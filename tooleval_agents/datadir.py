@@ -16,6 +16,8 @@ from pathlib import Path
 
 from platformdirs import user_cache_path
 
+from tooleval_agents.records import Source
+
 ENV_VAR = "TOOLEVAL_DATA_DIR"
 SOURCES = ("ultratool", "appbench", "sgd")
 
@@ -51,3 +53,12 @@ def samples_dir() -> Path:
         "bundled samples not found: expected tooleval_agents/samples (wheel) or datasets/ "
         "(source checkout)"
     )
+
+
+def source_of(data_dir: Path) -> Source:
+    """``"sample"`` when ``data_dir`` is the bundled samples (:func:`samples_dir`), else
+    ``"official"``: the source recorded for files read from it."""
+    try:
+        return "sample" if Path(data_dir).resolve() == samples_dir().resolve() else "official"
+    except FileNotFoundError:
+        return "official"

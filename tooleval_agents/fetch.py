@@ -7,7 +7,9 @@ with its size and sha256. Files land in ``<data_dir>/<source>/<path>``, the layo
 Where files come from is a URL template with the placeholders ``{repo}``, ``{commit}``,
 ``{source}`` and ``{path}``; the default is GitHub's raw content. A base URL without
 placeholders is a mirror laid out like a data directory: ``<base>/<source>/<path>``, so
-``python -m http.server -d DATA_DIR`` on another machine serves a valid mirror.
+``python -m http.server -d DATA_DIR`` on another machine serves a valid mirror. The URL must be
+``http://`` or ``https://``; credentials in it (``https://user:pass@host/...``) are sent as HTTP
+basic auth and removed from every URL the reports and errors show.
 
 Example::
 
@@ -29,7 +31,7 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import httpx
 from pydantic import BaseModel, ConfigDict
@@ -45,6 +47,8 @@ from rich.progress import (
 
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import ChecksumError, ToolevalError
+from tooleval_agents.jsonio import sha256_file
+from tooleval_agents.redaction import register_secret
 
 SourceName = Literal["ultratool", "appbench", "sgd"]
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
@@ -180,24 +184,51 @@ class _RetryableStatus(Exception):
         super().__init__(f"HTTP {status}")
 
 
-def url_template(base_url: str | None = None) -> str:
-    """The URL template in force: ``base_url``, else ``$TOOLEVAL_FETCH_BASE_URL``, else GitHub.
+def _without_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without ``user:password@``, and the (unquoted) credentials it held. The password
+    is registered with :func:`~tooleval_agents.redaction.register_secret`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ToolevalError(f"bad base URL: {exc}") from exc
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if not at:
+        return url, None
+    user, _, password = userinfo.partition(":")
+    for secret in (password, unquote(password)):
+        register_secret(secret)
+    clean = urlunsplit((parts.scheme, hostport, parts.path, parts.query, parts.fragment))
+    return clean, (unquote(user), unquote(password))
 
-    A value without placeholders is a mirror root and becomes ``<root>/{source}/{path}``.
-    """
-    base = base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+
+def _template_and_auth(base_url: str | None) -> tuple[str, tuple[str, str] | None]:
+    base, auth = _without_userinfo(base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL)
+    parts = urlsplit(base)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ToolevalError(f"bad base URL {base!r}: it must start with http:// or https:// "
+                            f"and name a host (e.g. http://127.0.0.1:8000/)")
     try:
         fields = {name for _, name, _, _ in string.Formatter().parse(base) if name is not None}
     except ValueError as exc:
         raise ToolevalError(f"bad base URL template {base!r}: {exc}") from exc
     if not fields:
-        return base.rstrip("/") + "/{source}/{path}"
+        return base.rstrip("/") + "/{source}/{path}", auth
     unknown = fields - PLACEHOLDERS
     if unknown or "path" not in fields:
         raise ToolevalError(
             f"bad base URL template {base!r}: it must contain {{path}} and may use only "
             f"{', '.join('{' + p + '}' for p in sorted(PLACEHOLDERS))}")
-    return base
+    return base, auth
+
+
+def url_template(base_url: str | None = None) -> str:
+    """The URL template in force: ``base_url``, else ``$TOOLEVAL_FETCH_BASE_URL``, else GitHub.
+
+    A value without placeholders is a mirror root and becomes ``<root>/{source}/{path}``. The
+    scheme must be ``http`` or ``https``; credentials (``user:pass@``) are left out of the
+    result (:func:`fetch` sends them as basic auth).
+    """
+    return _template_and_auth(base_url)[0]
 
 
 def file_url(template: str, source: str, file: ManifestFile) -> str:
@@ -209,15 +240,6 @@ def file_url(template: str, source: str, file: ManifestFile) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Checking files
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _matches(path: Path, file: ManifestFile) -> bool:
@@ -412,11 +434,15 @@ def fetch(source: str, data_dir: Path | str | None = None, *,
 
     Raises:
         ChecksumError: a downloaded file differs from the manifest (it is not kept).
-        FetchError: HTTP 404 or another client error, or still failing after the retries.
+        FetchError: HTTP 404 or another client error, an unusable URL, or still failing
+            after the retries.
+        ValueError: ``retries`` is negative.
     """
+    if retries < 0:
+        raise ValueError(f"retries must be >= 0, got {retries}")
     entry = source_manifest(source)
     selected = select_files(source, groups=groups, include=include)
-    template = url_template(base_url)
+    template, auth = _template_and_auth(base_url)
     root = resolve_data_dir(data_dir) / source
     outcomes: list[FetchedFile] = []
     pending: list[tuple[FetchedFile, ManifestFile]] = []
@@ -433,7 +459,7 @@ def fetch(source: str, data_dir: Path | str | None = None, *,
                TransferSpeedColumn(), TimeRemainingColumn())
     bar = Progress(*columns, console=console or Console(stderr=True),
                    disable=not (progress and pending))
-    with bar, httpx.Client(timeout=TIMEOUT, follow_redirects=True,
+    with bar, httpx.Client(timeout=TIMEOUT, follow_redirects=True, auth=auth,
                            headers={"User-Agent": "tooleval-agents"}) as client:
         task = bar.add_task(source, total=sum(f.size for _, f in pending))
         done = 0
@@ -453,6 +479,9 @@ def fetch(source: str, data_dir: Path | str | None = None, *,
                             f"attempts ({type(exc).__name__}: {exc})",
                             status=getattr(exc, "status", None)) from exc
                     time.sleep(backoff * 2 ** (attempt - 1))
+                except (httpx.HTTPError, httpx.InvalidURL) as exc:  # not worth retrying
+                    raise FetchError(outcome.url, f"{outcome.url}: {type(exc).__name__}: "
+                                     f"{exc}") from exc
             done += f.size
         bar.update(task, description=f"{source}: done")
     return FetchReport(source=source, repo=entry.repo, commit=entry.commit, root=root,

@@ -1,8 +1,12 @@
-"""Reading JSON / JSON Lines files into pydantic records with precise error locations."""
+"""Reading JSON / JSON Lines files into pydantic records with precise error locations, and
+writing files safely."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,7 +18,9 @@ from tooleval_agents.errors import DataFormatError
 M = TypeVar("M", bound=BaseModel)
 
 
-def _first_error(exc: ValidationError) -> tuple[str, str]:
+def first_error(exc: ValidationError) -> tuple[str, str]:
+    """``(field path, message)`` of the first error, e.g. ``("plan.2.tool", "Input should be a
+    valid string")``; the path is ``<record>`` for an error on the whole record."""
     err = exc.errors(include_url=False)[0]
     field = ".".join(str(p) for p in err["loc"]) or "<record>"
     return field, err["msg"]
@@ -45,7 +51,7 @@ def load_jsonl(path: Path, model: type[M], context: dict[str, Any] | None = None
             if exc.errors()[0]["type"] == "json_invalid":
                 raise DataFormatError(path, f"invalid JSON ({exc.errors()[0]['msg']})",
                                       line=number) from exc
-            field, msg = _first_error(exc)
+            field, msg = first_error(exc)
             raise DataFormatError(path, msg, line=number, field=field) from exc
     return out
 
@@ -71,7 +77,7 @@ def validate_items(path: Path, items: Any, model: type[M],
         try:
             out.append(model.model_validate(item, context=context))
         except ValidationError as exc:
-            field, msg = _first_error(exc)
+            field, msg = first_error(exc)
             raise DataFormatError(path, msg, field=f"[{index}].{field}") from exc
     return out
 
@@ -80,3 +86,25 @@ def dump_jsonl(records: list[dict[str, Any]]) -> str:
     """Serialise records as the official files are written: one compact object per line,
     ``ensure_ascii=False``, newline-terminated."""
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` (creating its folder) through a temporary file renamed
+    over it, so readers never see a half-written file and concurrent writers do not clash."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_bytes(text.encode("utf-8"))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from tooleval_agents.reference_models import (
+    DEFAULT_NOISE_RATE,
     AnswerKey,
     NoisyReferenceChatModel,
     ReferenceChatModel,
@@ -45,8 +46,9 @@ def resolve_model(spec: ModelSpec, *, answer_key: AnswerKey | None = None,
         name, rate = offline
         if name == "reference":
             return ReferenceChatModel(answer_key=answer_key)
-        return NoisyReferenceChatModel(answer_key=answer_key, rate=rate if rate is not None
-                                       else 0.3, model_name=spec)
+        return NoisyReferenceChatModel(
+            answer_key=answer_key, model_name=spec,
+            rate=DEFAULT_NOISE_RATE if rate is None else rate)
     if ":" not in spec:
         raise ValueError(f"model spec {spec!r}: use 'provider:model' (e.g. openai:gpt-4o-mini),"
                          " 'reference' or 'noisy-reference[:RATE]'")

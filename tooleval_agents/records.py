@@ -23,7 +23,8 @@ class RecordMeta(BaseModel):
     task: str
     """Task (UltraTool dimension, ``raw`` for ``test.json``) or AppBench category."""
     index: int
-    """0-based position in its file; line i of every UltraTool file of a language is one sample."""
+    """0-based position among the file's records (blank lines skipped); record i of every
+    UltraTool file of a language is one sample."""
     lang: Lang | None = None
     """Language (UltraTool only)."""
     source: Source = "official"

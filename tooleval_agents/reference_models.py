@@ -29,6 +29,10 @@ AnswerFormat = Literal["plan_text", "json_steps", "json_object", "app_list", "ca
 
 _INPUT_BLOCK = re.compile(r"<input>\n?(.*?)\n?</input>", re.S)
 
+DEFAULT_NOISE_RATE = 0.3
+"""Corruption rate of ``noisy-reference`` when the spec gives none."""
+OFFLINE_FORMS = "'reference', 'noisy-reference' or 'noisy-reference:RATE' (RATE in 0..1, e.g. 0.3)"
+
 
 @dataclass(frozen=True)
 class GoldAnswer:
@@ -116,7 +120,7 @@ class NoisyReferenceChatModel(ReferenceChatModel):
     """The gold answer with seeded corruptions at ``rate`` (0..1), deterministic per example
     and stage."""
 
-    rate: float = Field(default=0.3, ge=0.0, le=1.0)
+    rate: float = Field(default=DEFAULT_NOISE_RATE, ge=0.0, le=1.0)
     """Probability that an answer is corrupted."""
     seed: int = 0
     """Seed of the corruption draws."""
@@ -132,13 +136,24 @@ class NoisyReferenceChatModel(ReferenceChatModel):
 
 def parse_offline_spec(spec: str) -> tuple[str, float | None] | None:
     """``"reference"`` -> ``("reference", None)``; ``"noisy-reference:0.3"`` ->
-    ``("noisy-reference", 0.3)``; anything else -> ``None`` (a provider model)."""
+    ``("noisy-reference", 0.3)`` (``"noisy-reference"``: :data:`DEFAULT_NOISE_RATE`); anything
+    not named ``reference``/``noisy-reference`` -> ``None`` (a provider model).
+
+    Raises:
+        ValueError: a malformed offline spec (``noisy-reference:``, ``noisy-reference:0,3``,
+            ``reference:0.3``, a rate outside 0..1), naming the accepted forms.
+    """
     if spec == "reference":
         return "reference", None
-    m = re.fullmatch(r"noisy-reference(?::([0-9]*\.?[0-9]+))?", spec)
-    if m:
-        rate = float(m.group(1)) if m.group(1) else 0.3
-        if not 0.0 <= rate <= 1.0:
-            raise ValueError(f"noisy-reference rate must be within 0..1, got {rate}")
-        return "noisy-reference", rate
-    return None
+    name, colon, rate_text = spec.partition(":")
+    if name not in ("reference", "noisy-reference"):
+        return None
+    if name == "noisy-reference" and not colon:
+        return "noisy-reference", DEFAULT_NOISE_RATE
+    if name == "noisy-reference" and re.fullmatch(r"[0-9]*\.?[0-9]+", rate_text):
+        rate = float(rate_text)
+        if 0.0 <= rate <= 1.0:
+            return "noisy-reference", rate
+        raise ValueError(f"noisy-reference rate must be within 0..1, got {rate}; use "
+                         f"{OFFLINE_FORMS}")
+    raise ValueError(f"bad offline model {spec!r}: use {OFFLINE_FORMS}")

@@ -8,6 +8,7 @@ programmatically with :func:`register`.
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -87,8 +88,10 @@ class Benchmark(ABC):
 
     @abstractmethod
     def locate(self, split: Split, data_dir: Path) -> Located:
-        """The file a split is read from. Raises :class:`~tooleval_agents.errors.
-        DatasetMissingError` with instructions when it is absent."""
+        """The file a split is read from. May build and cache a derived file first (the
+        UltraTool sets rebuilt from ``test.json``), so it can take a while and write to the
+        per-user cache. Raises :class:`~tooleval_agents.errors.DatasetMissingError` with
+        instructions when the data is absent."""
 
     @abstractmethod
     def load(self, split: Split, data_dir: Path) -> Sequence[BaseModel]:
@@ -125,6 +128,7 @@ class Benchmark(ABC):
 
 _REGISTRY: dict[str, Benchmark] = {}
 _LOADED = False
+_LOADING = False
 
 
 def register(benchmark: Benchmark) -> Benchmark:
@@ -134,13 +138,34 @@ def register(benchmark: Benchmark) -> Benchmark:
 
 
 def _load_entry_points() -> None:
-    global _LOADED
-    if _LOADED:
+    """Register every entry point once. A plugin that fails to load (or gives no
+    :class:`Benchmark`) is skipped with a warning naming it, so the other benchmarks, built-ins
+    included, still work."""
+    global _LOADED, _LOADING
+    if _LOADED or _LOADING:  # _LOADING: a plugin module that calls benchmarks() on import
         return
-    _LOADED = True
+    _LOADING = True
+    try:
+        _load_each()
+    finally:
+        _LOADING = False
+    _LOADED = True  # only once every entry point was tried
+
+
+def _load_each() -> None:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        obj = ep.load()
-        bench = obj() if callable(obj) and not isinstance(obj, Benchmark) else obj
+        try:
+            obj = ep.load()
+            bench = obj() if callable(obj) and not isinstance(obj, Benchmark) else obj
+        except Exception as exc:  # a third-party plugin may raise anything
+            warnings.warn(f"benchmark entry point {ep.name!r} ({ep.value}) failed to load: "
+                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+            continue
+        if not isinstance(bench, Benchmark):
+            warnings.warn(f"benchmark entry point {ep.name!r} ({ep.value}) gave "
+                          f"{type(bench).__name__}, not a Benchmark; skipped", RuntimeWarning,
+                          stacklevel=2)
+            continue
         if bench.name not in _REGISTRY:
             register(bench)
 

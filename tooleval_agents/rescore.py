@@ -22,7 +22,6 @@ Example::
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 from pydantic import Field
 
 from evaluators.base import ExampleScore
+from tooleval_agents.jsonio import atomic_write_text
 from tooleval_agents.registry import Scorer, Split, get_benchmark
 from tooleval_agents.results import (
     EMPTY_OUTPUTS,
@@ -275,11 +275,5 @@ def rescore_run(run_dir: Path | str, *, judge: Any = None,
         notes=notes,
     )
     if write:
-        _atomic_write(rd.path / RESCORED_SUMMARY, result.model_dump_json(indent=2))
+        atomic_write_text(rd.path / RESCORED_SUMMARY, result.model_dump_json(indent=2))
     return result
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import iter_jsonl
+from tooleval_agents.jsonio import atomic_write_text, iter_jsonl
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
 
@@ -144,7 +144,7 @@ class RunDir:
 
     def write_config(self, config: RunConfig) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.path / CONFIG, config.model_dump_json(indent=2))
+        atomic_write_text(self.path / CONFIG, config.model_dump_json(indent=2))
 
     def read_config(self) -> RunConfig:
         file = self.path / CONFIG
@@ -181,7 +181,7 @@ class RunDir:
         return out
 
     def write_summary(self, summary: RunSummary) -> None:
-        _atomic_write(self.path / SUMMARY, summary.model_dump_json(indent=2))
+        atomic_write_text(self.path / SUMMARY, summary.model_dump_json(indent=2))
 
     def read_summary(self) -> RunSummary:
         return RunSummary.model_validate_json((self.path / SUMMARY).read_text(encoding="utf-8"))
@@ -229,12 +229,6 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], dict[str, fl
     metrics = {k: float(v) for k, v in aggregate(scores).items()} if scores else {}
     return RunSummary(experiment=experiment, metrics=metrics, counts=counts, usage=usage,
                       latency_s=latency)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def dumps(obj: Any) -> str:

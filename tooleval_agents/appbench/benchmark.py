@@ -7,8 +7,8 @@ from typing import Any
 
 from tooleval_agents.appbench import loaders
 from tooleval_agents.appbench.names import CATEGORIES, Category
+from tooleval_agents.datadir import source_of
 from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split
-from tooleval_agents.ultratool.loaders import _source_of
 
 TASK = "plan"
 
@@ -27,11 +27,11 @@ class AppBenchBenchmark(Benchmark):
             from tooleval_agents.errors import DatasetMissingError
 
             raise DatasetMissingError("appbench", path, Path(data_dir))
-        return Located(path, _source_of(data_dir))
+        return Located(path, source_of(data_dir))
 
     def load(self, split: Split, data_dir: Path) -> list[Any]:
         category: Category = split.subset  # type: ignore[assignment]
-        return loaders.load_category(data_dir, category, _source_of(data_dir))
+        return loaders.load_category(data_dir, category, source_of(data_dir))
 
     def default_strategy(self, split: Split) -> str:
         return "hierarchical"

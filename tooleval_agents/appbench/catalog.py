@@ -14,7 +14,6 @@ need no SGD download. Regenerate it with::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 from tooleval_agents.appbench.names import APP_APIS
 from tooleval_agents.appbench.records import ApiSpec, AppSpec, ArgSpec, Catalog
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import load_json
+from tooleval_agents.jsonio import load_json, sha256_file
 
 SGD_REPO = "https://github.com/google-research-datasets/dstc8-schema-guided-dialogue"
 SGD_COMMIT = "e852981ae34990f4358979625854259302feaa78"
@@ -245,10 +244,6 @@ def build_catalog(sgd_dir: Path) -> Catalog:
     return Catalog(apps=apps)
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def catalog_document(sgd_dir: Path) -> dict[str, Any]:
     """The shipped file's content: ``{"header": {...}, "apps": {...}}``. The header records the
     source, commit, licence, attribution, changes and the sha256 of each schema file read."""
@@ -261,7 +256,7 @@ def catalog_document(sgd_dir: Path) -> dict[str, Any]:
         "license_url": LICENSE_URL,
         "attribution": ATTRIBUTION,
         "changes": CHANGES,
-        "schemas": {f.relative_to(sgd_dir).as_posix(): _sha256(f)
+        "schemas": {f.relative_to(sgd_dir).as_posix(): sha256_file(f)
                     for f in _schema_files(sgd_dir)},
         "generated_by": "python -m tooleval_agents.appbench.catalog SGD_DIR",
     }

@@ -13,23 +13,30 @@ import re
 
 from tooleval_agents.appbench.records import AppCall
 
-_APP_PREFIX = re.compile(r"^\s*([A-Za-z][\w ]*?)\s*:\s*\[(.*)\]\s*$", re.S)
+# Possessive quantifiers (``*+``) keep adjacent whitespace runs from being re-split on
+# failure: with lazy/greedy overlaps a long run of spaces made matching quadratic.
+_APP_PREFIX = re.compile(r"^\s*+([A-Za-z]\w*+(?: ++\w++)*+)\s*+:\s*+\[(.*)\]\s*$", re.S)
+_IDENTS = r"[A-Za-z_]\w*+(?:\s*+,\s*+[A-Za-z_]\w*+)*+"
 _CALL = re.compile(
-    r"^(?:(?P<ret>[^=()]*?)\s*=\s*)?(?P<api>[A-Za-z_][\w.]*)\s*\((?P<args>.*)\)\s*$", re.S)
-_BOUNDARY = re.compile(r"(?:^|,)\s*#?([A-Za-z_]\w*)\s*=(?!=)")
+    rf"^(?:(?P<ret>{_IDENTS})?\s*+=\s*+)?(?P<api>[A-Za-z_][\w.]*+)\s*+\((?P<args>.*)\)\s*$",
+    re.S)
+_BOUNDARY = re.compile(r"(?:^|,)\s*+#?([A-Za-z_]\w*+)\s*+=(?!=)")
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 # Opening quote -> closing quote; typographic pairs come from models, not from the gold data.
 _QUOTES = {"'": "'", '"': '"', "‘": "’", "“": "”", "’": "’", "”": "”"}
 _ESCAPED_QUOTE = re.compile(r"\\(['\"])")
 
 
-def _split_args(inner: str) -> list[tuple[str, str]]:
+def _split_args(inner: str) -> tuple[list[tuple[str, str]], str | None]:
+    """``(key, value)`` pairs cut at ``#k=`` boundaries, and the text before the first one
+    (a positional argument, ``None`` when there is none)."""
     cuts = list(_BOUNDARY.finditer(inner))
     out = []
     for i, cut in enumerate(cuts):
         end = cuts[i + 1].start() if i + 1 < len(cuts) else len(inner)
         out.append((cut.group(1).lower(), inner[cut.end():end].strip()))
-    return out
+    leftover = inner[:cuts[0].start()] if cuts else inner
+    return out, leftover.strip().rstrip(",").strip() or None
 
 
 def _unquote(value: str) -> str | None:
@@ -56,7 +63,8 @@ def parse_call_line(text: str) -> AppCall:
     returns = [r.strip() for r in (c.group("ret") or "").split(",") if r.strip()]
     literal: dict[str, str] = {}
     dependent: dict[str, str] = {}
-    for key, value in _split_args(c.group("args")):
+    pairs, leftover = _split_args(c.group("args"))
+    for key, value in pairs:
         unquoted = _unquote(value)
         if unquoted is not None:
             literal[key] = unquoted
@@ -65,4 +73,4 @@ def parse_call_line(text: str) -> AppCall:
         else:
             literal[key] = value
     return AppCall(app=app, api=c.group("api"), returns=returns, literal_args=literal,
-                   dependent_args=dependent, raw=text)
+                   dependent_args=dependent, unparsed=leftover, raw=text)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from tooleval_agents.appbench.names import API_APPS
 from tooleval_agents.records import RecordMeta
@@ -29,12 +29,38 @@ class AppCall(BaseModel):
     """Argument name (without ``#``) -> literal value (quotes removed)."""
     dependent_args: dict[str, str] = Field(default_factory=dict)
     """Argument name -> name of the returned argument of an earlier call it depends on."""
+    unparsed: str | None = None
+    """Argument text before the first ``#k=`` that names no argument (a positional
+    ``getweather('Paris', #date=...)`` gives ``'Paris'``); ``None`` when there is none. Kept so
+    evaluators can count it instead of silently dropping it."""
     raw: str
     """The line as written."""
 
     @property
     def arg_names(self) -> set[str]:
         return set(self.literal_args) | set(self.dependent_args)
+
+
+def _check_call_line(line: str) -> str:
+    """A gold line must parse: a bad one is reported when the file is loaded, with its place."""
+    from tooleval_agents.appbench.lines import parse_call_line
+
+    parse_call_line(line)  # ValueError -> pydantic error at ``api_results.<j>``
+    return line
+
+
+class _Memo:
+    """A cache slot: ``key`` -> ``value``. All memos compare equal, so a cached parse never makes
+    two equal samples differ."""
+
+    def __init__(self) -> None:
+        self.key: object = None
+        self.value: Any = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Memo)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class AppBenchOutput(BaseModel):
@@ -46,7 +72,7 @@ class AppBenchOutput(BaseModel):
     """App per call (MM #10 has 5 apps for 7 calls upstream)."""
     used_api: list[dict[str, dict[str, str]]]
     """Per call: ``{api: {arg: concrete value}}``, dependent arguments included."""
-    api_results: list[str]
+    api_results: list[Annotated[str, AfterValidator(_check_call_line)]]
     """Gold call lines ``r1, ... = api(#k='v', ...)``, arguments sorted by name."""
     result_arguments: list[list[str]]
     """Returned-argument names per call."""
@@ -67,6 +93,7 @@ class AppBenchSample(BaseModel):
     """Gold plan and arguments."""
     meta: RecordMeta | None = Field(default=None, exclude=True)
     """Where the record was read from (``task`` is the category)."""
+    _calls: _Memo = PrivateAttr(default_factory=_Memo)
 
     def official(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude={"meta"})
@@ -74,9 +101,13 @@ class AppBenchSample(BaseModel):
     @property
     def calls(self) -> list[AppCall]:
         """The gold lines parsed, each with its app (``used_app`` when aligned, else the
-        catalog's app of the API, preferring apps this sample uses)."""
+        catalog's app of the API, preferring apps this sample uses). Parsed once per content
+        of ``used_app``/``api_results``."""
         from tooleval_agents.appbench.lines import parse_call_line
 
+        key = (tuple(self.output.used_app), tuple(self.output.api_results))
+        if self._calls.key == key:
+            return list(self._calls.value)
         apps = self.output.used_app
         aligned = len(apps) == len(self.output.api_results)
         out: list[AppCall] = []
@@ -87,7 +118,10 @@ class AppBenchSample(BaseModel):
                 owners = API_APPS.get(call.api, ())
                 app = next((a for a in owners if a in apps), owners[0] if owners else None)
             out.append(call.model_copy(update={"app": app}))
-        return out
+        # A fresh slot: ``model_copy`` shares the old one with the copy.
+        self._calls = _Memo()
+        self._calls.key, self._calls.value = key, out
+        return list(out)
 
 
 class ApiSpec(BaseModel):

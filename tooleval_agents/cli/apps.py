@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tooleval_agents.errors import ToolevalError
 
@@ -49,8 +50,9 @@ def print_json(obj: Any) -> None:
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    """Print an error for a person and return the exit to raise."""
-    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    """Print an error for a person and return the exit to raise. ``message`` is plain text
+    (brackets in it are shown, not read as markup)."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
     return typer.Exit(code)
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli.apps import (
@@ -69,7 +70,7 @@ def compare_runs(
     for label in result.table.columns:
         table.add_column(str(label), justify="right")
     for name, row in result.table.iterrows():
-        table.add_row(str(name), *[_num(v) for v in row.tolist()])
+        table.add_row(escape(str(name)), *[_num(v) for v in row.tolist()])
     console.print(table)
     diffs = result.differences[result.differences["n_examples"] > 0]
     if not diffs.empty:
@@ -82,7 +83,8 @@ def compare_runs(
             ci.add_column(col, justify="right")
         for row in diffs.to_dict(orient="records"):
             mark = "[bold]*[/]" if row["significant"] else ""
-            ci.add_row(str(row["run_a"]), str(row["run_b"]), str(row["metric"]),
+            ci.add_row(escape(str(row["run_a"])), escape(str(row["run_b"])),
+                       escape(str(row["metric"])),
                        f"{_num(row['diff'])}{mark}",
                        f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]",
                        str(row["n_examples"]))
@@ -94,9 +96,9 @@ def compare_runs(
                 "latency s"):
         cost.add_column(col, justify="right")
     for label, row in result.costs.iterrows():
-        cost.add_row(str(label), str(int(row["examples"])), str(int(row["infra_errors"])),
+        cost.add_row(escape(str(label)), str(int(row["examples"])), str(int(row["infra_errors"])),
                      _num(row["mean_input_tokens"]), _num(row["mean_output_tokens"]),
                      _num(row["mean_model_calls"]), _num(row["mean_latency_s"]))
     console.print(cost)
     for note in result.notes:
-        console.print(f"[dim]- {note}[/]", highlight=False)
+        console.print(f"[dim]- {escape(note)}[/]", highlight=False)

@@ -73,5 +73,5 @@ def build(
         print_json({"out": str(out), **meta})
         return
     counts = ", ".join(f"{k}={v}" for k, v in meta["counts"].items())
-    console.print(f"wrote {out} ({counts})", highlight=False)
-    console.print(f"provenance: {out}.meta.json", highlight=False)
+    console.print(f"wrote {out} ({counts})", markup=False, highlight=False)
+    console.print(f"provenance: {out}.meta.json", markup=False, highlight=False)

@@ -48,7 +48,8 @@ def _groups(source: str, with_predictions: bool) -> list[str]:
     if with_predictions and "predictions" in entry.groups:
         groups.append("predictions")
     elif with_predictions:
-        err_console.print(f"note: {source} has no predictions; --with-predictions ignored")
+        err_console.print(f"note: {source} has no predictions; --with-predictions ignored",
+                          markup=False)
     return groups
 
 
@@ -138,7 +139,7 @@ def verify_command(
                          else f"{f.actual_size} bytes" if f.actual_size is not None else "-")
                 expected = f.expected_sha256 if f.status == "wrong_sha256" \
                     else f"{f.expected_size} bytes"
-                table.add_row(f.path, f.status, expected, found)
+                table.add_row(escape(f.path), f.status, expected, found)
             console.print(table)
         skipped = sum(f.status == "missing" and not f.required for f in report.files)
         console.print(f"{source}: {ok} ok, {len(problems)} with problems, {skipped} optional "

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli.apps import DataDirOption, JsonOption, console, data_app, print_json
 from tooleval_agents.datadir import resolve_data_dir, samples_dir
-from tooleval_agents.errors import DataFormatError, DatasetMissingError
+from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.registry import benchmarks
 
 
@@ -34,6 +35,21 @@ def inventory(data_dir: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def resource_rows(data_dir: Path) -> list[dict[str, Any]]:
+    """Every benchmark's auxiliary data (:meth:`Benchmark.resources`); a benchmark whose
+    resources cannot be read (e.g. a malformed SGD schema) gives one row with ``error`` set."""
+    rows: list[dict[str, Any]] = []
+    for bench in benchmarks().values():
+        try:
+            found = bench.resources(data_dir)
+        except ToolevalError as exc:
+            rows.append({"benchmark": bench.name, "name": "resources", "source": "invalid",
+                         "path": str(getattr(exc, "path", data_dir)), "error": str(exc)})
+            continue
+        rows += [{"benchmark": bench.name, **r} for r in found]
+    return rows
+
+
 @data_app.command("info")
 def info(data_dir: DataDirOption = None, json_out: JsonOption = False) -> None:
     """List every split: benchmark, task, language/category, records, source, path.
@@ -46,8 +62,7 @@ def info(data_dir: DataDirOption = None, json_out: JsonOption = False) -> None:
     if data_dir is None and all(r["source"] == "missing" for r in rows):
         resolved = samples_dir()
         rows = inventory(resolved)
-    resources = [{"benchmark": b.name, **r} for b in benchmarks().values()
-                 for r in b.resources(resolved)]
+    resources = resource_rows(resolved)
     if json_out:
         print_json({"data_dir": str(resolved), "splits": rows, "resources": resources})
         return
@@ -57,17 +72,21 @@ def info(data_dir: DataDirOption = None, json_out: JsonOption = False) -> None:
                          overflow="fold")
     for r in rows:
         style = {"missing": "dim", "invalid": "red"}.get(r["source"])
-        table.add_row(r["benchmark"], r["task"], r["subset"], str(r["records"]), r["source"],
-                      r["path"], style=style)
+        table.add_row(*(escape(str(r[k])) for k in ("benchmark", "task", "subset", "records",
+                                                     "source", "path")), style=style)
     console.print(table)
     for res in resources:
+        if res.get("error"):
+            console.print(f"[red]{escape(res['benchmark'])} {escape(res['name'])}: "
+                          f"{escape(res['error'])}[/]", highlight=False, soft_wrap=True)
+            continue
         details = ", ".join(f"{k} {v}" for k, v in res.items()
                             if k not in ("benchmark", "name", "source", "path"))
         console.print(f"{res['benchmark']} {res['name']}: {details} ({res['source']}: "
-                      f"{res['path']})", highlight=False)
+                      f"{res['path']})", markup=False, highlight=False)
     for r in rows:
         if r["error"]:
-            console.print(f"[red]{r['error']}[/]")
+            console.print(f"[red]{escape(r['error'])}[/]", highlight=False, soft_wrap=True)
     if any(r["source"] == "missing" for r in rows):
         console.print("Missing data: [bold]tooleval data fetch ultratool|appbench|sgd"
-                      f" --data-dir {resolved}[/]")
+                      f" --data-dir {escape(str(resolved))}[/]")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from tooleval_agents.cli.apps import (
     DataDirOption,
@@ -47,8 +48,8 @@ def select_splits(benchmark: str, task: str | None, subset: str | None) -> list[
 
 def _line(r: PushResult) -> str:
     if r.error:
-        return f"[red]✗ {r.dataset}[/]: {r.error}"
-    head = f"{r.dataset}: {r.examples} examples ({r.source or 'mixed'})"
+        return f"[red]✗ {escape(r.dataset)}[/]: {escape(r.error)}"
+    head = escape(f"{r.dataset}: {r.examples} examples ({r.source or 'mixed'})")
     if r.dry_run:
         return f"• {head} would be pushed"
     notes = [n for n, on in (("dataset created", r.dataset_created),
@@ -109,7 +110,8 @@ def push_command(
 
     if not json_out:
         verb = "Would push" if dry_run else "Pushing"
-        out.print(f"{verb} {len(splits)} dataset(s) from {resolved}", highlight=False)
+        out.print(f"{verb} {len(splits)} dataset(s) from {resolved}", markup=False,
+                  highlight=False)
     try:
         if dry_run:
             results = preview(splits, resolved, on_result=progress)

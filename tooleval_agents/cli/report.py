@@ -55,6 +55,6 @@ def report(
         print_json({"out": str(result.out_dir), **files,
                     "notes": result.comparison.notes if result.comparison else []})
         return
-    console.print(f"wrote {result.markdown}", highlight=False)
+    console.print(f"wrote {result.markdown}", markup=False, highlight=False)
     console.print(f"{len(result.csv)} CSV tables, {len(result.figures)} figures in "
-                  f"{result.out_dir}", highlight=False)
+                  f"{result.out_dir}", markup=False, highlight=False)

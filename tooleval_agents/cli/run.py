@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli.apps import (
@@ -113,21 +114,22 @@ def _row(split: Split, summary: Any, out: Path, strategy: str | None,
 
 
 def _show(row: dict[str, Any]) -> None:
-    console.print(f"[bold]{row['experiment']}[/]", highlight=False)
+    console.print(f"[bold]{escape(str(row['experiment']))}[/]", highlight=False)
     table = Table()
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in row["metrics"].items():
-        table.add_row(name, f"{value:.2f}")
+        table.add_row(escape(name), f"{value:.2f}")
     console.print(table)
     counts = row["counts"]
-    console.print(", ".join(f"{k}={v}" for k, v in counts.items()), highlight=False)
+    console.print(", ".join(f"{k}={v}" for k, v in counts.items()), markup=False,
+                  highlight=False)
     usage = row["usage"]
     console.print(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
                   f"{int(usage.get('output_tokens', 0))}, model calls: "
                   f"{int(usage.get('model_calls', 0))}, cache hits: "
                   f"{int(usage.get('cache_hits', 0))}; results in {row['run_dir']}",
-                  highlight=False)
+                  markup=False, highlight=False)
     if counts.get("infra_errors"):
         console.print(f"[yellow]{counts['infra_errors']} example(s) failed on the provider "
                       "side (not scored): run the same command again to retry them.[/]")
@@ -226,7 +228,8 @@ def run_command(
 
             failed += 1
             message = redact_text(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
-            err_console.print(f"[bold red]error:[/] {split.name}: {message}", highlight=False)
+            err_console.print(f"[bold red]error:[/] {escape(f'{split.name}: {message}')}",
+                              highlight=False)
             rows.append({"experiment": None, "benchmark": split.benchmark, "task": split.task,
                          "subset": split.subset, "error": message})
             continue

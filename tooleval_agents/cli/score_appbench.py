@@ -122,4 +122,4 @@ def appbench(
     for name, value in report.metrics.items():
         table.add_row(name, f"{value:.2f}")
     console.print(table)
-    console.print(", ".join(f"{k}={v}" for k, v in counts.items()))
+    console.print(", ".join(f"{k}={v}" for k, v in counts.items()), markup=False)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli.apps import (
@@ -73,20 +74,20 @@ def score_run(
         return
     for item in out:
         s = item["summary"]
-        table = Table(title=f"{s['experiment']} (re-scored)")
+        table = Table(title=escape(f"{s['experiment']} (re-scored)"))
         for col, justify in (("metric", "left"), ("stored", "right"), ("re-scored", "right"),
                              ("change", "right")):
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
         before: dict[str, float] = s["original_metrics"]
         for name, value in s["metrics"].items():
             old = before.get(name)
-            table.add_row(name, "–" if old is None else f"{old:.2f}", f"{value:.2f}",
+            table.add_row(escape(name), "–" if old is None else f"{old:.2f}", f"{value:.2f}",
                           "" if old is None or abs(value - old) < 1e-9 else f"{value - old:+.2f}")
         console.print(table)
         counts = ", ".join(f"{k}={v}" for k, v in s["counts"].items())
         console.print(f"{counts}; {s['changed']} example score(s) changed; options: "
-                      f"{s['scoring_options'] or '{}'}", highlight=False)
+                      f"{s['scoring_options'] or '{}'}", markup=False, highlight=False)
         for note in s["notes"]:
-            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+            err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
         if item["written"]:
-            console.print(f"wrote {item['written']}", highlight=False)
+            console.print(f"wrote {item['written']}", markup=False, highlight=False)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli.apps import (
@@ -62,10 +63,11 @@ def ultratool(
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report.metrics.items():
-        table.add_row(name, f"{value:.2f}")
+        table.add_row(escape(name), f"{value:.2f}")
     console.print(table)
     counts = report.counts.model_dump()
     console.print(f"parser: {report.parser}; " + ", ".join(
-        f"{k}: {v}" for k, v in counts.items() if v not in ({}, 0)), highlight=False)
+        f"{k}: {v}" for k, v in counts.items() if v not in ({}, 0)), markup=False,
+        highlight=False)
     for note in report.notes:
-        console.print(f"[dim]{note}[/]")
+        console.print(f"[dim]{escape(note)}[/]")

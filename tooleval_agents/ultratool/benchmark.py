@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tooleval_agents.datadir import source_of
 from tooleval_agents.records import Lang
 from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split
 from tooleval_agents.ultratool import loaders
-from tooleval_agents.ultratool.records import TASKS, UltraToolTask, _Task
+from tooleval_agents.ultratool.records import TASKS, UltraToolTask, _Task, step_id
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
@@ -36,7 +37,7 @@ class UltraToolBenchmark(Benchmark):
             from tooleval_agents.errors import DatasetMissingError
 
             raise DatasetMissingError("ultratool", path, Path(data_dir))
-        return Located(path, loaders._source_of(data_dir))
+        return Located(path, source_of(data_dir))
 
     def load(self, split: Split, data_dir: Path) -> list[Any]:
         lang: Lang = split.subset  # type: ignore[assignment]
@@ -114,7 +115,8 @@ def _planning_scorer(judge: Any, lang: str) -> Scorer:
         return result.model_copy(update={
             "scores": {**result.scores, **judged.scores}, "parts": {**result.parts,
                                                                    **judged.parts},
-            "comments": {**result.comments, **judged.comments}, "error": judged.error})
+            "comments": {**result.comments, **judged.comments},
+            "labels": {**result.labels, **judged.labels}, "error": judged.error})
 
     def aggregate(scores: Any) -> dict[str, float]:
         out = aggregate_plan_structure(scores)
@@ -138,11 +140,11 @@ def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
         created = outputs.get("prediction")
         by_step = {}
         if isinstance(created, list):
-            by_step = {str(c.get("step", "")).split(" ", 1)[0]: c.get("tool")
+            by_step = {step_id(str(c.get("step", ""))): c.get("tool")
                        for c in created if isinstance(c, dict)}
         judgments = [
             judge_tool(judge, step=gold["step"], reference_tool=gold["tool"],
-                       created_tool=by_step.get(gold["step"].split(" ", 1)[0]),
+                       created_tool=by_step.get(step_id(gold["step"])),
                        lang=lang)  # type: ignore[arg-type]
             for gold in reference_outputs["reference"]
         ]

@@ -3,7 +3,8 @@
 The gold plans write calls as Python-like text, but not valid Python: quotes are not escaped
 (``date='yesterday's date'``) and outputs of earlier calls appear as ``<...>``. The parser splits
 arguments at top-level ``, name=`` boundaries (restricted to the tool's argument names when the
-skeleton is known) instead of tokenising quotes, which the data does not respect.
+skeleton is known) instead of tokenising quotes, which the data does not respect. Text before
+the first ``name=`` (a positional argument) is kept in :attr:`ToolCall.unparsed`, not dropped.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import re
 from tooleval_agents.ultratool.records import ToolCall
 
 _CALL = re.compile(r"^\s*([^\W\d]\w*)\s*\((.*)\)\s*$", re.S)
-_BOUNDARY = re.compile(r"(?:^|,)\s*([^\W\d]\w*)\s*=(?!=)")
+# A key may be quoted: ``set_reminder("event"='Running', ...)`` is in the gold data.
+_BOUNDARY = re.compile(r"(?:^|,)\s*(?P<q>[\"']?)(?P<key>[^\W\d]\w*)(?P=q)\s*=(?!=)")
 _REF = re.compile(r"<[^<>]+>")
 _OPEN, _CLOSE = "([{", ")]}"
 
@@ -39,13 +41,16 @@ def unquote(value: str) -> str:
 
 
 def parse_call(text: str, arg_names: set[str] | None = None) -> ToolCall | None:
-    """Parse ``name(k=v, ...)``; ``None`` when the text is not call-shaped.
+    """Parse ``name(k=v, ...)``; ``None`` when the text is not call-shaped. Argument text
+    before the first ``k=`` is returned in ``unparsed``.
 
     Values are kept as text with outer quotes removed, as the official ``tool_usage`` references
     store them (``5000``, ``<current exchange rate>``, ``['a', 'b']``).
 
     >>> parse_call("f(a='x, y', b=<out>)").args
     {'a': 'x, y', 'b': '<out>'}
+    >>> c = parse_call("f('p', a='2')"); (c.args, c.unparsed)
+    ({'a': '2'}, "'p'")
     """
     m = _CALL.match(text)
     if m is None:
@@ -54,13 +59,13 @@ def parse_call(text: str, arg_names: set[str] | None = None) -> ToolCall | None:
     depth = _depths(inner)
     cuts = [
         b for b in _BOUNDARY.finditer(inner)
-        if depth[b.start()] == 0 and (arg_names is None or b.group(1) in arg_names)
+        if depth[b.start()] == 0 and (arg_names is None or b.group("key") in arg_names)
     ]
-    if not cuts and inner.strip():
-        # Positional or otherwise unparseable arguments: keep the text, no key-values.
-        return ToolCall(name=name, args={}, raw=text, references=_REF.findall(inner))
     args: dict[str, str] = {}
     for i, cut in enumerate(cuts):
         end = cuts[i + 1].start() if i + 1 < len(cuts) else len(inner)
-        args[cut.group(1)] = unquote(inner[cut.end():end])
-    return ToolCall(name=name, args=args, raw=text, references=_REF.findall(inner))
+        args[cut.group("key")] = unquote(inner[cut.end():end])
+    # Positional or otherwise unparseable text before the first ``k=``: kept, never dropped.
+    leftover = (inner[:cuts[0].start()] if cuts else inner).strip()
+    return ToolCall(name=name, args=args, raw=text, references=_REF.findall(inner),
+                    unparsed=leftover or None)

@@ -7,12 +7,14 @@ from ``test.json`` by :mod:`tooleval_agents.ultratool.rebuild` unless the user s
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal, overload
 
+from pydantic import ValidationError
+
+from tooleval_agents.datadir import source_of
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import load_json, load_jsonl
+from tooleval_agents.jsonio import first_error, load_json, load_jsonl
 from tooleval_agents.records import Lang, RecordMeta, Source
 from tooleval_agents.ultratool.records import (
     RECORD_TYPES,
@@ -72,7 +74,7 @@ def load_raw_file(path: Path, lang: Lang, source: Source = "official") -> list[R
 def load_raw(data_dir: Path, lang: Lang) -> list[RawSample]:
     """Load ``test.json`` of a language."""
     path = _require(raw_path(data_dir, lang), data_dir)
-    return load_raw_file(path, lang, _source_of(data_dir))
+    return load_raw_file(path, lang, source_of(data_dir))
 
 
 def load_task_file(path: Path, task: UltraToolTask, lang: Lang,
@@ -81,15 +83,6 @@ def load_task_file(path: Path, task: UltraToolTask, lang: Lang,
     records: list[_Task] = list(load_jsonl(Path(path), RECORD_TYPES[task]))
     _with_meta(records, task=task, lang=lang, source=source, path=Path(path))
     return records
-
-
-def _source_of(data_dir: Path) -> Source:
-    from tooleval_agents.datadir import samples_dir
-
-    try:
-        return "sample" if Path(data_dir).resolve() == samples_dir().resolve() else "official"
-    except FileNotFoundError:
-        return "official"
 
 
 @overload
@@ -115,8 +108,10 @@ def load_task(data_dir: Path, task: UltraToolTask, lang: Lang, *, seed: int | No
     """Load a dimension's test set.
 
     For ``tool_selection`` and ``tool_creation_awareness``, an official file in ``test_set/`` is
-    used when present; otherwise the rebuilt set (default seed, cached per user) is returned,
-    with ``meta.source == "rebuilt"``.
+    used when present and ``seed`` is ``None``; otherwise the rebuilt set (cached per user) is
+    returned, with ``meta.source == "rebuilt"``. An explicit ``seed`` always gives the rebuilt
+    set of that seed, even when an official file exists (``seed`` is ignored for the other
+    tasks).
     """
     path = task_path(data_dir, task, lang)
     if task in REBUILT_TASKS and (seed is not None or not path.is_file()):
@@ -124,7 +119,7 @@ def load_task(data_dir: Path, task: UltraToolTask, lang: Lang, *, seed: int | No
 
         built = rebuilt_path(data_dir, task, lang, seed=seed)
         return load_task_file(built, task, lang, "rebuilt")
-    return load_task_file(_require(path, data_dir), task, lang, _source_of(data_dir))
+    return load_task_file(_require(path, data_dir), task, lang, source_of(data_dir))
 
 
 def load_example(data_dir: Path, task: UltraToolTask, lang: Lang) -> _Task:
@@ -134,10 +129,6 @@ def load_example(data_dir: Path, task: UltraToolTask, lang: Lang) -> _Task:
     model = RECORD_TYPES[task]
     try:
         return model.model_validate(data)
-    except Exception as exc:  # pydantic.ValidationError, reported with the file
-        raise DataFormatError(path, str(exc).splitlines()[0]) from exc
-
-
-def dumps_official(records: list[Any]) -> str:
-    """JSON Lines text of records in the upstream format."""
-    return "".join(json.dumps(r.official(), ensure_ascii=False) + "\n" for r in records)
+    except ValidationError as exc:
+        field, msg = first_error(exc)
+        raise DataFormatError(path, msg, field=field) from exc

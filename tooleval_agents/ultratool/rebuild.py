@@ -39,10 +39,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import random
 import re
-import uuid
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +51,7 @@ from rapidfuzz import fuzz, process
 
 from tooleval_agents.datadir import cache_dir
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import dump_jsonl, iter_jsonl
+from tooleval_agents.jsonio import atomic_write_text, dump_jsonl, first_error, iter_jsonl
 from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.records import RawSample, UltraToolTask
 
@@ -130,9 +128,8 @@ def _sample(obj: Any, path: Path | str, line: int) -> _Sample:
     try:
         rec = RawSample.model_validate(obj)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"]) or "<record>"
-        raise DataFormatError(path, err["msg"], line=line, field=where) from exc
+        where, msg = first_error(exc)
+        raise DataFormatError(path, msg, line=line, field=where) from exc
     names = {t.name for t in rec.tools}
     calls: list[str | None] = []
     for i, step in enumerate(rec.plan):
@@ -421,16 +418,6 @@ def build_tool_creation_awareness(raw_path_or_samples: RawInput, lang: Lang, see
 # --------------------------------------------------------------------------- writing, cache
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_bytes(text.encode("utf-8"))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def meta_path(out: Path) -> Path:
     """The provenance sidecar of a rebuilt file: ``<out>.meta.json``."""
     return out.with_name(out.name + ".meta.json")
@@ -510,8 +497,8 @@ def _build(task: RebuiltTask, samples: list[_Sample], lang: Lang, seed: int,
 
 
 def _write(out: Path, text: str, meta: dict[str, Any]) -> None:
-    _atomic_write(out, text)
-    _atomic_write(meta_path(out), json.dumps(meta, ensure_ascii=False, indent=2) + "\n")
+    atomic_write_text(out, text)
+    atomic_write_text(meta_path(out), json.dumps(meta, ensure_ascii=False, indent=2) + "\n")
 
 
 def write_rebuilt(task: RebuiltTask, raw_path: Path | str, lang: Lang, out: Path | str,

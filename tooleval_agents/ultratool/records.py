@@ -108,6 +108,10 @@ class ToolCall(BaseModel):
     """The call string as written upstream."""
     references: list[str] = Field(default_factory=list)
     """The ``<...>`` references to outputs of earlier steps, in order of appearance."""
+    unparsed: str | None = None
+    """Argument text before the first ``name=`` that could not be read as ``name=value`` (e.g. a
+    positional ``f('x', a='2')`` gives ``'x'``); ``None`` when every argument was read. The
+    simulated tools reject a call that has it."""
 
 
 StepKind = Literal["parent", "tool_free", "tool_call"]

@@ -608,6 +608,10 @@ def _run_call(step: str, call: ToolCall | str, tools: Mapping[str, ToolSkeleton]
         trace.error = f"unknown tool {call.name!r} (tools: {', '.join(tools) or 'none'})"
         return trace
     inner = call.raw[call.raw.find("(") + 1:call.raw.rfind(")")]
+    if call.unparsed is not None:
+        trace.error = (f"{call.name}: arguments must be given as name=value with the tool's "
+                       f"argument names; cannot read {call.unparsed!r}")
+        return trace
     if not call.args and inner.strip():
         trace.error = f"{call.name}: arguments must be given as name=value"
         return trace
