@@ -31,8 +31,8 @@ from tooleval_agents.results import (
     RunDir,
     RunSummary,
     Usage,
+    dataset_hash,
 )
-from tooleval_agents.runner import dataset_hash
 
 Answer = Callable[[Any, int], str | None]
 
@@ -178,7 +178,8 @@ def test_different_example_sets_compare_on_intersection(tmp_path: Path,
     assert any("compared on the 2 examples both scored" in n for n in result.notes)
     assert any("1 infra error(s) excluded" in n for n in result.notes)
     assert result.costs.loc[row["run_b"], "infra_errors"] == 1
-    assert result.costs.loc[row["run_b"], "examples"] == 2
+    assert result.costs.loc[row["run_b"], "scored"] == 2
+    assert result.costs.loc[row["run_b"], "examples"] == 3  # recorded, infra error included
 
 
 def test_runs_on_other_splits_get_no_paired_difference(tmp_path: Path,
@@ -191,11 +192,18 @@ def test_runs_on_other_splits_get_no_paired_difference(tmp_path: Path,
     assert list(result.table.columns) == [load_run(ss).label, load_run(sm).label]
 
 
-def test_costs_are_means_per_scored_example(tmp_path: Path, samples: Path) -> None:
+def test_costs_are_means_per_recorded_example(tmp_path: Path, samples: Path) -> None:
+    """Token means count every recorded example, infra errors included (summary.json's
+    definition); make_run records an infra error with no tokens."""
     run = make_run(tmp_path, "a", data_dir=samples, tokens=(1000, 50, 3), infra={0})
     costs = compare([run], n_boot=0).costs.iloc[0]
-    assert costs["mean_input_tokens"] == 1000 and costs["mean_output_tokens"] == 50
-    assert costs["mean_model_calls"] == 3 and costs["infra_errors"] == 1
+    n = int(costs["examples"])
+    assert costs["scored"] == n - 1 and costs["infra_errors"] == 1
+    assert costs["mean_input_tokens"] == pytest.approx(1000 * (n - 1) / n)
+    assert costs["mean_output_tokens"] == pytest.approx(50 * (n - 1) / n)
+    assert costs["mean_model_calls"] == pytest.approx(3 * (n - 1) / n)
+    assert costs["total_input_tokens"] == 1000 * (n - 1)
+    assert costs["mean_latency_s"] == pytest.approx(0.5)  # over the scored examples
 
 
 def test_unknown_metric_and_missing_scores_are_clear_errors(tmp_path: Path,
@@ -238,5 +246,5 @@ def test_run_with_only_infra_errors_has_no_metrics(tmp_path: Path, samples: Path
     label = load_run(down).label
     assert result.table[label].isna().all()  # no example scored: no metric, not zeros
     assert (result.differences["n_examples"] == 0).all()
-    assert result.costs.loc[label, "examples"] == 0
+    assert result.costs.loc[label, "scored"] == 0
     assert any("no example scored by both" in n for n in result.notes)

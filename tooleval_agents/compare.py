@@ -2,8 +2,10 @@
 their differences, and token cost per example.
 
 Everything is computed from the runs' stored per-example score dumps (``examples.jsonl``): no
-model is called. A pair of runs is compared on the examples both scored (infra errors are
-excluded from either side); a pooled metric is recomputed on every bootstrap resample with the
+model is called. A pair of runs over the same data (equal dataset hashes: example ids are
+positions in a split, so runs over other data files, another order or another ``--limit``
+are not paired) is compared on the examples both scored (infra errors are excluded from
+either side); a pooled metric is recomputed on every bootstrap resample with the
 benchmark's ``Scorer.aggregate``, so a micro-F1 is resampled as a micro-F1, not as a mean of
 per-example F1s.
 
@@ -71,14 +73,21 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
              judge: Any = None, data_dir: Path | str | None = None) -> RunData:
     """Load a run directory for comparison.
 
-    With ``rescore`` the stored outputs are scored again (see
-    :func:`~tooleval_agents.rescore.rescore_results`), else the stored score dumps are used.
+    With ``rescore`` the stored outputs are scored again with the run's scoring options
+    overridden by ``scoring_options`` (see :func:`~tooleval_agents.rescore.rescore_results`;
+    the returned ``config.scoring_options`` are the merged ones), else the stored score dumps
+    are used.
 
     Raises:
         FileNotFoundError: not a run directory.
-        ValueError: an example that is not an infra error has no stored score (use
-            ``rescore``), or a score dump is malformed.
+        ValueError: ``scoring_options`` without ``rescore`` (stored scores were computed with
+            the run's own options, so they would be silently ignored); an example that is not
+            an infra error has no stored score (use ``rescore``), or a score dump is malformed.
     """
+    if scoring_options and not rescore:
+        raise ValueError("scoring options (-o/--option) apply only when the stored outputs "
+                         "are scored again: add --rescore (rescore=True); the stored scores "
+                         "were computed with the run's own options")
     if isinstance(run, RunData):
         return run
     rd = run if isinstance(run, RunDir) else RunDir(run)
@@ -125,8 +134,7 @@ class Comparison:
     ``diff`` (b - a on the common examples), ``ci_low``, ``ci_high``, ``significant`` (the CI
     excludes 0), ``n_examples`` (common), ``only_a``, ``only_b``."""
     costs: pd.DataFrame
-    """Per run (index): scored examples, infra errors, mean input / output tokens, model calls
-    and latency per scored example, total tokens."""
+    """Per run (index): see :func:`costs`."""
     notes: list[str]
     n_boot: int
     seed: int
@@ -139,6 +147,7 @@ class Comparison:
                       "experiment": r.config.experiment, "benchmark": r.config.benchmark,
                       "task": r.config.task, "subset": r.config.subset,
                       "strategy": r.config.strategy, "model": r.config.model.get("spec"),
+                      "scoring_options": r.config.scoring_options,
                       "scored": len(r.scores), "infra_errors": r.infra_errors,
                       "rescored": r.rescored} for r in self.runs],
             "metrics": {m: {c: _clean(v) for c, v in row.items()}
@@ -207,8 +216,10 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
     replacement, numpy ``default_rng(seed)``, the same draws for every pair of the same size),
     each pooled again with the runs' ``Scorer.aggregate``; the CI is the percentile interval
     at ``confidence``.
-    Pairs over different splits are not compared (noted); a pair with no example scored by
-    both gets NaN rows (``n_examples`` 0, noted).
+    Pairs over different splits, or over one split with different data (dataset hashes
+    differ: other data files, another order of the samples or another ``--limit``, so one
+    example id names different samples), are not compared (noted); a pair with no example
+    scored by both gets NaN rows (``n_examples`` 0, noted).
 
     Args:
         runs: run directories (or loaded :class:`RunData`).
@@ -248,6 +259,13 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
         for b in data[i + 1:]:
             if _split_key(a) != _split_key(b):
                 other_splits += 1
+                continue
+            if a.config.dataset.hash != b.config.dataset.hash:
+                notes.append(f"{a.label} vs {b.label}: not compared pairwise: same split but "
+                             f"different data (dataset hash {a.config.dataset.hash[:12]} != "
+                             f"{b.config.dataset.hash[:12]}: other data files, another order "
+                             "of the samples or another --limit), so an example id names "
+                             "different samples in the two runs")
                 continue
             common = sorted(set(a.scores) & set(b.scores))
             only_a, only_b = len(a.scores) - len(common), len(b.scores) - len(common)
@@ -299,24 +317,33 @@ def _split_key(run: RunData) -> tuple[str, str, str]:
 
 
 def costs(runs: Sequence[RunData]) -> pd.DataFrame:
-    """Token cost per scored example of each run (infra errors are not in the means)."""
+    """Token cost per example of each run, as ``summary.json`` counts it
+    (:func:`tooleval_agents.results.summarize`).
+
+    Columns: ``examples`` (recorded results, infra errors included), ``scored`` (not infra
+    errors), ``infra_errors``; ``mean_input_tokens``, ``mean_output_tokens``,
+    ``mean_model_calls`` and the totals over every recorded result (infra errors included:
+    their tokens were spent); ``mean_latency_s`` over the scored results. A mean over no
+    result is NaN.
+    """
     rows = {}
     for run in runs:
-        done = [r for r in run.results.values() if r.status != "infra_error"]
-        n = len(done)
+        recorded = list(run.results.values())
+        scored = [r for r in recorded if r.status != "infra_error"]
 
-        def mean(values: Sequence[float], n: int = n) -> float:
-            return float(sum(values)) / n if n else np.nan
+        def mean(values: Sequence[float]) -> float:
+            return float(sum(values)) / len(values) if values else np.nan
 
         rows[run.label] = {
-            "examples": n,
+            "examples": len(recorded),
+            "scored": len(scored),
             "infra_errors": run.infra_errors,
-            "mean_input_tokens": mean([r.usage.input_tokens for r in done]),
-            "mean_output_tokens": mean([r.usage.output_tokens for r in done]),
-            "mean_model_calls": mean([r.usage.model_calls for r in done]),
-            "mean_latency_s": mean([r.latency_s for r in done]),
-            "total_input_tokens": sum(r.usage.input_tokens for r in done),
-            "total_output_tokens": sum(r.usage.output_tokens for r in done),
+            "mean_input_tokens": mean([r.usage.input_tokens for r in recorded]),
+            "mean_output_tokens": mean([r.usage.output_tokens for r in recorded]),
+            "mean_model_calls": mean([r.usage.model_calls for r in recorded]),
+            "mean_latency_s": mean([r.latency_s for r in scored]),
+            "total_input_tokens": sum(r.usage.input_tokens for r in recorded),
+            "total_output_tokens": sum(r.usage.output_tokens for r in recorded),
         }
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "run"

@@ -5,10 +5,14 @@ Two mechanisms, applied together by :func:`redact`:
 * **by name**: a mapping value whose key looks like a credential (``api_key``,
   ``openai_api_key``, ``authorization``, ``x-api-key``, ``password``, ``*_token``...) is replaced
   by ``"<redacted>"``, whatever it holds;
-* **by value**: the values of secrets we know -- every environment variable whose name looks like
-  a credential, and every value passed to :func:`register_secret` (the runner registers the
-  ``api_key`` a caller gives a model) -- are replaced wherever they appear in a string, and
-  well-known key shapes (``sk-...``, ``lsv2_...``, ``Bearer ...``) are masked in error texts.
+* **by value**: the values of secrets we know -- every value passed to
+  :func:`register_secret` (the runner registers the ``api_key`` a caller gives a model,
+  :func:`model_params` the model's credential headers) and the values of environment variables
+  with a credential-like name that look like keys (:func:`looks_like_key`) -- are replaced
+  wherever they appear in a string, and well-known key shapes (``sk-...``, ``lsv2_...``,
+  ``Bearer ...``) are masked in error texts. Text that is not key-like is never altered: an
+  environment variable ``FOO_API_KEY=Seattle`` does not mask "Seattle" in model outputs (that
+  would change what re-scoring sees).
 
 Example::
 
@@ -22,8 +26,9 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from pydantic import SecretBytes, SecretStr
 
@@ -31,8 +36,11 @@ REDACTED = "<redacted>"
 
 _SECRET_NAME = re.compile(
     r"(api[_-]?key|apikey|secret|password|passwd|token|authorization|auth[_-]?header|"
-    r"credential|private[_-]?key|access[_-]?key|session[_-]?key)", re.I)
-"""Names of fields (and environment variables) that hold credentials."""
+    r"credential|private[_-]?key|access[_-]?key|session[_-]?key|subscription|cookie|"
+    r"authenticat|(?:^|[_-])auth(?:$|[_-])|(?:^|[_-])key$)", re.I)
+"""Names of fields, headers and environment variables that hold credentials (``api_key``,
+``Ocp-Apim-Subscription-Key``, ``X-Auth``, ``Cookie``, any name ending in ``-key`` /
+``_key``...)."""
 _NOT_SECRET_NAME = re.compile(r"(tokens|token_count|tokenizer)", re.I)
 """Field names that match :data:`_SECRET_NAME` but count tokens rather than hold one."""
 _KEY_SHAPES = re.compile(
@@ -41,6 +49,24 @@ _KEY_SHAPES = re.compile(
 """Shapes of common provider keys, masked in error messages even when not registered."""
 _MIN_SECRET = 6
 """Shorter values are not replaced by value (too likely to hit ordinary text)."""
+_MIN_KEY = 16
+"""An environment value shorter than this is a key only if it has a known key shape."""
+_WORDS = re.compile(r"[A-Za-z]+(?:[ ./_-][A-Za-z]+)*")
+"""Purely alphabetic words (``Seattle``, ``my-default-region``, ``application/json``):
+not a key."""
+_TRANSPORT = frozenset({
+    "callbacks", "callback_manager", "http_client", "http_async_client", "client",
+    "async_client", "root_client", "root_async_client", "cache", "rate_limiter",
+    "default_headers", "default_query", "headers", "extra_headers", "extra_query",
+    "openai_proxy", "proxy", "proxies", "http_proxy", "https_proxy", "client_kwargs",
+    "async_client_kwargs", "http_client_kwargs",
+})
+"""Constructor arguments of chat models that carry transport (headers, query parameters, HTTP
+clients, proxies), which may hold credentials under any name: never written down."""
+_HEADER_FIELDS = ("default_headers", "default_query", "headers", "extra_headers",
+                  "extra_query")
+"""Fields whose mappings hold header or query values (registered as secrets)."""
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 _registered: set[str] = set()
 _lock = threading.Lock()
@@ -71,11 +97,32 @@ def register_secrets_in(mapping: dict[str, Any]) -> None:
             register_secret(value)
 
 
+def looks_like_key(value: str) -> bool:
+    """Whether a value has the look of a key: a known key shape (``sk-...``, ``lsv2_...``), or
+    at least :data:`_MIN_KEY` characters without spaces that are not plain words, a URL or a
+    path.
+
+    >>> looks_like_key("Seattle"), looks_like_key("sk-proj-abcdef123456")
+    (False, True)
+    >>> looks_like_key("3f9a0c7e1b2d4e6f8a9b0c1d"), looks_like_key("https://example.com/v1")
+    (True, False)
+    """
+    text = value.strip()
+    if any(m.span() == (0, len(text)) for m in _KEY_SHAPES.finditer(text)):
+        return True
+    if len(text) < _MIN_KEY or any(c.isspace() for c in text):
+        return False
+    if _URL.match(text) or text.startswith(("/", "~", "./")):
+        return False
+    return not _WORDS.fullmatch(text)
+
+
 def known_secrets() -> list[str]:
-    """Registered secrets and credential-like environment variables, longest first (so a key
-    containing another is replaced whole)."""
+    """Registered secrets, and the values of credential-named environment variables that look
+    like keys (:func:`looks_like_key`), longest first (so a key containing another is replaced
+    whole)."""
     env = [v.strip() for k, v in os.environ.items()
-           if is_secret_name(k) and len(v.strip()) >= _MIN_SECRET]
+           if is_secret_name(k) and looks_like_key(v)]
     with _lock:
         values = set(_registered) | set(env)
     return sorted(values, key=len, reverse=True)
@@ -114,15 +161,55 @@ def redact(value: Any, *, shapes: bool = True, names: bool = True,
     return walk(value)
 
 
-def contains_secret(text: str) -> bool:
-    """Whether ``text`` holds a known secret value (for assertions and self-checks)."""
-    return any(s in text for s in known_secrets())
+def register_header_secrets(values: Mapping[Any, Any]) -> None:
+    """Register the header (or query parameter) values of a model's transport that may be
+    credentials: those under a credential-like name (``Ocp-Apim-Subscription-Key``,
+    ``X-Auth``...) and any key-like value (:func:`looks_like_key`), whatever its name. Other
+    values (``Content-Type: application/json``) are left alone: masking them would alter
+    ordinary text in stored outputs."""
+    for key, value in values.items():
+        secret = isinstance(value, SecretStr | SecretBytes) or (
+            isinstance(value, str) and (is_secret_name(str(key)) or looks_like_key(value)))
+        if secret:
+            register_secret(value)
+
+
+def clean_url(url: str) -> str:
+    """``url`` without credentials: user info and query string dropped (their secret-looking
+    parts registered), e.g. ``https://u:pw@host/v1?api-key=x`` -> ``https://host/v1``."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # not a URL after all: mask what we can
+        return redact_text(url)
+    for secret in (parts.password, parts.username):
+        if secret:
+            register_secret(secret)
+    register_header_secrets(dict(parse_qsl(parts.query)))
+    netloc = host + (f":{port}" if port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _clean_urls(value: Any) -> Any:
+    if isinstance(value, str) and _URL.match(value):
+        return clean_url(value)
+    if isinstance(value, dict):
+        return {k: _clean_urls(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_urls(v) for v in value]
+    return value
 
 
 def model_params(model: Any) -> dict[str, Any]:
     """The parameters of a LangChain chat model fit to write down: serialisable constructor
     arguments (model name, temperature, base URL...) without credentials, secret references,
-    HTTP clients or callbacks."""
+    transport fields (:data:`_TRANSPORT`: headers, query parameters, HTTP clients, proxies) or
+    callbacks; URLs lose their user info and query string.
+
+    As a side effect the credentials found in the transport (header and query values, URL
+    user info) are registered (:func:`register_header_secrets`), so they are masked wherever
+    they appear later (errors, stored outputs)."""
     params: dict[str, Any] = {}
     try:
         if model.is_lc_serializable():
@@ -139,14 +226,18 @@ def model_params(model: Any) -> dict[str, Any]:
     for name in ("model_name", "model", "temperature"):
         if name not in params and isinstance(getattr(model, name, None), str | int | float):
             params[name] = getattr(model, name)
+    for name in _HEADER_FIELDS:
+        for source in (params.get(name), getattr(model, name, None)):
+            if isinstance(source, Mapping):
+                register_header_secrets(source)
+    for name, value in params.items():  # proxies: register their user info, then drop them
+        if name in _TRANSPORT and isinstance(value, str | dict | list):
+            _clean_urls(value)
     clean = {k: v for k, v in params.items()
-             if not _is_secret_ref(v) and not callable(v)
-             and k not in ("callbacks", "callback_manager", "http_client", "http_async_client",
-                           "client", "async_client", "root_client", "root_async_client",
-                           "cache", "rate_limiter")}
+             if not _is_secret_ref(v) and not callable(v) and k not in _TRANSPORT}
     from pydantic_core import to_jsonable_python
 
-    jsonable = to_jsonable_python(clean, fallback=lambda o: type(o).__name__)
+    jsonable = _clean_urls(to_jsonable_python(clean, fallback=lambda o: type(o).__name__))
     result: dict[str, Any] = redact(jsonable)
     return result
 

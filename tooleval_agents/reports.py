@@ -23,6 +23,7 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -84,9 +85,70 @@ def system_label(config: RunConfig) -> str:
     return f"{model} ({', '.join(extra)})"
 
 
+def _distinct_tails(paths: Sequence[str]) -> dict[str, str]:
+    """The shortest trailing part of each distinct path that tells it from the others
+    (``runs/a``, ``runs/b`` -> ``a``, ``b``)."""
+    distinct = list(dict.fromkeys(paths))
+    parts = {p: Path(p).parts for p in distinct}
+    out: dict[str, str] = {}
+    for p in distinct:
+        out[p] = p
+        for n in range(1, len(parts[p]) + 1):
+            if all(parts[q][-n:] != parts[p][-n:] for q in distinct if q != p):
+                out[p] = "/".join(parts[p][-n:])
+                break
+    return out
+
+
+def _disambiguators(runs: Sequence[RunData]) -> dict[int, str]:
+    """What :func:`system_labels` appends to each run's :func:`system_label` (by ``id``)."""
+    base = {id(r): system_label(r.config) for r in runs}
+    groups: dict[tuple[str, str, str, str], int] = {}
+    for run in runs:
+        key = (base[id(run)], run.config.benchmark, run.config.task, run.config.subset)
+        groups[key] = groups.get(key, 0) + 1
+    clashing = {(key[0], key[1]) for key, n in groups.items() if n > 1}
+
+    def clashes(run: RunData) -> bool:
+        return (base[id(run)], run.config.benchmark) in clashing
+
+    where = {id(r): str(r.path.parent) if r.path is not None else r.label for r in runs}
+    tails = _distinct_tails([where[id(r)] for r in runs if clashes(r)])
+    suffix = {id(r): f" [{tails[where[id(r)]]}]" if clashes(r) else "" for r in runs}
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for run in runs:
+        key = (base[id(run)] + suffix[id(run)], run.config.benchmark, run.config.task,
+               run.config.subset)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            suffix[id(run)] += f" #{seen[key]}"
+    return suffix
+
+
+def system_labels(runs: Sequence[RunData]) -> dict[int, str]:
+    """Row names (by ``id(run)``) for paper-style tables, which put the runs of one system
+    over several tasks or subsets in one row: :func:`system_label`, made unique.
+
+    When two runs of one benchmark, task and subset share a label (same model, strategy and
+    scoring options, but another judge, other data or simply another results directory),
+    every run of that benchmark and label gets the part of its results directory's parent
+    that tells them apart (``runs/a/<experiment>`` -> ``[a]``), so a system's runs stay in one
+    row; runs that still share a row (the same directory given twice) get ``#2``, ``#3``...
+    """
+    suffix = _disambiguators(runs)
+    return {id(r): system_label(r.config) + suffix[id(r)] for r in runs}
+
+
 def slug(text: str) -> str:
     """A file-name-safe form of a label."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "run"
+
+
+def run_file_stem(run: RunData) -> str:
+    """A file-name stem for one run's figure: a readable :func:`slug` of its label plus a
+    short hash of its full path and label (slugs of long labels are cut and can collide)."""
+    digest = hashlib.sha256(f"{run.path}\0{run.label}".encode()).hexdigest()[:10]
+    return f"{slug(run.label)[:60]}_{digest}"
 
 
 def fmt(value: Any) -> str:
@@ -206,9 +268,10 @@ class UltraToolLayout(Layout):
     def tables(self, benchmark: str, runs: Sequence[RunData]) -> list[ReportTable]:
         from evaluators.ultratool_scoring import TABLE2_COLUMNS, overall
 
+        systems = system_labels(runs)
         rows: dict[tuple[str, str], dict[str, float]] = {}
         for run in sorted(runs, key=lambda r: self.LANG_ORDER.get(r.config.subset, 9)):
-            key = (run.config.subset, system_label(run.config))
+            key = (run.config.subset, systems[id(run)])
             rows.setdefault(key, {}).update(
                 {c: v for c, v in run.metrics().items() if c in TABLE2_COLUMNS})
         records = []
@@ -230,7 +293,7 @@ class UltraToolLayout(Layout):
             judged = [r for r in runs if any(k in r.metrics() for k, _ in dims[:-1])]
             if not judged:
                 continue
-            recs = [{"language": r.config.subset, "system": system_label(r.config),
+            recs = [{"language": r.config.subset, "system": systems[id(r)],
                      **{k: r.metrics().get(k, np.nan) for k, _ in dims}} for r in judged]
             jframe = pd.DataFrame(recs, columns=["language", "system", *[k for k, _ in dims]])
             jdisplay = jframe.rename(columns=dict(dims))
@@ -248,6 +311,7 @@ class UltraToolLayout(Layout):
     def figures(self, benchmark: str, runs: Sequence[RunData],
                 out_dir: Path) -> list[ReportFigure]:
         out: list[ReportFigure] = []
+        systems = system_labels(runs)
         for task, dims in self._judge_dimensions().items():
             judged = [r for r in runs if any(k in r.metrics() for k, _ in dims[:-1])]
             if not judged:
@@ -255,7 +319,7 @@ class UltraToolLayout(Layout):
             fig = Figure(figsize=(1.3 * len(dims) + 3, 3.8))
             ax = fig.add_subplot()
             _grouped_bars(ax, [name.replace(" ", "\n") for _, name in dims],
-                          {f"{system_label(r.config)} [{r.config.subset}]":
+                          {f"{systems[id(r)]} [{r.config.subset}]":
                            [r.metrics().get(k, np.nan) for k, _ in dims] for r in judged})
             ax.set_ylabel("judge score x10")
             ax.set_title(f"UltraTool {task.replace('_', ' ')}: judge dimensions per model")
@@ -287,9 +351,10 @@ class AppBenchLayout(Layout):
     def _by_category(self, runs: Sequence[RunData], metrics: Sequence[tuple[str, str]],
                      name: str, title: str, note: str) -> ReportTable:
         cats = self._categories(runs)
+        systems = system_labels(runs)
         rows: dict[str, dict[str, float]] = {}
         for run in runs:
-            row = rows.setdefault(system_label(run.config), {})
+            row = rows.setdefault(systems[id(run)], {})
             for m, _ in metrics:
                 row[f"{run.config.subset}_{m}"] = run.metrics().get(m, np.nan)
         columns = [f"{c}_{m}" for c in cats for m, _ in metrics]
@@ -308,7 +373,8 @@ class AppBenchLayout(Layout):
             self._by_category(runs, self.EM, "appbench_table11_em",
                               "AppBench Table 11: exact match of apps and APIs", ""),
         ]
-        recs = [{"system": system_label(r.config), "category": r.config.subset,
+        systems = system_labels(runs)
+        recs = [{"system": systems[id(r)], "category": r.config.subset,
                  **{m: r.metrics().get(m, np.nan) for m, _ in self.ERRORS}}
                 for r in sorted(runs, key=lambda r: self._categories(runs).index(
                     r.config.subset))]
@@ -404,7 +470,7 @@ class AppBenchLayout(Layout):
         ax.set_title(f"Success by dependency scale (hatched: n < {MIN_CELL})\n{run.label}",
                      fontsize=9)
         fig.colorbar(image, ax=ax, label="success (%)")
-        path = _save(fig, out_dir / f"appbench_scale_{slug(run.label)}.png")
+        path = _save(fig, out_dir / f"appbench_scale_{run_file_stem(run)}.png")
         return ReportFigure(path, f"{run.label}: success by parallel x sequential scale "
                                   "(paper Figure 4)")
 
@@ -415,9 +481,14 @@ class AppBenchLayout(Layout):
         strategies = list(dict.fromkeys(r.config.strategy for r in runs))
         palette = [f"C{i % 10}" for i in range(len(strategies))]
         colors = dict(zip(strategies, palette, strict=True))
+        # One subplot row per model (with its scoring options and the disambiguator of
+        # system_labels): two runs of one strategy and category never share a bar.
+        suffix = _disambiguators(runs)
         models: dict[str, dict[tuple[str, str], RunData]] = {}
         for run in runs:
-            model = str(run.config.model.get("spec") or "?")
+            options = ", ".join(f"{k}={v}" for k, v in sorted(run.config.scoring_options.items()))
+            model = (str(run.config.model.get("spec") or "?")
+                     + (f" ({options})" if options else "") + suffix[id(run)])
             models.setdefault(model, {})[(run.config.strategy, run.config.subset)] = run
         fig = Figure(figsize=(3.4 * len(self.MAIN) + 1.5, 2.8 * len(models) + 0.6),
                      layout="constrained")
@@ -451,8 +522,10 @@ def layout_for(benchmark: str) -> Layout:
 # ------------------------------------------------------------------------------------- report
 
 def _runs_frame(runs: Sequence[RunData]) -> pd.DataFrame:
+    systems = system_labels(runs)
     return pd.DataFrame([{
-        "run": r.label, "path": str(r.path) if r.path else "", "benchmark": r.config.benchmark,
+        "run": r.label, "system": systems[id(r)], "path": str(r.path) if r.path else "",
+        "benchmark": r.config.benchmark,
         "task": r.config.task, "subset": r.config.subset, "strategy": r.config.strategy,
         "model": r.config.model.get("spec"),
         "scoring": ", ".join(f"{k}={v}" for k, v in sorted(r.config.scoring_options.items())),
@@ -476,7 +549,8 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
         metrics: metrics of the difference table (default all; the Markdown then shows each
             benchmark's headline metrics and ``differences.csv`` all of them).
         rescore, scoring_options, data_dir: score the stored outputs again (see
-            :func:`~tooleval_agents.compare.load_run`).
+            :func:`~tooleval_agents.compare.load_run`); ``scoring_options`` need ``rescore``
+            (ValueError otherwise) and show in the row names and ``runs.csv``.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -540,7 +614,9 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
                markdown_table(frame, index=False), ""]
     csv("costs", comparison.costs, index=True)
     md += ["## Cost per example", "", markdown_table(comparison.costs), "",
-           "*Means over the scored examples (infra errors excluded).*", ""]
+           "*Tokens and model calls: means over every recorded example, infra errors "
+           "included (as in each run's summary.json); latency: mean over the scored "
+           "examples.*", ""]
     if comparison.notes:
         md += ["## Notes", "", *[f"- {n}" for n in comparison.notes], ""]
     report.markdown.write_text("\n".join(md), encoding="utf-8")

@@ -8,7 +8,8 @@ Where the result goes: ``summary.rescored.json`` beside the run's ``summary.json
 original summary is what the run measured when it finished and is never overwritten; the
 re-scored one is a :class:`RescoredSummary` (a :class:`~tooleval_agents.results.RunSummary`
 plus ``rescored_at``, the scoring options and judge used, how many example scores changed, the
-original metrics and notes). Each call replaces the previous ``summary.rescored.json``.
+original metrics and notes). Each call replaces the previous ``summary.rescored.json``;
+:func:`read_rescored` ignores one written before the run was resumed or started over.
 ``examples.jsonl`` is left alone (append-only, the run's record); callers that need the new
 per-example scores use :func:`rescore_results` (``tooleval compare/report --rescore`` do).
 
@@ -32,11 +33,15 @@ from evaluators.base import ExampleScore
 from tooleval_agents.jsonio import atomic_write_text
 from tooleval_agents.registry import Scorer, Split, get_benchmark
 from tooleval_agents.results import (
+    CONFIG,
     EMPTY_OUTPUTS,
+    EXAMPLES,
+    SUMMARY,
     ExampleResult,
     RunConfig,
     RunDir,
     RunSummary,
+    dataset_hash,
     now,
     summarize,
 )
@@ -59,6 +64,9 @@ class RescoredSummary(RunSummary):
     """The metrics of the run's own ``summary.json`` (empty when it has none)."""
     notes: list[str] = Field(default_factory=list)
     """What the numbers need to be read with (judge metrics dropped, scoring errors...)."""
+    run_state: dict[str, Any] | None = None
+    """The run as it was when re-scored (:func:`run_state`): a re-scored summary of an
+    earlier state of the run (resumed, or started over with ``--fresh``) is stale."""
 
 
 class StoredJudge:
@@ -140,7 +148,6 @@ def references(config: RunConfig, data_dir: Path | str | None = None
             files, another split or limit): re-scoring would pair outputs with wrong answers.
     """
     from tooleval_agents.langsmith_datasets import to_examples
-    from tooleval_agents.runner import dataset_hash
 
     where = _data_dir(config, data_dir)
     examples = to_examples(run_split(config), where)[:config.dataset.examples]
@@ -161,7 +168,9 @@ def rescore_results(
     run_dir: Path | str, *, judge: Any = None, scoring_options: Mapping[str, Any] | None = None,
     data_dir: Path | str | None = None,
 ) -> tuple[RunConfig, dict[str, ExampleResult], Scorer, list[str]]:
-    """The run's latest results with fresh ``score`` dumps, the scorer used and notes.
+    """The run's config (its ``scoring_options`` merged with ``scoring_options``: the options
+    the scorer got, which labels and tables show), its latest results with fresh ``score``
+    dumps, the scorer used and notes.
 
     ``infra_error`` examples keep no score (they stay excluded); ``ok`` examples are scored from
     their stored outputs; a ``model_error`` scores as an empty answer (:data:`EMPTY_OUTPUTS`),
@@ -181,6 +190,10 @@ def rescore_results(
     if isinstance(judge, str):
         judge = resolve_model(judge)
     scorer = scorer_for(config, judge=judge, scoring_options=scoring_options)
+    if scoring_options:
+        config = config.model_copy(update={"scoring_options": {
+            **config.scoring_options,
+            **{k: v for k, v in scoring_options.items() if k != "judge"}}})
     notes: list[str] = []
     if config.judge is not None and judge is None:
         notes.append(f"the run was judged by {config.judge.get('spec', config.judge)}; "
@@ -227,12 +240,33 @@ def build_summary(config: RunConfig, results: Mapping[str, ExampleResult], score
                      examples=config.dataset.examples, wall_s=wall)
 
 
+def run_state(run_dir: Path | str) -> dict[str, Any]:
+    """What changes when a run is resumed or started over: its config's ``created_at``, its
+    summary's ``finished_at`` and the size of ``examples.jsonl``."""
+    rd = RunDir(run_dir)
+    summary = rd.path / SUMMARY
+    examples = rd.path / EXAMPLES
+    return {"created_at": rd.read_config().created_at,
+            "summary_finished_at": rd.read_summary().finished_at if summary.is_file() else None,
+            "examples_bytes": examples.stat().st_size if examples.is_file() else 0}
+
+
 def read_rescored(run_dir: Path | str) -> RescoredSummary | None:
-    """The run's ``summary.rescored.json``, or None."""
-    file = Path(run_dir) / RESCORED_SUMMARY
+    """The run's ``summary.rescored.json``; None when there is none or it is stale: it
+    re-scored an earlier state of the run (the run was resumed or started over since; for a
+    file without ``run_state``: it is older than the run's config.json, examples.jsonl or
+    summary.json)."""
+    path = Path(run_dir)
+    file = path / RESCORED_SUMMARY
     if not file.is_file():
         return None
-    return RescoredSummary.model_validate_json(file.read_text(encoding="utf-8"))
+    rescored = RescoredSummary.model_validate_json(file.read_text(encoding="utf-8"))
+    if rescored.run_state is not None:
+        return rescored if rescored.run_state == run_state(path) else None
+    written = file.stat().st_mtime_ns
+    newer = [name for name in (CONFIG, EXAMPLES, SUMMARY)
+             if (path / name).is_file() and (path / name).stat().st_mtime_ns > written]
+    return None if newer else rescored
 
 
 def rescore_run(run_dir: Path | str, *, judge: Any = None,
@@ -265,14 +299,14 @@ def rescore_run(run_dir: Path | str, *, judge: Any = None,
     summary = build_summary(config, rescored, scorer, base=base)
     changed = sum(1 for k, r in rescored.items()
                   if r.status != "infra_error" and old[k].score != r.score)
-    options = {**config.scoring_options, **(scoring_options or {})}
     result = RescoredSummary(
         **summary.model_dump(exclude={"finished_at"}),
-        scoring_options={k: v for k, v in options.items() if k != "judge"},
+        scoring_options=dict(config.scoring_options),  # merged by rescore_results
         judge=_judge_name(judge),
         changed=changed,
         original_metrics=dict(base.metrics) if base is not None else {},
         notes=notes,
+        run_state=run_state(rd.path),
     )
     if write:
         atomic_write_text(rd.path / RESCORED_SUMMARY, result.model_dump_json(indent=2))

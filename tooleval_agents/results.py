@@ -12,18 +12,19 @@ the dataset (reference outputs).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import statistics
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import atomic_write_text, iter_jsonl
+from tooleval_agents.jsonio import atomic_write_text
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
 
@@ -131,8 +132,10 @@ class RunSummary(BaseModel):
     counts: dict[str, int]
     """examples, scored, ok, model_errors, infra_errors, retried, cached..."""
     usage: dict[str, float] = Field(default_factory=dict)
-    """Totals and per-example means of tokens and model calls."""
+    """Totals and per-example means of tokens and model calls, over every recorded result
+    (infra errors included: their tokens were spent; examples not run yet are not)."""
     latency_s: dict[str, float] = Field(default_factory=dict)
+    """Mean and percentiles over the scored (non-infra) examples, and the wall time."""
     finished_at: str = Field(default_factory=now)
 
 
@@ -163,22 +166,52 @@ class RunDir:
             os.fsync(fh.fileno())
 
     def results(self) -> dict[str, ExampleResult]:
-        """Latest result per example id. A torn last line (crash mid-write) is ignored; any
-        other bad line is an error naming file and line."""
+        """Latest result per example id.
+
+        The file is read as bytes: a last line without its newline (a crash mid-write, which
+        may end inside a multi-byte UTF-8 character of, say, Chinese output) is dropped before
+        decoding, as :meth:`repair_torn_tail` would cut it. Every other line must be UTF-8
+        JSON of an :class:`ExampleResult`.
+
+        Raises:
+            DataFormatError: a complete line that is not UTF-8 or not a valid result (file
+                and 1-based line number in the message).
+        """
         file = self.path / EXAMPLES
         if not file.is_file():
             return {}
-        lines = list(iter_jsonl(file))
+        data = file.read_bytes()
+        data = data[:_complete_length(data)]
         out: dict[str, ExampleResult] = {}
-        for pos, (number, text) in enumerate(lines):
+        for number, raw in enumerate(data.split(b"\n")[:-1], start=1):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataFormatError(file, f"not UTF-8 text ({exc.reason})",
+                                      line=number) from exc
             try:
                 result = ExampleResult.model_validate_json(text)
             except ValueError as exc:
-                if pos == len(lines) - 1 and not text.endswith("\n"):
-                    break
                 raise DataFormatError(file, str(exc).splitlines()[0], line=number) from exc
             out[result.example_id] = result
         return out
+
+    def repair_torn_tail(self) -> bool:
+        """Cut a last line a crash left half-written (no trailing newline), so appends start
+        on a fresh line; the same line :meth:`results` ignores. True when something was cut.
+        """
+        file = self.path / EXAMPLES
+        if not file.is_file():
+            return False
+        data = file.read_bytes()
+        keep = _complete_length(data)
+        if keep == len(data):
+            return False
+        with file.open("r+b") as fh:
+            fh.truncate(keep)
+        return True
 
     def write_summary(self, summary: RunSummary) -> None:
         atomic_write_text(self.path / SUMMARY, summary.model_dump_json(indent=2))
@@ -192,7 +225,9 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], dict[str, fl
               wall_s: float | None = None) -> RunSummary:
     """The one summary computation (the runner's and re-scoring's): metrics pooled by
     ``aggregate`` over the stored scores of every non-infra result; infra errors, examples not
-    run yet, retries and cache hits counted apart; token usage and latency.
+    run yet, retries and cache hits counted apart; token usage (totals and means over every
+    recorded result, infra errors included) and latency (over the scored results).
+    :func:`tooleval_agents.compare.costs` uses the same definitions.
 
     Raises:
         ValueError: a non-infra result without a stored score.
@@ -229,6 +264,33 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], dict[str, fl
     metrics = {k: float(v) for k, v in aggregate(scores).items()} if scores else {}
     return RunSummary(experiment=experiment, metrics=metrics, counts=counts, usage=usage,
                       latency_s=latency)
+
+
+def _complete_length(data: bytes) -> int:
+    """Length of ``data`` up to and including its last newline (a torn last line left out)."""
+    return data.rfind(b"\n") + 1
+
+
+class _ExampleLike(Protocol):
+    """What :func:`dataset_hash` reads of a LangSmith ``Example``."""
+
+    @property
+    def id(self) -> Any: ...
+    @property
+    def inputs(self) -> Any: ...
+    @property
+    def outputs(self) -> Any: ...
+
+
+def dataset_hash(examples: Sequence[_ExampleLike]) -> str:
+    """sha256 over the examples' ids, inputs and reference outputs, in order
+    (:attr:`DatasetRef.hash`): the same ids over other data, or the same data in another
+    order, hash differently."""
+    digest = hashlib.sha256()
+    for ex in examples:
+        digest.update(dumps([str(ex.id), ex.inputs, ex.outputs]).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
 
 
 def dumps(obj: Any) -> str:

@@ -15,7 +15,8 @@ from tooleval_agents.errors import ToolevalError
 
 app = typer.Typer(
     name="tooleval",
-    help="Evaluate LLM agents' tool planning, creation and use (UltraTool, AppBench).",
+    help="Evaluate LLM agents' tool planning, creation and use on the registered benchmarks "
+    "(`tooleval data info` lists them).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     # Markdown: docstring paragraphs are reflowed to the terminal instead of keeping the
@@ -56,5 +57,12 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+def error_text(exc: BaseException) -> str:
+    """An exception's message for a person (a ``KeyError``'s without the quotes its ``str``
+    adds)."""
+    return str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+
+
 def handle_errors(exc: ToolevalError | OSError | KeyError | ValueError) -> typer.Exit:
-    return fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
+    """Print ``exc`` as an error and return the exit (code 1) to raise."""
+    return fail(error_text(exc))

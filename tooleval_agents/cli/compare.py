@@ -14,6 +14,7 @@ from tooleval_agents.cli.apps import (
     JsonOption,
     app,
     console,
+    fail,
     handle_errors,
     print_json,
 )
@@ -31,8 +32,17 @@ RescoreOption = Annotated[bool, typer.Option(
     "--rescore", help="Score the stored outputs again (needs the dataset) instead of using the "
     "stored per-example scores.")]
 ScoringOption = Annotated[list[str] | None, typer.Option(
-    "--option", "-o", help="With --rescore: scoring option KEY=VALUE overriding the runs' "
-    "(e.g. scoring=paper); repeatable.", show_default=False)]
+    "--option", "-o", help="Scoring option KEY=VALUE overriding the runs' (e.g. "
+    "scoring=paper); repeatable. Needs --rescore (stored scores keep the runs' options).",
+    show_default=False)]
+
+
+def check_options(option: list[str] | None, rescore: bool) -> None:
+    """Refuse scoring options without ``--rescore`` (they would be silently ignored)."""
+    if option and not rescore:
+        raise fail("-o/--option changes how outputs are scored: add --rescore to score the "
+                   "stored outputs again (the stored scores keep the runs' own options)",
+                   code=2)
 
 
 def _num(value: float) -> str:
@@ -55,6 +65,7 @@ def compare_runs(
     from tooleval_agents.compare import compare, load_run
     from tooleval_agents.rescore import parse_options
 
+    check_options(option, rescore)
     try:
         options = parse_options(option or [])
         loaded = [load_run(r, rescore=rescore, scoring_options=options, data_dir=data_dir)
@@ -90,7 +101,8 @@ def compare_runs(
                        str(row["n_examples"]))
         console.print(ci)
         console.print("[dim]* the CI excludes 0[/]")
-    cost = Table(title="Cost per scored example")
+    cost = Table(title="Cost per example (tokens and calls: every recorded example, as in "
+                       "summary.json; latency: scored examples)")
     cost.add_column("run")
     for col in ("examples", "infra errors", "input tokens", "output tokens", "model calls",
                 "latency s"):

@@ -22,6 +22,7 @@ from tooleval_agents.cli.compare import (
     RunsArgument,
     ScoringOption,
     SeedOption,
+    check_options,
 )
 from tooleval_agents.errors import ToolevalError
 
@@ -43,6 +44,7 @@ def report(
     from tooleval_agents.reports import write_report
     from tooleval_agents.rescore import parse_options
 
+    check_options(option, rescore)
     try:
         result = write_report(runs, out, n_boot=n_boot, seed=seed, metrics=metric or None,
                               rescore=rescore, scoring_options=parse_options(option or []),

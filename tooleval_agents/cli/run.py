@@ -7,8 +7,8 @@ benchmark's language subsets, ``--category`` among the others.
 
 from __future__ import annotations
 
-import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -22,26 +22,57 @@ from tooleval_agents.cli.apps import (
     app,
     console,
     err_console,
-    fail,
+    error_text,
+    handle_errors,
     print_json,
 )
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.registry import Benchmark, Split, get_benchmark
 
+FIX_FIRST = frozenset({"auth", "not_found", "aborted"})
+"""Infra error kinds a retry does not cure: a rejected key or an unknown model (``aborted``:
+the examples left unrun after one of those)."""
+
 
 def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
-    """``KEY=VALUE`` options; a value is read as JSON when it parses (``k=3``, ``x=true``,
-    ``l=[1,2]``), else kept as text."""
-    out: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{flag} expects KEY=VALUE, got {pair!r}")
-        try:
-            out[key.strip()] = json.loads(value)
-        except ValueError:
-            out[key.strip()] = value
-    return out
+    """``KEY=VALUE`` options (:func:`tooleval_agents.rescore.parse_options`: JSON values,
+    else text); an error names ``flag``."""
+    from tooleval_agents.rescore import parse_options
+
+    try:
+        return parse_options(pairs or [])
+    except ValueError as exc:
+        raise ValueError(f"{flag}: {exc}") from None
+
+
+def infra_kinds(run_dir: Path) -> tuple[Counter[str], str | None]:
+    """Error kinds of the infra errors left in a run directory, and the first error message
+    of a kind a retry does not cure (auth, not_found)."""
+    from tooleval_agents.results import RunDir
+
+    kinds: Counter[str] = Counter()
+    first: str | None = None
+    for result in RunDir(run_dir).results().values():
+        if result.status != "infra_error":
+            continue
+        kind = result.error_kind or "unknown"
+        kinds[kind] += 1
+        if first is None and kind in FIX_FIRST - {"aborted"} and result.error:
+            first = result.error
+    return kinds, first
+
+
+def infra_advice(count: int, kinds: Counter[str], first: str | None) -> str:
+    """What to do about the infra errors left after a run."""
+    listed = ", ".join(f"{k}: {n}" for k, n in kinds.most_common())
+    if FIX_FIRST & set(kinds):
+        detail = f" ({first[:200]})" if first else ""
+        return (f"{count} example(s) not scored ({listed}): the provider rejected the API key "
+                f"or does not know the model{detail}. Fix the key (environment variable or "
+                "--model-arg) or the --model name, then run the same command again: finished "
+                "examples are kept.")
+    return (f"{count} example(s) failed on the provider side and are not scored ({listed}): "
+            "run the same command again to retry them.")
 
 
 def _kind(subset: str) -> str:
@@ -130,9 +161,6 @@ def _show(row: dict[str, Any]) -> None:
                   f"{int(usage.get('model_calls', 0))}, cache hits: "
                   f"{int(usage.get('cache_hits', 0))}; results in {row['run_dir']}",
                   markup=False, highlight=False)
-    if counts.get("infra_errors"):
-        console.print(f"[yellow]{counts['infra_errors']} example(s) failed on the provider "
-                      "side (not scored): run the same command again to retry them.[/]")
 
 
 @app.command("run")
@@ -144,9 +172,11 @@ def run_command(
     task: Annotated[str | None, typer.Option(
         "--task", help="Task, or all (default: the benchmark's only task).")] = None,
     lang: Annotated[str | None, typer.Option(
-        "--lang", help="Language subset (e.g. en, zh), or all.")] = None,
+        "--lang", help="Language subset of the benchmark, or all (a wrong value lists the "
+        "choices).")] = None,
     category: Annotated[str | None, typer.Option(
-        "--category", help="Category subset (e.g. ss, sm, ms, mm), or all.")] = None,
+        "--category", help="Category (non-language) subset of the benchmark, or all (a wrong "
+        "value lists the choices).")] = None,
     strategy: Annotated[str | None, typer.Option(
         "--strategy", help="Strategy (default: the benchmark's protocol for the split).")
     ] = None,
@@ -193,6 +223,10 @@ def run_command(
     Re-running the same command resumes: finished examples are kept (no model call), provider
     failures (429, 5xx, timeouts) are retried. Infrastructure errors are counted apart from
     wrong answers. Nothing leaves the machine unless uploading.
+
+    Exit status: 0 when every example was scored, 1 when a split could not run, 2 when
+    examples were left unscored by provider errors (retry them by running the same command
+    again; after a rejected key or an unknown model, fix those first).
     """
     from tooleval_agents.retry import RetryPolicy
     from tooleval_agents.runner import run_experiment
@@ -205,10 +239,10 @@ def run_command(
                   for s in choose_subsets(bench, t, lang, category)]
         policy = RetryPolicy(max_attempts=max_attempts, timeout=timeout)
     except (KeyError, ValueError) as exc:
-        raise fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)) from None
+        raise handle_errors(exc) from None
     show_progress = sys.stderr.isatty() if progress is None else progress
     rows: list[dict[str, Any]] = []
-    failed = 0
+    failed = unscored = 0
     for split in splits:
         try:
             summary = run_experiment(
@@ -227,17 +261,29 @@ def run_command(
             from tooleval_agents.redaction import redact_text
 
             failed += 1
-            message = redact_text(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
+            message = redact_text(error_text(exc))
             err_console.print(f"[bold red]error:[/] {escape(f'{split.name}: {message}')}",
                               highlight=False)
             rows.append({"experiment": None, "benchmark": split.benchmark, "task": split.task,
                          "subset": split.subset, "error": message})
             continue
         row = _row(split, summary, out, strategy or bench.default_strategy(split), model)
+        left = int(summary.counts.get("infra_errors", 0))
+        advice = None
+        if left:
+            kinds, first = infra_kinds(Path(row["run_dir"]))
+            row["infra_error_kinds"] = dict(kinds)
+            advice = infra_advice(left, kinds, first)
+            unscored += 1
         rows.append(row)
         if not json_out:
             _show(row)
+        if advice:  # stderr: --json keeps stdout machine-readable
+            err_console.print(f"[yellow]{escape(f'{split.name}: {advice}')}[/]",
+                              highlight=False)
     if json_out:
         print_json(rows[0] if len(rows) == 1 else rows)
     if failed:
         raise typer.Exit(1)
+    if unscored:
+        raise typer.Exit(2)

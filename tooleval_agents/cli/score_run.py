@@ -1,7 +1,8 @@
 """``tooleval score --run DIR``: re-score a finished run's stored outputs.
 
 A callback of the ``score`` group (``invoke_without_command``), so ``tooleval score --run DIR``
-re-scores a run while ``tooleval score ultratool|appbench ...`` keep working. Writes
+re-scores a run while the group's subcommands (``tooleval score <benchmark> ...``) keep
+working. Writes
 ``summary.rescored.json`` next to the run's ``summary.json`` (which is kept), see
 :mod:`tooleval_agents.rescore`.
 """
@@ -28,6 +29,19 @@ from tooleval_agents.cli.apps import (
 from tooleval_agents.errors import ToolevalError
 
 
+def subcommands() -> list[str]:
+    """The names of the ``score`` group's registered subcommands (Typer derives a missing
+    name from the function: ``score_mine`` -> ``score-mine``)."""
+    names = []
+    for info in score_app.registered_commands:
+        name = info.name or (info.callback.__name__.replace("_", "-")
+                             if info.callback is not None else None)
+        if name:
+            names.append(name)
+    names += [g.name for g in score_app.registered_groups if g.name]
+    return sorted(names)
+
+
 @score_app.callback(invoke_without_command=True)
 def score_run(
     ctx: typer.Context,
@@ -37,7 +51,8 @@ def score_run(
         show_default=False)] = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o", help="With --run: scoring option KEY=VALUE overriding the run's "
-        "(e.g. scoring=paper for AppBench); repeatable.", show_default=False)] = None,
+        "(e.g. scoring=paper, for a benchmark that has it); repeatable.",
+        show_default=False)] = None,
     judge: Annotated[str | None, typer.Option(
         "--judge", help="With --run: judge model (provider:model) to re-judge judged tasks; "
         "without it judge metrics are not recomputed.", show_default=False)] = None,
@@ -55,7 +70,8 @@ def score_run(
         return
     if not run:
         console.print(ctx.get_help())
-        raise fail("give --run DIR, or a subcommand (ultratool, appbench)", code=2)
+        names = ", ".join(subcommands()) or "none registered"
+        raise fail(f"give --run DIR, or a subcommand ({names})", code=2)
     from tooleval_agents.rescore import RESCORED_SUMMARY, parse_options, rescore_run
 
     out: list[dict[str, Any]] = []
