@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field
 
 from evaluators.appbench_errors import ArgOutcome, ArgStatus, error_part
 from evaluators.base import ExampleScore, Part
+from evaluators.metrics_common import f1
 from tooleval_agents.appbench.records import AppBenchSample
 
 ALIASES: dict[str, str] = {
@@ -144,10 +145,6 @@ def _hit(pred: list[str], gold: list[str]) -> float:
     return 1.0 if any(p in gold for p in pred) else 0.0
 
 
-def _f1(hits: float, n_pred: int, n_gold: int) -> float:
-    return 200.0 * hits / (n_pred + n_gold) if n_pred + n_gold else 0.0
-
-
 def score_paper(sample: AppBenchSample, output: object) -> ExampleScore:
     """Score one answer with the official rules (see the module docstring).
 
@@ -201,8 +198,8 @@ def score_paper(sample: AppBenchSample, output: object) -> ExampleScore:
     return ExampleScore(
         scores={
             "success": 100.0 * success,
-            "app_f1": _f1(app_hit, len(pred), len(used_app)),
-            "api_f1": _f1(api_hit, len(pred), len(gold)),
+            "app_f1": f1(app_hit, len(pred), len(used_app)),
+            "api_f1": f1(api_hit, len(pred), len(gold)),
             "app_em": 100.0 * (sorted(a.lower() for a in pred_apps)
                                == sorted(a.lower() for a in used_app)),
             "api_em": 100.0 * (sorted(pred_apis) == sorted(gold_apis)),

@@ -10,7 +10,13 @@ What counts as a call:
 * ``App: [ ... ]`` anywhere in a line (several per line allowed); the body runs to the last
   ``]`` before the next ``App: [`` (so quotes, apostrophes and commas inside values are safe).
   A missing closing ``]`` or ``)`` (a cut-off answer) or a missing returned-argument list is
-  tolerated.
+  tolerated. A body that does not parse is retried cut after its last ``)``, so wrapped calls
+  (``Plan: [Restaurants: [... = api(...)]]``, ``[A: [...], B: [...]]``) keep every call; an
+  opener with nothing before the next one (the ``Plan: [`` wrapper) is no call.
+  A failed body is recorded in :attr:`ParsedAnswer.unparsed` only when it was meant as a call:
+  the app is a catalog app, or the body has call syntax (``(``, ``#``, ``=``) or starts with a
+  catalog API name. Prose such as ``anything else: [nothing]`` or ``Note: [1]`` is ignored
+  (an unparsed piece counts as a wrong predicted call under ``strict`` scoring).
 * ``App: r = api(...)`` without brackets.
 * A bare ``r = api(...)`` / ``api(...)`` line whose API is in the catalog or whose arguments
   carry ``#``: a call with ``app=None`` (the app was not named, which scores as a wrong app).
@@ -27,7 +33,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 from tooleval_agents.appbench.lines import parse_call_line
-from tooleval_agents.appbench.names import API_APPS
+from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -36,8 +42,15 @@ _EMPHASIS = re.compile(r"\*\*|__|`")
 # ``App: [``: the app is one word (all 15 are), possibly bold; ``\b`` keeps it from eating prose.
 _APP_OPEN = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*)\s*:\s*\[")
 _APP_PLAIN = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*:\s*(?!\[)(\S.*)$")
-_LOOKS_LIKE_CALL = re.compile(r"[A-Za-z_][\w.]*\s*\(.*#")
+# An identifier (starting where no other name character precedes it) and ``(``: with the
+# lookbehind and possessive runs each word is tried once, so the search is linear (the former
+# ``[A-Za-z_][\w.]*\s*\(.*#`` retried every suffix of a long word: 22 s on 30k characters).
+_CALL_OPEN = re.compile(r"(?<![\w.])[A-Za-z_][\w.]*+\s*+\(")
 _WS = re.compile(r"\s+")
+_APP_NAMES = frozenset(a.lower() for a in APP_APIS)
+
+UNPARSED_API = "?"
+"""API name of the stand-in call of an unparsed piece (:func:`unparsed_call`): no API has it."""
 
 
 class ParsedAnswer(BaseModel):
@@ -79,6 +92,44 @@ def _parse_body(app: str | None, body: str, raw: str, *, repair: bool = True) ->
     return call.model_copy(update={"app": app, "raw": raw})
 
 
+def _segment_call(app: str, body: str) -> AppCall | None:
+    """The call of an ``App: [body]`` segment; a body that fails is retried cut after its last
+    ``)`` (a wrapper's closing ``]`` or other text after the call)."""
+    call = _parse_body(app, body, f"{app}: [{body}]")
+    close = body.rfind(")")
+    if call is None and 0 <= close < len(body.rstrip()) - 1:
+        cut = body[:close + 1]
+        call = _parse_body(app, cut, f"{app}: [{cut}]", repair=False)
+    return call
+
+
+def _meant_as_call(app: str, body: str) -> bool:
+    """Whether a segment that did not parse was meant as a call (see the module docstring)."""
+    words = body.split(None, 1)
+    return (app.lower() in _APP_NAMES or any(c in body for c in "(#=")
+            or (bool(words) and canonical_api(words[0].strip(",;"), app) in API_APPS))
+
+
+def _looks_like_call(line: str) -> bool:
+    """``name(`` followed somewhere by ``#``, in linear time."""
+    if "(" not in line or "#" not in line:
+        return False
+    m = _CALL_OPEN.search(line)
+    return m is not None and "#" in line[m.end():]
+
+
+def unparsed_call(piece: str) -> AppCall:
+    """The stand-in predicted call of an unparsed piece: its app when the piece starts with
+    ``App: [`` (else ``None``), API :data:`UNPARSED_API` (it matches no gold API), no arguments.
+
+    >>> c = unparsed_call("Hotels: [searchhouse #where_to='Paris']")
+    >>> (c.app, c.api, c.arg_names)
+    ('Hotels', '?', set())
+    """
+    m = _APP_OPEN.match(piece.strip())
+    return AppCall(app=m.group(1) if m else None, api=UNPARSED_API, raw=piece)
+
+
 def parse_answer(text: object) -> ParsedAnswer:
     """Every call in a model answer; never raises (non-text input parses as an empty answer).
 
@@ -105,11 +156,13 @@ def parse_answer(text: object) -> ParsedAnswer:
         segments = _segments(line)
         if segments:
             for app, body in segments:
-                call = _parse_body(app, body, f"{app}: [{body}]")
-                if call is None:
-                    out.unparsed.append(f"{app}: [{body}]")
-                else:
+                if not body.strip():  # a wrapper such as ``Plan: [`` before the next opener
+                    continue
+                call = _segment_call(app, body)
+                if call is not None:
                     out.calls.append(call)
+                elif _meant_as_call(app, body):
+                    out.unparsed.append(f"{app}: [{body}]")
             continue
         plain = _APP_PLAIN.match(line)
         if plain and "(" in plain.group(2):
@@ -121,7 +174,7 @@ def parse_answer(text: object) -> ParsedAnswer:
         if call is not None and (canonical_api(call.api) in API_APPS
                                  or "#" in call.raw[call.raw.find("("):]):
             out.calls.append(call)
-        elif _LOOKS_LIKE_CALL.search(line):
+        elif _looks_like_call(line):
             out.unparsed.append(line)
     return out
 

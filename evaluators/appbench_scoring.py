@@ -13,6 +13,15 @@ graph metrics (:mod:`evaluators.graph_metrics`, always on the robust parse), eac
 unrounded; plus success by the gold's (parallel, sequential) scale (paper Figure 4; every cell
 is reported with its sample count - the paper left out cells under 10 samples).
 
+Scoring one example never raises on a malformed reference or answer: it gives a failure
+(:func:`failure_score`, ``error`` set) that keeps the example in every denominator, its gold
+calls (``len(api_results)``) in the recall totals with no hit.
+
+Which text is scored (:func:`answer_text`): ``strict`` reads our canonical ``prediction`` (the
+parsed calls re-rendered); ``paper`` reads the raw model answer ``raw_outputs[-1]`` when the
+outputs hold it, as the official script saw it (it reads ``- **Weather**: [...]`` as app
+``- **Weather**``, which the re-rendering would have cleaned).
+
 Gold-as-prediction (:func:`evaluators.appbench_parse.gold_answer`) scores 100 on every strict
 metric. Under ``paper`` it gives app F1 100 / 45.15 / 36.61 (SS / SM / MS): the official hit cap
 of one per sample. MM: the notes' 27.47 needs ``|pred| = |gold| = 728`` (``used_app``), which is
@@ -27,13 +36,14 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from evaluators.appbench_errors import aggregate_errors, error_counts
 from evaluators.appbench_paper import score_paper
 from evaluators.appbench_strict import score_strict, strict_calls
-from evaluators.base import ExampleScore, langsmith_evaluators, mean_score, pooled
-from evaluators.graph_metrics import aggregate_graph, graph_scores
+from evaluators.base import ExampleScore, Part, langsmith_evaluators, mean_score
+from evaluators.graph_metrics import GRAPH_METRICS, aggregate_graph, graph_scores
+from evaluators.metrics_common import f1
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 
 Scoring = Literal["paper", "strict"]
@@ -73,9 +83,47 @@ class AppBenchReport(BaseModel):
     """Per-sample scores, in sample order (dropped samples left out)."""
 
 
+def _totals(scores: Sequence[ExampleScore], key: str) -> tuple[float, float]:
+    hits = total = 0.0
+    for s in scores:
+        part = s.parts.get(key)
+        if part is not None:
+            hits += part.hits
+            total += part.total
+    return hits, total
+
+
 def _f1(scores: Sequence[ExampleScore], name: str) -> float:
-    p, r = pooled(scores, f"{name}_precision"), pooled(scores, f"{name}_recall")
-    return 2 * p * r / (p + r) if p + r else 0.0
+    """Pooled F1: the precision and recall parts share their hits (one count per example)."""
+    hits, n_pred = _totals(scores, f"{name}_precision")
+    _, n_gold = _totals(scores, f"{name}_recall")
+    return f1(hits, n_pred, n_gold)
+
+
+def failure_score(n_gold: int, error: str, *, scoring: Scoring = "strict") -> ExampleScore:
+    """The score of an example that could not be scored: every metric 0, ``error`` set, and
+    the parts that can be sized kept in the pools: ``n_gold`` gold calls (``len(api_results)``)
+    in the app, API and node recall totals with no hit, nothing predicted. Edge parts are left
+    out (the gold edges are unknown), so an all-error corpus reads 0, not 100.
+
+    >>> r = failure_score(2, "bad reference")
+    >>> r.parts["api_recall"].total, r.scores["success"], r.error
+    (2.0, 0.0, 'bad reference')
+    """
+    parts = {f"{name}_{side}": Part(hits=0.0, total=float(n_gold) if side == "recall" else 0.0)
+             for name in ("app", "api", "node") for side in ("precision", "recall")}
+    return ExampleScore(
+        scores=dict.fromkeys((*MAIN_METRICS, *GRAPH_METRICS), 0.0), parts=parts,
+        comments={"success": f"not scored: {error}"}, error=error,
+        labels={"scoring": scoring, "pred_calls": "0", "gold_calls": str(n_gold),
+                "unparsed": "0"})
+
+
+def _gold_size(sample: object) -> int:
+    try:
+        return len(sample.output.api_results)  # type: ignore[attr-defined]
+    except Exception:  # a sample too broken to say: nothing to keep
+        return 0
 
 
 def score_example(sample: AppBenchSample, output: object, *,
@@ -93,16 +141,51 @@ def score_example(sample: AppBenchSample, output: object, *,
     """
     if scoring not in ("paper", "strict"):
         raise ValueError(f"scoring must be 'paper' or 'strict', not {scoring!r}")
-    base = score_paper(sample, output) if scoring == "paper" else score_strict(sample, output)
-    pred, gold, unparsed = strict_calls(sample, output)
-    graph = graph_scores(pred, gold)
+    try:
+        base = score_paper(sample, output) if scoring == "paper" else score_strict(sample, output)
+        pred, gold, unparsed = strict_calls(sample, output)
+        graph = graph_scores(pred, gold)
+    except Exception as exc:  # a malformed sample: recorded with its denominators, never raised
+        return failure_score(_gold_size(sample), f"could not score: {type(exc).__name__}: "
+                             f"{str(exc)[:300]}", scoring=scoring)
     return base.model_copy(update={
         "scores": {**base.scores, **graph.scores},
         "parts": {**base.parts, **graph.parts},
         "labels": {**base.labels, **graph.labels, "scoring": scoring,
-                   "pred_calls": str(len(pred)), "gold_calls": str(len(gold)),
+                   "pred_calls": str(len(pred) - unparsed), "gold_calls": str(len(gold)),
                    "unparsed": str(unparsed)},
     })
+
+
+def reference_sample(inputs: Any, reference_outputs: Any) -> AppBenchSample:
+    """The sample of a LangSmith/runner example: ``inputs["input"]`` and the gold ``output``
+    object as ``reference_outputs``.
+
+    Raises:
+        ValueError: the reference is not an AppBench output (a pydantic ``ValidationError``).
+    """
+    question = inputs.get("input", "") if isinstance(inputs, dict) else ""
+    return AppBenchSample(input=str(question or ""),
+                          output=AppBenchOutput.model_validate(reference_outputs))
+
+
+def reference_size(reference_outputs: Any) -> int:
+    """Gold calls of a possibly malformed reference: ``len(api_results)`` when it is a list."""
+    calls = reference_outputs.get("api_results") if isinstance(reference_outputs, dict) else None
+    return len(calls) if isinstance(calls, list) else 0
+
+
+def score_outputs(inputs: Any, outputs: Any, reference_outputs: Any, *,
+                  scoring: Scoring = "strict") -> ExampleScore:
+    """One run's outputs scored against its reference (:func:`answer_text` picks the text);
+    a malformed reference gives a :func:`failure_score`, never an exception."""
+    try:
+        sample = reference_sample(inputs, reference_outputs)
+    except ValueError as exc:
+        return failure_score(reference_size(reference_outputs),
+                             f"reference_outputs is not an AppBench output: {exc}",
+                             scoring=scoring)
+    return score_example(sample, answer_text(outputs, scoring=scoring), scoring=scoring)
 
 
 def aggregate(scores: Sequence[ExampleScore]) -> dict[str, float]:
@@ -177,9 +260,26 @@ def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | No
                           counts=counts, by_scale=by_scale(examples), examples=examples)
 
 
-def answer_text(outputs: dict[str, Any]) -> str:
-    """The answer text of a LangSmith run's outputs: the first string under ``output``,
-    ``answer``, ``text``, ``content`` or ``prediction``, else the only string value, else ``""``."""
+def answer_text(outputs: Any, *, scoring: Scoring = "strict") -> str:
+    """The answer text of a run's outputs: the first string under ``output``, ``answer``,
+    ``text``, ``content`` or ``prediction``, else the only string value, else ``""``.
+
+    With ``scoring="paper"`` the raw model answer ``raw_outputs[-1]`` (a workflow's last model
+    text) comes first when there is one: the official scorer read the raw answer, not our
+    cleaned re-rendering in ``prediction``.
+
+    >>> out = {"raw_outputs": ["- **Weather**: [t = getweather()]"],
+    ...        "prediction": "Weather: [t = getweather()]"}
+    >>> answer_text(out), answer_text(out, scoring="paper")
+    ('Weather: [t = getweather()]', '- **Weather**: [t = getweather()]')
+    """
+    if isinstance(outputs, str):
+        return outputs
+    if not isinstance(outputs, dict):
+        return ""
+    raw = outputs.get("raw_outputs")
+    if scoring == "paper" and isinstance(raw, list) and raw and isinstance(raw[-1], str):
+        return raw[-1]
     for key in _OUTPUT_KEYS:
         if isinstance(outputs.get(key), str):
             return str(outputs[key])
@@ -194,7 +294,9 @@ def create_appbench_evaluators(
 
     ``inputs`` holds ``input``; ``reference_outputs`` is the sample's ``output`` object (as
     :meth:`AppBenchBenchmark.to_example` uploads it); ``outputs`` holds the answer text (see
-    :func:`answer_text`). The summary adds ``success_p{P}_s{S}`` per gold scale.
+    :func:`answer_text`; ``paper`` reads ``raw_outputs[-1]`` when present). The summary adds
+    ``success_p{P}_s{S}`` per gold scale. A malformed reference gives ``scoring_error``
+    feedback and zeros, its gold calls kept in the summary's recall totals.
 
     Example::
 
@@ -206,11 +308,6 @@ def create_appbench_evaluators(
 
     def score(inputs: dict[str, Any], outputs: dict[str, Any],
               reference_outputs: dict[str, Any]) -> ExampleScore:
-        try:
-            reference = AppBenchOutput.model_validate(reference_outputs)
-        except ValidationError as exc:
-            return ExampleScore(error=f"reference_outputs is not an AppBench output: {exc}")
-        sample = AppBenchSample(input=str(inputs.get("input", "")), output=reference)
-        return score_example(sample, answer_text(outputs), scoring=scoring)
+        return score_outputs(inputs, outputs, reference_outputs, scoring=scoring)
 
     return langsmith_evaluators(f"appbench_{scoring}", score, _summary)

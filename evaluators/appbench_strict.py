@@ -6,6 +6,11 @@ Predicted calls come from :func:`evaluators.appbench_parse.parse_answer`; gold c
 as ``Restaurants_`` removed); literal values after
 :func:`~evaluators.appbench_parse.normalise_value` (case, quotes, whitespace).
 
+* **Unparsed pieces**: every piece :func:`~evaluators.appbench_parse.parse_answer` records as
+  unparsed is a predicted call (:func:`~evaluators.appbench_parse.unparsed_call`: its app when
+  it reads ``App: [``, an API that matches nothing, no arguments): it counts in ``|pred|``, the
+  EMs and the graph metrics, and strict success needs none. A call that did not parse is not
+  just missing: it was an attempt, and a wrong one.
 * **F1 app / F1 API**: multiset hits (``sum(min(pred[x], gold[x]))``), one app and one API name
   per call, pooled micro over the corpus.
 * **Alignment**: predicted and gold calls are paired one-to-one, only calls with the same API
@@ -18,8 +23,11 @@ as ``Restaurants_`` removed); literal values after
   :func:`tooleval_agents.appbench.depgraph.build_dag`) to the predicted call aligned with the
   gold source call. A dependency on a call the prediction places later, or on a call returning
   nothing of that name, is wrong.
-* **Success**: every gold call aligned, no extra predicted call, every aligned pair with the
-  same app, the same argument keys (no missing, no extra) and every argument right.
+* **Success**: every gold call aligned, no extra predicted call (unparsed pieces included),
+  every aligned pair with the same app, the same argument keys (no missing, no extra), every
+  argument right, and no call with argument text that names no key
+  (:attr:`~tooleval_agents.appbench.records.AppCall.unparsed`, a positional
+  ``getweather('Paris')``): that text is an argument error.
 * ``app_em`` / ``api_em`` (paper Table 11): the multiset of apps (API names) of the calls equals
   the gold one.
 """
@@ -32,8 +40,9 @@ from collections.abc import Sequence
 import networkx as nx
 
 from evaluators.appbench_errors import ArgOutcome, ArgStatus, error_part
-from evaluators.appbench_parse import normalise_call, parse_answer
+from evaluators.appbench_parse import normalise_call, parse_answer, unparsed_call
 from evaluators.base import ExampleScore, Part
+from evaluators.metrics_common import f1
 from tooleval_agents.appbench.depgraph import build_dag
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
 
@@ -113,9 +122,15 @@ def judge_arguments(pred: Sequence[AppCall], gold: Sequence[AppCall],
 
 def strict_calls(sample: AppBenchSample, output: object) -> tuple[list[AppCall], list[AppCall],
                                                                   int]:
-    """Normalised predicted calls, normalised gold calls, and the number of unparsed pieces."""
+    """Normalised predicted calls, normalised gold calls, and the number of unparsed pieces.
+
+    The predicted calls are the parsed calls followed by one
+    :func:`~evaluators.appbench_parse.unparsed_call` stand-in per unparsed piece (the last
+    ``unparsed`` items of the list).
+    """
     parsed = parse_answer(output)
-    return ([normalise_call(c) for c in parsed.calls], [normalise_call(c) for c in sample.calls],
+    pred = [*parsed.calls, *(unparsed_call(piece) for piece in parsed.unparsed)]
+    return ([normalise_call(c) for c in pred], [normalise_call(c) for c in sample.calls],
             len(parsed.unparsed))
 
 
@@ -132,32 +147,35 @@ def score_strict(sample: AppBenchSample, output: object) -> ExampleScore:
     (0.0, 100.0, '1 extra argument key(s)')
     """
     pred, gold, unparsed = strict_calls(sample, output)
-    pairs = align(pred, gold)
+    parsed = pred[:len(pred) - unparsed]
+    pairs = align(pred, gold)  # an unparsed stand-in never aligns: its API matches nothing
     outcomes, extra_keys = judge_arguments(pred, gold, pairs)
     pred_apps, gold_apps = [c.app for c in pred], [c.app for c in gold]
     pred_apis, gold_apis = [c.api for c in pred], [c.api for c in gold]
     app_hits, api_hits = _multiset_hits(pred_apps, gold_apps), _multiset_hits(pred_apis, gold_apis)
     wrong_app = sum(pred[i].app != gold[j].app for i, j in pairs.items())
     bad_args = sum(o.status != "ok" for o in outcomes)
+    positional = sum(c.unparsed is not None for c in parsed)
     problems = [
         f"{n} {what}" for n, what in (
             (len(gold) - len(pairs), "gold call(s) not made"),
-            (len(pred) - len(pairs), "extra call(s)"),
+            (len(parsed) - len(pairs), "extra call(s)"),
             (wrong_app, "call(s) with the wrong app"),
             (bad_args, "argument(s) missing or wrong"),
+            (positional, "call(s) with argument text naming no key"),
             (extra_keys, "extra argument key(s)"),
-            (unparsed, "unparsed call line(s)"),
+            (unparsed, "unparsed call piece(s)"),
         ) if n
     ]
-    # Unparsed pieces are reported, not scored: a call that did not parse is already missing.
-    success = len(pairs) == len(gold) == len(pred) and not (wrong_app or bad_args or extra_keys)
+    success = (len(pairs) == len(gold) == len(pred) and not unparsed
+               and not (wrong_app or bad_args or extra_keys or positional))
     flags, error_parts = error_part(outcomes)
     n_pred, n_gold = len(pred), len(gold)
     return ExampleScore(
         scores={
             "success": 100.0 * success,
-            "app_f1": 200.0 * app_hits / (n_pred + n_gold) if n_pred + n_gold else 0.0,
-            "api_f1": 200.0 * api_hits / (n_pred + n_gold) if n_pred + n_gold else 0.0,
+            "app_f1": f1(app_hits, n_pred, n_gold),
+            "api_f1": f1(api_hits, n_pred, n_gold),
             "app_em": 100.0 * (Counter(pred_apps) == Counter(gold_apps)),
             "api_em": 100.0 * (Counter(pred_apis) == Counter(gold_apis)),
             **flags,

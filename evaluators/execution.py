@@ -27,11 +27,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from evaluators.base import ExampleScore, Part, mean_score, pooled
+from evaluators.metrics_common import f1
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
 from tooleval_agents.appbench.stubs import AppExecutor
 from tooleval_agents.appbench.stubs import ExecutionTrace as AppTrace
-from tooleval_agents.ultratool.records import RawSample, ToolSkeleton
+from tooleval_agents.ultratool.calls import parse_call
+from tooleval_agents.ultratool.records import PlanStep, RawSample, ToolSkeleton
 from tooleval_agents.ultratool.stubs import ExecutionTrace as ToolTrace
 from tooleval_agents.ultratool.stubs import PlanItem, execute_plan
 
@@ -57,14 +59,27 @@ def tool_set_f1(predicted: Iterable[str], gold: Iterable[str]) -> float:
     50.0
     """
     p, g = set(predicted), set(gold)
-    if not p and not g:
-        return 100.0
-    return 200.0 * len(p & g) / (len(p) + len(g))
+    return f1(len(p & g), len(p), len(g), empty=100.0)
 
 
-def gold_tools(sample: RawSample) -> set[str]:
-    """Names of the tools the gold plan calls."""
-    return {s.call.name for s in sample.plan if s.call is not None}
+def gold_tools(sample: RawSample | Sequence[PlanStep]) -> set[str]:
+    """Names of the tools the gold plan (of a sample, or its steps) calls: the parsed call's
+    name, else the text before ``(`` of a call that does not parse (never dropped: the gold
+    set must not shrink).
+
+    >>> sorted(gold_tools([PlanStep(step="1. Get", tool="null"),
+    ...                    PlanStep(step="1.1 Q", tool="rate(x=1)"),
+    ...                    PlanStep(step="1.2 R", tool="convert(<rate")]))
+    ['convert', 'rate']
+    """
+    steps = sample.plan if isinstance(sample, RawSample) else sample
+    names = set()
+    for step in steps:
+        if step.kind != "tool_call":
+            continue
+        call = step.call or parse_call(step.tool)
+        names.add(call.name if call is not None else step.tool.split("(", 1)[0].strip())
+    return names
 
 
 def score_ultratool_trace(trace: ToolTrace, gold: Iterable[str]) -> ExampleScore:
@@ -149,6 +164,17 @@ def score_appbench_execution(sample: AppBenchSample, calls: Sequence[AppCall],
     """
     trace = AppExecutor(catalog or load_catalog(), sample).execute(calls)
     return score_appbench_trace(trace)
+
+
+def execution_failure(n_gold: int, n_calls: int, error: str) -> ExampleScore:
+    """The execution score of an example that could not be executed: ``executed_success`` 0,
+    its ``n_gold`` gold calls unreached and its ``n_calls`` predicted calls failed, ``error``
+    set (the denominators are kept, never shrunk)."""
+    return ExampleScore(
+        scores={"executed_success": 0.0},
+        parts={"gold_calls_reached": Part(hits=0.0, total=float(n_gold)),
+               "calls_ok": Part(hits=0.0, total=float(n_calls))},
+        comments={"executed_success": f"not executed: {error}"}, error=error)
 
 
 def aggregate_appbench_execution(scores: Sequence[ExampleScore]) -> dict[str, float]:

@@ -7,11 +7,16 @@ when call ``i`` uses a result the latest earlier call ``j`` returns). Calls are 
 * ``node_f1``: nodes labelled ``app.api`` (TaskBench style), multiset hits, pooled micro over the
   corpus; ``edge_f1``: edges labelled ``(source label, target label)``, likewise. When neither
   the predictions nor the gold have any edge (SS), ``edge_f1`` is 100: nothing to find and
-  nothing found wrongly.
+  nothing found wrongly. A corpus where no example was scored (all scoring errors, or none at
+  all) gets 0, never that 100.
 * ``graph_em``: share of samples whose predicted DAG is isomorphic to the gold one with equal
   node labels.
-* ``pred_topological``: share of samples whose prediction is non-empty and lists every call after
-  the calls it depends on (no dependency left unresolved).
+* ``pred_topological``: share of samples whose prediction has a parsed call and lists every
+  call after the calls it depends on (no dependency left unresolved).
+
+The predicted calls may hold stand-ins for unparsed pieces
+(:func:`evaluators.appbench_parse.unparsed_call`, label ``app.?``): they are nodes (so they lower
+node precision and break graph equality) without edges.
 
 Success by the gold's (parallel, sequential) scale, as in paper Figure 4, is computed by
 :mod:`evaluators.appbench_scoring` from the ``parallel_scale`` / ``sequential_scale`` labels set
@@ -25,7 +30,9 @@ from collections.abc import Sequence
 
 import networkx as nx
 
+from evaluators.appbench_parse import UNPARSED_API
 from evaluators.base import ExampleScore, Part, mean_score
+from evaluators.metrics_common import f1
 from tooleval_agents.appbench.depgraph import build_dag, is_topological, scales
 from tooleval_agents.appbench.records import AppCall
 
@@ -42,12 +49,6 @@ def _labelled(calls: Sequence[AppCall]) -> nx.DiGraph:
     for i in graph.nodes:
         graph.nodes[i]["label"] = node_label(calls[i])
     return graph
-
-
-def _f1(hits: float, n_pred: float, n_gold: float) -> float:
-    if not n_pred and not n_gold:
-        return 100.0
-    return 200.0 * hits / (n_pred + n_gold)
 
 
 def graph_scores(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> ExampleScore:
@@ -69,12 +70,13 @@ def graph_scores(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> ExampleSco
     n_pe, n_ge = sum(p_edges.values()), sum(g_edges.values())
     same = nx.is_isomorphic(pg, gg, node_match=lambda a, b: a["label"] == b["label"])
     parallel, sequential = scales(gold)
+    parsed = any(c.api != UNPARSED_API for c in pred)
     return ExampleScore(
         scores={
-            "node_f1": _f1(node_hits, len(pred), len(gold)),
-            "edge_f1": _f1(edge_hits, n_pe, n_ge),
+            "node_f1": f1(node_hits, len(pred), len(gold), empty=100.0),
+            "edge_f1": f1(edge_hits, n_pe, n_ge, empty=100.0),
             "graph_em": 100.0 * same,
-            "pred_topological": 100.0 * (bool(pred) and is_topological(pred)),
+            "pred_topological": 100.0 * (parsed and is_topological(pred)),
         },
         parts={
             "node_precision": Part(hits=node_hits, total=len(pred)),
@@ -87,7 +89,12 @@ def graph_scores(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> ExampleSco
 
 
 def aggregate_graph(scores: Sequence[ExampleScore]) -> dict[str, float]:
-    """Corpus node/edge F1 (pooled) and the shares of exact graphs and valid orders."""
+    """Corpus node/edge F1 (pooled) and the shares of exact graphs and valid orders.
+
+    A scoring failure keeps the parts it has in the pools (its gold calls stay in the node
+    recall). "Nothing to find, nothing predicted" is 100 only when at least one example was
+    scored: an empty or all-error corpus gets 0.
+    """
     def total(key: str) -> tuple[float, float]:
         return (sum(s.parts[key].hits for s in scores if key in s.parts),
                 sum(s.parts[key].total for s in scores if key in s.parts))
@@ -96,7 +103,8 @@ def aggregate_graph(scores: Sequence[ExampleScore]) -> dict[str, float]:
     for kind in ("node", "edge"):
         hits, n_pred = total(f"{kind}_precision")
         _, n_gold = total(f"{kind}_recall")
-        out[f"{kind}_f1"] = _f1(hits, n_pred, n_gold) if scores else 0.0
+        scored = any(s.error is None and f"{kind}_precision" in s.parts for s in scores)
+        out[f"{kind}_f1"] = f1(hits, n_pred, n_gold, empty=100.0) if scored else 0.0
     out["graph_em"] = mean_score(scores, "graph_em")
     out["pred_topological"] = mean_score(scores, "pred_topological")
     return out

@@ -17,7 +17,19 @@ How a judgment is obtained:
 * A score outside 1-10 or not a number is rejected, never clamped. The retry policy lives in
   :class:`_Exchange`: up to ``max_retries`` more attempts, after an unusable answer with a note
   saying what was wrong. A judge that still fails yields a :class:`Judgment` with ``error`` set:
-  feedback ``judge_error`` (score None), never a silent 0.
+  feedback ``judge_error`` (score None, the reason in the comment), never a silent 0.
+
+LangSmith feedback agrees with the corpus aggregates: an error row also carries the metric keys
+with the values the aggregate counts (``planning`` 0 for a failed live judge, the error in its
+comment), so LangSmith's per-key mean equals :func:`aggregate_planning`. Tool creation is pooled
+over gold steps, which a per-example mean is not: every row also carries
+``tool_creation_hits`` (sum of overall/10 over the example's gold steps) and
+``tool_creation_steps`` (its gold steps); the corpus figure is
+``100 * sum(tool_creation_hits) / sum(tool_creation_steps)`` (e.g. a summary evaluator).
+
+Counts, not 0-100 scores, in the aggregates: ``planning_judge_errors`` and
+``tool_creation_judge_errors`` (examples whose judgment failed); likewise
+``plan_step_count_diff`` of :mod:`evaluators.planning_structure`.
 
 Example::
 
@@ -35,6 +47,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Annotated, Any
 
@@ -63,6 +76,7 @@ __all__ = [
     "Judgment",
     "PlanningVerdict",
     "ToolCreationVerdict",
+    "ToolToJudge",
     "aggregate_planning",
     "aggregate_tool_creation",
     "ajudge_plan",
@@ -78,6 +92,7 @@ __all__ = [
     "parse_judge_output",
     "planning_example_score",
     "tool_creation_example_score",
+    "tools_to_judge",
 ]
 
 Score = Annotated[float, Field(ge=1, le=10, allow_inf_nan=False)]
@@ -293,7 +308,11 @@ def _load(candidate: str) -> Any:
     if len(candidate) > _MAX_LITERAL:
         return None
     try:
-        return ast.literal_eval(candidate)
+        # Compiling judge text can warn (``'\d'``: invalid escape sequence): not our code's
+        # problem, and it must not leak to stderr.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.literal_eval(candidate)
     except Exception:  # SyntaxError, ValueError, MemoryError, RecursionError...: not a literal
         return None
 
@@ -703,8 +722,9 @@ def planning_example_score(judgment: Judgment) -> ExampleScore:
 def aggregate_planning(scores: Sequence[ExampleScore]) -> dict[str, float]:
     """Means over *all* examples: a judge error or a missing plan counts 0.
 
-    Also ``planning_judge_errors`` (count) and ``planning_judged`` (mean overall x10 over the
-    examples without a judge error), so judge failures are visible, not hidden in the mean.
+    Also ``planning_judge_errors`` (a count of examples, not 0-100) and ``planning_judged``
+    (mean overall x10 over the examples without a judge error), so judge failures are visible,
+    not hidden in the mean.
     """
     keys = [_metric("planning", d.key) for d in DIMENSIONS["planning"]] + ["planning"]
     out = {k: mean_score(scores, k) for k in keys}
@@ -738,19 +758,57 @@ def tool_creation_example_score(judgments: Sequence[Judgment]) -> ExampleScore:
 
 
 def aggregate_tool_creation(scores: Sequence[ExampleScore]) -> dict[str, float]:
-    """Pooled over all gold steps (the paper's *local* level): 100 * sum(overall/10) / steps."""
+    """Pooled over all gold steps (the paper's *local* level): 100 * sum(overall/10) / steps.
+
+    Also ``tool_creation_judge_errors``: a count of examples with a failed judgment, not 0-100.
+    """
     keys = [_metric("tool_creation", d.key) for d in DIMENSIONS["tool_creation"]]
     out = {k: pooled(scores, k) for k in [*keys, "tool_creation"]}
     out["tool_creation_judge_errors"] = float(sum(1 for s in scores if s.error is not None))
     return out
 
 
-def judge_feedback(result: ExampleScore) -> list[dict[str, Any]]:
-    """LangSmith feedback: the scores, or one ``judge_error`` item (score None) on failure."""
+def _metric_keys(task: JudgeTask) -> list[str]:
+    return [_metric(task, d.key) for d in DIMENSIONS[task]] + [task]
+
+
+TOOL_CREATION_HITS = "tool_creation_hits"
+"""Feedback key: an example's sum of overall/10 over its gold steps (pool with the steps)."""
+TOOL_CREATION_STEPS = "tool_creation_steps"
+"""Feedback key: an example's number of gold steps."""
+
+
+def judge_feedback(result: ExampleScore, task: JudgeTask | None = None) -> list[dict[str, Any]]:
+    """LangSmith feedback of a judged example.
+
+    Without an error: the scores. With one: a ``judge_error`` item (score None, the error as
+    comment) and, when ``task`` is given, every metric key of the task with the value the
+    aggregate counts for it (a valid partial score, else the pooled share, else 0; the error
+    is the comment of the overall key), so LangSmith's mean matches the aggregate. For
+    ``tool_creation`` every row also has ``tool_creation_hits`` and ``tool_creation_steps``
+    (see the module docstring for pooling them).
+    """
+    if result.error is None:
+        out = [{"key": k, "score": v, "comment": result.comments.get(k)}
+               for k, v in result.scores.items()]
+    elif task is None:
+        out = []
+    else:
+        out = []
+        for key in _metric_keys(task):
+            value = result.scores.get(key)
+            part = result.parts.get(key)
+            if value is None:
+                value = 100.0 * part.hits / part.total if part is not None and part.total else 0.0
+            out.append({"key": key, "score": value,
+                        "comment": f"{JUDGE_ERROR}: {result.error}" if key == task else None})
+    if task == "tool_creation":
+        pooled_part = result.parts.get("tool_creation") or Part()
+        out += [{"key": TOOL_CREATION_HITS, "score": pooled_part.hits},
+                {"key": TOOL_CREATION_STEPS, "score": pooled_part.total}]
     if result.error is not None:
-        return [{"key": JUDGE_ERROR, "score": None, "comment": result.error}]
-    return [{"key": k, "score": v, "comment": result.comments.get(k)}
-            for k, v in result.scores.items()]
+        out.append({"key": JUDGE_ERROR, "score": None, "comment": result.error})
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -797,20 +855,50 @@ def match_created(gold_step: str, predicted: Sequence[dict[str, Any]]) -> Any:
     return None
 
 
+class ToolToJudge(BaseModel):
+    """A gold step of a tool-creation example, with the tool created for it (if any)."""
+
+    step: str
+    """The gold step text (with its number)."""
+    reference_tool: Any = None
+    """The gold tool skeleton."""
+    created_tool: Any = None
+    """The tool of the first predicted item with the same step id; None when there is none."""
+
+
+def tools_to_judge(outputs: Any, reference_outputs: Any) -> list[ToolToJudge]:
+    """Every gold step of ``reference_outputs["reference"]`` paired with its created tool
+    (:func:`created_tools` reads the outputs: a list, a dict holding one, or model text;
+    :func:`match_created` takes the first item with the step id). The one matching rule of the
+    LangSmith evaluators and the runner's scorer.
+
+    >>> ref = {"reference": [{"step": "1. Add", "tool": {"name": "add"}}]}
+    >>> out = '[{"step": "1.", "tool": {"name": "a"}}, {"step": "1.", "tool": {"name": "b"}}]'
+    >>> tools_to_judge({"prediction": out}, ref)[0].created_tool
+    {'name': 'a'}
+    """
+    reference = reference_outputs.get("reference") if isinstance(reference_outputs, dict) else None
+    gold = [g for g in reference or [] if isinstance(g, dict)]
+    predicted = created_tools(outputs)
+    return [ToolToJudge(step=str(g.get("step", "")), reference_tool=g.get("tool"),
+                        created_tool=match_created(str(g.get("step", "")), predicted))
+            for g in gold]
+
+
 def _example_tools(inputs: dict[str, Any], outputs: Any, reference_outputs: dict[str, Any],
                    lang: Lang | None, structured: bool) -> list[_Item]:
-    gold = [g for g in (reference_outputs or {}).get("reference") or [] if isinstance(g, dict)]
-    predicted = created_tools(outputs)
-    lang = lang or detect_lang(*(str(g.get("step", "")) for g in gold))
-    return [_tool_item(step=str(g.get("step", "")), reference_tool=g.get("tool"),
-                       created_tool=match_created(str(g.get("step", "")), predicted),
-                       lang=lang, structured=structured) for g in gold]
+    pairs = tools_to_judge(outputs, reference_outputs)
+    lang = lang or detect_lang(*(p.step for p in pairs))
+    return [_tool_item(step=p.step, reference_tool=p.reference_tool,
+                       created_tool=p.created_tool, lang=lang, structured=structured)
+            for p in pairs]
 
 
 def create_planning_judge(*, judge: BaseChatModel, lang: Lang | None = None,
                           max_retries: int = 2, structured: bool = True) -> Evaluator:
     """A LangSmith evaluator judging a plan: feedback ``planning`` (overall x10) and
-    ``planning_<dimension>``, or ``judge_error`` (score None) when the judge fails.
+    ``planning_<dimension>``; when the judge fails, ``judge_error`` (score None) plus those keys
+    at the value the aggregate counts (0 for a failed live judge), so means agree.
 
     Inputs ``{"input": question}``, reference outputs ``{"reference": plan}``, outputs a string
     or a dict with ``plan``/``output``/``answer``/``prediction``. ``lang`` None detects the
@@ -828,7 +916,7 @@ def create_planning_judge(*, judge: BaseChatModel, lang: Lang | None = None,
                        reference_outputs: dict[str, Any]) -> list[dict[str, Any]]:
         item = _example_plan(inputs, outputs, reference_outputs, lang, structured)
         return judge_feedback(planning_example_score(
-            _judge_item(judge, runnable, item, max_retries)))
+            _judge_item(judge, runnable, item, max_retries)), "planning")
 
     return planning_judge
 
@@ -842,7 +930,7 @@ def create_async_planning_judge(*, judge: BaseChatModel, lang: Lang | None = Non
                              reference_outputs: dict[str, Any]) -> list[dict[str, Any]]:
         item = _example_plan(inputs, outputs, reference_outputs, lang, structured)
         return judge_feedback(planning_example_score(
-            await _ajudge_item(judge, runnable, item, max_retries)))
+            await _ajudge_item(judge, runnable, item, max_retries)), "planning")
 
     return planning_judge
 
@@ -854,7 +942,11 @@ def create_tool_creation_judge(*, judge: BaseChatModel, lang: Lang | None = None
     Reference outputs ``{"reference": [{step, tool}]}``; outputs the predicted ``[{step, tool}]``
     (or model text holding it). Each gold step is matched to the first predicted item with the
     same step id; a missing tool counts 0. Feedback ``tool_creation`` and
-    ``tool_creation_<dimension>`` (means over gold steps, x10), or ``judge_error``.
+    ``tool_creation_<dimension>`` (means over the example's gold steps, x10), plus
+    ``tool_creation_hits`` and ``tool_creation_steps``: LangSmith averages rows, while the
+    paper's figure (:func:`aggregate_tool_creation`) pools steps, i.e.
+    ``100 * sum(tool_creation_hits) / sum(tool_creation_steps)``. A judge failure adds
+    ``judge_error`` (score None) and keeps the other keys (failed steps count 0).
 
     Example::
 
@@ -866,7 +958,7 @@ def create_tool_creation_judge(*, judge: BaseChatModel, lang: Lang | None = None
                             reference_outputs: dict[str, Any]) -> list[dict[str, Any]]:
         items = _example_tools(inputs, outputs, reference_outputs, lang, structured)
         judgments = [_judge_item(judge, runnable, i, max_retries) for i in items]
-        return judge_feedback(tool_creation_example_score(judgments))
+        return judge_feedback(tool_creation_example_score(judgments), "tool_creation")
 
     return tool_creation_judge
 
@@ -881,6 +973,6 @@ def create_async_tool_creation_judge(*, judge: BaseChatModel, lang: Lang | None 
                                   reference_outputs: dict[str, Any]) -> list[dict[str, Any]]:
         items = _example_tools(inputs, outputs, reference_outputs, lang, structured)
         judgments = [await _ajudge_item(judge, runnable, i, max_retries) for i in items]
-        return judge_feedback(tool_creation_example_score(judgments))
+        return judge_feedback(tool_creation_example_score(judgments), "tool_creation")
 
     return tool_creation_judge

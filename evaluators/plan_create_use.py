@@ -34,9 +34,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from evaluators.base import ExampleScore, Part, langsmith_evaluators
-from evaluators.execution import aggregate_ultratool_execution, score_ultratool_trace
+from evaluators.execution import aggregate_ultratool_execution, gold_tools, score_ultratool_trace
 from evaluators.planning_structure import aggregate_plan_structure, score_plan_structure
-from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.records import PlanStep
 from tooleval_agents.ultratool.stubs import CallTrace, ExecutionTrace
 
@@ -50,14 +49,9 @@ def gold_plan_text(reference_outputs: dict[str, Any]) -> str:
 
 
 def gold_tool_names(reference_outputs: dict[str, Any]) -> set[str]:
-    """Names of the tools the gold plan calls (``name(...)`` call strings, or bare names)."""
-    names = set()
-    for raw in reference_outputs.get("plan", []):
-        step = PlanStep.model_validate(raw)
-        if step.kind == "tool_call":
-            call = parse_call(step.tool)
-            names.add(call.name if call else step.tool.strip())
-    return names
+    """Names of the tools the gold plan calls: :func:`evaluators.execution.gold_tools` of the
+    reference's plan steps (the one rule, shared with the execution metrics)."""
+    return gold_tools([PlanStep.model_validate(raw) for raw in reference_outputs.get("plan", [])])
 
 
 def _prediction(outputs: dict[str, Any]) -> tuple[str, list[Any]]:

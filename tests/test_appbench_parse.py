@@ -61,7 +61,9 @@ def test_answer_with_prose_fence_bullets_and_quoting() -> None:
     assert second.dependent_args == {"restaurant_name": "restaurant_name"}
     assert second.literal_args == {"name": "Joe's, Bar", "note": "a, #b"}
     assert third.literal_args == {"destination": "Mcdonald's", "number_of_seats": "2"}
-    assert parsed.unparsed == ["else: [nothing]"]  # looks like a call, recorded
+    # Prose brackets are not call attempts: no catalog app, no call syntax (an unparsed piece
+    # counts as a wrong call under strict scoring, so prose must not become one).
+    assert parsed.unparsed == []
 
 
 def test_several_calls_on_a_line_plain_and_bare_forms() -> None:

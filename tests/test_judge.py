@@ -135,8 +135,13 @@ def test_persistent_failure_is_an_error_not_a_zero() -> None:
     assert j.overall is None and j.scores == {} and j.attempts == 3 and len(model.prompts) == 3
     evaluator = create_planning_judge(judge=ScriptedJudge(), max_retries=1)
     feedback = evaluator({"input": QUESTION}, {"output": "1. BROKEN"}, {"reference": REFERENCE})
-    assert feedback == [{"key": "judge_error", "score": None, "comment": feedback[0]["comment"]}]
-    assert "outside 1-10" in feedback[0]["comment"]
+    by_key = {f["key"]: f for f in feedback}
+    assert by_key["judge_error"]["score"] is None
+    assert "outside 1-10" in by_key["judge_error"]["comment"]
+    # The error row also scores 0 on every planning key (LangSmith's mean must count it).
+    scored = {k: f["score"] for k, f in by_key.items() if k != "judge_error"}
+    assert scored == dict.fromkeys(["planning", *(f"planning_{d}" for d in PLAN_DIMS)], 0.0)
+    assert "outside 1-10" in by_key["planning"]["comment"]
     # Corpus: the error counts 0 in the mean and is reported, not silently dropped.
     good = judge_plan(ScriptedJudge(), question=QUESTION, reference=REFERENCE,
                       prediction="1. GOOD")

@@ -37,28 +37,63 @@ class AppBenchBenchmark(Benchmark):
         return "hierarchical"
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
-        """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``."""
+        """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``.
+
+        The profile scores :func:`evaluators.appbench_scoring.answer_text` of the outputs
+        (``paper``: the raw answer ``raw_outputs[-1]``, as the official script saw it); the
+        executed success always runs the canonical ``prediction``. Never raises on a malformed
+        reference or answer: the example gets a failure score that keeps its gold calls in
+        every denominator (``error`` set).
+        """
         from evaluators.appbench_parse import parse_answer
-        from evaluators.appbench_scoring import aggregate, answer_text, score_example
-        from evaluators.execution import aggregate_appbench_execution, score_appbench_execution
+        from evaluators.appbench_scoring import (
+            aggregate,
+            answer_text,
+            failure_score,
+            reference_sample,
+            reference_size,
+            score_example,
+        )
+        from evaluators.execution import (
+            aggregate_appbench_execution,
+            execution_failure,
+            score_appbench_execution,
+        )
         from tooleval_agents.appbench.catalog import load_catalog
-        from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 
         scoring = (options or {}).get("scoring", "strict")
+        if scoring not in ("paper", "strict"):
+            raise ValueError(f"appbench option 'scoring' must be 'paper' or 'strict', "
+                             f"got {scoring!r}")
         catalog = load_catalog()
 
         def score(inputs: dict[str, Any], outputs: dict[str, Any],
                   reference_outputs: dict[str, Any]) -> Any:
-            sample = AppBenchSample(input=inputs["input"],
-                                    output=AppBenchOutput.model_validate(reference_outputs))
-            text = answer_text(outputs)
-            result = score_example(sample, text, scoring=scoring)
-            # Executed success: the predicted calls run on the stubs with the gold trajectory.
-            executed = score_appbench_execution(sample, parse_answer(text).calls, catalog)
+            try:
+                sample = reference_sample(inputs, reference_outputs)
+            except ValueError as exc:
+                n_gold = reference_size(reference_outputs)
+                error = f"reference_outputs is not an AppBench output: {exc}"
+                result = failure_score(n_gold, error, scoring=scoring)
+                executed = execution_failure(n_gold, 0, error)
+            else:
+                result = score_example(sample, answer_text(outputs, scoring=scoring),
+                                       scoring=scoring)
+                # Executed success: the canonical calls run on the stubs with the gold.
+                calls = parse_answer(answer_text(outputs)).calls
+                try:
+                    executed = score_appbench_execution(sample, calls, catalog)
+                except Exception as exc:  # recorded with its denominators, never raised
+                    executed = execution_failure(len(sample.output.api_results), len(calls),
+                                                 f"could not execute: {type(exc).__name__}: "
+                                                 f"{str(exc)[:300]}")
+            errors = [e for e in (result.error, executed.error) if e]
             return result.model_copy(update={
                 "scores": {**result.scores, **executed.scores},
                 "parts": {**result.parts, **executed.parts},
-                "labels": {**result.labels, **executed.labels}})
+                "comments": {**result.comments, **executed.comments},
+                "labels": {**result.labels, **executed.labels},
+                "error": "; ".join(dict.fromkeys(errors)) or None})
 
         def aggregate_all(scores: Any) -> dict[str, float]:
             return {**aggregate(scores), **aggregate_appbench_execution(scores)}

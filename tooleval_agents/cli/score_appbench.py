@@ -23,8 +23,9 @@ from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DataFormatError, ToolevalError
 
 
-def _items(path: Path) -> list[Any]:
-    """A JSON array, else JSON Lines (one value per non-blank line)."""
+def _items(path: Path) -> tuple[list[Any], list[int] | None]:
+    """A JSON array, else JSON Lines (one value per non-blank line); with the 1-based line of
+    each item for JSON Lines (``None`` for an array)."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -34,8 +35,8 @@ def _items(path: Path) -> list[Any]:
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, list):
-        return whole
-    items = []
+        return whole, None
+    items, lines = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
@@ -43,7 +44,8 @@ def _items(path: Path) -> list[Any]:
             except json.JSONDecodeError as exc:
                 raise DataFormatError(path, f"neither a JSON array nor JSON Lines "
                                       f"({exc.msg})", line=number) from exc
-    return items
+            lines.append(number)
+    return items, lines
 
 
 def read_predictions(path: Path, n_samples: int) -> tuple[list[str | None], int]:
@@ -54,10 +56,11 @@ def read_predictions(path: Path, n_samples: int) -> tuple[list[str | None], int]
     give is an empty answer, never a dropped sample.
 
     Raises:
-        DataFormatError: bad JSON, an item of another shape, a bad or repeated index, or a
-            positional file whose length differs from the test file.
+        DataFormatError: bad JSON, an item of another shape, an object without ``output`` (it
+            would pass for a failed inference and be dropped by ``--drop-errors``), a bad or
+            repeated index, or a positional file whose length differs from the test file.
     """
-    items = _items(path)
+    items, lines = _items(path)
     indexed = [isinstance(it, dict) and "index" in it for it in items]
     if any(indexed) and not all(indexed):
         raise DataFormatError(path, "mix of items with and without 'index'")
@@ -68,7 +71,12 @@ def read_predictions(path: Path, n_samples: int) -> tuple[list[str | None], int]
     seen: set[int] = set()
     for pos, item in enumerate(items):
         if isinstance(item, dict):
-            output = item.get("output")
+            if "output" not in item:
+                raise DataFormatError(
+                    path, f"item {pos} has no 'output' key (keys: {sorted(item)[:8]}); write "
+                    "the answer under 'output', or \"output\": null for a failed inference",
+                    line=lines[pos] if lines is not None else None)
+            output = item["output"]
             index = item.get("index", pos)
         else:
             output, index = item, pos

@@ -9,7 +9,7 @@ from tooleval_agents.datadir import source_of
 from tooleval_agents.records import Lang
 from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split
 from tooleval_agents.ultratool import loaders
-from tooleval_agents.ultratool.records import TASKS, UltraToolTask, _Task, step_id
+from tooleval_agents.ultratool.records import TASKS, UltraToolTask, _Task
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
@@ -129,7 +129,12 @@ def _planning_scorer(judge: Any, lang: str) -> Scorer:
 
 
 def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
-    from evaluators.judge import aggregate_tool_creation, judge_tool, tool_creation_example_score
+    from evaluators.judge import (
+        aggregate_tool_creation,
+        judge_tool,
+        tool_creation_example_score,
+        tools_to_judge,
+    )
 
     if judge is None:
         raise ValueError("tool_creation is scored by an LLM judge: pass a judge model "
@@ -137,16 +142,12 @@ def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
 
     def score(inputs: dict[str, Any], outputs: dict[str, Any],
               reference_outputs: dict[str, Any]) -> Any:
-        created = outputs.get("prediction")
-        by_step = {}
-        if isinstance(created, list):
-            by_step = {step_id(str(c.get("step", ""))): c.get("tool")
-                       for c in created if isinstance(c, dict)}
+        # The LangSmith evaluator's matching: model text is parsed, and each gold step gets
+        # the first predicted item with its step id (the official first-match rule).
         judgments = [
-            judge_tool(judge, step=gold["step"], reference_tool=gold["tool"],
-                       created_tool=by_step.get(step_id(gold["step"])),
-                       lang=lang)  # type: ignore[arg-type]
-            for gold in reference_outputs["reference"]
+            judge_tool(judge, step=pair.step, reference_tool=pair.reference_tool,
+                       created_tool=pair.created_tool, lang=lang)  # type: ignore[arg-type]
+            for pair in tools_to_judge(outputs, reference_outputs)
         ]
         return tool_creation_example_score(judgments)
 
