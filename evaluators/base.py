@@ -51,8 +51,12 @@ AggregateFn = Callable[[Sequence[ExampleScore]], dict[str, float]]
 
 def pooled(scores: Sequence[ExampleScore], key: str) -> float:
     """100 * sum(hits) / sum(total) over examples; 0.0 when the total is 0."""
-    hits = sum(s.parts[key].hits for s in scores if key in s.parts)
-    total = sum(s.parts[key].total for s in scores if key in s.parts)
+    hits = total = 0.0  # one pass, adding in example order as sum() did
+    for s in scores:
+        part = s.parts.get(key)
+        if part is not None:
+            hits += part.hits
+            total += part.total
     return 100.0 * hits / total if total else 0.0
 
 

@@ -154,15 +154,15 @@ def read_judgments(path: Path, task: JudgeTask = "planning",
         if isinstance(obj, dict) and "eval" in obj:
             question = _get(obj, "data", "data", "input")
             # The judge's keys tell the language (English questions can hold Chinese names).
-            line_lang = lang or detect_lang(json.dumps(_keys(obj["eval"]), ensure_ascii=False))
+            line_lang = lang or detect_lang(*_keys(obj["eval"]))
             judgment = judgment_from_object(obj["eval"], task, lang=line_lang,
                                             raw=json.dumps(obj["eval"], ensure_ascii=False))
+            update: dict[str, Any] = {"index": len(out)}
             if judgment.error:
-                judgment = judgment.model_copy(update={"error": f"{where}: {judgment.error}"})
+                update["error"] = f"{where}: {judgment.error}"
             prediction = _get(obj, "data", "init output")
             out.append(RecordedJudgment(
-                line=number, official=True,
-                judgment=judgment.model_copy(update={"index": len(out)}),
+                line=number, official=True, judgment=judgment.model_copy(update=update),
                 question=question if isinstance(question, str) else None,
                 reference=_str_or_none(_get(obj, "data", "data", "reference")),
                 prediction=prediction if isinstance(prediction, str) else None))
@@ -212,12 +212,18 @@ def write_judgments(path: Path, judgments: Sequence[Judgment]) -> None:
 # Planning
 
 
+# ExampleScore(**fields) without the keyword-argument wrapper (one call per sample).
+_validate_example = ExampleScore.__pydantic_validator__.validate_python
+
+
 def _merge(a: ExampleScore, b: ExampleScore | None) -> ExampleScore:
     if b is None:
         return a
-    return ExampleScore(scores={**a.scores, **b.scores}, parts={**a.parts, **b.parts},
-                        comments={**b.comments, **a.comments}, labels={**a.labels, **b.labels},
-                        error=a.error)
+    merged: ExampleScore = _validate_example({
+        "scores": {**a.scores, **b.scores}, "parts": {**a.parts, **b.parts},
+        "comments": {**b.comments, **a.comments}, "labels": {**a.labels, **b.labels},
+        "error": a.error})
+    return merged
 
 
 def _planning_report(mode: ReportMode, lang: Lang | None, judgments: Sequence[Judgment] | None,

@@ -32,6 +32,7 @@ import contextlib
 import json
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -152,10 +153,12 @@ def _literal(text: str) -> Any:
 
 def _load(text: str) -> tuple[Any, bool] | None:
     """``(value, is_python)`` from JSON, else a Python literal, else None. Never raises."""
-    try:
-        return _LENIENT_JSON.decode(text), False
-    except (ValueError, RecursionError):
-        pass
+    # Without a double quote JSON has no string, so an apostrophe rules JSON out.
+    if '"' in text or "'" not in text:
+        try:
+            return _LENIENT_JSON.decode(text), False
+        except (ValueError, RecursionError):
+            pass
     if "\\" not in text:
         # Speed: a Python literal without backslashes becomes JSON by re-quoting its strings
         # (bodies without escapes mean the same in both) and renaming True/False/None outside
@@ -167,7 +170,7 @@ def _load(text: str) -> tuple[Any, bool] | None:
             except (ValueError, RecursionError):
                 pass
         try:
-            return json.loads(_PY_TOKEN.sub(_to_json, text)), True
+            return json.loads(_python_to_json(text)), True
         except (ValueError, RecursionError):
             pass
     try:
@@ -177,6 +180,9 @@ def _load(text: str) -> tuple[Any, bool] | None:
 
 
 _PY_TOKEN = re.compile(r"""'([^'\\\n]*)'|"[^"\\\n]*"|\b(True|False|None)\b""")
+_PY_STRING = re.compile(r"""('[^'\\\n]*'|"[^"\\\n]*")""")
+_PY_NAME = re.compile(r"\b(?:True|False|None)\b")
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f]")
 _JSON_NAME = {"True": "true", "False": "false", "None": "null"}
 
 
@@ -186,6 +192,30 @@ def _to_json(m: re.Match[str]) -> str:
     if m.group(2) is not None:  # a Python name outside strings
         return _JSON_NAME[m.group(2)]
     return m.group()  # a double-quoted string is JSON already
+
+
+def _json_name(m: re.Match[str]) -> str:
+    return _JSON_NAME[m.group()]
+
+
+def _python_to_json(text: str) -> str:
+    """A Python literal without backslashes re-quoted as JSON: single-quoted strings get double
+    quotes (inner ``"`` escaped), ``True``/``False``/``None`` outside strings become JSON names.
+
+    Same text as ``_PY_TOKEN.sub(_to_json, text)``, which is the slow spelling (a Python call
+    per string): ``split`` finds the same strings (names never hold a quote, so they cannot
+    change where a string starts) and the names are renamed only between strings. Text with
+    control characters, which ``json.dumps`` would escape, takes the slow spelling.
+    """
+    if _CONTROL.search(text):
+        return _PY_TOKEN.sub(_to_json, text)
+    parts = _PY_STRING.split(text)
+    # A single-quoted token has no other apostrophe: replacing them swaps its quotes.
+    parts[1::2] = [p.replace('"', '\\"').replace("'", '"') if p[0] == "'" else p
+                   for p in parts[1::2]]
+    if "True" in text or "False" in text or "None" in text:
+        parts[::2] = [_PY_NAME.sub(_json_name, p) for p in parts[::2]]
+    return "".join(parts)
 
 
 def _decode_escapes(raw: str) -> str:
@@ -246,8 +276,16 @@ class _Built:
     """Index in the source just after the candidate."""
     repairs: set[str] = field(default_factory=set)
     truncated: bool = False
-    items: list[str] = field(default_factory=list)
-    """Literal text of each complete item of the outer list (for dropping invalid ones)."""
+    pieces: list[str] = field(default_factory=list)
+    """The emitted tokens (``text`` is built from them)."""
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    """``pieces[a:b]`` of each complete item of the outer list."""
+
+    @property
+    def items(self) -> list[str]:
+        """Literal text of each complete item of the outer list (for dropping invalid ones);
+        built on demand: only a candidate that does not parse as a whole needs it."""
+        return ["".join(self.pieces[a:b]) for a, b in self.spans]
 
 
 def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) -> _Built:
@@ -383,18 +421,14 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
             while out and out[-1] == ",":
                 out.pop()
             out.append("]")
-        return _Built("".join(out), stop, repairs, items=_texts(out, spans))
+        return _Built("".join(out), stop, repairs, pieces=out, spans=spans)
     # The text ended inside the value: keep the complete items of the outer list.
     if boundary is None:
         return _Built(None, n, repairs, truncated=True)
     tail = [t for t in out[boundary:] if t != ","]
     repairs.add("truncated_item_dropped" if tail else "truncated_list_closed")
-    return _Built("".join(out[:boundary]) + "]", n, repairs, truncated=True,
-                  items=_texts(out, spans))
-
-
-def _texts(out: list[str], spans: list[tuple[int, int]]) -> list[str]:
-    return ["".join(out[a:b]) for a, b in spans]
+    return _Built("".join(out[:boundary]) + "]", n, repairs, truncated=True, pieces=out,
+                  spans=spans)
 
 
 def quote_in(raw: str, quote: str) -> bool:
@@ -446,14 +480,19 @@ def parse_list(text: Any) -> ParseResult:
     first, last = text.find("["), text.rfind("]")
     if first >= 0 and last > first:
         loaded = _load(text[first:last + 1])
-        if loaded is not None and _is_list(loaded[0]):
-            repairs: set[str] = set()
-            if _extra_text(text[:first], text[last + 1:]):
-                repairs.add("surrounding_text")
-            if loaded[1]:
-                repairs.add("python_literal")
-            return ParsedList(value=loaded[0], repairs=_ordered(repairs))
+        if loaded is not None and isinstance(loaded[0], list):
+            # The repairs in _REPAIR_ORDER order (surrounding_text comes first).
+            extra = (first > 0 or last < len(text) - 1) and \
+                _extra_text(text[:first], text[last + 1:])
+            return _parsed_list({"value": loaded[0], "repairs": _FAST_REPAIRS[extra, loaded[1]]})
     return _parse_repairing(text)
+
+
+# ParsedList(**fields) without the keyword-argument wrapper: the common case of every answer.
+_parsed_list = ParsedList.__pydantic_validator__.validate_python
+_FAST_REPAIRS: dict[tuple[bool, bool], tuple[Repair, ...]] = {
+    (False, False): (), (True, False): ("surrounding_text",),
+    (False, True): ("python_literal",), (True, True): ("surrounding_text", "python_literal")}
 
 
 def _parse_repairing(text: str) -> ParseResult:
@@ -489,7 +528,7 @@ def _parse_repairing(text: str) -> ParseResult:
                 repairs.add("surrounding_text")
             loaded = _load(built.text)
             if loaded is None:
-                if salvage is None and built.items:
+                if salvage is None and built.spans:
                     # Last resort: keep the items that are valid on their own.
                     values = [v[0] for v in map(_load, built.items) if v is not None]
                     if _has_dict(values):
@@ -563,25 +602,32 @@ def _no_constant(name: str) -> Any:
 def _literal_fast(text: str) -> Any:
     """Exactly ``ast.literal_eval(text)`` (same value, same failures), faster on most answers.
 
-    Where strict JSON without backslashes accepts the text (after swapping single quotes for
-    double ones when there are no double quotes), the value is the literal's: string bodies
-    have no escapes, JSON numbers are Python numbers, and ``true``/``NaN``-style names, which
-    Python would reject, are refused. Everything else goes to ``ast.literal_eval``.
+    Where strict JSON accepts the text re-quoted by :func:`_python_to_json` (single quotes
+    swapped for double ones when there are no double quotes), the value is the literal's:
+    without backslashes string bodies have no escapes, JSON numbers are Python numbers, and
+    names Python would reject (``true``, ``NaN``...) are refused. Control characters and lone
+    surrogates, where the two differ, go to ``ast.literal_eval``, as does everything else.
     """
-    if "\\" not in text:
-        swapped = text if '"' in text else text.replace("'", '"')
+    if "\\" not in text and not _has_json_name(text) and not _CONTROL.search(text) \
+            and (text.isascii() or not _SURROGATE.search(text)):
         try:
-            value = _EXACT_JSON.decode(swapped)
+            return _EXACT_JSON.decode(
+                text.replace("'", '"') if '"' not in text else _python_to_json(text))
         except (ValueError, RecursionError):
             pass
-        else:
-            if not _JSON_NAMES.search(swapped):
-                return value
     return _literal(text)
 
 
 _JSON_NAMES = re.compile(r"\b(?:true|false|null)\b")
+
+
 _EXACT_JSON = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def _has_json_name(text: str) -> bool:
+    # Plain substring tests first: the regex is slow on long answers and rarely needed.
+    return ("true" in text or "false" in text or "null" in text) and \
+        _JSON_NAMES.search(text) is not None
 
 
 def _edit(text: str, edits: tuple[tuple[str, str], ...]) -> str:
@@ -595,7 +641,8 @@ def _official_text(answer: str, family: OfficialFamily) -> str:
     text = _edit(answer.replace("json", "").strip("`"), _OFFICIAL_EDITS)
     if family == "param":
         text = text.replace("}{", "}, {")
-    text = _edit(text, _OFFICIAL_BRACES)
+    if "} " in text:  # every brace pattern starts with it
+        text = _edit(text, _OFFICIAL_BRACES)
     if not text.startswith("["):
         at = text.find("[")
         if at != -1:
@@ -611,30 +658,39 @@ def _official_text(answer: str, family: OfficialFamily) -> str:
     return text
 
 
-def _official_variants(t: str, family: OfficialFamily) -> list[str]:
-    """The edited variants the official code tries, in its order."""
+def _official_variants(t: str, family: OfficialFamily) -> Iterator[str]:
+    """The edited variants the official code tries, in its order, each built only when the
+    previous one failed to parse."""
     if not t:
-        return []
+        return
     head, last = t[:-1], t[-1]
+    yield t
     if family == "aware":
-        variants = [t, head + "}" + last, head + '"}' + last]
+        yield head + "}" + last
+        yield head + '"}' + last
         at = t.rfind("},")
         if at != -1 and "[" in t:
-            variants.append(t[:at + 1] + "]")
-        variants.append(_edit(t, _QUOTE_SWAP_AWARE))
-        return variants
+            yield t[:at + 1] + "]"
+        yield _edit(t, _QUOTE_SWAP_AWARE)
+        return
     one = head + "}" + last
+    yield one
+    yield one[:-1] + "}" + one[-1]
+    yield t.replace('"}, {"step', '"}}, {"step')
+    yield head + '"}' + last
+    yield head + "]}}" + last
     minus = t[:-2] + last
-    variants = [t, one, one[:-1] + "}" + one[-1], t.replace('"}, {"step', '"}}, {"step'),
-                head + '"}' + last, head + "]}}" + last, minus, minus[:-2] + minus[-1:],
-                t.replace("}}}", "}}")]
+    yield minus
+    yield minus[:-2] + minus[-1:]
+    yield t.replace("}}}", "}}")
     at = t.rfind("}},")
     if at != -1 and "[" in t:
-        variants.append(t[:at + 2] + "]")
+        yield t[:at + 2] + "]"
     swapped = _edit(t, _QUOTE_SWAP_PARAM)
     if swapped:
-        variants += [swapped, swapped.replace("}}}", "}}"), swapped[:-1] + "]}}" + swapped[-1]]
-    return variants
+        yield swapped
+        yield swapped.replace("}}}", "}}")
+        yield swapped[:-1] + "]}}" + swapped[-1]
 
 
 def parse_list_official(text: Any, *, family: OfficialFamily = "aware") -> ParseResult:
@@ -772,6 +828,29 @@ def _dotted(number: tuple[int, ...]) -> str:
     return ".".join(map(str, number))
 
 
+def _step_number(label: str) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(p) for p in label.split("."))
+    except ValueError:  # digits beyond int() limits
+        return None
+
+
+def plan_failure_kind(answer: Any) -> ParseFailureKind | None:
+    """Why :func:`parse_plan` would fail on ``answer`` (``empty_output``, ``no_list_found``),
+    or None when it would find a numbered step; the check alone, for counting failures.
+
+    >>> plan_failure_kind("Sure!\\n1. Book"), plan_failure_kind("No plan."), plan_failure_kind(" ")
+    (None, 'no_list_found', 'empty_output')
+    """
+    if not isinstance(answer, str) or not answer.strip():
+        return "empty_output"
+    for line in clean_plan_text(answer).splitlines():
+        m = _STEP_LINE.match(line)
+        if m is not None and _step_number(m.group(1)) is not None:
+            return None
+    return "no_list_found"
+
+
 def parse_plan(answer: Any) -> ParsedPlan | ParseFailure:
     """Split a planning answer into numbered steps; never raises.
 
@@ -790,9 +869,8 @@ def parse_plan(answer: Any) -> ParsedPlan | ParseFailure:
             unnumbered += bool(line.strip())
             continue
         label, dot, body = m.group(1), m.group(2), m.group(3)
-        try:
-            number = tuple(int(p) for p in label.split("."))
-        except ValueError:  # digits beyond int() limits
+        number = _step_number(label)
+        if number is None:
             unnumbered += 1
             continue
         steps.append(PlanStepText(number=number, label=label + dot, text=body, line=i))

@@ -38,13 +38,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from rapidfuzz.distance import Levenshtein
 
-from evaluators.base import ExampleScore, Part, langsmith_evaluators, pooled
+from evaluators.base import ExampleScore, langsmith_evaluators, pooled
 from evaluators.parsing import (
     ErrorKind,
     OfficialFamily,
@@ -54,7 +53,6 @@ from evaluators.parsing import (
     parse_answer,
     parse_list,
 )
-from tooleval_agents.ultratool.records import step_id
 
 AwarenessTask = Literal["tool_usage_awareness", "tool_creation_awareness"]
 KVTask = Literal["tool_usage_awareness", "tool_creation_awareness", "tool_selection",
@@ -128,8 +126,7 @@ def match_steps(pred: Sequence[Any], gold: Sequence[dict[str, Any]],
     return _match(pred, gold, answer_key).matched
 
 
-@dataclass(frozen=True)
-class _StepMatch:
+class _StepMatch(NamedTuple):
     """Gold steps paired with predicted items, and what the error analysis needs."""
 
     gold_ids: list[str]
@@ -155,7 +152,7 @@ def _match(pred: Sequence[Any], gold: Sequence[dict[str, Any]], answer_key: str)
         pred_ids.append(sid)
         if sid not in first and answer_key in item:
             first[sid] = item
-    gold_ids = [step_id(str(g.get("step", ""))) for g in gold]
+    gold_ids = [str(g.get("step", "")).strip().split(" ", 1)[0] for g in gold]  # step_id()
     return _StepMatch(gold_ids, [first.get(g) for g in gold_ids], pred_ids, set(first), other)
 
 
@@ -171,6 +168,9 @@ def value_text(value: Any) -> str:
 
 def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, str | list | dict | tuple) and len(value) == 0)
+
+
+_normalized_similarity = Levenshtein.normalized_similarity
 
 
 def key_value_similarity(gold: str, pred: Any) -> float:
@@ -191,17 +191,37 @@ def step_usage_score(pred: dict[str, Any] | None, gold: dict[str, Any]) -> float
     param = pred.get("param")
     if not isinstance(param, dict):
         return 0.0
+    return _param_score(_unescaped(param), param, gold)
+
+
+def _unescaped(param: dict[Any, Any]) -> dict[str, Any]:
+    """Predicted argument name (unescaped) -> value; the first one wins."""
     values: dict[str, Any] = {}
     for key, value in param.items():
         if isinstance(key, str):
-            values.setdefault(unescape_name(key), value)
+            if "\\_" in key:
+                key = key.replace("\\_", "_")
+            if key not in values:
+                values[key] = value
+    return values
+
+
+def _param_score(values: dict[str, Any], param: dict[Any, Any], gold: dict[str, Any]) -> float:
+    # value_text() and key_value_similarity() inlined: the hot loop of tool-usage scoring.
     gold_params: dict[str, str] = gold.get("param") or {}
     if not gold_params:
         return 1.0 if not param else 0.0
     total = 0.0
     for key, gold_value in gold_params.items():
         if key in values:
-            total += key_value_similarity(str(gold_value), values[key])
+            value = values[key]
+            text = str(gold_value)
+            if text == "":
+                total += 1.0 if _is_empty(value) else 0.0
+            elif isinstance(value, str):
+                total += _normalized_similarity(text, value.replace("\\_", "_"))
+            else:
+                total += _normalized_similarity(text, "" if value is None else str(value))
     return total / len(gold_params)
 
 
@@ -222,9 +242,12 @@ def answer_of(outputs: dict[str, Any]) -> Any:
 
 def _parse_labels(parsed: ParseResult) -> dict[str, str]:
     if isinstance(parsed, ParsedList):
-        status = "repaired" if set(parsed.repairs) - {"python_literal"} else "ok"
-        return {"parse": status, **({"repairs": ",".join(parsed.repairs)} if parsed.repairs
-                                    else {})}
+        repairs = parsed.repairs
+        if not repairs:
+            return {"parse": "ok"}
+        # repairs are distinct: anything but python_literal alone is a repair
+        status = "ok" if repairs == ("python_literal",) else "repaired"
+        return {"parse": status, "repairs": ",".join(repairs)}
     return {"parse": parsed.kind}
 
 
@@ -245,13 +268,14 @@ def _error_kinds(parsed: ParseResult, m: _StepMatch, hallucinated: bool) -> list
     return kinds
 
 
-def _part(hits: float, total: float) -> Part:
-    return Part(hits=hits, total=total)
+# One validation of plain dicts (parts as {hits, total}) instead of one per Part: the same
+# ExampleScore, built at a fraction of the cost (this runs once per example).
+_validate_example = ExampleScore.__pydantic_validator__.validate_python
 
 
-def _example(scores: dict[str, float], parts: dict[str, Part], comments: dict[str, str],
-             labels: dict[str, str]) -> ExampleScore:
-    return ExampleScore(scores=scores, parts=parts, comments=comments, labels=labels)
+def _example(data: dict[str, Any]) -> ExampleScore:
+    result: ExampleScore = _validate_example(data)
+    return result
 
 
 def _labels(parsed: ParseResult, kinds: list[ErrorKind]) -> dict[str, str]:
@@ -291,11 +315,15 @@ def score_awareness(inputs: dict[str, Any], outputs: dict[str, Any],
     parsed = parsed if parsed is not None else parse_list(answer_of(outputs))
     pred = parsed.value if isinstance(parsed, ParsedList) else []
     m = _match(pred, gold, "tool")
-    labels = [None if item is None else as_label(item["tool"]) for item in m.matched]
-    right = [p is not None and p == as_label(g.get("tool"))
-             for p, g in zip(labels, gold, strict=True)]
-    hallucinated = any(item is not None and p not in (0, 1)
-                       for item, p in zip(m.matched, labels, strict=True))
+    right: list[bool] = []
+    hallucinated = False
+    for item, g in zip(m.matched, gold, strict=True):
+        if item is None:
+            right.append(False)
+            continue
+        label = as_label(item["tool"])
+        right.append(label is not None and label == as_label(g.get("tool")))
+        hallucinated = hallucinated or label not in (0, 1)
     return _accuracy_score(task, parsed, m, right, hallucinated)
 
 
@@ -319,26 +347,34 @@ def score_tool_selection(inputs: dict[str, Any], outputs: dict[str, Any],
     return _accuracy_score("tool_selection", parsed, m, right, hallucinated)
 
 
+_ACCURACY_NAMES: dict[str, tuple[str, str]] = {}
+
+
 def _accuracy_score(task: str, parsed: ParseResult, m: _StepMatch, right: list[bool],
                     hallucinated: bool) -> ExampleScore:
+    names = _ACCURACY_NAMES.get(task)
+    if names is None:
+        names = _ACCURACY_NAMES.setdefault(task, (f"{task}_global", f"{task}_local"))
+    global_name, local_name = names
     n, hits = len(right), sum(right)
-    wrong = [sid for sid, ok in zip(m.gold_ids, right, strict=True) if not ok]
     ok = isinstance(parsed, ParsedList)
     kinds = _error_kinds(parsed, m, hallucinated)
-    comment = f"{hits}/{n} steps right" + (f"; wrong or missing: {', '.join(wrong)}"
-                                          if wrong else "")
+    comment = f"{hits}/{n} steps right"
+    if hits != n:
+        wrong = [sid for sid, good in zip(m.gold_ids, right, strict=True) if not good]
+        comment += f"; wrong or missing: {', '.join(wrong)}"
     if not ok:
         comment += f" (unreadable answer: {parsed.kind})"  # type: ignore[union-attr]
-    return _example(
-        scores={f"{task}_global": 100.0 * (hits == n),
-                f"{task}_local": 100.0 * hits / n if n else 100.0,
-                JSON_FORMAT: 100.0 * ok},
-        parts={f"{task}_global": _part(float(hits == n), 1.0),
-               f"{task}_local": _part(float(hits), float(n)),
-               JSON_FORMAT: _part(float(ok), 1.0)},
-        comments={f"{task}_local": comment},
-        labels=_labels(parsed, kinds),
-    )
+    every = hits == n
+    return _example({
+        "scores": {global_name: 100.0 * every, local_name: 100.0 * hits / n if n else 100.0,
+                   JSON_FORMAT: 100.0 * ok},
+        "parts": {global_name: {"hits": float(every), "total": 1.0},
+                  local_name: {"hits": float(hits), "total": float(n)},
+                  JSON_FORMAT: {"hits": float(ok), "total": 1.0}},
+        "comments": {local_name: comment},
+        "labels": _labels(parsed, kinds),
+    })
 
 
 def score_tool_usage(inputs: dict[str, Any], outputs: dict[str, Any],
@@ -359,24 +395,36 @@ def score_tool_usage(inputs: dict[str, Any], outputs: dict[str, Any],
     parsed = parsed if parsed is not None else parse_list(answer_of(outputs))
     pred = parsed.value if isinstance(parsed, ParsedList) else []
     m = _match(pred, gold, "param")
-    step_scores = [step_usage_score(item, g) for item, g in zip(m.matched, gold, strict=True)]
+    # step_usage_score() per gold step, keeping each step's unescaped argument names for the
+    # hallucination check.
+    step_scores: list[float] = []
+    keys: list[dict[str, Any] | None] = []
+    for item, g in zip(m.matched, gold, strict=True):
+        param = None if item is None else item.get("param")
+        if not isinstance(param, dict):
+            step_scores.append(0.0)
+            keys.append(None)
+            continue
+        values = _unescaped(param)
+        step_scores.append(_param_score(values, param, g))
+        keys.append(values)
     n = len(step_scores)
     ok = isinstance(parsed, ParsedList)
-    kinds = _error_kinds(parsed, m, _usage_hallucinated(inputs, m.matched, gold))
+    kinds = _error_kinds(parsed, m, _usage_hallucinated(inputs, m.matched, keys, gold))
     detail = ", ".join(f"{sid}={100 * s:.0f}"
                        for sid, s in zip(m.gold_ids, step_scores, strict=True))
-    return _example(
-        scores={"tool_usage": 100.0 * sum(step_scores) / n if n else 100.0,
-                JSON_FORMAT: 100.0 * ok},
-        parts={"tool_usage": _part(float(sum(step_scores)), float(n)),
-               JSON_FORMAT: _part(float(ok), 1.0)},
-        comments={"tool_usage": f"per step: {detail}" if detail else "no gold step"},
-        labels=_labels(parsed, kinds),
-    )
+    total = sum(step_scores)
+    return _example({
+        "scores": {"tool_usage": 100.0 * total / n if n else 100.0, JSON_FORMAT: 100.0 * ok},
+        "parts": {"tool_usage": {"hits": float(total), "total": float(n)},
+                  JSON_FORMAT: {"hits": float(ok), "total": 1.0}},
+        "comments": {"tool_usage": f"per step: {detail}" if detail else "no gold step"},
+        "labels": _labels(parsed, kinds),
+    })
 
 
-def _usage_hallucinated(inputs: dict[str, Any], matched: list[dict[str, Any] | None],
-                        gold: list[dict[str, Any]]) -> bool:
+def _tool_arguments(inputs: dict[str, Any]) -> dict[str, set[str]]:
+    """Tool name -> its argument names, from ``inputs["toolset"]`` (skeletons)."""
     toolset = inputs.get("toolset")
     args_of: dict[str, set[str]] = {}
     if isinstance(toolset, list):
@@ -385,12 +433,23 @@ def _usage_hallucinated(inputs: dict[str, Any], matched: list[dict[str, Any] | N
                 args_of[tool["name"]] = set(tool["arguments"]["properties"])
             except (KeyError, TypeError):
                 continue
-    for m, g in zip(matched, gold, strict=True):
-        if m is None or not isinstance(m.get("param"), dict):
+    return args_of
+
+
+def _usage_hallucinated(inputs: dict[str, Any], matched: list[dict[str, Any] | None],
+                        keys: list[dict[str, Any] | None], gold: list[dict[str, Any]]) -> bool:
+    """Whether a matched step uses an argument its tool lacks, or (with a toolset) a tool
+    absent from it; ``keys``: per step, the unescaped argument names (None: no dict param)."""
+    args_of: dict[str, set[str]] | None = None  # built on first use: most answers need it
+    for m, names, g in zip(matched, keys, gold, strict=True):
+        if m is None or names is None:
             continue
-        allowed = args_of.get(str(g.get("tool")), set(g.get("param") or {}))
-        keys = {unescape_name(k) for k in m["param"] if isinstance(k, str)}
-        if keys - allowed:
+        if args_of is None:
+            args_of = _tool_arguments(inputs)
+        allowed = args_of.get(str(g.get("tool")))
+        if allowed is None:
+            allowed = set(g.get("param") or {})
+        if any(name not in allowed for name in names):
             return True
         if args_of and isinstance(m.get("tool"), str) and \
                 unescape_name(m["tool"]) not in args_of:

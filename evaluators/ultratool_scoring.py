@@ -33,7 +33,7 @@ from evaluators.parsing import (
     ParseFailure,
     ParserMode,
     parse_answer,
-    parse_plan,
+    plan_failure_kind,
 )
 from evaluators.ultratool_kv import JSON_FORMAT, KV_TASKS, KVTask, metric_names, scorer
 from evaluators.ultratool_kv import aggregate as aggregate_kv
@@ -176,11 +176,11 @@ def score_kv_task(task: KVTask, records: Sequence[Any], outputs: Sequence[Any], 
         if isinstance(parsed, ParseFailure):
             failures[parsed.kind] += 1
         else:
-            repaired += _structurally_repaired(parsed)
+            repaired += bool(parsed.repairs) and _structurally_repaired(parsed)
             truncated += parsed.truncated
         try:
-            inputs = {k: v for k, v in official.items() if k != "reference"}
-            result = score(inputs, {"output": output}, {"reference": reference}, parsed=parsed)
+            # The scorers read the toolset from the inputs, never the reference.
+            result = score(official, {"output": output}, {"reference": reference}, parsed=parsed)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             # A malformed record must not stop the run: 0 here, reported in the counts.
             scoring_errors += 1
@@ -189,8 +189,9 @@ def score_kv_task(task: KVTask, records: Sequence[Any], outputs: Sequence[Any], 
                 result.parts[JSON_FORMAT] = Part(hits=0.0, total=1.0)
             else:
                 result.parts[JSON_FORMAT] = Part(hits=1.0, total=1.0)
-        for kind in filter(None, result.labels.get("error_kinds", "").split(",")):
-            errors[kind] += 1
+        kinds = result.labels.get("error_kinds")
+        if kinds:
+            errors.update(filter(None, kinds.split(",")))
         examples.append(result)
     counts = TaskCounts(samples=len(examples), steps=steps,
                         missing_outputs=sum(o is None for o in outputs),
@@ -231,9 +232,9 @@ def score_judged_task(task: Literal["planning", "tool_creation"], records: Seque
     steps = repaired = truncated = 0
     if task == "planning":
         for output in outputs:
-            plan = parse_plan(output)
-            if isinstance(plan, ParseFailure):
-                failures[plan.kind] += 1
+            kind = plan_failure_kind(output)
+            if kind is not None:
+                failures[kind] += 1
     else:
         for record, output in zip(records, outputs, strict=True):
             reference = _official(record).get("reference")
