@@ -56,3 +56,21 @@ def test_parse_offline_spec(spec: str, parsed: object) -> None:
 def test_rate_out_of_range() -> None:
     with pytest.raises(ValueError, match=r"within 0\.\.1"):
         parse_offline_spec("noisy-reference:1.5")
+
+
+def test_cache_key_changes_with_the_answers() -> None:
+    """LangChain's response cache keys on the model's identifying params: a changed gold answer
+    (or another script) must not replay cached answers."""
+    from tooleval_agents.chat_models import ScriptedChatModel
+    from tooleval_agents.reference_models import NoisyReferenceChatModel
+
+    a = ReferenceChatModel(answer_key=AnswerKey.build([("a", _gold("a"))]))
+    b = ReferenceChatModel(answer_key=AnswerKey.build([("a", _gold("changed"))]))
+    same = ReferenceChatModel(answer_key=AnswerKey.build([("a", _gold("a"))]))
+    assert a._get_llm_string() != b._get_llm_string()
+    assert a._get_llm_string() == same._get_llm_string()
+    noisy = [NoisyReferenceChatModel(answer_key=a.answer_key, rate=r) for r in (0.3, 0.5)]
+    assert noisy[0]._get_llm_string() != noisy[1]._get_llm_string()
+    s1 = ScriptedChatModel(rules=[("x", "one")])
+    s2 = ScriptedChatModel(rules=[("x", "two")])
+    assert s1._get_llm_string() != s2._get_llm_string()

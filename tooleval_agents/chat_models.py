@@ -7,6 +7,7 @@ report realistic per-example costs; real providers report their own usage.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -53,6 +54,16 @@ class ContentChatModel(BaseChatModel):
     @property
     def _llm_type(self) -> str:
         return f"tooleval-{self.model_name}"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        # LangChain's response cache keys on these: they must change whenever the answers
+        # would, or a cached run would replay another model's (or another dataset's) answers.
+        return {"model_name": self.model_name, "answers": self.answers_fingerprint()}
+
+    def answers_fingerprint(self) -> str:
+        """A digest of everything that decides this model's answers."""
+        raise NotImplementedError
 
     @property
     def calls(self) -> int:
@@ -130,6 +141,15 @@ class ScriptedChatModel(ContentChatModel):
     default: Reply | None = None
     """Reply when no rule matches."""
     model_name: str = "scripted"
+
+    def answers_fingerprint(self) -> str:
+        def describe(reply: Any) -> str:
+            if callable(reply):
+                return f"{getattr(reply, '__module__', '')}.{getattr(reply, '__qualname__', '')}"
+            return repr(reply)
+
+        text = repr([(p, describe(r)) for p, r in self.rules]) + describe(self.default)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
         for pattern, answer in self.rules:

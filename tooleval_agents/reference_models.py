@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from langchain_core.messages import BaseMessage
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from tooleval_agents.chat_models import ContentChatModel, Reply
 
@@ -83,6 +83,18 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
             key[digest] = answers
         return key
 
+    def fingerprint(self) -> str:
+        """Digest of the whole key (gold answers and ambiguous inputs): part of the response
+        cache key, so changed gold data never replays stale answers."""
+        h = hashlib.sha256()
+        for digest in sorted(self):
+            h.update(digest.encode())
+            for a in self[digest]:
+                h.update(f"\x00{a.marker}\x00{a.format}\x00{a.text}".encode())
+        for digest in sorted(self.ambiguous):
+            h.update(b"\x01" + digest.encode())
+        return h.hexdigest()
+
     def lookup(self, prompt: str) -> tuple[str, GoldAnswer]:
         """The example digest and the gold answer for a prompt; ``LookupError`` explains why
         there is none."""
@@ -110,7 +122,13 @@ class ReferenceChatModel(ContentChatModel):
 
     answer_key: AnswerKey = Field(default_factory=AnswerKey)
     """Gold answers by example input digest."""
+    _fingerprint: str | None = PrivateAttr(default=None)
     model_name: str = "reference"
+
+    def answers_fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = self.answer_key.fingerprint()
+        return self._fingerprint
 
     def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
         return self.answer_key.lookup(prompt)[1].text
@@ -125,6 +143,9 @@ class NoisyReferenceChatModel(ReferenceChatModel):
     seed: int = 0
     """Seed of the corruption draws."""
     model_name: str = "noisy-reference"
+
+    def answers_fingerprint(self) -> str:
+        return f"{super().answers_fingerprint()}/rate={self.rate}/seed={self.seed}"
 
     def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
         from tooleval_agents.corruptions import corrupt
