@@ -74,3 +74,10 @@ def test_cache_key_changes_with_the_answers() -> None:
     s1 = ScriptedChatModel(rules=[("x", "one")])
     s2 = ScriptedChatModel(rules=[("x", "two")])
     assert s1._get_llm_string() != s2._get_llm_string()
+
+
+def test_update_keeps_ambiguous_inputs() -> None:
+    key = AnswerKey()
+    key.update(AnswerKey.build([("same", _gold("x")), ("same", _gold("y"))]))
+    with pytest.raises(LookupError, match="several examples share the input"):
+        ReferenceChatModel(answer_key=key).invoke("Write the calls <input>same</input>")

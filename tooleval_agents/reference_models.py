@@ -17,7 +17,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 from pydantic import ConfigDict, Field, PrivateAttr
@@ -83,6 +83,13 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
             key[digest] = answers
         return key
 
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """``dict.update`` that also keeps the other key's ambiguous inputs (the runner fills
+        the key its model already holds this way)."""
+        super().update(*args, **kwargs)
+        for other in args:
+            self.ambiguous |= getattr(other, "ambiguous", set())
+
     def fingerprint(self) -> str:
         """Digest of the whole key (gold answers and ambiguous inputs): part of the response
         cache key, so changed gold data never replays stale answers."""
@@ -122,13 +129,15 @@ class ReferenceChatModel(ContentChatModel):
 
     answer_key: AnswerKey = Field(default_factory=AnswerKey)
     """Gold answers by example input digest."""
-    _fingerprint: str | None = PrivateAttr(default=None)
+    _fingerprint: tuple[tuple[int, int], str] | None = PrivateAttr(default=None)
     model_name: str = "reference"
 
     def answers_fingerprint(self) -> str:
-        if self._fingerprint is None:
-            self._fingerprint = self.answer_key.fingerprint()
-        return self._fingerprint
+        # Memoised per key size: the runner fills the key after building the model.
+        size = (len(self.answer_key), len(self.answer_key.ambiguous))
+        if self._fingerprint is None or self._fingerprint[0] != size:
+            self._fingerprint = (size, self.answer_key.fingerprint())
+        return self._fingerprint[1]
 
     def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
         return self.answer_key.lookup(prompt)[1].text
