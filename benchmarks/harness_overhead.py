@@ -2,8 +2,9 @@
 
 A synthetic benchmark (``synthetic``, one single-call strategy) and a chat model that answers
 instantly (no thread hop, no sleep) isolate the harness: ``langsmith.aevaluate``, the target
-wrapper, retries/accounting, scoring glue, the fsynced append to ``examples.jsonl`` and the
-summary. The workflow alone (``graph.ainvoke`` in a loop) is timed too and subtracted.
+wrapper, retries/accounting, scoring glue, the append to ``examples.jsonl`` (fsynced by a
+background thread) and the summary. The workflow alone (``graph.ainvoke`` in a loop) is timed
+too and subtracted.
 
 Fixed costs (loading, config, the first-call imports) are removed by timing two run sizes and
 dividing the difference by the difference in examples.
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +56,8 @@ class SyntheticBenchmark(Benchmark):
     """``synthetic/echo/s<N>``: N generated questions (no files needed)."""
 
     name = "synthetic"
-    sizes: tuple[int, ...] = (1, 8, 40, 64, 100, 256, 512, 600, 1000, 2000, 4000)
+    sizes: tuple[int, ...] = (1, 8, 10, 40, 64, 80, 100, 256, 320, 512, 600, 640, 1000, 2000,
+                              4000)
 
     def splits(self) -> list[Split]:
         return [Split(self.name, "echo", f"s{n}") for n in self.sizes]
@@ -153,6 +156,14 @@ def register_synthetic() -> SyntheticBenchmark:
 
 def timed_run(n: int, *, latency: float = 0.0, concurrency: int = 1) -> float:
     """Wall seconds of one ``run_experiment`` over ``n`` synthetic examples."""
+    return timed_run_finishes(n, latency=latency, concurrency=concurrency)[0]
+
+
+def timed_run_finishes(n: int, *, latency: float = 0.0,
+                       concurrency: int = 1) -> tuple[float, list[float]]:
+    """Wall seconds of one ``run_experiment`` over ``n`` synthetic examples, and when each
+    example finished (``finished_at`` of its ``examples.jsonl`` line, epoch seconds, sorted)."""
+    from tooleval_agents.results import RunDir
     from tooleval_agents.runner import run_experiment
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -161,8 +172,11 @@ def timed_run(n: int, *, latency: float = 0.0, concurrency: int = 1) -> float:
             latency=latency), out=tmp, data_dir=tmp, max_concurrency=concurrency,
             progress=False, cache=False)
         elapsed = time.perf_counter() - started
+        finishes = sorted(datetime.fromisoformat(r.finished_at).timestamp()
+                          for r in RunDir(Path(tmp) / summary.experiment).results().values())
     assert summary.counts["ok"] == n and summary.metrics["accuracy"] == 100.0, summary
-    return elapsed
+    assert len(finishes) == n, len(finishes)
+    return elapsed, finishes
 
 
 def workflow_only(n: int) -> float:

@@ -17,12 +17,12 @@ Prompt conventions (the ``reference`` model depends on them, see
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from graphs.state import WorkflowState, usage_of
 
@@ -75,8 +75,37 @@ def answer_text(message: AIMessage) -> str:
 MessagesOf = Callable[[WorkflowState], Sequence[BaseMessage]]
 
 
+class ModelCallNode(Runnable[WorkflowState, NodeUpdate]):
+    """The runnable :func:`model_call_node` returns (see there).
+
+    A plain runnable rather than a ``RunnableLambda``: LangGraph already runs each node as a
+    traced step in the node's own context, so a lambda would only add a second, nested run
+    of the same name and one more task per call (measurable when a run is CPU-bound). The
+    model call gets the node's config, so its run is the child of the node's run.
+    """
+
+    def __init__(self, model: BaseChatModel, messages_of: MessagesOf, name: str) -> None:
+        self.model = model
+        self.messages_of = messages_of
+        self.name = name
+
+    @staticmethod
+    def _update(message: BaseMessage) -> NodeUpdate:
+        if not isinstance(message, AIMessage):
+            raise TypeError(f"chat model returned {type(message).__name__}, not AIMessage")
+        return {"raw_outputs": [answer_text(message)], "usage": usage_of(message)}
+
+    def invoke(self, input: WorkflowState, config: RunnableConfig | None = None,
+               **kwargs: Any) -> NodeUpdate:
+        return self._update(self.model.invoke(list(self.messages_of(input)), config))
+
+    async def ainvoke(self, input: WorkflowState, config: RunnableConfig | None = None,
+                      **kwargs: Any) -> NodeUpdate:
+        return self._update(await self.model.ainvoke(list(self.messages_of(input)), config))
+
+
 def model_call_node(model: BaseChatModel, messages_of: MessagesOf, *,
-                    name: str = "model") -> RunnableLambda[WorkflowState, NodeUpdate]:
+                    name: str = "model") -> ModelCallNode:
     """A graph node that asks ``model`` once with ``messages_of(state)``.
 
     The update appends the answer text to ``raw_outputs`` and adds the call's usage. Under
@@ -84,17 +113,4 @@ def model_call_node(model: BaseChatModel, messages_of: MessagesOf, *,
     refuses a sync run of an async-only node). Provider exceptions propagate: the runner
     retries them and records infrastructure errors.
     """
-
-    def update(message: BaseMessage) -> NodeUpdate:
-        if not isinstance(message, AIMessage):
-            raise TypeError(f"chat model returned {type(message).__name__}, not AIMessage")
-        return {"raw_outputs": [answer_text(message)], "usage": usage_of(message)}
-
-    def call(state: WorkflowState) -> NodeUpdate:
-        return update(model.invoke(list(messages_of(state))))
-
-    async def acall(state: WorkflowState) -> NodeUpdate:
-        return update(await model.ainvoke(list(messages_of(state))))
-
-    async_call: Callable[[WorkflowState], Awaitable[NodeUpdate]] = acall
-    return RunnableLambda(call, afunc=async_call, name=name)
+    return ModelCallNode(model, messages_of, name)

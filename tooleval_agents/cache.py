@@ -11,8 +11,13 @@ A hit is marked ``response_metadata["tooleval_cache_hit"] = True`` (LangChain al
 ``usage_metadata["total_cost"] = 0``), so :func:`graphs.state.usage_of` counts no tokens and no
 model call for it, and it is counted in the example's :class:`~tooleval_agents.retry.CallStats`.
 
-Safe across threads (one connection behind a lock) and processes (WAL journal, busy timeout).
-The async methods are the base class defaults (the sync ones in an executor).
+Safe across threads (connections behind locks) and processes (WAL journal, busy timeout).
+The async methods do not hop to a thread per call (under load each hop cost the call tens of
+milliseconds waiting for the GIL): ``alookup`` reads on the caller's thread, through its own
+connection (in WAL mode a read never waits for a writer); ``aupdate`` queues the entry for a
+writer thread, which writes whatever is queued in one transaction. Queued entries are answered
+by lookups at once and written by :meth:`SQLiteCache.flush`, :meth:`~SQLiteCache.close`, when
+the cache is garbage-collected, and at exit.
 
 Example::
 
@@ -22,11 +27,17 @@ Example::
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import functools
 import hashlib
 import json
+import logging
+import queue
 import sqlite3
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +48,8 @@ from langchain_core.outputs import ChatGeneration, Generation
 from tooleval_agents.datadir import cache_dir
 from tooleval_agents.redaction import is_secret_name, redact_text
 from tooleval_agents.retry import current_stats
+
+log = logging.getLogger(__name__)
 
 CACHE_FILE = "responses.sqlite"
 HIT_FLAG = "tooleval_cache_hit"
@@ -119,28 +132,39 @@ class SQLiteCache(BaseCache):
         self.path = Path(path) if path is not None else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False,
-                                     isolation_level=None)
+        """Guards the writing connection (sync updates, clear, the writer thread)."""
+        self._conn = self._connect()
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
+        self._read_lock = threading.Lock()
+        self._reader = self._connect()
+        self._writer = _Writer(self._conn, self._lock)
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30.0, check_same_thread=False,
+                               isolation_level=None)
 
     @staticmethod
     def key(prompt: str, llm_string: str) -> tuple[str, str]:
         """``(entry key, model key)`` of a prompt and llm_string."""
-        llm = _digest(normalize_llm_string(llm_string))
+        llm = _model_key(llm_string)
         return _digest(llm + "\x00" + prompt), llm
 
     def lookup(self, prompt: str, llm_string: str) -> list[Generation] | None:
         key, _ = self.key(prompt, llm_string)
-        with self._lock:
-            row = self._conn.execute("SELECT value FROM responses WHERE key = ?",
-                                     (key,)).fetchone()
-        if row is None:
-            return None
+        value = self._writer.pending.get(key)
+        if value is None:
+            with self._read_lock:
+                row = self._reader.execute("SELECT value FROM responses WHERE key = ?",
+                                           (key,)).fetchone()
+            if row is None:
+                return None
+            value = row[0]
         try:
-            generations = _load(row[0])
+            generations = _load(value)
         except (ValueError, KeyError, TypeError):  # an entry from another version: a miss
             return None
         stats = current_stats()
@@ -152,27 +176,129 @@ class SQLiteCache(BaseCache):
         key, llm = self.key(prompt, llm_string)
         value = _dump(return_val)
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses (key, llm, value, created) VALUES (?, ?, ?, ?)",
-                (key, llm, value, time.time()))
+            _write(self._conn, [(key, llm, value)])
+
+    async def alookup(self, prompt: str, llm_string: str) -> list[Generation] | None:
+        return self.lookup(prompt, llm_string)
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
+        key, llm = self.key(prompt, llm_string)
+        if self._finalizer is None:
+            # Writes what is queued when the cache is dropped, and at exit.
+            self._finalizer = weakref.finalize(self, self._writer.stop)
+        self._writer.put((key, llm, _dump(return_val)))
+
+    def flush(self) -> None:
+        """Wait until every entry queued by ``aupdate`` is written."""
+        self._writer.flush()
 
     def clear(self, **kwargs: Any) -> None:
         """Remove every entry (``llm_string=...``: only that model's)."""
+        self.flush()
         llm_string = kwargs.get("llm_string")
         with self._lock:
             if llm_string is None:
                 self._conn.execute("DELETE FROM responses")
             else:
                 self._conn.execute("DELETE FROM responses WHERE llm = ?",
-                                   (_digest(normalize_llm_string(llm_string)),))
+                                   (_model_key(llm_string),))
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        self.flush()
+        with self._read_lock:
+            return int(self._reader.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
+        self._writer.stop()
         with self._lock:
             self._conn.close()
+        with self._read_lock:
+            self._reader.close()
+
+
+@functools.lru_cache(maxsize=256)
+def _model_key(llm_string: str) -> str:
+    """sha256 of the normalised ``llm_string`` (a model makes the same one on every call)."""
+    return _digest(normalize_llm_string(llm_string))
+
+
+_Entry = tuple[str, str, str]
+"""(entry key, model key, value) of a queued write."""
+
+
+def _write(conn: sqlite3.Connection, entries: list[_Entry]) -> None:
+    now = time.time()
+    with conn:  # one transaction: committed at the end, rolled back on an error
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT OR REPLACE INTO responses (key, llm, value, created) VALUES (?, ?, ?, ?)",
+            [(key, llm, value, now) for key, llm, value in entries])
+
+
+class _Writer:
+    """The thread behind ``aupdate``: writes whatever was queued since it last woke, in one
+    transaction. It is woken only when idle (a wake-up is a GIL hand-over the caller pays for)
+    and holds no reference to the cache, so the cache can be garbage-collected."""
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+        self.conn = conn
+        self.lock = lock
+        self.pending: dict[str, str] = {}
+        """Entry key -> value queued and not yet written (lookups answer from it)."""
+        self._entries: collections.deque[_Entry] = collections.deque()
+        self._wake: queue.SimpleQueue[threading.Event | bool | None] = queue.SimpleQueue()
+        """``True``: entries queued; an event: set it once they are written; ``None``: stop."""
+        self._woken = False
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+
+    def put(self, entry: _Entry) -> None:
+        self.pending[entry[0]] = entry[2]
+        self._entries.append(entry)
+        if self._thread is None:
+            with self._start_lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, daemon=True,
+                                                    name="tooleval-cache-writer")
+                    self._thread.start()
+        if not self._woken:
+            self._woken = True
+            self._wake.put(True)
+
+    def flush(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            done = threading.Event()
+            self._wake.put(done)
+            done.wait()
+
+    def stop(self) -> None:
+        """Write what is queued and end the thread."""
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            self._wake.put(None)
+            thread.join()
+
+    def _run(self) -> None:
+        while True:
+            signal = self._wake.get()
+            self._woken = False  # before draining: an entry queued after this wakes us again
+            rows: list[_Entry] = []
+            with contextlib.suppress(IndexError):
+                while True:
+                    rows.append(self._entries.popleft())
+            if rows:
+                try:
+                    with self.lock:
+                        _write(self.conn, rows)
+                except sqlite3.Error as exc:  # a lost entry is only a later cache miss
+                    log.warning("response cache: %d entries not written: %s", len(rows), exc)
+                for key, _, value in rows:
+                    if self.pending.get(key) is value:
+                        del self.pending[key]
+            if signal is None:
+                return
+            if isinstance(signal, threading.Event):
+                signal.set()
 
 
 __all__ = ["CACHE_FILE", "HIT_FLAG", "SQLiteCache", "default_cache_path",

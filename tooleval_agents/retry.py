@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import random
 import threading
 import time
@@ -308,6 +309,13 @@ class RetryingChatModel(BaseChatModel):
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
         return self.inner._get_ls_params(stop=stop, **kwargs)
 
+    def _get_invocation_params(self, stop: list[str] | None = None,
+                               **kwargs: Any) -> dict[str, Any]:
+        # LangChain's default (asdict() plus stop and kwargs) without the guard it puts
+        # around a deprecated dict() override (this class has none): a warnings filter
+        # swap on every call.
+        return {**self.asdict(), "stop": stop, **kwargs}
+
     def _wait(self, attempt: int, exc: BaseException) -> float:
         with self._rng_lock:
             return self.policy.delay(attempt, self._rng, retry_after(exc))
@@ -353,8 +361,11 @@ class RetryingChatModel(BaseChatModel):
                 if timeout is None:
                     result = await call
                 else:
+                    # asyncio.timeout, not wait_for: the call stays in this task (wait_for
+                    # makes a task per call on Python 3.11).
                     try:
-                        result = await asyncio.wait_for(call, timeout)
+                        async with asyncio.timeout(timeout):
+                            result = await call
                     except TimeoutError as exc:
                         raise ModelCallTimeout(
                             f"model call took longer than {timeout:g} s") from exc
@@ -382,3 +393,9 @@ class RetryingChatModel(BaseChatModel):
                 f"{type(self.inner).__name__}.bind_tools does not return a plain binding; "
                 "it cannot be wrapped for retries")
         return self.bind(**bound.kwargs)
+
+
+# LangChain looks at ``_agenerate``'s signature on every call (does it take ``run_manager``?);
+# a stated signature is returned as is instead of being rebuilt each time.
+RetryingChatModel._agenerate.__signature__ = (  # type: ignore[attr-defined]
+    inspect.signature(RetryingChatModel._agenerate))
