@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import inspect
 import io
 import logging
@@ -90,7 +89,7 @@ from tooleval_agents.results import (
     RunSummary,
     Status,
     Usage,
-    dumps,
+    dataset_hash,
 )
 from tooleval_agents.results import summarize as results_summarize
 from tooleval_agents.retry import (
@@ -151,15 +150,6 @@ def path_safe(text: str) -> str:
 def experiment_name(split: Split, strategy: str, model: str) -> str:
     """``<benchmark>-<task>-<subset>-<strategy>-<model>``, safe as a directory name."""
     return f"{split.name}-{path_safe(strategy)}-{path_safe(model)}"
-
-
-def dataset_hash(examples: Sequence[Example]) -> str:
-    """sha256 over the examples' ids, inputs and reference outputs, in order."""
-    digest = hashlib.sha256()
-    for ex in examples:
-        digest.update(dumps([str(ex.id), ex.inputs, ex.outputs]).encode("utf-8"))
-        digest.update(b"\n")
-    return digest.hexdigest()
 
 
 def package_versions() -> dict[str, str]:
@@ -780,7 +770,7 @@ async def arun_experiment(
         _check_resumable(run_dir.path, old, config)
         config = config.model_copy(update={"created_at": old.created_at,
                                            "langsmith": old.langsmith})
-        _repair_torn_tail(run_dir.path / EXAMPLES)
+        run_dir.repair_torn_tail()
         prior = run_dir.results()
 
     # Where runs go: LangSmith, or nowhere.
@@ -1017,16 +1007,6 @@ def _check_resumable(path: Path, old: RunConfig, new: RunConfig) -> None:
     if differs:
         raise ResumeError(f"{path} holds a run with other settings ({', '.join(differs)}). "
                           "Start over with --fresh, or choose another --out.")
-
-
-def _repair_torn_tail(path: Path) -> None:
-    """Cut a last line a crash left half-written, so appends start on a fresh line."""
-    if not path.is_file():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with path.open("r+b") as fh:
-            fh.truncate(data.rfind(b"\n") + 1)
 
 
 # ----------------------------------------------------------------------------- sync wrapper
