@@ -93,7 +93,8 @@ def test_manifest_agrees_with_source_md(shared_data: Path, source: str) -> None:
     files = {f.path: f for f in load_manifest().sources[source].files}
     assert set(files) == set(table)
     for path, row in table.items():
-        assert files[path].size == int(row["bytes"]), path
+        if "bytes" in row:  # the tables of official code files give only sha256
+            assert files[path].size == int(row["bytes"]), path
         if "sha256" in row:
             assert files[path].sha256 == row["sha256"], path
 
@@ -109,7 +110,9 @@ def test_manifest_matches_the_shared_copy(shared_data: Path) -> None:
 def test_groups_and_include_select_files() -> None:
     data = select_files("ultratool")
     both = select_files("ultratool", groups=["data", "predictions"])
-    assert len(data) == 22 and len(both) == 45  # SOURCE.md: 45 files, 22 under data/
+    # SOURCE.md: 45 data files (22 under data/) and 3 official code files (the prompt group).
+    assert len(data) == 22 + 3 and len(both) == 45
+    assert {f.group for f in data} == {"data", "prompts"}
     assert {f.path for f in both if f.size == 0} == {  # the two files empty upstream
         "predictions/Chinese-dataset/gpt-3.5/eval/inferback/inferback_tool_creation_eval.json",
         "predictions/Chinese-dataset/gpt-4/eval/inferback/inferback_planning_eval.json"}
@@ -137,8 +140,8 @@ def test_url_templates() -> None:
 def test_fetch_whole_appbench_then_load(tmp_path: Path, shared_data: Path,
                                         server: StaticServer) -> None:
     report = quiet_fetch("appbench", tmp_path, base_url=server.url)
-    assert [f.status for f in report.files] == ["downloaded"] * 4
-    assert server.count("/appbench/data/test/") == 4 and server.count() == 4
+    assert [f.status for f in report.files] == ["downloaded"] * (4 + 7)  # + official code
+    assert server.count("/appbench/data/test/") == 4 and server.count() == 4 + 7
     for f in report.files:
         assert filecmp.cmp(tmp_path / "appbench" / f.path, shared_data / "appbench" / f.path,
                            shallow=False)
