@@ -110,6 +110,13 @@ class Benchmark(ABC):
     def default_strategy(self, split: Split) -> str:
         """The strategy run when none is named (the paper's protocol)."""
 
+    def max_tokens(self, split: Split) -> int | None:
+        """Default cap on one answer's output tokens for a provider model (a user's
+        ``max_tokens`` model argument wins). A bound well above the longest gold answer keeps a
+        small local model that never stops from holding a slot until the timeout; ``None``:
+        no cap."""
+        return None
+
     def resources(self, data_dir: Path) -> list[dict[str, Any]]:
         """Auxiliary data besides the splits (e.g. an API catalog), for ``tooleval data info``:
         dicts with at least ``name``, ``source`` and ``path``."""

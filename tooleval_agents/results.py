@@ -77,7 +77,8 @@ class RunConfig(BaseModel):
     model: dict[str, Any]
     """``{"spec": ..., "params": {...}}`` with secrets removed."""
     judge: dict[str, Any] | None = None
-    """Judge model, same shape as ``model``."""
+    """Judge model, same shape as ``model``; ``from_model`` lists the endpoint arguments it
+    took from the model's (same provider, no endpoint of its own)."""
     scoring_options: dict[str, Any] = Field(default_factory=dict)
     """e.g. ``{"scoring": "strict"}``."""
     dataset: DatasetRef
@@ -250,6 +251,12 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], dict[str, fl
         "cached": sum(r.usage.cache_hits > 0 and r.usage.model_calls == 0 for r in results),
         "scoring_errors": sum(s.error is not None for s in scores),
     }
+    # Judged scorers label each example ``judge``: ok / error / missing_prediction. A run whose
+    # judge answered nothing must not pass for one that scored 0 (see ``tooleval run``).
+    verdicts = [s.labels["judge"] for s in scores if "judge" in s.labels]
+    if verdicts:
+        counts["judged"] = verdicts.count("ok")
+        counts["judge_errors"] = verdicts.count("error")
     totals = {k: float(sum(getattr(r.usage, k) for r in results))
               for k in ("input_tokens", "output_tokens", "model_calls", "cache_hits")}
     usage = {**totals, **{f"{k}_per_example": (totals[k] / len(results) if results else 0.0)

@@ -3,12 +3,16 @@ backoff and jitter), which are the model's (never retried: scored as wrong), and
 
 * :func:`classify` sorts an exception into an infrastructure kind -- ``rate_limit`` (429),
   ``server_error`` (5xx), ``timeout``, ``connection`` (resets, refused connections), or the
-  non-retryable ``auth`` (401/403) and ``not_found`` (404) -- or ``None`` for a model error
-  (malformed output, a 400 for a prompt the model rejects, a bug in a workflow...).
+  non-retryable ``auth`` (401/403), ``not_found`` (404) and ``context_overflow`` (a 400/413
+  saying the prompt does not fit the model's context window: the set-up's limit, not a wrong
+  answer, so a resume after raising it runs the example again) -- or ``None`` for a model error
+  (malformed output, another 400 for a prompt the model rejects, a bug in a workflow...).
 * :class:`RetryingChatModel` wraps the chat model under test: every provider call is retried
   under :class:`RetryPolicy`, paced by an optional rate limiter, and accounted in the
   :class:`CallStats` of the example being run (a context variable set by the runner). Cache
-  hits never reach it, so they cost no retry, no rate-limit slot and no tokens.
+  hits never reach it, so they cost no retry, no rate-limit slot and no tokens. A failed try
+  whose error carries the provider's token usage (e.g. an answer cut at the length limit)
+  adds those tokens too: the provider bills them.
 
 Provider clients have retries of their own (``ChatOpenAI(max_retries=2)`` by default); the
 runner builds provider models with ``max_retries=0`` so this module is the only policy.
@@ -29,6 +33,7 @@ import asyncio
 import contextlib
 import inspect
 import random
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -44,11 +49,20 @@ from langchain_core.rate_limiters import BaseRateLimiter, InMemoryRateLimiter
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field, PrivateAttr
 
-InfraKind = Literal["rate_limit", "server_error", "timeout", "connection", "auth", "not_found"]
+InfraKind = Literal["rate_limit", "server_error", "timeout", "connection", "auth", "not_found",
+                    "context_overflow"]
 """Provider failures: not the model's fault, counted apart from wrong answers."""
 
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection"})
-"""Kinds worth another try; ``auth`` and ``not_found`` fail the same way every time."""
+"""Kinds worth another try; ``auth``, ``not_found`` and ``context_overflow`` fail the same way
+every time."""
+
+# What providers and local servers say when a prompt exceeds the context window: OpenAI
+# (``context_length_exceeded``), vLLM / llama.cpp / llama-cpp-python, Anthropic, Gemini.
+_CONTEXT_OVERFLOW = re.compile(
+    r"context_length_exceeded|maximum context length|context window|context length|"
+    r"exceeds? the available context size|prompt is too long|input is too long|"
+    r"too many (?:input )?tokens|exceeds? the maximum number of tokens", re.I)
 
 _CONNECTION_NAMES = frozenset({
     "APIConnectionError", "ConnectError", "ConnectionError", "RemoteProtocolError", "ReadError",
@@ -130,8 +144,12 @@ def _classify_one(exc: BaseException) -> InfraKind | None:
             return "auth"
         if status == 404:
             return "not_found"
+        if status in (400, 413) and _says_context_overflow(exc):
+            return "context_overflow"
         return None  # 400, 422...: the request the workflow built was refused
     names = {cls.__name__ for cls in type(exc).__mro__}
+    if any("ContextOverflow" in name or "ContextWindow" in name for name in names):
+        return "context_overflow"
     if any("Timeout" in name for name in names):
         return "timeout"
     if "RateLimitError" in names:
@@ -141,6 +159,13 @@ def _classify_one(exc: BaseException) -> InfraKind | None:
     if names & _CONNECTION_NAMES or isinstance(exc, ConnectionError):
         return "connection"
     return None
+
+
+def _says_context_overflow(exc: BaseException) -> bool:
+    code = getattr(exc, "code", None)
+    body = getattr(exc, "body", None)
+    texts = [str(exc), code if isinstance(code, str) else "", str(body) if body else ""]
+    return any(_CONTEXT_OVERFLOW.search(text) for text in texts)
 
 
 def _chain(exc: BaseException, depth: int = 6) -> Iterator[BaseException]:
@@ -166,6 +191,35 @@ def classify(exc: BaseException) -> InfraKind | None:
         kind = _classify_one(item)
         if kind is not None:
             return kind
+    return None
+
+
+def _token_pair(usage: Any) -> tuple[int, int] | None:
+    """``(input, output)`` tokens of a usage record: LangChain's ``usage_metadata`` keys or the
+    OpenAI wire format (a dict or the SDK's ``CompletionUsage``)."""
+    def get(name: str) -> Any:
+        return usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+
+    for keys in (("input_tokens", "output_tokens"), ("prompt_tokens", "completion_tokens")):
+        tokens_in, tokens_out = get(keys[0]), get(keys[1])
+        if isinstance(tokens_in, int) or isinstance(tokens_out, int):
+            return int(tokens_in or 0), int(tokens_out or 0)
+    return None
+
+
+def reported_usage(exc: BaseException) -> tuple[int, int] | None:
+    """Tokens the provider reported for a failed try, when its error carries them: the
+    OpenAI SDK's ``LengthFinishReasonError.completion.usage``, an error ``body`` with a
+    ``usage`` object, or an attached ``usage_metadata``; ``None`` when nothing was reported
+    (a timed-out or refused request: whatever it cost is unknown to the client)."""
+    for item in _chain(exc):
+        holders = (getattr(getattr(item, "completion", None), "usage", None),
+                   (getattr(item, "body", None) or {}).get("usage")
+                   if isinstance(getattr(item, "body", None), dict) else None,
+                   getattr(item, "usage_metadata", None))
+        for usage in holders:
+            if usage is not None and (pair := _token_pair(usage)) is not None:
+                return pair
     return None
 
 
@@ -215,8 +269,13 @@ class CallStats:
             self.input_tokens += tokens_in
             self.output_tokens += tokens_out
 
-    def failed(self, kind: str | None, retrying: bool) -> None:
+    def failed(self, kind: str | None, retrying: bool,
+               exc: BaseException | None = None) -> None:
+        billed = reported_usage(exc) if exc is not None else None
         with self._lock:
+            if billed is not None:  # the provider reported (and bills) the failed try's tokens
+                self.input_tokens += billed[0]
+                self.output_tokens += billed[1]
             self.failures += 1
             self.kinds.append(kind or "model")
             if retrying:
@@ -336,7 +395,7 @@ class RetryingChatModel(BaseChatModel):
                 kind = classify(exc)
                 retrying = kind in RETRYABLE and attempt < self.policy.max_attempts
                 if stats is not None:
-                    stats.failed(kind, retrying)
+                    stats.failed(kind, retrying, exc)
                 if not retrying:
                     raise
                 time.sleep(self._wait(attempt, exc))
@@ -373,7 +432,7 @@ class RetryingChatModel(BaseChatModel):
                 kind = classify(exc)
                 retrying = kind in RETRYABLE and attempt < self.policy.max_attempts
                 if stats is not None:
-                    stats.failed(kind, retrying)
+                    stats.failed(kind, retrying, exc)
                 if not retrying:
                     raise
                 await asyncio.sleep(self._wait(attempt, exc))

@@ -196,14 +196,58 @@ def _benchmark(benchmark: str | Benchmark) -> Benchmark:
     return benchmark
 
 
-def _provider_model(spec: str, kwargs: dict[str, Any]) -> BaseChatModel:
-    """``init_chat_model`` with the client's own retries off when the model has them."""
+_OUTPUT_CAPS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "num_predict",
+                "max_new_tokens")
+"""Model arguments that already bound an answer's length (any one disables the default cap)."""
+_ENDPOINT_ARGS = ("base_url", "api_base", "openai_api_base", "azure_endpoint", "api_version",
+                  "default_headers", "api_key", "openai_api_key")
+"""Model arguments that say where (and as whom) a provider is reached."""
+
+
+def _provider_model(spec: str, kwargs: dict[str, Any], *,
+                    max_tokens: int | None = None) -> BaseChatModel:
+    """``init_chat_model`` with the client's own retries off when the model has them (the
+    run's :class:`RetryPolicy` is the only one), and ``max_tokens`` as a default cap when the
+    model has that field and the user set no cap of their own."""
     from tooleval_agents.models import resolve_model
 
     model = resolve_model(spec, **kwargs)
-    if "max_retries" in type(model).model_fields and "max_retries" not in kwargs:
-        model = resolve_model(spec, max_retries=0, **kwargs)
-    return model
+    fields = type(model).model_fields
+    extra: dict[str, Any] = {}
+    if "max_retries" in fields and "max_retries" not in kwargs:
+        extra["max_retries"] = 0
+    if (max_tokens is not None and "max_tokens" in fields
+            and not any(k in kwargs for k in _OUTPUT_CAPS)):
+        extra["max_tokens"] = max_tokens
+    return resolve_model(spec, **extra, **kwargs) if extra else model
+
+
+def _provider(spec: str) -> str:
+    return spec.split(":", 1)[0] if ":" in spec else ""
+
+
+def judge_arguments(model: str | BaseChatModel, model_kwargs: dict[str, Any] | None,
+                    judge: str, judge_kwargs: dict[str, Any] | None
+                    ) -> tuple[dict[str, Any], list[str]]:
+    """The judge's ``init_chat_model`` arguments, and the names of those taken from the model's.
+
+    A judge is deterministic unless told otherwise (``temperature`` 0). When the judge names
+    the same provider as the model and no endpoint of its own, it is sent where the model is
+    (``base_url`` and the other :data:`_ENDPOINT_ARGS` the model was given): a judge
+    ``openai:NAME`` next to a local ``--model-arg base_url=...`` must not go to the public API.
+
+    >>> judge_arguments("openai:m", {"base_url": "http://127.0.0.1:8765/v1"}, "openai:j", None)
+    ({'temperature': 0, 'base_url': 'http://127.0.0.1:8765/v1'}, ['base_url'])
+    """
+    out = {"temperature": 0, **(judge_kwargs or {})}
+    inherited: list[str] = []
+    if (isinstance(model, str) and _provider(model) and _provider(model) == _provider(judge)
+            and not any(k in out for k in _ENDPOINT_ARGS)):
+        for key in _ENDPOINT_ARGS:
+            if key in (model_kwargs or {}):
+                out[key] = (model_kwargs or {})[key]
+                inherited.append(key)
+    return out, inherited
 
 
 def _temperature(model: BaseChatModel) -> float | None:
@@ -698,7 +742,7 @@ async def arun_experiment(
         answer_key = AnswerKey()  # filled once the workflow is built (see below)
         inner = resolve_model(model, answer_key=answer_key)
     elif isinstance(model, str):
-        inner = _provider_model(model, kwargs)
+        inner = _provider_model(model, kwargs, max_tokens=bench.max_tokens(split))
     else:
         inner = model
     register_secrets_in({k: getattr(inner, k) for k in type(inner).model_fields
@@ -722,13 +766,20 @@ async def arun_experiment(
 
     judge_model: BaseChatModel | None = None
     judge_inner: BaseChatModel | None = None
+    judge_inherited: list[str] = []
     if judge is not None:
         if isinstance(judge, str) and is_offline(judge):
             raise ValueError(f"judge {judge!r}: the offline models cannot judge; use a "
                              "provider model (provider:model)")
-        jkw = dict(judge_kwargs or {})
-        register_secrets_in(jkw)
-        judge_model = resolve_model(judge, **jkw) if isinstance(judge, str) else judge
+        if isinstance(judge, str):
+            jkw, judge_inherited = judge_arguments(model, model_kwargs, judge, judge_kwargs)
+            register_secrets_in(jkw)
+            judge_model = _provider_model(judge, jkw)
+        else:
+            if judge_kwargs:
+                raise ValueError("judge_kwargs apply to a judge spec; configure a judge "
+                                 "instance when you create it")
+            judge_model = judge
         judge_inner = judge_model
         judge_cache = response_cache_for(judge_model)
         # The judge gets the same retry policy (its failures would become scoring errors).
@@ -757,7 +808,8 @@ async def arun_experiment(
         strategy=strategy_name,
         strategy_options=redact(_jsonable(strategy_options or {}), names=False),
         model={"spec": label, "params": model_params(inner)},
-        judge=({"spec": model_label(judge_inner), "params": model_params(judge_inner)}
+        judge=({"spec": model_label(judge_inner), "params": model_params(judge_inner),
+                **({"from_model": judge_inherited} if judge_inherited else {})}
                if judge_inner is not None else None),
         scoring_options=redact(_jsonable(scoring), names=False),
         dataset=DatasetRef(name=split.name, id=str(examples[0].dataset_id),

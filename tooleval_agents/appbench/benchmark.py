@@ -36,6 +36,9 @@ class AppBenchBenchmark(Benchmark):
     def default_strategy(self, split: Split) -> str:
         return "hierarchical"
 
+    def max_tokens(self, split: Split) -> int | None:
+        return 1024  # a plan is a few call lines; app selection a list of names
+
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``.
 

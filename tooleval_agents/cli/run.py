@@ -7,6 +7,7 @@ benchmark's language subsets, ``--category`` among the others.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -62,9 +63,31 @@ def infra_kinds(run_dir: Path) -> tuple[Counter[str], str | None]:
     return kinds, first
 
 
+def judge_advice(counts: dict[str, Any], run_dir: Path) -> str | None:
+    """What to say when the judge failed on some or all examples (``None``: it did not)."""
+    from tooleval_agents.results import RunDir
+
+    failed = int(counts.get("judge_errors", 0))
+    if not failed:
+        return None
+    first = next((str((r.score or {}).get("error")) for r in RunDir(run_dir).results().values()
+                  if ((r.score or {}).get("labels") or {}).get("judge") == "error"), "")
+    judged = int(counts.get("judged", 0))
+    lead = ("no example could be judged" if not judged
+            else f"{failed} example(s) could not be judged ({judged} were)")
+    return (f"{lead}: {first[:200]}. Check --judge and --judge-arg (endpoint, key), then "
+            f"re-judge the stored outputs without re-running the model: tooleval score --run "
+            f"{run_dir} --judge ...")
+
+
 def infra_advice(count: int, kinds: Counter[str], first: str | None) -> str:
     """What to do about the infra errors left after a run."""
     listed = ", ".join(f"{k}: {n}" for k, n in kinds.most_common())
+    if set(kinds) == {"context_overflow"}:
+        return (f"{count} example(s) not scored ({listed}): the prompt did not fit the model's "
+                "context window. Give the model a longer context (e.g. a llama.cpp server's "
+                "--n_ctx) or use a model with one, then run the same command again: only these "
+                "examples run.")
     if FIX_FIRST & set(kinds):
         detail = f" ({first[:200]})" if first else ""
         return (f"{count} example(s) not scored ({listed}): the provider rejected the API key "
@@ -73,6 +96,23 @@ def infra_advice(count: int, kinds: Counter[str], first: str | None) -> str:
                 "examples are kept.")
     return (f"{count} example(s) failed on the provider side and are not scored ({listed}): "
             "run the same command again to retry them.")
+
+
+_LOOPBACK = re.compile(r"^\w+://(?:localhost|127(?:\.\d+){3}|\[::1\])(?::\d+)?(?:/|$)")
+
+
+def local_server_hint(model_kwargs: dict[str, Any], max_concurrency: int) -> str | None:
+    """A note when a provider model on a loopback server gets several requests at once: most
+    local servers (llama.cpp, llama-cpp-python) answer one at a time, so the others queue and
+    their waiting counts towards --timeout."""
+    url = next((v for k, v in model_kwargs.items()
+                if k in ("base_url", "api_base", "openai_api_base") and isinstance(v, str)), None)
+    if url is None or max_concurrency == 1 or not _LOOPBACK.match(url):
+        return None
+    return (f"the model is served on this machine ({url}); a local server usually answers one "
+            f"request at a time, so with --max-concurrency {max_concurrency} requests queue and "
+            "the wait counts towards --timeout. Use --max-concurrency 1 unless the server "
+            "runs requests in parallel.")
 
 
 def _kind(subset: str) -> str:
@@ -183,7 +223,12 @@ def run_command(
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-O", help="Strategy option KEY=VALUE (repeatable), e.g. -O k=3.")] = None,
     judge: Annotated[str | None, typer.Option(
-        "--judge", help="Judge model for LLM-judged metrics (provider:model).")] = None,
+        "--judge", help="Judge model for LLM-judged metrics (provider:model). Temperature 0 "
+        "unless --judge-arg says otherwise; with the model's provider and no endpoint of its "
+        "own it uses the model's endpoint (--model-arg base_url=...).")] = None,
+    judge_arg: Annotated[list[str] | None, typer.Option(
+        "--judge-arg", help="init_chat_model argument KEY=VALUE for the judge (repeatable), "
+        "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")] = None,
     scoring: Annotated[Literal["strict", "paper"] | None, typer.Option(
         "--scoring", help="strict or paper (benchmarks that have both).")] = None,
     limit: Annotated[int | None, typer.Option(
@@ -226,7 +271,11 @@ def run_command(
 
     Exit status: 0 when every example was scored, 1 when a split could not run, 2 when
     examples were left unscored by provider errors (retry them by running the same command
-    again; after a rejected key or an unknown model, fix those first).
+    again; after a rejected key or an unknown model, fix those first) or when the judge could
+    judge no example (re-judge with `tooleval score --run DIR --judge ...`).
+
+    A model served on this machine (llama.cpp, llama-cpp-python) usually answers one request
+    at a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
     """
     from tooleval_agents.retry import RetryPolicy
     from tooleval_agents.runner import run_experiment
@@ -235,12 +284,25 @@ def run_command(
         bench = get_benchmark(benchmark)
         options = parse_pairs(option, "--option")
         model_kwargs = parse_pairs(model_arg, "--model-arg")
+        judge_kwargs = parse_pairs(judge_arg, "--judge-arg")
+        if judge_kwargs and judge is None:
+            raise ValueError("--judge-arg needs --judge")
         splits = [bench.split(t, s) for t in choose_tasks(bench, task, strategy)
                   for s in choose_subsets(bench, t, lang, category)]
         policy = RetryPolicy(max_attempts=max_attempts, timeout=timeout)
     except (KeyError, ValueError) as exc:
         raise handle_errors(exc) from None
     show_progress = sys.stderr.isatty() if progress is None else progress
+    notes = [local_server_hint(model_kwargs, max_concurrency)]
+    if judge is not None:
+        from tooleval_agents.runner import judge_arguments
+
+        _, inherited = judge_arguments(model, model_kwargs, judge, judge_kwargs)
+        if inherited:
+            notes.append(f"the judge {judge} uses the model's {', '.join(inherited)} (same "
+                         "provider, no --judge-arg endpoint of its own)")
+    for note in filter(None, notes):
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
     for split in splits:
@@ -252,7 +314,7 @@ def run_command(
                 strategy_options=options,
                 scoring_options={"scoring": scoring} if scoring else None, cache=cache,
                 progress=show_progress, fresh=fresh, retry=policy,
-                model_kwargs=model_kwargs)
+                model_kwargs=model_kwargs, judge_kwargs=judge_kwargs)
         except KeyboardInterrupt:
             err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
                               "same command again to resume.")
@@ -275,11 +337,14 @@ def run_command(
             row["infra_error_kinds"] = dict(kinds)
             advice = infra_advice(left, kinds, first)
             unscored += 1
+        judge_note = judge_advice(summary.counts, Path(row["run_dir"]))
+        if judge_note and not summary.counts.get("judged"):
+            unscored += 1  # a judged task whose judge answered nothing has no score at all
         rows.append(row)
         if not json_out:
             _show(row)
-        if advice:  # stderr: --json keeps stdout machine-readable
-            err_console.print(f"[yellow]{escape(f'{split.name}: {advice}')}[/]",
+        for text in filter(None, (advice, judge_note)):  # stderr: --json keeps stdout clean
+            err_console.print(f"[yellow]{escape(f'{split.name}: {text}')}[/]",
                               highlight=False)
     if json_out:
         print_json(rows[0] if len(rows) == 1 else rows)

@@ -13,6 +13,12 @@ from tooleval_agents.ultratool.records import TASKS, UltraToolTask, _Task
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
+# About twice the longest gold answer of each task (zh needs more tokens per character); ``raw``
+# is plan_create_use, whose longest stage writes tool skeletons.
+MAX_TOKENS = {"planning": 1024, "tool_creation_awareness": 512, "tool_creation": 4096,
+              "tool_usage_awareness": 1024, "tool_selection": 512, "tool_usage": 2048,
+              "raw": 4096}
+
 
 class UltraToolBenchmark(Benchmark):
     """Six dimensions x two languages; ``raw`` (``test.json``) is listed as a task too."""
@@ -47,6 +53,9 @@ class UltraToolBenchmark(Benchmark):
 
     def default_strategy(self, split: Split) -> str:
         return "plan_create_use" if split.task == "raw" else "one_shot"
+
+    def max_tokens(self, split: Split) -> int | None:
+        return MAX_TOKENS.get(split.task)
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         """Key-value metrics for the four key-value tasks; for planning the offline structure
