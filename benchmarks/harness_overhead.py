@@ -37,11 +37,19 @@ from pydantic import BaseModel
 
 from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
-from graphs.registry import Strategy, StrategyContext, register_strategy
 from graphs.state import WorkflowState
+from tooleval_agents.contracts import Strategy, StrategyContext
 from tooleval_agents.records import RecordMeta
 from tooleval_agents.reference_models import GoldAnswer, last_input_block
-from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split, register
+from tooleval_agents.registry import (
+    Benchmark,
+    ExampleFields,
+    Located,
+    Scorer,
+    Split,
+    register,
+    register_strategy,
+)
 
 MARKER = "Answer the question."
 
@@ -181,7 +189,7 @@ def timed_run_finishes(n: int, *, latency: float = 0.0,
 
 def workflow_only(n: int) -> float:
     """Wall seconds of the bare workflow over ``n`` examples, one at a time."""
-    from graphs.registry import as_target
+    from tooleval_agents.runner import as_target
 
     bench = register_synthetic()
     split = bench.split("echo", f"s{n}")

@@ -15,38 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from tooleval_agents.contracts import AggregateFn, ExampleScore, Part, ScoreFn, feedback
 
-
-class Part(BaseModel):
-    """A pooled quantity of one example: ``hits`` out of ``total`` (e.g. correct steps)."""
-
-    hits: float = 0.0
-    total: float = 0.0
-
-
-class ExampleScore(BaseModel):
-    """The scores of one example.
-
-    ``scores`` are 0-100 per-example values reported as LangSmith feedback; ``parts`` feed pooled
-    corpus metrics; ``error`` marks an example that could not be scored (never dropped: it counts
-    in every denominator with score 0 unless the family says otherwise).
-    """
-
-    scores: dict[str, float] = Field(default_factory=dict)
-    """Metric name -> 0..100 for this example."""
-    parts: dict[str, Part] = Field(default_factory=dict)
-    """Metric name -> numerator/denominator for pooled metrics."""
-    comments: dict[str, str] = Field(default_factory=dict)
-    """Metric name -> why (shown next to the score)."""
-    labels: dict[str, str] = Field(default_factory=dict)
-    """Categorical results, e.g. ``error_kind`` -> ``incorrect_json``."""
-    error: str | None = None
-    """Why the example could not be scored (e.g. the judge failed after retries)."""
-
-
-ScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], ExampleScore]
-AggregateFn = Callable[[Sequence[ExampleScore]], dict[str, float]]
+__all__ = ["AggregateFn", "ExampleScore", "Part", "ScoreFn", "feedback", "langsmith_evaluators",
+           "mean_score", "pooled"]
 
 
 def pooled(scores: Sequence[ExampleScore], key: str) -> float:
@@ -63,17 +35,6 @@ def pooled(scores: Sequence[ExampleScore], key: str) -> float:
 def mean_score(scores: Sequence[ExampleScore], key: str) -> float:
     """Mean of a per-example score over *all* examples (a missing score counts as 0)."""
     return sum(s.scores.get(key, 0.0) for s in scores) / len(scores) if scores else 0.0
-
-
-def feedback(result: ExampleScore) -> list[dict[str, Any]]:
-    """An :class:`ExampleScore` as LangSmith feedback dicts ``{key, score, comment}``."""
-    out: list[dict[str, Any]] = [
-        {"key": k, "score": v, "comment": result.comments.get(k)} for k, v in result.scores.items()
-    ]
-    out += [{"key": k, "value": v} for k, v in result.labels.items()]
-    if result.error:
-        out.append({"key": "scoring_error", "score": None, "comment": result.error})
-    return out
 
 
 def langsmith_evaluators(

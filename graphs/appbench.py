@@ -52,10 +52,11 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from pydantic import Field as PydanticField
 
 from evaluators.appbench_parse import ParsedAnswer, gold_answer, parse_answer
 from graphs.appbench_prompts import (
@@ -72,14 +73,13 @@ from graphs.appbench_prompts import (
     render_catalog,
 )
 from graphs.common import NodeUpdate, build_messages, example_block, input_block, model_call_node
-from graphs.registry import Strategy, StrategyContext, register_strategy
 from graphs.state import Usage, WorkflowState
 from tooleval_agents.appbench.catalog import load_catalog
+from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
 from tooleval_agents.appbench.stubs import AppExecutor, ExecutionTrace
-from tooleval_agents.datadir import resolve_data_dir
-from tooleval_agents.reference_models import GoldAnswer
-from tooleval_agents.registry import Split, get_benchmark
+from tooleval_agents.contracts import GoldAnswer, Options, Split, Strategy, StrategyContext
+from tooleval_agents.datadir import resolve_data_dir, source_of
 
 _NO_USAGE: Usage = {"input_tokens": 0, "output_tokens": 0, "model_calls": 0}
 _APP_TOKEN = re.compile(r"[A-Za-z]+")
@@ -289,12 +289,20 @@ def _read_plan_node(state: WorkflowState) -> NodeUpdate:
     return {**plan, "trace": [], "scratch": _scratch(state, calls=calls, unparsed=unparsed)}
 
 
-def _option_int(options: dict[str, Any], name: str, default: int, minimum: int) -> int:
-    value = options.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"appbench option {name!r} must be an integer >= {minimum}, "
-                         f"got {value!r}")
-    return value
+class FewShotOptions(Options):
+    """Options of ``few_shot``."""
+
+    k: int = PydanticField(default=3, ge=0, strict=True)
+    """Demonstrations shown before the instruction."""
+
+
+class ExecuteRepairOptions(Options):
+    """Options of ``execute_repair``."""
+
+    max_rounds: int = PydanticField(default=3, ge=1, strict=True)
+    """Plans written at most (the first included)."""
+    base: Literal["hierarchical", "flat"] = "hierarchical"
+    """How the first plan is written."""
 
 
 class AppBenchStrategy(Strategy):
@@ -378,12 +386,14 @@ class FewShot(AppBenchStrategy):
     """The flat prompt with ``k`` demonstrations using the same apps (paper Table 5)."""
 
     name = "few_shot"
+    options = FewShotOptions
 
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         text = self._check(ctx)
-        k = _option_int(ctx.options, "k", 3, 0)
-        pool: list[AppBenchSample] = list(get_benchmark("appbench").load(  # type: ignore[arg-type]
-            ctx.split, resolve_data_dir(ctx.data_dir)))
+        k = self.read_options(ctx).k
+        data_dir = resolve_data_dir(ctx.data_dir)
+        pool: list[AppBenchSample] = load_category(
+            data_dir, ctx.split.subset, source_of(data_dir))  # type: ignore[arg-type]
 
         def demos(state: WorkflowState) -> NodeUpdate:
             chosen, source = choose_demos(pool, instruction_of(state["inputs"]), k)
@@ -430,14 +440,12 @@ class ExecuteRepair(AppBenchStrategy):
     ``max_rounds`` rounds (see the module docstring)."""
 
     name = "execute_repair"
+    options = ExecuteRepairOptions
 
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         text = self._check(ctx)
-        max_rounds = _option_int(ctx.options, "max_rounds", 3, 1)
-        base = ctx.options.get("base", "hierarchical")
-        if base not in ("hierarchical", "flat"):
-            raise ValueError(f"appbench option 'base' must be 'hierarchical' or 'flat', "
-                             f"got {base!r}")
+        options = self.read_options(ctx)
+        max_rounds, base = options.max_rounds, options.base
         # The workflow must not see the gold: the stubs answer with synthetic values.
         executor = AppExecutor(text.catalog)
         lookup = _app_lookup(text.catalog)
@@ -507,8 +515,8 @@ class ExecuteRepair(AppBenchStrategy):
                 GoldAnswer(REPAIR_MARKER, lines, "call_lines")]
 
 
-for _strategy in (Hierarchical(), Flat(), FewShot(), ExecuteRepair()):
-    register_strategy(_strategy)
+STRATEGIES: tuple[AppBenchStrategy, ...] = (Hierarchical(), Flat(), FewShot(), ExecuteRepair())
+"""AppBench's text-prompting strategies (listed by its benchmark declaration)."""
 
 
 __all__ = [

@@ -66,14 +66,12 @@ from graphs.common import (
     model_call_node,
     render_json,
 )
-from graphs.registry import Strategy, StrategyContext, register_strategy
 from graphs.state import WorkflowState
 from graphs.ultratool import prompt_header, render_input
 from graphs.ultratool_prompts import LABELS, MARKERS, Field, PromptLang
+from tooleval_agents.contracts import GoldAnswer, Split, Strategy, StrategyContext
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.reference_models import GoldAnswer
-from tooleval_agents.registry import Split
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_example, load_raw, load_task
 from tooleval_agents.ultratool.rebuild import TOOLSET_SIZE, tool_similarity
@@ -619,8 +617,6 @@ def gold_stage_answers(lang: PromptLang, inputs: Mapping[str, Any],
             *(GoldAnswer(marker=MARKERS[STAGE_TASKS[stage]][lang], text=render_json(value),
                          format="json_steps") for stage, value in answers.items())]
 
-
-register_strategy(PlanCreateUse())
 
 __all__ = ["GUARD_SIMILARITY", "STAGES", "STAGE_TASKS", "AgentToolset", "PlanCreateUse",
            "agent_toolsets", "build_toolset", "by_step", "flag", "gold_stage_answers",

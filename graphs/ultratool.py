@@ -53,12 +53,10 @@ from graphs.common import (
     model_call_node,
     render_json,
 )
-from graphs.registry import Strategy, StrategyContext, register_strategy
 from graphs.state import WorkflowState
 from graphs.ultratool_prompts import FIELDS, INSTRUCTIONS, LABELS, MARKERS, Labels, PromptLang
+from tooleval_agents.contracts import GoldAnswer, Split, Strategy, StrategyContext
 from tooleval_agents.datadir import resolve_data_dir
-from tooleval_agents.reference_models import GoldAnswer
-from tooleval_agents.registry import Split
 from tooleval_agents.ultratool.loaders import load_example
 from tooleval_agents.ultratool.records import TASKS, UltraToolTask
 
@@ -173,8 +171,6 @@ class UltraToolOneShot(Strategy):
                            text=gold_text(task, reference_outputs["reference"]),
                            format="plan_text" if task == "planning" else "json_steps")]
 
-
-register_strategy(UltraToolOneShot())
 
 __all__ = ["UltraToolOneShot", "gold_text", "parse_model_answer", "prompt_header", "render_input",
            "render_prompt", "task_and_lang"]

@@ -33,12 +33,12 @@ from graphs.appbench import (
     select_prompt,
 )
 from graphs.appbench_prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER, TODAY
-from graphs.registry import StrategyContext, as_target, get_strategy
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.names import APP_APIS, CATEGORIES
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.appbench.stubs import AppExecutor
 from tooleval_agents.chat_models import ScriptedChatModel
+from tooleval_agents.contracts import StrategyContext
 from tooleval_agents.reference_models import (
     AnswerKey,
     NoisyReferenceChatModel,
@@ -46,7 +46,8 @@ from tooleval_agents.reference_models import (
     input_digest,
     last_input_block,
 )
-from tooleval_agents.registry import ExampleFields, Split, get_benchmark
+from tooleval_agents.registry import ExampleFields, Split, get_benchmark, get_strategy
+from tooleval_agents.runner import as_target
 
 STRATEGIES = ("hierarchical", "flat", "few_shot", "execute_repair")
 _EXAMPLE_BLOCK = re.compile(r"<example>\n(.*?)\n</example>", re.S)

@@ -28,9 +28,9 @@ from pydantic import BaseModel
 
 from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
-from graphs.registry import Strategy, StrategyContext, get_strategy, register_strategy
 from graphs.state import WorkflowState
 from tooleval_agents.chat_models import ScriptedChatModel
+from tooleval_agents.contracts import Options, Strategy, StrategyContext
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.records import RecordMeta
 from tooleval_agents.redaction import (
@@ -47,6 +47,7 @@ from tooleval_agents.registry import (
     Scorer,
     Split,
     get_benchmark,
+    get_strategy,
     register,
 )
 from tooleval_agents.results import CONFIG, EXAMPLES, SUMMARY, RunDir
@@ -84,7 +85,10 @@ class ToyBenchmark(Benchmark):
     name = "toy"
 
     def splits(self) -> list[Split]:
-        return [Split(self.name, "echo", s) for s in ("en", "c1")]
+        return [Split(self.name, "echo", "en", "language"), Split(self.name, "echo", "c1")]
+
+    def strategies(self) -> list[Strategy]:
+        return [EchoStrategy()]
 
     def locate(self, split: Split, data_dir: Path) -> Located:
         path = Path(data_dir) / "toy" / f"{split.subset}.jsonl"
@@ -131,6 +135,12 @@ class ToyBenchmark(Benchmark):
         return "echo"
 
 
+class EchoOptions(Options):
+    delay: float = 0.0
+    call_log: str | None = None
+    count_lines: str | None = None
+
+
 class EchoStrategy(Strategy):
     """Ask the model once, the answer is the prediction. Options: ``delay`` (seconds slept
     before each model call), ``call_log`` (a file that gets one line per model call:
@@ -140,6 +150,7 @@ class EchoStrategy(Strategy):
 
     benchmark = "toy"
     name = "echo"
+    options = EchoOptions
 
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         delay = float(ctx.options.get("delay", 0))
@@ -188,15 +199,10 @@ def register_toy(monkeypatch: pytest.MonkeyPatch | None = None) -> None:
     tests list every registered benchmark), without it for the whole process (subprocesses)."""
     if monkeypatch is None:
         register(ToyBenchmark())
-        register_strategy(EchoStrategy())
         return
-    from graphs import registry as strategy_registry
     from tooleval_agents import registry as benchmark_registry
 
-    strategy = EchoStrategy()
     monkeypatch.setitem(benchmark_registry._REGISTRY, "toy", ToyBenchmark())
-    monkeypatch.setitem(strategy_registry._STRATEGIES, (strategy.benchmark, strategy.name),
-                        strategy)
 
 
 def write_toy(data_dir: Path, subset: str = "en", n: int = 6, boom: Sequence[int] = ()) -> Path:

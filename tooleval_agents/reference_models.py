@@ -16,13 +16,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from tooleval_agents.chat_models import ContentChatModel, Reply
+from tooleval_agents.contracts import GoldAnswer
 
 AnswerFormat = Literal["plan_text", "json_steps", "json_object", "app_list", "call_lines"]
 """Shape of a gold answer, which tells ``noisy-reference`` how to corrupt it realistically."""
@@ -32,18 +32,6 @@ _INPUT_BLOCK = re.compile(r"<input>\n?(.*?)\n?</input>", re.S)
 DEFAULT_NOISE_RATE = 0.3
 """Corruption rate of ``noisy-reference`` when the spec gives none."""
 OFFLINE_FORMS = "'reference', 'noisy-reference' or 'noisy-reference:RATE' (RATE in 0..1, e.g. 0.3)"
-
-
-@dataclass(frozen=True)
-class GoldAnswer:
-    """The answer a perfect model gives to one prompt of a workflow."""
-
-    marker: str
-    """A phrase that occurs in that prompt (and in no other prompt of the workflow)."""
-    text: str
-    """The answer text."""
-    format: AnswerFormat
-    """Its shape."""
 
 
 def input_digest(text: str) -> str:

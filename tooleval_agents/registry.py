@@ -1,79 +1,38 @@
-"""Benchmarks are declared in one place each and found by name through this registry.
+"""Benchmarks and strategies, declared in one place each and found by name here.
 
 The CLI, the runner and the reports only talk to :class:`Benchmark`; they know no benchmark by
 name. Built-in and third-party benchmarks register through the ``tooleval_agents.benchmarks``
 entry-point group (an object or zero-argument factory returning a :class:`Benchmark`), or
 programmatically with :func:`register`.
+
+A benchmark lists its own strategies (:meth:`Benchmark.strategies`); a strategy for someone
+else's benchmark registers through the ``tooleval_agents.strategies`` group (a
+:class:`~tooleval_agents.contracts.Strategy`, or a zero-argument factory returning one or a
+list) or :func:`register_strategy`.
 """
 
 from __future__ import annotations
 
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from tooleval_agents.records import Source
+from tooleval_agents.contracts import (
+    ExampleFields,
+    Located,
+    Options,
+    Scorer,
+    Split,
+    Strategy,
+)
 
 ENTRY_POINT_GROUP = "tooleval_agents.benchmarks"
-
-
-@dataclass(frozen=True, order=True)
-class Split:
-    """One test set: a benchmark's task in a language (UltraTool) or category (AppBench)."""
-
-    benchmark: str
-    task: str
-    subset: str
-    """Language (``en``/``zh``) or AppBench category (``ss``...)."""
-
-    @property
-    def name(self) -> str:
-        """Dataset name, e.g. ``ultratool-tool_usage-en`` or ``appbench-plan-ss``."""
-        return f"{self.benchmark}-{self.task}-{self.subset}"
-
-    @property
-    def key(self) -> str:
-        """``benchmark/task/subset``: the namespace of example ids."""
-        return f"{self.benchmark}/{self.task}/{self.subset}"
-
-
-@dataclass(frozen=True)
-class Located:
-    """Where a split's records come from."""
-
-    path: Path
-    source: Source
-
-
-@dataclass(frozen=True)
-class Scorer:
-    """How a split's outputs are scored: per example, then pooled over the corpus.
-
-    ``score(inputs, outputs, reference_outputs)`` takes a workflow's outputs (at least
-    ``prediction``/``raw_outputs``) and returns an ``evaluators.base.ExampleScore``;
-    ``aggregate(scores)`` gives the corpus metrics (0-100, unrounded). Both are pure, so a
-    finished run can be re-scored from its stored outputs without calling any model.
-    """
-
-    score: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Any]
-    aggregate: Callable[[Sequence[Any]], dict[str, float]]
-    headline: tuple[str, ...] = ()
-    """The metrics shown first (progress bar, comparison tables)."""
-
-
-@dataclass(frozen=True)
-class ExampleFields:
-    """A record as a LangSmith example: model inputs, reference outputs, metadata."""
-
-    inputs: dict[str, Any]
-    outputs: dict[str, Any]
-    metadata: dict[str, Any] = field(default_factory=dict)
+STRATEGY_GROUP = "tooleval_agents.strategies"
 
 
 class Benchmark(ABC):
@@ -110,6 +69,16 @@ class Benchmark(ABC):
     def default_strategy(self, split: Split) -> str:
         """The strategy run when none is named (the paper's protocol)."""
 
+    def strategies(self) -> list[Strategy]:
+        """The benchmark's own strategies (built when first asked for: workflows import
+        LangGraph, which a command that only lists data should not pay for)."""
+        return []
+
+    def scoring_options(self, split: Split) -> type[Options] | None:
+        """The scorer's options for ``split`` (``-O KEY=VALUE`` of ``score``/``compare``/
+        ``report``, ``--scoring``), validated before any work; ``None``: it takes none."""
+        return None
+
     def max_tokens(self, split: Split) -> int | None:
         """Default cap on one answer's output tokens for a provider model (a user's
         ``max_tokens`` model argument wins). A bound well above the longest gold answer keeps a
@@ -124,13 +93,14 @@ class Benchmark(ABC):
 
     def split(self, task: str, subset: str) -> Split:
         """Look up a split by task and subset, with a clear error for unknown ones."""
-        s = Split(self.name, task, subset)
-        if s not in self.splits():
-            tasks = sorted({x.task for x in self.splits()})
-            subsets = sorted({x.subset for x in self.splits()})
-            raise KeyError(f"{self.name} has no split {task!r}/{subset!r}; tasks: {tasks}, "
-                           f"subsets: {subsets}")
-        return s
+        splits = self.splits()
+        for s in splits:
+            if (s.task, s.subset) == (task, subset):
+                return s
+        tasks = sorted({x.task for x in splits})
+        subsets = sorted({x.subset for x in splits})
+        raise KeyError(f"{self.name} has no split {task!r}/{subset!r}; tasks: {tasks}, "
+                       f"subsets: {subsets}")
 
 
 _REGISTRY: dict[str, Benchmark] = {}
@@ -189,3 +159,74 @@ def get_benchmark(name: str) -> Benchmark:
     if name not in found:
         raise KeyError(f"unknown benchmark {name!r}; known: {sorted(found)}")
     return found[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Strategies
+
+_STRATEGIES: dict[tuple[str, str], Strategy] = {}
+"""Registered with :func:`register_strategy` (they win over declared and plugin ones)."""
+_DECLARED: dict[int, tuple[Benchmark, list[Strategy]]] = {}
+"""Each benchmark object's own strategies, built once (keyed by identity: a benchmark
+re-registered under the same name declares its own)."""
+_PLUGINS: list[Strategy] | None = None
+
+
+def register_strategy(strategy: Strategy) -> Strategy:
+    """Register (or replace) a strategy under ``(benchmark, name)``."""
+    _STRATEGIES[(strategy.benchmark, strategy.name)] = strategy
+    return strategy
+
+
+def _plugin_strategies() -> list[Strategy]:
+    """The ``tooleval_agents.strategies`` entry points, loaded once; a broken one is skipped
+    with a warning naming it."""
+    global _PLUGINS
+    if _PLUGINS is not None:
+        return _PLUGINS
+    _PLUGINS = []
+    for ep in entry_points(group=STRATEGY_GROUP):
+        try:
+            obj = ep.load()
+            made = obj() if callable(obj) and not isinstance(obj, Strategy) else obj
+        except Exception as exc:  # a third-party plugin may raise anything
+            warnings.warn(f"strategy entry point {ep.name!r} ({ep.value}) failed to load: "
+                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+            continue
+        for item in made if isinstance(made, list | tuple) else [made]:
+            if isinstance(item, Strategy):
+                _PLUGINS.append(item)
+            else:
+                warnings.warn(f"strategy entry point {ep.name!r} ({ep.value}) gave "
+                              f"{type(item).__name__}, not a Strategy; skipped",
+                              RuntimeWarning, stacklevel=2)
+    return _PLUGINS
+
+
+def _declared(bench: Benchmark) -> list[Strategy]:
+    entry = _DECLARED.get(id(bench))
+    if entry is None or entry[0] is not bench:
+        entry = _DECLARED[id(bench)] = (bench, list(bench.strategies()))
+    return entry[1]
+
+
+def strategies(benchmark: str | None = None) -> dict[tuple[str, str], Strategy]:
+    """Known strategies by ``(benchmark, name)``, optionally of one benchmark: the
+    benchmarks' own, then entry-point plugins, then programmatic registrations (a later
+    source wins a name)."""
+    found: dict[tuple[str, str], Strategy] = {}
+    for name, bench in benchmarks().items():
+        if benchmark in (None, name):
+            found.update({(s.benchmark, s.name): s for s in _declared(bench)})
+    found.update({(s.benchmark, s.name): s for s in _plugin_strategies()})
+    found.update(_STRATEGIES)
+    return {k: v for k, v in found.items() if benchmark in (None, k[0])}
+
+
+def get_strategy(benchmark: str, name: str) -> Strategy:
+    """A known strategy; ``KeyError`` names the benchmark's strategies."""
+    found = strategies(benchmark)
+    if (benchmark, name) not in found:
+        raise KeyError(f"unknown strategy {name!r} for {benchmark}; known: "
+                       f"{sorted(n for _, n in found)}")
+    return found[(benchmark, name)]

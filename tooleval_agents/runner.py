@@ -16,7 +16,8 @@ directory ``<out>/<experiment>/`` (see :mod:`tooleval_agents.results`):
   (``fresh=True`` starts over).
 
 The runner knows no benchmark by name: everything comes from the
-:class:`~tooleval_agents.registry.Benchmark` and :class:`~graphs.registry.Strategy` registries.
+:class:`~tooleval_agents.registry.Benchmark` and :class:`~tooleval_agents.contracts.Strategy`
+registries.
 
 Models: ``reference`` / ``noisy-reference[:RATE]`` answer from the run's gold answers (an
 answer key built from the strategy); ``provider:model`` goes to ``init_chat_model`` (with
@@ -58,8 +59,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
-from contextvars import Context, ContextVar
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -67,8 +67,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langsmith.evaluation.evaluator import RunEvaluator
 from pydantic_core import to_jsonable_python
 
+from tooleval_agents.contracts import (
+    ExampleScore,
+    ReferenceAnswers,
+    Scorer,
+    Split,
+    Strategy,
+    StrategyContext,
+    feedback,
+    validate_options,
+)
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.records import Lang
 from tooleval_agents.redaction import (
     known_secrets,
     model_params,
@@ -76,7 +85,13 @@ from tooleval_agents.redaction import (
     redact_text,
     register_secrets_in,
 )
-from tooleval_agents.registry import Benchmark, Scorer, Split, benchmarks, get_benchmark, register
+from tooleval_agents.registry import (
+    Benchmark,
+    benchmarks,
+    get_benchmark,
+    get_strategy,
+    register,
+)
 from tooleval_agents.results import (
     CONFIG,
     EMPTY_OUTPUTS,
@@ -104,10 +119,10 @@ from tooleval_agents.retry import (
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
     from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import Runnable
     from langsmith import Client
     from langsmith.schemas import Example, TracerSession
 
-    from graphs.registry import Strategy
 
 log = logging.getLogger(__name__)
 
@@ -163,11 +178,6 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def subset_field(subset: str) -> str:
-    """``language`` for a language subset (``en``/``zh``), else ``category``."""
-    return "language" if subset in Lang.__args__ else "category"  # type: ignore[attr-defined]
-
-
 # ----------------------------------------------------------------------------- resolving
 
 def resolve_split(bench: Benchmark, task: str | None, subset: str | None) -> Split:
@@ -186,6 +196,21 @@ def resolve_split(bench: Benchmark, task: str | None, subset: str | None) -> Spl
                              f"{subsets}")
         subset = subsets[0]
     return bench.split(task, subset)
+
+
+WORKFLOW_OUTPUTS = ("raw_outputs", "prediction", "parse_error", "trace", "usage")
+"""What a workflow's final state keeps in the results (the rest is its scratch space)."""
+
+
+def as_target(workflow: Runnable[Any, Any]) -> Callable[..., Any]:
+    """A workflow as a ``langsmith.evaluate`` target: example inputs in, the workflow's
+    :data:`WORKFLOW_OUTPUTS` out."""
+
+    async def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        state = await workflow.ainvoke({"inputs": inputs})
+        return {k: state.get(k) for k in WORKFLOW_OUTPUTS}
+
+    return target
 
 
 def _benchmark(benchmark: str | Benchmark) -> Benchmark:
@@ -501,8 +526,6 @@ class _Experiment:
     def score(self, example: Example, outputs: dict[str, Any],
               harness: dict[str, Any] | None) -> ExampleResult:
         """One example's result: status, score (unless an infrastructure error), usage."""
-        from evaluators.base import ExampleScore
-
         eid = str(example.id)
         if not isinstance(harness, dict):
             harness = {"status": "infra_error", "error_kind": "harness",
@@ -584,8 +607,6 @@ def _stats_dict(stats: CallStats) -> dict[str, Any]:
 
 def _feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
     """LangSmith feedback of one result; ``score``: its ExampleScore, when at hand."""
-    from evaluators.base import ExampleScore, feedback
-
     if result.status == "infra_error":
         return [{"key": "infra_error", "value": result.error_kind, "comment": result.error}]
     out = feedback(score if isinstance(score, ExampleScore)
@@ -704,7 +725,6 @@ async def arun_experiment(
     client: Client | None = None,
 ) -> RunSummary:
     """Run (or resume) one experiment; see :func:`run_experiment`."""
-    from graphs.registry import StrategyContext, as_target, get_strategy
     from tooleval_agents.datadir import resolve_data_dir
     from tooleval_agents.langsmith_datasets import api_key_configured, to_examples
     from tooleval_agents.models import is_offline, resolve_model
@@ -722,6 +742,15 @@ async def arun_experiment(
     if strat.tasks is not None and split.task not in strat.tasks:
         raise ValueError(f"strategy {strategy_name!r} does not solve {bench.name} task "
                          f"{split.task!r} (it solves {list(strat.tasks)})")
+    strategy_options = validate_options(f"strategy {strategy_name}", strat.options,
+                                        strategy_options)
+    scoring_options = validate_options(f"{bench.name} {split.task} scoring",
+                                       bench.scoring_options(split), scoring_options)
+    offline = isinstance(model, str) and is_offline(model)
+    if offline and not isinstance(strat, ReferenceAnswers):
+        raise ValueError(f"strategy {strategy_name!r} cannot run with the offline model "
+                         f"{model!r}: it does not state its gold answers (input_key and "
+                         "gold_answers); use a provider model")
     data = resolve_data_dir(data_dir)
     examples = to_examples(split, data)
     if limit is not None:
@@ -738,7 +767,7 @@ async def arun_experiment(
     register_secrets_in(kwargs)
     label = model_label(model)
     answer_key: AnswerKey | None = None
-    if isinstance(model, str) and is_offline(model):
+    if offline:
         answer_key = AnswerKey()  # filled once the workflow is built (see below)
         inner = resolve_model(model, answer_key=answer_key)
     elif isinstance(model, str):
@@ -794,6 +823,7 @@ async def arun_experiment(
     if answer_key is not None:
         # After build: a strategy may need its context (e.g. the data directory) to state the
         # gold answers of its prompts.
+        assert isinstance(strat, ReferenceAnswers)  # checked above
         answer_key.update(AnswerKey.build(
             (strat.input_key(split, e.inputs or {}),
              strat.gold_answers(split, e.inputs or {}, e.outputs or {})) for e in examples))
@@ -830,7 +860,7 @@ async def arun_experiment(
     data_for_run: list[Example] = examples
     session: TracerSession | None = None
     metadata = {"benchmark": bench.name, "task": split.task, "subset": split.subset,
-                subset_field(split.subset): split.subset, "strategy": strategy_name,
+                split.kind: split.subset, "strategy": strategy_name,
                 "model": label, "judge": config.judge["spec"] if config.judge else None,
                 "scoring": scoring.get("scoring"), "dataset_hash": ds_hash,
                 "tooleval_experiment": name}
@@ -859,17 +889,14 @@ async def arun_experiment(
         upload=do_upload, threaded_scoring=judge_model is not None,
         index={str(e.id): int((e.metadata or {}).get("index", i))
                for i, e in enumerate(examples)})
-    from evaluators.base import ExampleScore
-
     exp.scores = {eid: ExampleScore.model_validate(r.score or {}) for eid, r in prior.items()
                   if r.status != "infra_error"}
 
     if pending:
         try:
-            with _collector_tuned():
-                await _evaluate(exp, pending, client=client, session=session,
-                                upload=do_upload, max_concurrency=max_concurrency,
-                                metadata=metadata)
+            await _evaluate(exp, pending, client=client, session=session,
+                            upload=do_upload, max_concurrency=max_concurrency,
+                            metadata=metadata)
         finally:
             exp.writer.close()
         if do_upload:
@@ -912,9 +939,8 @@ async def _aevaluate(exp: _Experiment, pending: list[Example], *, client: Client
     # LangSmith inspects the target's signature three times per example; a stated one is
     # returned as is.
     target.__signature__ = inspect.signature(target)  # type: ignore[attr-defined]
-    with contextlib.nullcontext() if upload else _inline_bookkeeping():
-        await _consume(exp, target, pending, client=client, session=session, upload=upload,
-                       max_concurrency=max_concurrency, metadata=metadata)
+    await _consume(exp, target, pending, client=client, session=session, upload=upload,
+                   max_concurrency=max_concurrency, metadata=metadata)
 
 
 async def _consume(exp: _Experiment, target: Callable[..., Any], pending: list[Example], *,
@@ -934,113 +960,6 @@ async def _consume(exp: _Experiment, target: Callable[..., Any], pending: list[E
                 metadata=metadata, blocking=False)
         async for _row in results:
             pass  # rows arrive in completion order; results are joined on example id
-
-
-_GC_LOCK = threading.Lock()
-_GC_RUNS = 0
-_GC_SAVED: tuple[int, int, int] | None = None
-_GC_FROZE = False
-_GC_YOUNG_THRESHOLD = 5000
-"""Allocations between young collections during a run (CPython's default: 700)."""
-
-
-@contextlib.contextmanager
-def _collector_tuned() -> Iterator[None]:
-    """The garbage collector set for a run, and restored when the last run of the process
-    ends.
-
-    With many examples in flight, much of what a run allocates lives for a model call's
-    latency, survives the young collections and is promoted, so a long run triggers full
-    collections, and each walks the whole heap of the imported libraries (about 0.1 s here,
-    ~0.3 ms per example at 64 examples in flight). Objects that existed before the run are
-    frozen (``gc.freeze``: full collections skip them) unless someone else froze objects
-    already, and young collections run less often (threshold 700 -> 5000). Garbage cycles
-    among the frozen objects wait for the end of the run.
-    """
-    global _GC_RUNS, _GC_SAVED, _GC_FROZE
-    import gc
-
-    with _GC_LOCK:
-        if _GC_RUNS == 0:
-            _GC_SAVED = gc.get_threshold()
-            _GC_FROZE = gc.get_freeze_count() == 0
-            if _GC_FROZE:
-                gc.freeze()
-            young, *older = _GC_SAVED
-            if young:  # 0: automatic collection is off, and stays off
-                gc.set_threshold(max(young, _GC_YOUNG_THRESHOLD), *older)
-        _GC_RUNS += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _GC_RUNS -= 1
-            if _GC_RUNS == 0 and _GC_SAVED is not None:
-                gc.set_threshold(*_GC_SAVED)
-                if _GC_FROZE:
-                    gc.unfreeze()
-
-
-_OFFLINE_RUN: ContextVar[bool] = ContextVar("tooleval_offline_run", default=False)
-"""Set while an offline run's ``aevaluate`` is in progress (see :func:`_inline_bookkeeping`)."""
-_LS_LOCK = threading.Lock()
-_LS_RUNS = 0
-_LS_PREVIOUS: Any = None
-_LS_OURS: Any = None
-
-
-@contextlib.contextmanager
-def _inline_bookkeeping() -> Iterator[None]:
-    """Keep LangSmith's per-example run bookkeeping of an offline run on the event loop.
-
-    ``aevaluate`` wraps the target in ``traceable``, which hands the setup and the end of every
-    run to a worker thread (uploading may block on the network): two thread hops and GIL
-    hand-overs per example. Offline the client posts nothing (sampling rate 0), so the hops are
-    pure cost. LangSmith's documented ``set_runtime_overrides`` hook runs exactly those two
-    calls inline, and only inside an offline run (a context variable); every other call goes
-    to the override that was there before, or LangSmith's default. The hook is installed
-    while offline runs are in progress and the previous one put back after the last (unless
-    someone replaced it meanwhile). A LangSmith without the hook or the private names it
-    checks keeps its default behaviour.
-    """
-    global _LS_RUNS, _LS_PREVIOUS, _LS_OURS
-    try:
-        import langsmith
-        from langsmith import run_helpers
-        from langsmith._runtime_overrides import get_runtime_overrides
-    except ImportError:  # pragma: no cover - another LangSmith: keep its default
-        yield
-        return
-    setup = getattr(run_helpers, "_setup_run", None)
-    end = getattr(run_helpers, "_handle_container_end", None)
-    if setup is None or end is None:  # pragma: no cover
-        yield
-        return
-    with _LS_LOCK:
-        if _LS_RUNS == 0:
-            previous = _LS_PREVIOUS = get_runtime_overrides().aio_to_thread
-
-            async def aio_to_thread(default: Callable[..., Awaitable[Any]], ctx: Context,
-                                    func: Callable[..., Any], /, *args: Any,
-                                    **kwargs: Any) -> Any:
-                if _OFFLINE_RUN.get() and (func is setup or getattr(func, "func", None) is end):
-                    return ctx.run(func, *args, **kwargs)
-                if previous is not None:
-                    return await previous(default, ctx, func, *args, **kwargs)
-                return await default(ctx, func, *args, **kwargs)
-
-            _LS_OURS = aio_to_thread
-            langsmith.set_runtime_overrides(aio_to_thread=aio_to_thread)
-        _LS_RUNS += 1
-    token = _OFFLINE_RUN.set(True)
-    try:
-        yield
-    finally:
-        _OFFLINE_RUN.reset(token)
-        with _LS_LOCK:
-            _LS_RUNS -= 1
-            if _LS_RUNS == 0 and get_runtime_overrides().aio_to_thread is _LS_OURS:
-                langsmith.set_runtime_overrides(aio_to_thread=_LS_PREVIOUS)
 
 
 def _check_resumable(path: Path, old: RunConfig, new: RunConfig) -> None:

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tooleval_agents.appbench import loaders
 from tooleval_agents.appbench.names import CATEGORIES, Category
+from tooleval_agents.contracts import ExampleFields, Located, Options, Scorer, Split, Strategy
 from tooleval_agents.datadir import source_of
-from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split
+from tooleval_agents.registry import Benchmark
 
 TASK = "plan"
+
+
+class AppBenchScoring(Options):
+    """AppBench's scoring options."""
+
+    scoring: Literal["strict", "paper"] = "strict"
+    """``paper``: the official script, bug for bug; ``strict``: multiset hits, normalised
+    values, dependencies checked, nothing dropped from a denominator."""
 
 
 class AppBenchBenchmark(Benchmark):
@@ -38,6 +47,14 @@ class AppBenchBenchmark(Benchmark):
 
     def max_tokens(self, split: Split) -> int | None:
         return 1024  # a plan is a few call lines; app selection a list of names
+
+    def strategies(self) -> list[Strategy]:
+        from graphs.appbench import STRATEGIES  # deferred: LangGraph and the prompts
+
+        return list(STRATEGIES)
+
+    def scoring_options(self, split: Split) -> type[Options]:
+        return AppBenchScoring
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``.

@@ -115,20 +115,15 @@ def local_server_hint(model_kwargs: dict[str, Any], max_concurrency: int) -> str
             "runs requests in parallel.")
 
 
-def _kind(subset: str) -> str:
-    from tooleval_agents.runner import subset_field
-
-    return subset_field(subset)
-
-
 def choose_subsets(bench: Benchmark, task: str, lang: str | None,
                    category: str | None) -> list[str]:
     """The subsets ``--lang`` / ``--category`` name for ``task`` (``all``: every one)."""
     if lang and category:
         raise ValueError("give --lang or --category, not both")
-    available = sorted({s.subset for s in bench.splits() if s.task == task})
-    languages = [s for s in available if _kind(s) == "language"]
-    categories = [s for s in available if _kind(s) != "language"]
+    kinds = {s.subset: s.kind for s in bench.splits() if s.task == task}
+    available = sorted(kinds)
+    languages = [s for s in available if kinds[s] == "language"]
+    categories = [s for s in available if kinds[s] != "language"]
     if lang is None and category is None:
         if len(available) == 1:
             return available
@@ -152,7 +147,7 @@ def choose_subsets(bench: Benchmark, task: str, lang: str | None,
 def choose_tasks(bench: Benchmark, task: str | None, strategy: str | None) -> list[str]:
     """The tasks ``--task`` names (``all``: every task the strategy -- or each task's default
     strategy -- solves)."""
-    from graphs.registry import strategies
+    from tooleval_agents.registry import strategies
 
     tasks = sorted({s.task for s in bench.splits()})
     if task is not None and task != "all":

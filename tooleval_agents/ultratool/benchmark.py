@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tooleval_agents.contracts import ExampleFields, Located, Scorer, Split, Strategy
 from tooleval_agents.datadir import source_of
 from tooleval_agents.records import Lang
-from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split
+from tooleval_agents.registry import Benchmark
 from tooleval_agents.ultratool import loaders
 from tooleval_agents.ultratool.records import TASKS, UltraToolTask, _Task
 
@@ -26,7 +27,7 @@ class UltraToolBenchmark(Benchmark):
     name = "ultratool"
 
     def splits(self) -> list[Split]:
-        return [Split(self.name, t, lang) for t in (*TASKS, "raw") for lang in LANGS]
+        return [Split(self.name, t, lang, "language") for t in (*TASKS, "raw") for lang in LANGS]
 
     def locate(self, split: Split, data_dir: Path) -> Located:
         lang: Lang = split.subset  # type: ignore[assignment]
@@ -56,6 +57,13 @@ class UltraToolBenchmark(Benchmark):
 
     def max_tokens(self, split: Split) -> int | None:
         return MAX_TOKENS.get(split.task)
+
+    def strategies(self) -> list[Strategy]:
+        # Deferred: the workflows import LangGraph and the prompts.
+        from graphs.plan_create_use import PlanCreateUse
+        from graphs.ultratool import UltraToolOneShot
+
+        return [UltraToolOneShot(), PlanCreateUse()]
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         """Key-value metrics for the four key-value tasks; for planning the offline structure

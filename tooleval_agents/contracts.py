@@ -1,0 +1,299 @@
+"""The data contracts every layer shares: splits, examples, strategies and their options, gold
+answers for the offline models, and per-example scores with their pooling.
+
+The core (runner, results, compare, reports, CLI) and every benchmark, workflow and metric
+speak these types; none of them is specific to a benchmark. Like tau-bench's ``types``: one
+module, small classes, nothing that runs a model.
+
+Example::
+
+    from tooleval_agents.contracts import ExampleScore, Part, pooled
+
+    scores = [ExampleScore(parts={"steps": Part(hits=2, total=3)}),
+              ExampleScore(parts={"steps": Part(hits=1, total=1)})]
+    pooled(scores, "steps")   # 75.0 (3 of 4)
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tooleval_agents.records import Source
+
+if TYPE_CHECKING:  # annotations only: the CLI reads contracts without importing LangChain
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import Runnable
+
+SubsetKind = Literal["language", "category"]
+"""What a split's subset is: a language (``--lang``) or any other partition (``--category``)."""
+
+
+@dataclass(frozen=True, order=True)
+class Split:
+    """One test set: a benchmark's task in one subset (a language or a category)."""
+
+    benchmark: str
+    task: str
+    subset: str
+    """Language (``en``/``zh``) or category (AppBench ``ss``...)."""
+    kind: SubsetKind = field(default="category", compare=False)
+    """Whether ``subset`` is a language or a category (not part of the split's identity)."""
+
+    @property
+    def name(self) -> str:
+        """Dataset name, e.g. ``ultratool-tool_usage-en`` or ``appbench-plan-ss``."""
+        return f"{self.benchmark}-{self.task}-{self.subset}"
+
+    @property
+    def key(self) -> str:
+        """``benchmark/task/subset``: the namespace of example ids."""
+        return f"{self.benchmark}/{self.task}/{self.subset}"
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a split's records come from."""
+
+    path: Path
+    source: Source
+
+
+@dataclass(frozen=True)
+class ExampleFields:
+    """A record as a LangSmith example: model inputs, reference outputs, metadata."""
+
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Options: strategies and scorers declare theirs as a pydantic model
+
+
+class Options(BaseModel):
+    """Base of a strategy's or scorer's options: unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def describe_options(model: type[BaseModel] | None) -> str:
+    """``k (int, default 3), base ('hierarchical' | 'flat')`` -- for error messages and
+    ``tooleval list``."""
+    if model is None or not model.model_fields:
+        return "none"
+    parts = []
+    for name, info in model.model_fields.items():
+        kind = getattr(info.annotation, "__name__", None) or str(info.annotation)
+        kind = kind.replace("typing.", "").replace("Literal", "")
+        default = "" if info.is_required() else f", default {info.default!r}"
+        parts.append(f"{name} ({kind}{default})")
+    return ", ".join(parts)
+
+
+def validate_options(what: str, model: type[BaseModel] | None,
+                     given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options a user gave, checked against what ``what`` declares: the given keys with
+    their validated values (defaults are not added, so a run's identity names only what the
+    user chose). Raises ``ValueError`` naming the known options.
+
+    >>> class K(Options):
+    ...     k: int = 3
+    >>> validate_options("strategy few_shot", K, {"k": "5"})
+    {'k': 5}
+    >>> validate_options("strategy few_shot", K, {"n": 1})
+    Traceback (most recent call last):
+    ValueError: strategy few_shot has no option 'n'; its options: k (int, default 3)
+    """
+    given = dict(given or {})
+    if not given:
+        return {}
+    known = model.model_fields if model is not None else {}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        noun = "option" if len(unknown) == 1 else "options"
+        names = ", ".join(repr(u) for u in unknown)
+        raise ValueError(f"{what} has no {noun} {names}; its options: "
+                         f"{describe_options(model)}")
+    assert model is not None
+    try:
+        checked = model.model_validate(given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise ValueError(f"{what} option {where!r}: {first.get('msg')} "
+                         f"(got {first.get('input')!r})") from None
+    return checked.model_dump(include=set(given))
+
+
+# ---------------------------------------------------------------------------------------------
+# Strategies
+
+
+@dataclass
+class StrategyContext:
+    """What a strategy needs to build its workflow."""
+
+    model: BaseChatModel
+    """The chat model under test."""
+    split: Split
+    """The split being run (language or category)."""
+    data_dir: Path | None = None
+    """Benchmark data directory (demonstrations, few-shot pools, catalog)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Validated strategy options, e.g. ``{"k": 3}`` for few-shot."""
+
+
+class Strategy(ABC):
+    """A named way of solving a benchmark's task: a workflow built for one split.
+
+    ``build`` returns a compiled LangGraph graph (or any Runnable) that takes
+    ``{"inputs": example.inputs}`` and returns a state with at least ``prediction`` (what the
+    scorer scores) and ``raw_outputs`` (the model's texts); ``trace``, ``usage`` and
+    ``parse_error`` are kept when present.
+    """
+
+    benchmark: str
+    """Benchmark name, e.g. ``appbench``."""
+    name: str
+    """Strategy name, e.g. ``hierarchical``."""
+    tasks: tuple[str, ...] | None = None
+    """Tasks it solves (``None``: every task of the benchmark)."""
+    options: type[Options] | None = None
+    """Its options (``-O KEY=VALUE``); ``None``: it takes none."""
+
+    @abstractmethod
+    def build(self, ctx: StrategyContext) -> Runnable[Any, Any]:
+        """The workflow; input ``{"inputs": example.inputs}``."""
+
+    def read_options(self, ctx: StrategyContext) -> Any:
+        """``ctx.options`` as this strategy's :attr:`options` model (defaults filled in),
+        with the same one-line errors as the runner's check."""
+        model = self.options or Options
+        return model(**validate_options(f"strategy {self.name}", self.options, ctx.options))
+
+
+# ---------------------------------------------------------------------------------------------
+# Gold answers for the offline models
+
+
+@dataclass(frozen=True)
+class GoldAnswer:
+    """The answer a perfect model gives to one prompt of a workflow."""
+
+    marker: str
+    """A phrase that occurs in that prompt (and in no other prompt of the workflow)."""
+    text: str
+    """The answer text."""
+    format: str
+    """Its shape (``plan_text``, ``json_steps``, ``call_lines``...): tells ``noisy-reference``
+    how to corrupt it (:func:`tooleval_agents.corruptions.register_format`)."""
+
+
+@runtime_checkable
+class ReferenceAnswers(Protocol):
+    """The optional capability a strategy needs to run with the offline ``reference`` and
+    ``noisy-reference`` models: which gold answer each of its prompts asks for, keyed by the
+    text its prompts wrap in ``<input>...</input>``."""
+
+    def input_key(self, split: Split, inputs: dict[str, Any]) -> str:
+        """The text this strategy's prompts put between ``<input>`` and ``</input>``."""
+        ...
+
+    def gold_answers(self, split: Split, inputs: dict[str, Any],
+                     reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
+        """What a perfect model answers to each of the strategy's prompts for this example."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Scores
+
+
+class Part(BaseModel):
+    """A pooled quantity of one example: ``hits`` out of ``total`` (e.g. correct steps)."""
+
+    hits: float = 0.0
+    total: float = 0.0
+
+
+class ExampleScore(BaseModel):
+    """The scores of one example.
+
+    ``scores`` are 0-100 per-example values reported as LangSmith feedback; ``parts`` feed pooled
+    corpus metrics; ``error`` marks an example that could not be scored (never dropped: it counts
+    in every denominator with score 0 unless the family says otherwise).
+    """
+
+    scores: dict[str, float] = Field(default_factory=dict)
+    """Metric name -> 0..100 for this example."""
+    parts: dict[str, Part] = Field(default_factory=dict)
+    """Metric name -> numerator/denominator for pooled metrics."""
+    comments: dict[str, str] = Field(default_factory=dict)
+    """Metric name -> why (shown next to the score)."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Categorical results, e.g. ``error_kind`` -> ``incorrect_json``."""
+    error: str | None = None
+    """Why the example could not be scored (e.g. the judge failed after retries)."""
+
+    def merge(self, *others: ExampleScore) -> ExampleScore:
+        """One score from several families' scores of the same example (the one rule):
+        scores, parts, comments and labels are united (a later family wins a shared key), and
+        the errors are joined with ``"; "`` in order, so no family's failure is hidden.
+
+        >>> a = ExampleScore(scores={"x": 1.0}, error="judge failed")
+        >>> a.merge(ExampleScore(scores={"y": 2.0}, error="stub crashed")).error
+        'judge failed; stub crashed'
+        """
+        out = self.model_copy(deep=True)
+        errors = [self.error] if self.error else []
+        for other in others:
+            out.scores.update(other.scores)
+            out.parts.update(other.parts)
+            out.comments.update(other.comments)
+            out.labels.update(other.labels)
+            if other.error:
+                errors.append(other.error)
+        out.error = "; ".join(errors) or None
+        return out
+
+
+def feedback(result: ExampleScore) -> list[dict[str, Any]]:
+    """An :class:`ExampleScore` as LangSmith feedback dicts ``{key, score, comment}``."""
+    out: list[dict[str, Any]] = [
+        {"key": k, "score": v, "comment": result.comments.get(k)} for k, v in result.scores.items()
+    ]
+    out += [{"key": k, "value": v} for k, v in result.labels.items()]
+    if result.error:
+        out.append({"key": "scoring_error", "score": None, "comment": result.error})
+    return out
+
+
+Metrics = dict[str, float | None]
+"""Corpus metrics, 0-100 (counts where a family says so); ``None``: nothing to count (n/a)."""
+ScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], ExampleScore]
+"""``(inputs, outputs, reference_outputs) -> ExampleScore``: the LangSmith evaluator shape."""
+AggregateFn = Callable[[Sequence[ExampleScore]], Metrics]
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """How a split's outputs are scored: per example, then pooled over the corpus.
+
+    ``score(inputs, outputs, reference_outputs)`` takes a workflow's outputs (its
+    ``prediction``, and ``raw_outputs`` for profiles that read the raw text) and returns an
+    :class:`ExampleScore`; ``aggregate(scores)`` gives the corpus metrics (0-100, unrounded,
+    ``None`` for n/a). Both are pure, so a finished run can be re-scored from its stored
+    outputs without calling any model.
+    """
+
+    score: ScoreFn
+    aggregate: AggregateFn
+    headline: tuple[str, ...] = ()
+    """The metrics shown first (progress bar, comparison tables)."""
