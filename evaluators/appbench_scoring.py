@@ -148,13 +148,9 @@ def score_example(sample: AppBenchSample, output: object, *,
     except Exception as exc:  # a malformed sample: recorded with its denominators, never raised
         return failure_score(_gold_size(sample), f"could not score: {type(exc).__name__}: "
                              f"{str(exc)[:300]}", scoring=scoring)
-    return base.model_copy(update={
-        "scores": {**base.scores, **graph.scores},
-        "parts": {**base.parts, **graph.parts},
-        "labels": {**base.labels, **graph.labels, "scoring": scoring,
-                   "pred_calls": str(len(pred) - unparsed), "gold_calls": str(len(gold)),
-                   "unparsed": str(unparsed)},
-    })
+    return base.merge(graph, ExampleScore(labels={
+        "scoring": scoring, "pred_calls": str(len(pred) - unparsed),
+        "gold_calls": str(len(gold)), "unparsed": str(unparsed)}))
 
 
 def reference_sample(inputs: Any, reference_outputs: Any) -> AppBenchSample:

@@ -486,12 +486,13 @@ def _interpret(response: Any, task: JudgeTask, lang: Lang, model: str) -> Judgme
 
 
 class _Exchange:
-    """One item's conversation with the judge, and the retry policy (the only one).
+    """One item's conversation with the judge.
 
-    Up to ``1 + max_retries`` calls. After an exception the same prompt is sent again; after an
-    unusable answer the prompt is sent with the previous answer and what was wrong with it.
-    There is no sleep between attempts: rate limits are the chat model client's business (e.g.
-    ``ChatOpenAI(max_retries=...)``, ``InMemoryRateLimiter``).
+    Up to ``1 + max_retries`` calls, and only for *unusable answers*: the prompt is sent again
+    with the previous answer and what was wrong with it. A failed call (an exception) ends the
+    exchange as a judge error: provider retries are the model's business -- the runner's
+    :class:`~tooleval_agents.retry.RetryingChatModel` (the one retry policy of a run, its
+    ``--timeout`` included) or the client's own (``ChatOpenAI(max_retries=...)``).
     """
 
     def __init__(self, *, task: JudgeTask, lang: Lang, prompt: str, max_retries: int,
@@ -515,6 +516,7 @@ class _Exchange:
     def failed(self, exc: Exception) -> None:
         self.errors.append(f"attempt {self.attempts}: {type(exc).__name__}: "
                            f"{_redact(str(exc))[:300]}")
+        self.max_attempts = self.attempts  # the model layer already retried what it could
 
     def received(self, response: Any) -> None:
         judgment = _interpret(response, self.task, self.lang, self.model)

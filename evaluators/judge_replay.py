@@ -212,18 +212,8 @@ def write_judgments(path: Path, judgments: Sequence[Judgment]) -> None:
 # Planning
 
 
-# ExampleScore(**fields) without the keyword-argument wrapper (one call per sample).
-_validate_example = ExampleScore.__pydantic_validator__.validate_python
-
-
 def _merge(a: ExampleScore, b: ExampleScore | None) -> ExampleScore:
-    if b is None:
-        return a
-    merged: ExampleScore = _validate_example({
-        "scores": {**a.scores, **b.scores}, "parts": {**a.parts, **b.parts},
-        "comments": {**b.comments, **a.comments}, "labels": {**a.labels, **b.labels},
-        "error": a.error})
-    return merged
+    return a if b is None else a.merge(b)
 
 
 def _planning_report(mode: ReportMode, lang: Lang | None, judgments: Sequence[Judgment] | None,

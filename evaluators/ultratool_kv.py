@@ -230,14 +230,22 @@ def _param_score(values: dict[str, Any], param: dict[Any, Any], gold: dict[str, 
 
 def answer_of(outputs: dict[str, Any]) -> Any:
     """The model's answer in a run's outputs: ``outputs["output"]`` (text or parsed list), else
-    the last raw model text of a workflow (``raw_outputs[-1]``: scoring the text keeps the
-    JSON-format rate meaningful), else the workflow's parsed ``prediction``."""
+    the workflow's ``prediction`` -- or the last raw model text (``raw_outputs[-1]``) when
+    that text reads as the prediction, or as nothing the prediction contradicts (an empty
+    prediction of a failed parse): scoring the text keeps its parse repairs and the JSON-format
+    rate, while a strategy whose prediction does not come from its last text (tool calls, an
+    agent's final message) is scored on what it predicted."""
     if "output" in outputs:
         return outputs["output"]
+    prediction = outputs.get("prediction")
     raw = outputs.get("raw_outputs")
-    if isinstance(raw, list) and raw and isinstance(raw[-1], str):
-        return raw[-1]
-    return outputs.get("prediction")
+    text = raw[-1] if isinstance(raw, list) and raw and isinstance(raw[-1], str) else None
+    if text is None:
+        return prediction
+    if not prediction:
+        return text
+    parsed = parse_list(text)
+    return text if isinstance(parsed, ParsedList) and parsed.value == prediction else prediction
 
 
 def _parse_labels(parsed: ParseResult) -> dict[str, str]:

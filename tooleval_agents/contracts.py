@@ -17,7 +17,7 @@ Example::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -245,23 +245,21 @@ class ExampleScore(BaseModel):
     def merge(self, *others: ExampleScore) -> ExampleScore:
         """One score from several families' scores of the same example (the one rule):
         scores, parts, comments and labels are united (a later family wins a shared key), and
-        the errors are joined with ``"; "`` in order, so no family's failure is hidden.
+        the distinct errors are joined with ``"; "`` in order, so no family's failure is hidden.
 
         >>> a = ExampleScore(scores={"x": 1.0}, error="judge failed")
         >>> a.merge(ExampleScore(scores={"y": 2.0}, error="stub crashed")).error
         'judge failed; stub crashed'
         """
-        out = self.model_copy(deep=True)
-        errors = [self.error] if self.error else []
-        for other in others:
-            out.scores.update(other.scores)
-            out.parts.update(other.parts)
-            out.comments.update(other.comments)
-            out.labels.update(other.labels)
-            if other.error:
-                errors.append(other.error)
-        out.error = "; ".join(errors) or None
-        return out
+        every = (self, *others)
+        errors = dict.fromkeys(s.error for s in every if s.error)
+        # Built without re-validation: every field already holds validated values.
+        return ExampleScore.model_construct(
+            scores={k: v for s in every for k, v in s.scores.items()},
+            parts={k: v for s in every for k, v in s.parts.items()},
+            comments={k: v for s in every for k, v in s.comments.items()},
+            labels={k: v for s in every for k, v in s.labels.items()},
+            error="; ".join(errors) or None)
 
 
 def feedback(result: ExampleScore) -> list[dict[str, Any]]:
@@ -279,6 +277,8 @@ Metrics = dict[str, float | None]
 """Corpus metrics, 0-100 (counts where a family says so); ``None``: nothing to count (n/a)."""
 ScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], ExampleScore]
 """``(inputs, outputs, reference_outputs) -> ExampleScore``: the LangSmith evaluator shape."""
+AsyncScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]],
+                       Awaitable[ExampleScore]]
 AggregateFn = Callable[[Sequence[ExampleScore]], Metrics]
 
 
@@ -297,3 +297,6 @@ class Scorer:
     aggregate: AggregateFn
     headline: tuple[str, ...] = ()
     """The metrics shown first (progress bar, comparison tables)."""
+    ascore: AsyncScoreFn | None = None
+    """``score`` as a coroutine, for scorers that call a model (an LLM judge): the runner
+    awaits it, so the run's timeout, retries and concurrency bound the judge's calls too."""

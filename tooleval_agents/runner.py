@@ -501,7 +501,9 @@ class _Experiment:
     async def evaluate(self, run: Any, example: Example) -> dict[str, Any]:
         outputs = dict(getattr(run, "outputs", None) or {})
         harness = outputs.pop(HARNESS_KEY, None)
-        if self.threaded_scoring:  # a judge calls a model: keep the loop free meanwhile
+        if self.scorer.ascore is not None:
+            result = await self.ascore(example, outputs, harness)
+        elif self.threaded_scoring:  # a judge calls a model: keep the loop free meanwhile
             result = await asyncio.to_thread(self.score, example, outputs, harness)
         else:  # pure scoring is CPU work: a thread would only add a hop
             result = self.score(example, outputs, harness)
@@ -523,9 +525,26 @@ class _Experiment:
         with self._lock:
             self.finished.add(result.example_id)
 
+    async def ascore(self, example: Example, outputs: dict[str, Any],
+                     harness: dict[str, Any] | None) -> ExampleResult:
+        """:meth:`score` with the scorer's async ``ascore`` (it calls a judge: the run's
+        timeout and concurrency bound those calls too)."""
+        value: ExampleScore | None = None
+        status = harness.get("status") if isinstance(harness, dict) else "infra_error"
+        if status != "infra_error" and self.scorer.ascore is not None:
+            answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
+            try:
+                value = _as_score(await self.scorer.ascore(
+                    example.inputs or {}, answer, example.outputs or {}))
+            except Exception as exc:  # a scorer failure is recorded on the example
+                value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+        return self.score(example, outputs, harness, value)
+
     def score(self, example: Example, outputs: dict[str, Any],
-              harness: dict[str, Any] | None) -> ExampleResult:
-        """One example's result: status, score (unless an infrastructure error), usage."""
+              harness: dict[str, Any] | None,
+              value: ExampleScore | None = None) -> ExampleResult:
+        """One example's result: status, score (unless an infrastructure error; ``value``
+        when already scored), usage."""
         eid = str(example.id)
         if not isinstance(harness, dict):
             harness = {"status": "infra_error", "error_kind": "harness",
@@ -536,12 +555,12 @@ class _Experiment:
         score: dict[str, Any] | None = None
         if status != "infra_error":
             answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
-            try:
-                scored = self.scorer.score(example.inputs or {}, answer, example.outputs or {})
-                value = (scored if isinstance(scored, ExampleScore)
-                         else ExampleScore.model_validate(scored))
-            except Exception as exc:  # a scorer failure is recorded on the example
-                value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+            if value is None:
+                try:
+                    value = _as_score(self.scorer.score(example.inputs or {}, answer,
+                                                        example.outputs or {}))
+                except Exception as exc:  # a scorer failure is recorded on the example
+                    value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
             score = value.model_dump(mode="json")
             with self._lock:
                 self.scores[eid] = value
@@ -597,6 +616,10 @@ class _RowEvaluator(RunEvaluator):
     @property
     def feedback_keys(self) -> list[str]:
         return list(self.experiment.scorer.headline)
+
+
+def _as_score(value: Any) -> ExampleScore:
+    return value if isinstance(value, ExampleScore) else ExampleScore.model_validate(value)
 
 
 def _stats_dict(stats: CallStats) -> dict[str, Any]:

@@ -107,13 +107,7 @@ class AppBenchBenchmark(Benchmark):
                     executed = execution_failure(len(sample.output.api_results), len(calls),
                                                  f"could not execute: {type(exc).__name__}: "
                                                  f"{str(exc)[:300]}")
-            errors = [e for e in (result.error, executed.error) if e]
-            return result.model_copy(update={
-                "scores": {**result.scores, **executed.scores},
-                "parts": {**result.parts, **executed.parts},
-                "comments": {**result.comments, **executed.comments},
-                "labels": {**result.labels, **executed.labels},
-                "error": "; ".join(dict.fromkeys(errors)) or None})
+            return result.merge(executed)
 
         def aggregate_all(scores: Any) -> dict[str, float]:
             return {**aggregate(scores), **aggregate_appbench_execution(scores)}

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tooleval_agents.contracts import ExampleFields, Located, Scorer, Split, Strategy
+from tooleval_agents.contracts import (
+    ExampleFields,
+    ExampleScore,
+    Located,
+    Metrics,
+    Scorer,
+    Split,
+    Strategy,
+)
 from tooleval_agents.datadir import source_of
 from tooleval_agents.records import Lang
 from tooleval_agents.registry import Benchmark
@@ -112,8 +121,12 @@ class UltraToolBenchmark(Benchmark):
 
 
 def _planning_scorer(judge: Any, lang: str) -> Scorer:
-    from evaluators.base import ExampleScore
-    from evaluators.judge import aggregate_planning, judge_plan, planning_example_score
+    from evaluators.judge import (
+        aggregate_planning,
+        ajudge_plan,
+        judge_plan,
+        planning_example_score,
+    )
     from evaluators.planning_structure import (
         aggregate_plan_structure,
         prediction_text,
@@ -126,28 +139,32 @@ def _planning_scorer(judge: Any, lang: str) -> Scorer:
         result = score_plan_structure(plan, reference_outputs["reference"])
         if judge is None:
             return result
-        judged = planning_example_score(judge_plan(
+        return result.merge(planning_example_score(judge_plan(
             judge, question=inputs["input"], reference=reference_outputs["reference"],
-            prediction=plan, lang=lang))  # type: ignore[arg-type]
-        return result.model_copy(update={
-            "scores": {**result.scores, **judged.scores}, "parts": {**result.parts,
-                                                                   **judged.parts},
-            "comments": {**result.comments, **judged.comments},
-            "labels": {**result.labels, **judged.labels}, "error": judged.error})
+            prediction=plan, lang=lang)))  # type: ignore[arg-type]
 
-    def aggregate(scores: Any) -> dict[str, float]:
+    async def ascore(inputs: dict[str, Any], outputs: dict[str, Any],
+                     reference_outputs: dict[str, Any]) -> ExampleScore:
+        plan = prediction_text(outputs)
+        result = score_plan_structure(plan, reference_outputs["reference"])
+        return result.merge(planning_example_score(await ajudge_plan(
+            judge, question=inputs["input"], reference=reference_outputs["reference"],
+            prediction=plan, lang=lang)))  # type: ignore[arg-type]
+
+    def aggregate(scores: Sequence[ExampleScore]) -> Metrics:
         out = aggregate_plan_structure(scores)
         if judge is not None:
             out.update(aggregate_planning(scores))
         return out
 
-    return Scorer(score=score, aggregate=aggregate,
+    return Scorer(score=score, aggregate=aggregate, ascore=ascore if judge is not None else None,
                   headline=("planning",) if judge is not None else ("plan_rouge_l",))
 
 
 def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
     from evaluators.judge import (
         aggregate_tool_creation,
+        ajudge_tool,
         judge_tool,
         tool_creation_example_score,
         tools_to_judge,
@@ -157,18 +174,24 @@ def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
         raise ValueError("tool_creation is scored by an LLM judge: pass a judge model "
                          "(--judge provider:model) or re-score recorded judgments")
 
+    # The LangSmith evaluator's matching: model text is parsed, and each gold step gets the
+    # first predicted item with its step id (the official first-match rule).
     def score(inputs: dict[str, Any], outputs: dict[str, Any],
-              reference_outputs: dict[str, Any]) -> Any:
-        # The LangSmith evaluator's matching: model text is parsed, and each gold step gets
-        # the first predicted item with its step id (the official first-match rule).
-        judgments = [
+              reference_outputs: dict[str, Any]) -> ExampleScore:
+        return tool_creation_example_score([
             judge_tool(judge, step=pair.step, reference_tool=pair.reference_tool,
                        created_tool=pair.created_tool, lang=lang)  # type: ignore[arg-type]
-            for pair in tools_to_judge(outputs, reference_outputs)
-        ]
-        return tool_creation_example_score(judgments)
+            for pair in tools_to_judge(outputs, reference_outputs)])
 
-    return Scorer(score=score, aggregate=aggregate_tool_creation, headline=("tool_creation",))
+    async def ascore(inputs: dict[str, Any], outputs: dict[str, Any],
+                     reference_outputs: dict[str, Any]) -> ExampleScore:
+        return tool_creation_example_score([
+            await ajudge_tool(judge, step=pair.step, reference_tool=pair.reference_tool,
+                              created_tool=pair.created_tool, lang=lang)  # type: ignore[arg-type]
+            for pair in tools_to_judge(outputs, reference_outputs)])
+
+    return Scorer(score=score, aggregate=aggregate_tool_creation, ascore=ascore,
+                  headline=("tool_creation",))
 
 
 BENCHMARK = UltraToolBenchmark()
