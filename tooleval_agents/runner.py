@@ -67,6 +67,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langsmith.evaluation.evaluator import RunEvaluator
 from pydantic_core import to_jsonable_python
 
+from tooleval_agents.cache import SQLiteCache
+from tooleval_agents.chat_models import ContentChatModel
 from tooleval_agents.contracts import (
     ExampleScore,
     ReferenceAnswers,
@@ -77,7 +79,15 @@ from tooleval_agents.contracts import (
     feedback,
     validate_options,
 )
+from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.langsmith_datasets import (
+    LangSmithNotConfiguredError,
+    api_key_configured,
+    push,
+    to_examples,
+)
+from tooleval_agents.models import is_offline, resolve_model
 from tooleval_agents.redaction import (
     known_secrets,
     model_params,
@@ -85,6 +95,7 @@ from tooleval_agents.redaction import (
     redact_text,
     register_secrets_in,
 )
+from tooleval_agents.reference_models import AnswerKey
 from tooleval_agents.registry import (
     Benchmark,
     benchmarks,
@@ -115,6 +126,7 @@ from tooleval_agents.retry import (
     collect_stats,
     make_rate_limiter,
 )
+from tooleval_agents.spec import RunSpec
 
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
@@ -148,8 +160,6 @@ def model_label(model: str | BaseChatModel) -> str:
     if isinstance(model, str):
         return model
     name = getattr(model, "model_name", None) or getattr(model, "model", None)
-    from tooleval_agents.chat_models import ContentChatModel
-
     if isinstance(model, ContentChatModel):
         return str(name or model._llm_type)
     kind = model._llm_type
@@ -234,8 +244,6 @@ def _provider_model(spec: str, kwargs: dict[str, Any], *,
     """``init_chat_model`` with the client's own retries off when the model has them (the
     run's :class:`RetryPolicy` is the only one), and ``max_tokens`` as a default cap when the
     model has that field and the user set no cap of their own."""
-    from tooleval_agents.models import resolve_model
-
     model = resolve_model(spec, **kwargs)
     fields = type(model).model_fields
     extra: dict[str, Any] = {}
@@ -288,8 +296,6 @@ def cache_applies(model: BaseChatModel) -> bool:
 
 def _open_cache(cache: bool | str | Path | BaseCache) -> BaseCache | None:
     from langchain_core.caches import BaseCache
-
-    from tooleval_agents.cache import SQLiteCache
 
     if cache is False or cache is None:
         return None
@@ -663,8 +669,6 @@ def _offline_client() -> Client:
 def _upload_client() -> Client:
     from langsmith import Client
 
-    from tooleval_agents.langsmith_datasets import LangSmithNotConfiguredError, api_key_configured
-
     if not api_key_configured():
         raise LangSmithNotConfiguredError(
             "upload needs a LangSmith API key: set LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT "
@@ -677,8 +681,6 @@ def _remote_examples(client: Client, split: Split, data_dir: Path,
     """The split's dataset in LangSmith (pushed if absent); it must hold the run's examples
     unchanged, else the experiment would compare against other references."""
     from langsmith.utils import LangSmithNotFoundError
-
-    from tooleval_agents.langsmith_datasets import push
 
     try:
         dataset = client.read_dataset(dataset_name=split.name)
@@ -723,80 +725,51 @@ def _session(client: Client, name: str, dataset_id: Any, metadata: dict[str, Any
 
 # ----------------------------------------------------------------------------- entry points
 
-async def arun_experiment(
-    benchmark: str | Benchmark,
-    *,
-    task: str | None = None,
-    subset: str | None = None,
-    strategy: str | None = None,
-    model: str | BaseChatModel,
-    judge: str | BaseChatModel | None = None,
-    limit: int | None = None,
-    max_concurrency: int = 8,
-    rps: float | None = None,
-    out: str | Path = "runs",
-    upload: bool | None = None,
-    data_dir: str | Path | None = None,
-    strategy_options: dict[str, Any] | None = None,
-    scoring_options: dict[str, Any] | None = None,
-    cache: bool | str | Path | BaseCache = True,
-    progress: bool = True,
-    fresh: bool = False,
-    retry: RetryPolicy | None = None,
-    model_kwargs: dict[str, Any] | None = None,
-    judge_kwargs: dict[str, Any] | None = None,
-    client: Client | None = None,
-) -> RunSummary:
+async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client | None = None,
+                          **options: Any) -> RunSummary:
     """Run (or resume) one experiment; see :func:`run_experiment`."""
-    from tooleval_agents.datadir import resolve_data_dir
-    from tooleval_agents.langsmith_datasets import api_key_configured, to_examples
-    from tooleval_agents.models import is_offline, resolve_model
-    from tooleval_agents.reference_models import AnswerKey
+    if not isinstance(spec, RunSpec):
+        spec = RunSpec(benchmark=spec, **options)
+    elif options:
+        raise TypeError("give a RunSpec or keyword options, not both")
 
     started = time.perf_counter()
-    if max_concurrency < 1:
-        raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
-    bench = _benchmark(benchmark)
-    split = resolve_split(bench, task, subset)
-    strategy_name = strategy or bench.default_strategy(split)
+    bench = _benchmark(spec.benchmark)
+    split = resolve_split(bench, spec.task, spec.subset)
+    strategy_name = spec.strategy or bench.default_strategy(split)
     strat: Strategy = get_strategy(bench.name, strategy_name)
     if strat.tasks is not None and split.task not in strat.tasks:
         raise ValueError(f"strategy {strategy_name!r} does not solve {bench.name} task "
                          f"{split.task!r} (it solves {list(strat.tasks)})")
     strategy_options = validate_options(f"strategy {strategy_name}", strat.options,
-                                        strategy_options)
+                                        spec.strategy_options)
     scoring_options = validate_options(f"{bench.name} {split.task} scoring",
-                                       bench.scoring_options(split), scoring_options)
-    offline = isinstance(model, str) and is_offline(model)
+                                       bench.scoring_options(split), spec.scoring_options)
+    offline = isinstance(spec.model, str) and is_offline(spec.model)
     if offline and not isinstance(strat, ReferenceAnswers):
         raise ValueError(f"strategy {strategy_name!r} cannot run with the offline model "
-                         f"{model!r}: it does not state its gold answers (input_key and "
+                         f"{spec.model!r}: it does not state its gold answers (input_key and "
                          "gold_answers); use a provider model")
-    data = resolve_data_dir(data_dir)
+    data = resolve_data_dir(spec.data_dir)
     examples = to_examples(split, data)
-    if limit is not None:
-        examples = examples[:limit]
+    if spec.limit is not None:
+        examples = examples[:spec.limit]
     if not examples:
         raise ToolevalError(f"{split.name} has no examples in {data}")
     ds_hash = dataset_hash(examples)
 
     # The model under test, wrapped once: retries, rate limit, accounting, cache.
-    if model_kwargs and not isinstance(model, str):
-        raise ValueError("model_kwargs apply to a model spec; configure a model instance "
-                         "when you create it")
-    kwargs = dict(model_kwargs or {})
+    kwargs = dict(spec.model_kwargs or {})
     register_secrets_in(kwargs)
-    label = model_label(model)
+    label = model_label(spec.model)
     answer_key: AnswerKey | None = None
     if offline:
         answer_key = AnswerKey()  # filled once the workflow is built (see below)
-        inner = resolve_model(model, answer_key=answer_key)
-    elif isinstance(model, str):
-        inner = _provider_model(model, kwargs, max_tokens=bench.max_tokens(split))
+        inner = resolve_model(spec.model, answer_key=answer_key)
+    elif isinstance(spec.model, str):
+        inner = _provider_model(spec.model, kwargs, max_tokens=bench.max_tokens(split))
     else:
-        inner = model
+        inner = spec.model
     register_secrets_in({k: getattr(inner, k) for k in type(inner).model_fields
                          if "key" in k or "token" in k})
     # One cache (one SQLite connection) for the model and the judge; closed when the run's
@@ -804,45 +777,43 @@ async def arun_experiment(
     shared: list[BaseCache | None] = []
 
     def response_cache_for(chat_model: BaseChatModel) -> BaseCache | None:
-        if cache is False or not cache_applies(chat_model):
+        if spec.cache is False or not cache_applies(chat_model):
             return None
         if not shared:
-            shared.append(_open_cache(cache))
+            shared.append(_open_cache(spec.cache))
         return shared[0]
 
     response_cache = response_cache_for(inner)
     wrapped = RetryingChatModel(
-        inner=inner, policy=retry or RetryPolicy(),
-        limiter=make_rate_limiter(rps) if rps else None,
+        inner=inner, policy=spec.retry or RetryPolicy(),
+        limiter=make_rate_limiter(spec.rps) if spec.rps else None,
         cache=response_cache if response_cache is not None else False)
 
     judge_model: BaseChatModel | None = None
     judge_inner: BaseChatModel | None = None
     judge_inherited: list[str] = []
-    if judge is not None:
-        if isinstance(judge, str) and is_offline(judge):
-            raise ValueError(f"judge {judge!r}: the offline models cannot judge; use a "
+    if spec.judge is not None:
+        if isinstance(spec.judge, str) and is_offline(spec.judge):
+            raise ValueError(f"judge {spec.judge!r}: the offline models cannot judge; use a "
                              "provider model (provider:model)")
-        if isinstance(judge, str):
-            jkw, judge_inherited = judge_arguments(model, model_kwargs, judge, judge_kwargs)
+        if isinstance(spec.judge, str):
+            jkw, judge_inherited = judge_arguments(spec.model, spec.model_kwargs, spec.judge,
+                                                   spec.judge_kwargs)
             register_secrets_in(jkw)
-            judge_model = _provider_model(judge, jkw)
+            judge_model = _provider_model(spec.judge, jkw)
         else:
-            if judge_kwargs:
-                raise ValueError("judge_kwargs apply to a judge spec; configure a judge "
-                                 "instance when you create it")
-            judge_model = judge
+            judge_model = spec.judge
         judge_inner = judge_model
         judge_cache = response_cache_for(judge_model)
         # The judge gets the same retry policy (its failures would become scoring errors).
         judge_model = RetryingChatModel(
-            inner=judge_model, policy=retry or RetryPolicy(),
+            inner=judge_model, policy=spec.retry or RetryPolicy(),
             cache=judge_cache if judge_cache is not None else False)
-    scoring = dict(scoring_options or {})
+    scoring = dict(scoring_options)
     scorer = bench.scorer(split, options={**scoring, **({"judge": judge_model}
                                                        if judge_model is not None else {})})
     graph = strat.build(StrategyContext(model=wrapped, split=split, data_dir=data,
-                                        options=dict(strategy_options or {})))
+                                        options=dict(strategy_options)))
     if answer_key is not None:
         # After build: a strategy may need its context (e.g. the data directory) to state the
         # gold answers of its prompts.
@@ -852,14 +823,14 @@ async def arun_experiment(
              strat.gold_answers(split, e.inputs or {}, e.outputs or {})) for e in examples))
 
     name = experiment_name(split, strategy_name, label)
-    run_dir = RunDir(Path(out) / name)
-    if fresh:
+    run_dir = RunDir(Path(spec.out) / name)
+    if spec.fresh:
         for file in (CONFIG, EXAMPLES, SUMMARY):
             (run_dir.path / file).unlink(missing_ok=True)
     config = RunConfig(
         experiment=name, benchmark=bench.name, task=split.task, subset=split.subset,
         strategy=strategy_name,
-        strategy_options=redact(_jsonable(strategy_options or {}), names=False),
+        strategy_options=redact(_jsonable(strategy_options), names=False),
         model={"spec": label, "params": model_params(inner)},
         judge=({"spec": model_label(judge_inner), "params": model_params(judge_inner),
                 **({"from_model": judge_inherited} if judge_inherited else {})}
@@ -879,7 +850,7 @@ async def arun_experiment(
         prior = run_dir.results()
 
     # Where runs go: LangSmith, or nowhere.
-    do_upload = api_key_configured() if upload is None else upload
+    do_upload = api_key_configured() if spec.upload is None else spec.upload
     data_for_run: list[Example] = examples
     session: TracerSession | None = None
     metadata = {"benchmark": bench.name, "task": split.task, "subset": split.subset,
@@ -908,7 +879,7 @@ async def arun_experiment(
     exp = _Experiment(
         name=name, split=split, scorer=scorer, examples=examples, run_dir=run_dir,
         prior=prior, workflow=as_target(graph),
-        progress=_Progress(progress, len(examples), len(examples) - len(pending), name),
+        progress=_Progress(spec.progress, len(examples), len(examples) - len(pending), name),
         upload=do_upload, threaded_scoring=judge_model is not None,
         index={str(e.id): int((e.metadata or {}).get("index", i))
                for i, e in enumerate(examples)})
@@ -918,7 +889,7 @@ async def arun_experiment(
     if pending:
         try:
             await _evaluate(exp, pending, client=client, session=session,
-                            upload=do_upload, max_concurrency=max_concurrency,
+                            upload=do_upload, max_concurrency=spec.max_concurrency,
                             metadata=metadata)
         finally:
             exp.writer.close()
@@ -1040,68 +1011,32 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         raise
 
 
-def run_experiment(
-    benchmark: str | Benchmark,
-    *,
-    task: str | None = None,
-    subset: str | None = None,
-    strategy: str | None = None,
-    model: str | BaseChatModel,
-    judge: str | BaseChatModel | None = None,
-    limit: int | None = None,
-    max_concurrency: int = 8,
-    rps: float | None = None,
-    out: str | Path = "runs",
-    upload: bool | None = None,
-    data_dir: str | Path | None = None,
-    strategy_options: dict[str, Any] | None = None,
-    scoring_options: dict[str, Any] | None = None,
-    cache: bool | str | Path | BaseCache = True,
-    progress: bool = True,
-    fresh: bool = False,
-    retry: RetryPolicy | None = None,
-    model_kwargs: dict[str, Any] | None = None,
-    judge_kwargs: dict[str, Any] | None = None,
-    client: Client | None = None,
-) -> RunSummary:
+def run_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client | None = None,
+                   **options: Any) -> RunSummary:
     """Run (or resume) a strategy with a model over one split; returns the run's summary.
 
-    Results go to ``<out>/<benchmark>-<task>-<subset>-<strategy>-<model>/`` (config.json,
-    examples.jsonl, summary.json). Calling it again with the same arguments resumes.
-
-    Args:
-        benchmark: registered benchmark name (or a :class:`Benchmark`).
-        task, subset: the split (either may be omitted when there is one choice).
-        strategy: registered strategy (default: the benchmark's default for the split).
-        model: ``reference``, ``noisy-reference[:RATE]``, ``provider:model`` or a chat model.
-        judge: a model for LLM-judged metrics (UltraTool planning / tool creation).
-        limit: run the first ``limit`` examples only.
-        max_concurrency: examples in flight at once.
-        rps: provider requests per second (a token bucket; ``None``: unlimited).
-        upload: send the experiment to LangSmith (``None``: when an API key is configured).
-        strategy_options, scoring_options: passed to the strategy and the scorer.
-        cache: response cache: ``True`` (per-user file), a path, a ``BaseCache``, or ``False``.
-        fresh: discard the results directory's previous run instead of resuming it.
-        retry: the retry policy of provider calls (default :class:`RetryPolicy`).
-        model_kwargs, judge_kwargs: ``init_chat_model`` arguments (``base_url``,
-            ``temperature``, ``api_key``... -- secrets are never written anywhere).
-        client: a LangSmith client (default: offline, or from the environment to upload).
+    ``spec`` is a :class:`~tooleval_agents.spec.RunSpec`, or a benchmark name with the
+    RunSpec fields as keyword options (``model`` is required). Results go to
+    ``<out>/<benchmark>-<task>-<subset>-<strategy>-<model>/`` (config.json, examples.jsonl,
+    summary.json). Calling it again with the same settings resumes; ``client`` is a LangSmith
+    client (default: offline, or from the environment to upload).
 
     Raises:
         ResumeError: the results directory holds a run over other data or settings.
         ToolevalError, ValueError, KeyError: unknown names, missing data, bad options.
+        TypeError: an option RunSpec does not have.
 
     Works from sync code and from Jupyter (a running loop is left alone: the run has its own
     loop thread); inside async code, ``await arun_experiment(...)``.
+
+    Example::
+
+        run_experiment("appbench", subset="ss", model="reference", limit=20)
     """
-    return run_sync(arun_experiment(
-        benchmark, task=task, subset=subset, strategy=strategy, model=model, judge=judge,
-        limit=limit, max_concurrency=max_concurrency, rps=rps, out=out, upload=upload,
-        data_dir=data_dir, strategy_options=strategy_options, scoring_options=scoring_options,
-        cache=cache, progress=progress, fresh=fresh, retry=retry, model_kwargs=model_kwargs,
-        judge_kwargs=judge_kwargs, client=client))
+    return run_sync(arun_experiment(spec, client=client, **options))
 
 
-__all__ = ["EMPTY_OUTPUTS", "HARNESS_KEY", "ResumeError", "arun_experiment", "cache_applies",
+__all__ = ["EMPTY_OUTPUTS", "HARNESS_KEY", "ResumeError", "RunSpec", "arun_experiment",
+           "as_target", "cache_applies",
            "dataset_hash", "experiment_name", "model_label", "path_safe", "resolve_split",
            "run_experiment", "run_sync", "summarize"]
