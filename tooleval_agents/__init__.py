@@ -1,13 +1,28 @@
 """tooleval-agents: evaluate how LLM agents plan, create and use tools.
 
-The public surface: records, loaders and the benchmark registry. Evaluators live in the
-``evaluators`` package and LangGraph workflows in ``graphs``.
+The public surface of the core: the data contracts, the benchmark and strategy registries,
+the data directory and the errors. Running is :func:`tooleval_agents.runner.run_experiment`
+(kept out of this import: it loads LangSmith). Each benchmark's own records and loaders live
+in its package (``tooleval_agents.ultratool``, ``tooleval_agents.appbench``), workflows in
+``graphs`` and metrics in ``evaluators``.
 """
 
 from __future__ import annotations
 
-from tooleval_agents.appbench.loaders import load_category
-from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
+from tooleval_agents.contracts import (
+    ExampleFields,
+    ExampleScore,
+    GoldAnswer,
+    Located,
+    Options,
+    Part,
+    ReferenceAnswers,
+    RecordMeta,
+    Scorer,
+    Split,
+    Strategy,
+    StrategyContext,
+)
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import (
     ChecksumError,
@@ -15,48 +30,42 @@ from tooleval_agents.errors import (
     DatasetMissingError,
     ToolevalError,
 )
-from tooleval_agents.records import RecordMeta
-from tooleval_agents.registry import Benchmark, Split, benchmarks, get_benchmark, register
-from tooleval_agents.ultratool.loaders import load_example, load_raw, load_task
-from tooleval_agents.ultratool.records import (
-    AwarenessRecord,
-    PlanningRecord,
-    PlanStep,
-    RawSample,
-    ToolCreationRecord,
-    ToolSelectionRecord,
-    ToolSkeleton,
-    ToolUsageRecord,
+from tooleval_agents.registry import (
+    Benchmark,
+    benchmarks,
+    get_benchmark,
+    get_strategy,
+    register,
+    register_strategy,
+    strategies,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AppBenchSample",
-    "AppCall",
-    "AwarenessRecord",
     "Benchmark",
-    "Catalog",
     "ChecksumError",
     "DataFormatError",
     "DatasetMissingError",
-    "PlanStep",
-    "PlanningRecord",
-    "RawSample",
+    "ExampleFields",
+    "ExampleScore",
+    "GoldAnswer",
+    "Located",
+    "Options",
+    "Part",
     "RecordMeta",
+    "ReferenceAnswers",
+    "Scorer",
     "Split",
-    "ToolCreationRecord",
-    "ToolSelectionRecord",
-    "ToolSkeleton",
-    "ToolUsageRecord",
+    "Strategy",
+    "StrategyContext",
     "ToolevalError",
     "__version__",
     "benchmarks",
     "get_benchmark",
-    "load_category",
-    "load_example",
-    "load_raw",
-    "load_task",
+    "get_strategy",
     "register",
+    "register_strategy",
     "resolve_data_dir",
+    "strategies",
 ]

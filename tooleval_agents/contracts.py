@@ -24,14 +24,36 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tooleval_agents.records import Source
-
 if TYPE_CHECKING:  # annotations only: the CLI reads contracts without importing LangChain
     from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables import Runnable
 
+Source = Literal["official", "rebuilt", "sample"]
+"""Where a split comes from: the upstream files, our rebuild of a missing upstream split, or the
+hand-written samples bundled in ``datasets/``."""
+
 SubsetKind = Literal["language", "category"]
 """What a split's subset is: a language (``--lang``) or any other partition (``--category``)."""
+
+
+class RecordMeta(BaseModel):
+    """Where a record was read from. Not part of the official record format."""
+
+    model_config = ConfigDict(frozen=True)
+
+    benchmark: str
+    """Benchmark name, e.g. ``ultratool``."""
+    task: str
+    """Task (UltraTool dimension, ``raw`` for ``test.json``) or AppBench category."""
+    index: int
+    """0-based position among the file's records (blank lines skipped); record i of every
+    UltraTool file of a language is one sample."""
+    lang: str | None = None
+    """Language, for benchmarks whose subsets are languages."""
+    source: Source = "official"
+    """Official, rebuilt or bundled sample."""
+    path: str | None = Field(default=None)
+    """File the record was read from."""
 
 
 @dataclass(frozen=True, order=True)

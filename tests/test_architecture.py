@@ -1,0 +1,113 @@
+"""The layers run one way (read from the source with ``ast``, function-local imports included).
+
+* The core (``tooleval_agents`` outside the benchmark subpackages) imports neither ``graphs``
+  nor ``evaluators`` nor a benchmark subpackage.
+* No module import cycle among the project's modules.
+* A project import inside a function only where it defers a heavy dependency: the benchmark
+  declarations load their workflows and metrics (LangGraph, networkx, the prompts) when a
+  split is run or scored, not when the CLI lists what exists. They are listed here, so a new
+  one is a decision, not an accident.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("tooleval_agents", "graphs", "evaluators")
+BENCHMARK_PACKAGES = ("tooleval_agents.ultratool", "tooleval_agents.appbench")
+UPWARD = ("graphs", "evaluators", *BENCHMARK_PACKAGES)
+
+DEFERRED = {
+    # module: project modules it may import inside a function (heavy: LangGraph, networkx,
+    # the judge and its prompts), each loaded when a split is actually run or scored.
+    "tooleval_agents.ultratool.benchmark": {
+        "graphs.ultratool", "graphs.plan_create_use", "evaluators.ultratool_kv",
+        "evaluators.judge", "evaluators.planning_structure", "evaluators.plan_create_use",
+        "evaluators.ultratool_scoring", "evaluators.judge_replay", "evaluators.parsing",
+        "tooleval_agents.ultratool.rebuild",
+    },
+    "tooleval_agents.appbench.benchmark": {
+        "graphs.appbench", "evaluators.appbench_parse", "evaluators.appbench_scoring",
+        "evaluators.execution", "tooleval_agents.appbench.catalog",
+        "tooleval_agents.appbench.corruptions",
+    },
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")}
+
+
+def resolve(name: str) -> str | None:
+    """The project module an imported name lives in (``a.b.c`` -> ``a.b`` when ``c`` is a
+    name inside module ``a.b``)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(module: str) -> Iterator[tuple[str, bool]]:
+    """``(imported project module, inside a function?)`` for every import of ``module``."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    local: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            local.update(id(n) for n in ast.walk(fn) if isinstance(n, ast.Import | ast.ImportFrom))
+    is_package = MODULES[module].name == "__init__.py"
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = module.split(".")[: len(module.split(".")) - node.level + is_package]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            names = [f"{base}.{a.name}" for a in node.names] + [base]
+        for name in names:
+            target = resolve(name) if name.split(".")[0] in PACKAGES else None
+            if target and target != module:
+                yield target, id(node) in local
+
+
+def is_core(module: str) -> bool:
+    return module.startswith("tooleval_agents") and not module.startswith(BENCHMARK_PACKAGES)
+
+
+def test_the_core_imports_no_workflow_metric_or_benchmark() -> None:
+    upward = sorted(f"{m} -> {t}" for m in MODULES if is_core(m)
+                    for t, _ in imports(m) if t.startswith(UPWARD))
+    assert upward == []
+
+
+def test_no_module_import_cycle() -> None:
+    graph = nx.DiGraph([(m, t) for m in MODULES for t, _ in imports(m)])
+    assert sorted(sorted(c) for c in nx.simple_cycles(graph)) == []
+
+
+def test_project_imports_inside_functions_only_defer_heavy_modules() -> None:
+    found = {(m, t) for m in MODULES for t, local in imports(m) if local}
+    allowed = {(m, t) for m, targets in DEFERRED.items() for t in targets}
+    assert sorted(found - allowed) == []
+
+
+@pytest.mark.parametrize("name", ["tooleval_agents", "tooleval_agents.cli"])
+def test_importing_the_core_loads_no_workflow_or_metric(name: str) -> None:
+    import subprocess
+    import sys
+
+    code = (f"import sys, {name}; print(sorted(m for m in sys.modules "
+            "if m.split('.')[0] in ('graphs', 'evaluators')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO).stdout.strip()
+    assert out == "[]"
