@@ -50,7 +50,8 @@ from tooleval_agents.errors import ChecksumError, ToolevalError
 from tooleval_agents.jsonio import sha256_file
 from tooleval_agents.redaction import register_secret
 
-SourceName = Literal["ultratool", "appbench", "sgd"]
+SourceName = str
+"""A source of ``manifest.json`` (one pinned upstream repository)."""
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 BASE_URL_ENV = "TOOLEVAL_FETCH_BASE_URL"
 """Environment variable overriding :data:`DEFAULT_BASE_URL` (``--base-url`` beats it)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,13 @@ class Benchmark(ABC):
         small local model that never stops from holding a slot until the timeout; ``None``:
         no cap."""
         return None
+
+    def add_commands(self, groups: Mapping[str, Any]) -> None:
+        """Add the benchmark's own CLI commands to the Typer apps in ``groups`` (``root``,
+        ``data``, ``build`` -- ``tooleval data build <benchmark>`` --, ``score`` --
+        ``tooleval score <benchmark>``, else a generic one is given). Called once when the CLI
+        starts; keep heavy imports inside the commands."""
+        return None  # most benchmarks need no command of their own
 
     def resources(self, data_dir: Path) -> list[dict[str, Any]]:
         """Auxiliary data besides the splits (e.g. an API catalog), for ``tooleval data info``:

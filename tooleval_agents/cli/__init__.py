@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from tooleval_agents.cli import (  # noqa: F401  (modules register their commands on import)
     compare,
-    data_build,
     data_fetch,
     data_info,
     data_push,
@@ -16,7 +15,11 @@ from tooleval_agents.cli import (  # noqa: F401  (modules register their command
     score_run,
     score_ultratool,
 )
-from tooleval_agents.cli.apps import app
+from tooleval_agents.cli.apps import GROUPS, app
+from tooleval_agents.registry import benchmarks
+
+for _bench in benchmarks().values():  # each benchmark's own commands
+    _bench.add_commands(GROUPS)
 
 
 def main() -> None:

@@ -29,6 +29,15 @@ app.add_typer(data_app, name="data")
 score_app = typer.Typer(help="Re-score model outputs produced anywhere.", no_args_is_help=True,
                         rich_markup_mode="markdown")
 app.add_typer(score_app, name="score")
+build_app = typer.Typer(help="Rebuild test sets upstream never published (one subcommand per "
+                        "benchmark that has such sets).", no_args_is_help=True,
+                        rich_markup_mode="markdown")
+data_app.add_typer(build_app, name="build")
+
+GROUPS: dict[str, typer.Typer] = {"root": app, "data": data_app, "build": build_app,
+                                  "score": score_app}
+"""The command groups a benchmark may add its own commands to
+(:meth:`~tooleval_agents.registry.Benchmark.add_commands`)."""
 
 console = Console()
 # soft_wrap: error messages carry paths and commands to copy; never hard-wrap them.

@@ -32,12 +32,14 @@ from tooleval_agents.fetch import (
 )
 
 SourceArgument = Annotated[
-    SourceName, typer.Argument(help="Data source: ultratool, appbench or sgd.", show_default=False)
+    SourceName, typer.Argument(help="Data source: a pinned upstream repository of the manifest "
+                               "(`tooleval data info` lists them; a wrong name lists the choices).",
+                               show_default=False)
 ]
 PredictionsOption = Annotated[
     bool,
     typer.Option("--with-predictions/--no-predictions",
-                 help="Also the authors' model outputs (UltraTool only, 57 MB; the paper "
+                 help="Also the authors' model outputs, for sources that publish them (the "
                       "reproduction uses them)."),
 ]
 
@@ -83,8 +85,8 @@ def fetch_command(
     """
     resolved = resolve_data_dir(data_dir)
     # An --include glob picks from every group (e.g. --include 'predictions/English-dataset/*').
-    groups = None if include else _groups(source, with_predictions)
     try:
+        groups = None if include else _groups(source, with_predictions)
         report = fetch(source, resolved, base_url=base_url, groups=groups, include=include,
                        progress=progress and not json_out, retries=retries,
                        console=err_console)

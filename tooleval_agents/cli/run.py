@@ -11,7 +11,7 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -224,8 +224,9 @@ def run_command(
     judge_arg: Annotated[list[str] | None, typer.Option(
         "--judge-arg", help="init_chat_model argument KEY=VALUE for the judge (repeatable), "
         "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")] = None,
-    scoring: Annotated[Literal["strict", "paper"] | None, typer.Option(
-        "--scoring", help="strict or paper (benchmarks that have both).")] = None,
+    scoring: Annotated[str | None, typer.Option(
+        "--scoring", help="Scoring profile, for benchmarks that declare one (e.g. strict or "
+        "paper); a wrong value lists the choices.")] = None,
     limit: Annotated[int | None, typer.Option(
         "--limit", min=1, help="Only the first N examples of each split.")] = None,
     max_concurrency: Annotated[int, typer.Option(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,11 @@ class UltraToolBenchmark(Benchmark):
 
     def max_tokens(self, split: Split) -> int | None:
         return MAX_TOKENS.get(split.task)
+
+    def add_commands(self, groups: Mapping[str, Any]) -> None:
+        from tooleval_agents.ultratool import cli  # deferred: Typer, only for the CLI
+
+        groups["build"].command("ultratool")(cli.build)
 
     def strategies(self) -> list[Strategy]:
         # Deferred: the workflows import LangGraph and the prompts.

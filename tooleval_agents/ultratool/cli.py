@@ -1,4 +1,5 @@
-"""``tooleval data build``: rebuild test sets that upstream never published."""
+"""UltraTool's own commands: ``tooleval data build ultratool`` rebuilds the two test sets
+upstream never published. Registered by :meth:`UltraToolBenchmark.add_commands`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from tooleval_agents.cli.apps import (
     DataDirOption,
     JsonOption,
     console,
-    data_app,
     fail,
     handle_errors,
     print_json,
@@ -19,16 +19,13 @@ from tooleval_agents.cli.apps import (
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
 from tooleval_agents.records import Lang
+from tooleval_agents.ultratool.loaders import raw_path
 from tooleval_agents.ultratool.rebuild import REBUILT, RebuiltTask, upstream_removal, write_rebuilt
 
-BUILDABLE = ("ultratool",)
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
 
-@data_app.command("build")
 def build(
-    benchmark: Annotated[str, typer.Argument(help="Benchmark whose test set to rebuild: ultratool.",
-                                             show_default=False)],
     task: Annotated[str, typer.Option("--task", help="tool_selection or tool_creation_awareness.",
                                       show_default=False)],
     lang: Annotated[str, typer.Option("--lang", help="en or zh.", show_default=False)],
@@ -47,9 +44,6 @@ def build(
     json_out: JsonOption = False,
 ) -> None:
     """Rebuild an UltraTool test set missing upstream (toolsets of 8, seeded, reproducible)."""
-    if benchmark not in BUILDABLE:
-        raise fail(f"cannot build {benchmark!r}: 'data build' supports only "
-                   f"{', '.join(BUILDABLE)} (AppBench publishes all of its test sets)", 2)
     if task not in REBUILT:
         raise fail(f"unknown task {task!r}: choose {' or '.join(REBUILT)}", 2)
     if lang not in LANGS:
@@ -58,8 +52,6 @@ def build(
     rlang: Lang = lang
     try:
         if raw is None:
-            from tooleval_agents.ultratool.loaders import raw_path
-
             resolved = resolve_data_dir(data_dir)
             raw = raw_path(resolved, rlang)
             if not raw.is_file():
