@@ -27,6 +27,7 @@ from tooleval_agents.fetch import (
     RETRIES,
     SourceName,
     fetch,
+    load_manifest,
     source_manifest,
     verify,
 )
@@ -45,6 +46,9 @@ PredictionsOption = Annotated[
 
 
 def _groups(source: str, with_predictions: bool) -> list[str]:
+    known = load_manifest().sources
+    if source not in known:  # a usage error, like any other bad argument
+        raise fail(f"unknown data source {source!r}; choose one of {', '.join(known)}", 2)
     entry = source_manifest(source)
     groups = list(entry.default_groups)
     if with_predictions and "predictions" in entry.groups:

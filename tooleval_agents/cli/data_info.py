@@ -11,6 +11,7 @@ from rich.table import Table
 from tooleval_agents.cli.apps import DataDirOption, JsonOption, console, data_app, print_json
 from tooleval_agents.datadir import resolve_data_dir, samples_dir
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
+from tooleval_agents.fetch import load_manifest
 from tooleval_agents.registry import benchmarks
 
 
@@ -88,5 +89,6 @@ def info(data_dir: DataDirOption = None, json_out: JsonOption = False) -> None:
         if r["error"]:
             console.print(f"[red]{escape(r['error'])}[/]", highlight=False, soft_wrap=True)
     if any(r["source"] == "missing" for r in rows):
-        console.print("Missing data: [bold]tooleval data fetch ultratool|appbench|sgd"
+        sources = "|".join(load_manifest().sources)
+        console.print(f"Missing data: [bold]tooleval data fetch {sources}"
                       f" --data-dir {escape(str(resolved))}[/]")

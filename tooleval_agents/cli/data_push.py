@@ -76,11 +76,11 @@ def _totals(results: list[PushResult]) -> dict[str, Any]:
 @data_app.command("push")
 def push_command(
     benchmark: Annotated[str, typer.Argument(
-        help="ultratool, appbench or all.", show_default=True)] = "all",
+        help="A registered benchmark, or all.", show_default=True)] = "all",
     task: Annotated[str | None, typer.Option(
-        "--task", help="Only this task (e.g. tool_usage, planning, plan).")] = None,
+        "--task", help="Only this task of the benchmark.")] = None,
     subset: Annotated[str | None, typer.Option(
-        "--subset", help="Only this language (en, zh) or AppBench category (ss, sm, ms, mm).",
+        "--subset", help="Only this subset (a language or a category) of the benchmark.",
     )] = None,
     data_dir: DataDirOption = None,
     endpoint: Annotated[str | None, typer.Option(
@@ -92,7 +92,7 @@ def push_command(
         "--prune", help="Delete remote examples that are not in the local split.")] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Create or update one LangSmith dataset per split (named like ultratool-tool_usage-en).
+    """Create or update one LangSmith dataset per split (named `<benchmark>-<task>-<subset>`).
 
     Example ids are stable (uuid5 of benchmark/task/subset/index): pushing again only writes
     examples that are new or changed. Needs LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT or
