@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.records import Source
-from tooleval_agents.registry import Benchmark, Split, get_benchmark
+from tooleval_agents.registry import Split, get_benchmark
 
 if TYPE_CHECKING:
     from langsmith import Client
@@ -50,25 +50,6 @@ UPDATE_BATCH = 200
 """Examples per update request (the SDK batches creates by size, but not updates)."""
 
 PUSHED_BY = "tooleval-agents"
-
-_TASKS: dict[str, str] = {
-    "ultratool/planning": "write a hierarchical plan for a complex user request",
-    "ultratool/tool_creation_awareness": "decide for each plan step whether a new tool must be "
-                                         "created because the toolset lacks one",
-    "ultratool/tool_creation": "write the skeletons of tools missing from the toolset",
-    "ultratool/tool_usage_awareness": "decide for each plan step whether it needs a tool",
-    "ultratool/tool_selection": "pick the tool for each plan step from a toolset",
-    "ultratool/tool_usage": "fill in the arguments of each step's tool call",
-    "ultratool/raw": "full samples: question, reference plan with tool calls, tools, domain",
-    "appbench/plan": "plan the apps, APIs and arguments that fulfil a user instruction",
-}
-_SUBSETS: dict[str, str] = {
-    "en": "English", "zh": "Chinese",
-    "ss": "single app, single API", "sm": "single app, multiple APIs",
-    "ms": "multiple apps, one API each", "mm": "multiple apps, multiple APIs",
-}
-_NAMES = {"ultratool": "UltraTool", "appbench": "AppBench"}
-
 
 class LangSmithNotConfiguredError(ToolevalError):
     """No LangSmith API key is configured; the message says which variables to set."""
@@ -123,32 +104,12 @@ def dataset_id(split: Split) -> uuid.UUID:
     return uuid.uuid5(NAMESPACE, split.name)
 
 
-def _ultratool_domains(bench: Benchmark, split: Split, data_dir: Path,
-                       count: int) -> list[Any] | None:
-    """Domains from ``test.json`` of the same language: line i of every UltraTool file of a
-    language is the same sample. ``None`` when test.json is absent or of another length."""
-    if bench.name != "ultratool" or split.task == "raw":
-        return None
-    raw_split = Split(split.benchmark, "raw", split.subset)
-    try:
-        stat = bench.locate(raw_split, data_dir).path.stat()
-        key = (str(Path(data_dir).resolve()), split.subset, stat.st_mtime_ns, stat.st_size)
-        if key not in _DOMAINS:  # test.json is read once per language, not once per task
-            _DOMAINS[key] = [getattr(r, "domain", None) for r in bench.load(raw_split, data_dir)]
-    except (ToolevalError, OSError):
-        return None
-    domains = _DOMAINS[key]
-    return domains if len(domains) == count else None
-
-
-_DOMAINS: dict[tuple[str, str, int, int], list[Any]] = {}
-
-
 def to_examples(split: Split, data_dir: Path) -> list[Example]:
     """Every record of ``split`` as a LangSmith example with a stable id.
 
-    Metadata holds benchmark, task, language (UltraTool) or category (AppBench), domain where
-    known, the AppBench parallel/sequential scales, source and index.
+    Metadata holds benchmark, task, the subset (as ``language`` or ``category``), what the
+    benchmark adds (:meth:`~tooleval_agents.registry.Benchmark.to_example`,
+    :meth:`~tooleval_agents.registry.Benchmark.shared_metadata`), source and index.
 
     Raises:
         DatasetMissingError, DataFormatError: the split's data is absent or malformed.
@@ -157,7 +118,7 @@ def to_examples(split: Split, data_dir: Path) -> list[Example]:
 
     bench = get_benchmark(split.benchmark)
     records = bench.load(split, data_dir)
-    domains = _ultratool_domains(bench, split, data_dir, len(records))
+    shared = bench.shared_metadata(split, data_dir, len(records))
     ds_id = dataset_id(split)
     out: list[Example] = []
     for position, record in enumerate(records):
@@ -170,9 +131,10 @@ def to_examples(split: Split, data_dir: Path) -> list[Example]:
         metadata["index"] = index
         if meta is not None:
             metadata.setdefault("source", meta.source)
-        if (domains is not None and metadata.get("domain") is None
-                and 0 <= index < len(domains) and domains[index] is not None):
-            metadata["domain"] = domains[index]
+        if shared is not None and 0 <= index < len(shared):
+            for key, value in shared[index].items():
+                if value is not None:
+                    metadata.setdefault(key, value)
         out.append(Example(
             id=example_id(split, index),
             dataset_id=ds_id,
@@ -195,11 +157,10 @@ def _jsonable(value: dict[str, Any]) -> dict[str, Any]:
 
 def describe(split: Split, count: int, source: str | None) -> str:
     """The dataset description shown in LangSmith."""
-    bench = _NAMES.get(split.benchmark, split.benchmark)
-    task = _TASKS.get(f"{split.benchmark}/{split.task}", split.task)
-    subset = _SUBSETS.get(split.subset, split.subset)
-    return (f"{bench} {split.task} ({subset}): {task}. {count} examples from {source or 'unknown'}"
-            f" data. Example ids are uuid5 of '{split.key}/<index>'; pushed by {PUSHED_BY}.")
+    bench = get_benchmark(split.benchmark)
+    return (f"{bench.title or bench.name} {bench.describe(split)}. {count} examples from "
+            f"{source or 'unknown'} data. Example ids are uuid5 of '{split.key}/<index>'; "
+            f"pushed by {PUSHED_BY}.")
 
 
 def dataset_metadata(split: Split, count: int, source: str | None) -> dict[str, Any]:

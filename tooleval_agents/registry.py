@@ -40,6 +40,8 @@ class Benchmark(ABC):
 
     name: str
     """Registry name, e.g. ``ultratool``."""
+    title: str = ""
+    """Display name (default: :attr:`name`), e.g. ``UltraTool``."""
 
     @abstractmethod
     def splits(self) -> list[Split]:
@@ -84,6 +86,16 @@ class Benchmark(ABC):
         ``max_tokens`` model argument wins). A bound well above the longest gold answer keeps a
         small local model that never stops from holding a slot until the timeout; ``None``:
         no cap."""
+        return None
+
+    def describe(self, split: Split) -> str:
+        """What ``split`` asks of a model, in a few words (LangSmith dataset descriptions)."""
+        return f"{split.task} ({split.subset})"
+
+    def shared_metadata(self, split: Split, data_dir: Path,
+                        count: int) -> list[dict[str, Any]] | None:
+        """Metadata for each of the split's ``count`` examples that lives in another file of the
+        benchmark (UltraTool: each sample's domain, from ``test.json``); ``None``: none."""
         return None
 
     def add_commands(self, groups: Mapping[str, Any]) -> None:

@@ -12,6 +12,8 @@ from tooleval_agents.datadir import source_of
 from tooleval_agents.registry import Benchmark
 
 TASK = "plan"
+CATEGORY_NAMES = {"ss": "single app, single API", "sm": "single app, multiple APIs",
+                  "ms": "multiple apps, one API each", "mm": "multiple apps, multiple APIs"}
 
 
 class AppBenchScoring(Options):
@@ -26,6 +28,11 @@ class AppBenchBenchmark(Benchmark):
     """One task (plan API calls across apps), four categories: ss, sm, ms, mm."""
 
     name = "appbench"
+    title = "AppBench"
+
+    def describe(self, split: Split) -> str:
+        return (f"{split.task} ({CATEGORY_NAMES.get(split.subset, split.subset)}): plan the "
+                "apps, APIs and arguments that fulfil a user instruction")
 
     def splits(self) -> list[Split]:
         return [Split(self.name, TASK, c) for c in CATEGORIES]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from tooleval_agents.contracts import (
     Strategy,
 )
 from tooleval_agents.datadir import source_of
+from tooleval_agents.errors import ToolevalError
 from tooleval_agents.records import Lang
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.ultratool import loaders
@@ -30,10 +32,44 @@ MAX_TOKENS = {"planning": 1024, "tool_creation_awareness": 512, "tool_creation":
               "raw": 4096}
 
 
+TASK_DESCRIPTIONS = {
+    "planning": "write a hierarchical plan for a complex user request",
+    "tool_creation_awareness": "decide for each plan step whether a new tool must be created "
+                               "because the toolset lacks one",
+    "tool_creation": "write the skeletons of tools missing from the toolset",
+    "tool_usage_awareness": "decide for each plan step whether it needs a tool",
+    "tool_selection": "pick the tool for each plan step from a toolset",
+    "tool_usage": "fill in the arguments of each step's tool call",
+    "raw": "full samples: question, reference plan with tool calls, tools, domain",
+}
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
 class UltraToolBenchmark(Benchmark):
     """Six dimensions x two languages; ``raw`` (``test.json``) is listed as a task too."""
 
     name = "ultratool"
+    title = "UltraTool"
+
+    def describe(self, split: Split) -> str:
+        return (f"{split.task} ({LANGUAGE_NAMES.get(split.subset, split.subset)}): "
+                f"{TASK_DESCRIPTIONS.get(split.task, split.task)}")
+
+    def shared_metadata(self, split: Split, data_dir: Path,
+                        count: int) -> list[dict[str, Any]] | None:
+        """Each sample's domain, from ``test.json`` of the same language (line i of every
+        UltraTool file of a language is one sample); ``None`` when it is absent or of another
+        length."""
+        if split.task == "raw":
+            return None  # the raw records carry their domain
+        raw = self.split("raw", split.subset)
+        try:
+            path = self.locate(raw, data_dir).path
+            domains = _domains(path, path.stat().st_mtime_ns, path.stat().st_size,
+                               str(Path(data_dir).resolve()), split.subset)
+        except (ToolevalError, OSError):
+            return None
+        return [{"domain": d} for d in domains] if len(domains) == count else None
 
     def splits(self) -> list[Split]:
         return [Split(self.name, t, lang, "language") for t in (*TASKS, "raw") for lang in LANGS]
@@ -197,6 +233,12 @@ def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
 
     return Scorer(score=score, aggregate=aggregate_tool_creation, ascore=ascore,
                   headline=("tool_creation",))
+
+
+@lru_cache(maxsize=4)
+def _domains(path: Path, mtime_ns: int, size: int, data_dir: str, lang: str) -> list[Any]:
+    """The domains of ``test.json`` (read once per language and file version, not per task)."""
+    return [getattr(r, "domain", None) for r in loaders.load_raw(Path(data_dir), lang)]  # type: ignore[arg-type]
 
 
 BENCHMARK = UltraToolBenchmark()
