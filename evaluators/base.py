@@ -12,29 +12,21 @@ A family provides two pure functions:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from tooleval_agents.contracts import AggregateFn, ExampleScore, Part, ScoreFn, feedback
+from tooleval_agents.contracts import (
+    AggregateFn,
+    ExampleScore,
+    Part,
+    ScoreFn,
+    feedback,
+    mean_score,
+    pooled,
+)
 
 __all__ = ["AggregateFn", "ExampleScore", "Part", "ScoreFn", "feedback", "langsmith_evaluators",
            "mean_score", "pooled"]
-
-
-def pooled(scores: Sequence[ExampleScore], key: str) -> float:
-    """100 * sum(hits) / sum(total) over examples; 0.0 when the total is 0."""
-    hits = total = 0.0  # one pass, adding in example order as sum() did
-    for s in scores:
-        part = s.parts.get(key)
-        if part is not None:
-            hits += part.hits
-            total += part.total
-    return 100.0 * hits / total if total else 0.0
-
-
-def mean_score(scores: Sequence[ExampleScore], key: str) -> float:
-    """Mean of a per-example score over *all* examples (a missing score counts as 0)."""
-    return sum(s.scores.get(key, 0.0) for s in scores) / len(scores) if scores else 0.0
 
 
 def langsmith_evaluators(

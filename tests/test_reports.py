@@ -18,7 +18,7 @@ from evaluators.judge_prompts import DIMENSIONS
 from tooleval_agents import registry
 from tooleval_agents.cli import app
 from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split
-from tooleval_agents.reports import layout_for, write_report
+from tooleval_agents.reports import Layout, write_report
 from tooleval_agents.results import DatasetRef, ExampleResult, RunConfig, RunDir, RunSummary
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -133,15 +133,20 @@ def test_report_writes_tables_and_figures(runs: list[Path], tmp_path: Path) -> N
     assert toy["diff"] == pytest.approx(-100 * 4 / 6) and toy["n_examples"] == 6
 
     md = (out / "report.md").read_text(encoding="utf-8")
-    for needle in ("## appbench", "AppBench Table 3", "AppBench Table 4", "UltraTool Table 2",
+    for needle in ("## AppBench", "AppBench Table 3", "AppBench Table 4", "UltraTool Table 2",
                    "## toy", "## Paired differences", "## Cost per example",
                    "](appbench_strategies.png)", "| reference (hierarchical) |"):
         assert needle in md
 
 
-def test_unknown_benchmark_gets_generic_layout() -> None:
-    assert type(layout_for("toy")).__name__ == "Layout"
-    assert type(layout_for("appbench")).__name__ == "AppBenchLayout"
+def test_tables_come_from_the_benchmark_then_the_generic_layout(runs: list[Path]) -> None:
+    from tooleval_agents.compare import load_run
+    from tooleval_agents.registry import get_benchmark
+
+    appbench = [load_run(r) for r in runs if "appbench" in r.name]
+    names = [t.name for t in get_benchmark("appbench").report_tables(appbench)]
+    assert names[:3] == ["appbench_table3", "appbench_table11_em", "appbench_table4_errors"]
+    assert Layout().tables("appbench", appbench)[0].name == "appbench_metrics"
 
 
 def test_cli_report_json(runs: list[Path], tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
     StrategyContext,
+    pooled,
 )
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import (
@@ -64,6 +65,7 @@ __all__ = [
     "benchmarks",
     "get_benchmark",
     "get_strategy",
+    "pooled",
     "register",
     "register_strategy",
     "resolve_data_dir",

@@ -295,6 +295,22 @@ def feedback(result: ExampleScore) -> list[dict[str, Any]]:
     return out
 
 
+def pooled(scores: Sequence[ExampleScore], key: str) -> float:
+    """100 * sum(hits) / sum(total) over examples; 0.0 when the total is 0."""
+    hits = total = 0.0  # one pass, adding in example order as sum() did
+    for s in scores:
+        part = s.parts.get(key)
+        if part is not None:
+            hits += part.hits
+            total += part.total
+    return 100.0 * hits / total if total else 0.0
+
+
+def mean_score(scores: Sequence[ExampleScore], key: str) -> float:
+    """Mean of a per-example score over *all* examples (a missing score counts as 0)."""
+    return sum(s.scores.get(key, 0.0) for s in scores) / len(scores) if scores else 0.0
+
+
 Metrics = dict[str, float | None]
 """Corpus metrics, 0-100 (counts where a family says so); ``None``: nothing to count (n/a)."""
 ScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], ExampleScore]

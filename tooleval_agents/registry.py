@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tooleval_agents.answers import read_answers
 from tooleval_agents.contracts import (
     ExampleFields,
     Located,
@@ -98,6 +99,24 @@ class Benchmark(ABC):
         benchmark (UltraTool: each sample's domain, from ``test.json``); ``None``: none."""
         return None
 
+    def read_predictions(self, split: Split, path: Path,
+                         count: int) -> list[dict[str, Any] | None]:
+        """A file of answers produced anywhere as workflow outputs, one per example of
+        ``split`` in order (``None``: no answer for that example), for ``tooleval score``.
+        Default: :func:`tooleval_agents.answers.read_answers` (answer texts, or
+        ``{"index", "output"}`` objects, as a JSON array or JSON Lines)."""
+        return read_answers(path, count)
+
+    def report_tables(self, runs: Sequence[Any]) -> list[Any]:
+        """The benchmark's own report tables over its runs (``compare.RunData``), as
+        ``reports.ReportTable``; the generic metric x run table always follows."""
+        return []
+
+    def report_figures(self, runs: Sequence[Any], out_dir: Path) -> list[Any]:
+        """The benchmark's own figures (``reports.ReportFigure``, PNGs written to ``out_dir``);
+        the generic headline chart always follows."""
+        return []
+
     def add_commands(self, groups: Mapping[str, Any]) -> None:
         """Add the benchmark's own CLI commands to the Typer apps in ``groups`` (``root``,
         ``data``, ``build`` -- ``tooleval data build <benchmark>`` --, ``score`` --
@@ -170,6 +189,24 @@ def benchmarks() -> dict[str, Benchmark]:
     """All registered benchmarks by name."""
     _load_entry_points()
     return dict(_REGISTRY)
+
+
+def resolve_split(bench: Benchmark, task: str | None, subset: str | None) -> Split:
+    """The split named by ``task``/``subset``; either may be left out when the benchmark has
+    only one choice."""
+    splits = bench.splits()
+    if task is None:
+        tasks = sorted({s.task for s in splits})
+        if len(tasks) != 1:
+            raise ValueError(f"{bench.name} has several tasks: choose one of {tasks}")
+        task = tasks[0]
+    if subset is None:
+        subsets = sorted({s.subset for s in splits if s.task == task})
+        if len(subsets) != 1:
+            raise ValueError(f"{bench.name} task {task!r} has several subsets: choose one of "
+                             f"{subsets}")
+        subset = subsets[0]
+    return bench.split(task, subset)
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -102,6 +102,7 @@ from tooleval_agents.registry import (
     get_benchmark,
     get_strategy,
     register,
+    resolve_split,
 )
 from tooleval_agents.results import (
     CONFIG,
@@ -189,24 +190,6 @@ def package_versions() -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------- resolving
-
-def resolve_split(bench: Benchmark, task: str | None, subset: str | None) -> Split:
-    """The split named by ``task``/``subset``; either may be left out when the benchmark has
-    only one choice."""
-    splits = bench.splits()
-    if task is None:
-        tasks = sorted({s.task for s in splits})
-        if len(tasks) != 1:
-            raise ValueError(f"{bench.name} has several tasks: choose one of {tasks}")
-        task = tasks[0]
-    if subset is None:
-        subsets = sorted({s.subset for s in splits if s.task == task})
-        if len(subsets) != 1:
-            raise ValueError(f"{bench.name} task {task!r} has several subsets: choose one of "
-                             f"{subsets}")
-        subset = subsets[0]
-    return bench.split(task, subset)
-
 
 WORKFLOW_OUTPUTS = ("raw_outputs", "prediction", "parse_error", "trace", "usage")
 """What a workflow's final state keeps in the results (the rest is its scratch space)."""

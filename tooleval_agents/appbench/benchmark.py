@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +55,16 @@ class AppBenchBenchmark(Benchmark):
 
     def max_tokens(self, split: Split) -> int | None:
         return 1024  # a plan is a few call lines; app selection a list of names
+
+    def report_tables(self, runs: Sequence[Any]) -> list[Any]:
+        from tooleval_agents.appbench.report import AppBenchLayout  # deferred: pandas, matplotlib
+
+        return AppBenchLayout().tables(runs)
+
+    def report_figures(self, runs: Sequence[Any], out_dir: Path) -> list[Any]:
+        from tooleval_agents.appbench.report import AppBenchLayout  # deferred: pandas, matplotlib
+
+        return AppBenchLayout().figures(runs, out_dir)
 
     def strategies(self) -> list[Strategy]:
         from graphs.appbench import STRATEGIES  # deferred: LangGraph and the prompts

@@ -16,10 +16,15 @@ from tooleval_agents.cli import (  # noqa: F401  (modules register their command
     score_ultratool,
 )
 from tooleval_agents.cli.apps import GROUPS, app
+from tooleval_agents.cli.score_predictions import generic_score
 from tooleval_agents.registry import benchmarks
 
 for _bench in benchmarks().values():  # each benchmark's own commands
     _bench.add_commands(GROUPS)
+_own = {command.name for command in GROUPS["score"].registered_commands}
+for _name in benchmarks():  # the generic score command for the others
+    if _name not in _own:
+        GROUPS["score"].command(_name)(generic_score(_name))
 
 
 def main() -> None:

@@ -108,6 +108,16 @@ class UltraToolBenchmark(Benchmark):
 
         groups["build"].command("ultratool")(cli.build)
 
+    def report_tables(self, runs: Sequence[Any]) -> list[Any]:
+        from tooleval_agents.ultratool.report import UltraToolLayout  # deferred: pandas, matplotlib
+
+        return UltraToolLayout().tables(runs)
+
+    def report_figures(self, runs: Sequence[Any], out_dir: Path) -> list[Any]:
+        from tooleval_agents.ultratool.report import UltraToolLayout  # deferred: pandas, matplotlib
+
+        return UltraToolLayout().figures(runs, out_dir)
+
     def strategies(self) -> list[Strategy]:
         # Deferred: the workflows import LangGraph and the prompts.
         from graphs.plan_create_use import PlanCreateUse
