@@ -43,8 +43,8 @@ from evaluators.metrics_common import f1
 from evaluators.plan_create_use import gold_tool_names
 from evaluators.planning_structure import check_numbering, count_steps
 from graphs.appbench import read_plan
+from tooleval_agents.appbench.cli import read_predictions
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
-from tooleval_agents.cli.score_appbench import read_predictions
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.registry import Split, get_benchmark
 from tooleval_agents.ultratool.loaders import load_raw

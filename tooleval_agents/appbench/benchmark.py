@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,6 +65,11 @@ class AppBenchBenchmark(Benchmark):
         from tooleval_agents.appbench.report import AppBenchLayout  # deferred: pandas, matplotlib
 
         return AppBenchLayout().figures(runs, out_dir)
+
+    def add_commands(self, groups: Mapping[str, Any]) -> None:
+        from tooleval_agents.appbench import cli  # deferred: Typer, only for the CLI
+
+        groups["score"].command("appbench")(cli.appbench)
 
     def strategies(self) -> list[Strategy]:
         from graphs.appbench import STRATEGIES  # deferred: LangGraph and the prompts

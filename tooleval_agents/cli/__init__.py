@@ -1,5 +1,5 @@
 """The ``tooleval`` command line. Each command group lives in its own module and registers on the
-Typer apps of :mod:`tooleval_agents.cli.apps`; importing them here wires them up. Heavy imports
+Typer apps of :mod:`tooleval_agents.cli_base`; importing them here wires them up. Heavy imports
 (LangChain, pandas, matplotlib) happen inside the commands, so ``--help`` stays fast."""
 
 from __future__ import annotations
@@ -11,12 +11,10 @@ from tooleval_agents.cli import (  # noqa: F401  (modules register their command
     data_push,
     report,
     run,
-    score_appbench,
     score_run,
-    score_ultratool,
 )
-from tooleval_agents.cli.apps import GROUPS, app
 from tooleval_agents.cli.score_predictions import generic_score
+from tooleval_agents.cli_base import GROUPS, app
 from tooleval_agents.registry import benchmarks
 
 for _bench in benchmarks().values():  # each benchmark's own commands

@@ -8,7 +8,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from tooleval_agents.cli.apps import DataDirOption, JsonOption, console, data_app, print_json
+from tooleval_agents.cli_base import DataDirOption, JsonOption, console, data_app, print_json
 from tooleval_agents.datadir import resolve_data_dir, samples_dir
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.fetch import load_manifest

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from tooleval_agents.cli.apps import (
+from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
     console,

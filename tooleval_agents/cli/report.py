@@ -7,14 +7,6 @@ from typing import Annotated
 
 import typer
 
-from tooleval_agents.cli.apps import (
-    DataDirOption,
-    JsonOption,
-    app,
-    console,
-    handle_errors,
-    print_json,
-)
 from tooleval_agents.cli.compare import (
     MetricOption,
     NBootOption,
@@ -23,6 +15,14 @@ from tooleval_agents.cli.compare import (
     ScoringOption,
     SeedOption,
     check_options,
+)
+from tooleval_agents.cli_base import (
+    DataDirOption,
+    JsonOption,
+    app,
+    console,
+    handle_errors,
+    print_json,
 )
 from tooleval_agents.errors import ToolevalError
 

@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from tooleval_agents.cli.apps import (
+from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
     app,

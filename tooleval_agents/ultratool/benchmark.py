@@ -107,6 +107,7 @@ class UltraToolBenchmark(Benchmark):
         from tooleval_agents.ultratool import cli  # deferred: Typer, only for the CLI
 
         groups["build"].command("ultratool")(cli.build)
+        groups["score"].command("ultratool")(cli.score)
 
     def report_tables(self, runs: Sequence[Any]) -> list[Any]:
         from tooleval_agents.ultratool.report import UltraToolLayout  # deferred: pandas, matplotlib

@@ -1,4 +1,5 @@
-"""``tooleval score appbench``: re-score AppBench answers produced anywhere."""
+"""AppBench's own command: ``tooleval score appbench`` re-scores AppBench answers produced
+anywhere. Registered by :meth:`AppBenchBenchmark.add_commands`."""
 
 from __future__ import annotations
 
@@ -11,13 +12,12 @@ from rich.table import Table
 
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import Category
-from tooleval_agents.cli.apps import (
+from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
     console,
     handle_errors,
     print_json,
-    score_app,
 )
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DataFormatError, ToolevalError
@@ -93,7 +93,6 @@ def read_predictions(path: Path, n_samples: int) -> tuple[list[str | None], int]
     return outputs, n_samples - len(seen)
 
 
-@score_app.command("appbench")
 def appbench(
     category: Annotated[Category, typer.Option("--category", help="ss, sm, ms or mm.")],
     predictions: Annotated[Path, typer.Option(

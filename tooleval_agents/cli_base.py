@@ -1,4 +1,5 @@
-"""The Typer apps and the options every command shares."""
+"""The Typer apps of the `tooleval` command and the options every command shares (outside the
+`cli` package, so a benchmark's own command module can import it without wiring the CLI)."""
 
 from __future__ import annotations
 
