@@ -69,6 +69,7 @@ from evaluators.judge_prompts import (
 from evaluators.parsing import ParsedList, parse_list
 from evaluators.planning_structure import clean_plan, prediction_text
 from tooleval_agents.records import Lang
+from tooleval_agents.redaction import redact_text
 from tooleval_agents.ultratool.records import step_id
 
 __all__ = [
@@ -434,8 +435,6 @@ def parse_judge_output(text: str, task: JudgeTask, *, lang: Lang,
 
 def _redact(message: str) -> str:
     """Exception texts can echo API keys (e.g. ``Incorrect API key provided: sk-...``)."""
-    from tooleval_agents.redaction import redact_text
-
     return redact_text(message)
 
 

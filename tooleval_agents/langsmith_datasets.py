@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.records import Source
+from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import Split, get_benchmark
 
 if TYPE_CHECKING:
@@ -201,8 +202,6 @@ def make_client(endpoint: str | None = None) -> Client:
 def redact(message: str) -> str:
     """An SDK error message fit to print: the configured key (if it appears) and the SDK's
     partly masked ``API Key: lsv2_****ab`` line are removed."""
-    from tooleval_agents.redaction import redact_text
-
     lines = [line for line in message.splitlines() if not line.strip().startswith("API Key:")]
     return redact_text("\n".join(lines))
 

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tooleval_agents.appbench import loaders
+from tooleval_agents.appbench.depgraph import scales
 from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.contracts import ExampleFields, Located, Options, Scorer, Split, Strategy
 from tooleval_agents.datadir import source_of
+from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.registry import Benchmark
 
 TASK = "plan"
@@ -41,8 +43,6 @@ class AppBenchBenchmark(Benchmark):
     def locate(self, split: Split, data_dir: Path) -> Located:
         path = loaders.test_path(data_dir, split.subset)  # type: ignore[arg-type]
         if not path.is_file():
-            from tooleval_agents.errors import DatasetMissingError
-
             raise DatasetMissingError("appbench", path, Path(data_dir))
         return Located(path, source_of(data_dir))
 
@@ -152,8 +152,6 @@ class AppBenchBenchmark(Benchmark):
                  "path": str(sgd if from_sgd else CATALOG_PATH)}]
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
-        from tooleval_agents.appbench.depgraph import scales
-
         parallel, sequential = scales(record.calls)
         meta = record.meta
         return ExampleFields(

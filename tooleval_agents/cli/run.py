@@ -28,7 +28,10 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.registry import Benchmark, Split, get_benchmark
+from tooleval_agents.redaction import redact_text
+from tooleval_agents.registry import Benchmark, Split, get_benchmark, strategies
+from tooleval_agents.rescore import parse_options
+from tooleval_agents.results import RunDir
 
 FIX_FIRST = frozenset({"auth", "not_found", "aborted"})
 """Infra error kinds a retry does not cure: a rejected key or an unknown model (``aborted``:
@@ -38,8 +41,6 @@ the examples left unrun after one of those)."""
 def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
     """``KEY=VALUE`` options (:func:`tooleval_agents.rescore.parse_options`: JSON values,
     else text); an error names ``flag``."""
-    from tooleval_agents.rescore import parse_options
-
     try:
         return parse_options(pairs or [])
     except ValueError as exc:
@@ -49,8 +50,6 @@ def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
 def infra_kinds(run_dir: Path) -> tuple[Counter[str], str | None]:
     """Error kinds of the infra errors left in a run directory, and the first error message
     of a kind a retry does not cure (auth, not_found)."""
-    from tooleval_agents.results import RunDir
-
     kinds: Counter[str] = Counter()
     first: str | None = None
     for result in RunDir(run_dir).results().values():
@@ -65,8 +64,6 @@ def infra_kinds(run_dir: Path) -> tuple[Counter[str], str | None]:
 
 def judge_advice(counts: dict[str, Any], run_dir: Path) -> str | None:
     """What to say when the judge failed on some or all examples (``None``: it did not)."""
-    from tooleval_agents.results import RunDir
-
     failed = int(counts.get("judge_errors", 0))
     if not failed:
         return None
@@ -147,8 +144,6 @@ def choose_subsets(bench: Benchmark, task: str, lang: str | None,
 def choose_tasks(bench: Benchmark, task: str | None, strategy: str | None) -> list[str]:
     """The tasks ``--task`` names (``all``: every task the strategy -- or each task's default
     strategy -- solves)."""
-    from tooleval_agents.registry import strategies
-
     tasks = sorted({s.task for s in bench.splits()})
     if task is not None and task != "all":
         if task not in tasks:
@@ -316,8 +311,6 @@ def run_command(
                               "same command again to resume.")
             raise typer.Exit(130) from None
         except (ToolevalError, ValueError, KeyError, OSError) as exc:
-            from tooleval_agents.redaction import redact_text
-
             failed += 1
             message = redact_text(error_text(exc))
             err_console.print(f"[bold red]error:[/] {escape(f'{split.name}: {message}')}",

@@ -17,7 +17,7 @@ from tooleval_agents.contracts import (
     Strategy,
 )
 from tooleval_agents.datadir import source_of
-from tooleval_agents.errors import ToolevalError
+from tooleval_agents.errors import DatasetMissingError, ToolevalError
 from tooleval_agents.records import Lang
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.ultratool import loaders
@@ -86,8 +86,6 @@ class UltraToolBenchmark(Benchmark):
 
                 return Located(rebuilt_path(data_dir, task, lang), "rebuilt")
         if not path.is_file():
-            from tooleval_agents.errors import DatasetMissingError
-
             raise DatasetMissingError("ultratool", path, Path(data_dir))
         return Located(path, source_of(data_dir))
 

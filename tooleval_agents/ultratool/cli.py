@@ -22,7 +22,7 @@ from tooleval_agents.cli_base import (
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
 from tooleval_agents.records import Lang
-from tooleval_agents.ultratool.loaders import raw_path
+from tooleval_agents.ultratool.loaders import load_task, raw_path
 from tooleval_agents.ultratool.rebuild import REBUILT, RebuiltTask, upstream_removal, write_rebuilt
 from tooleval_agents.ultratool.records import UltraToolTask
 
@@ -93,8 +93,6 @@ def score(
     """Score UltraTool answers: awareness / selection accuracy (global, local), tool-usage
     Levenshtein, JSON-format rate, error kinds; planning and tool creation via the judge."""
     from evaluators.ultratool_scoring import load_predictions, score_task
-    from tooleval_agents.ultratool.loaders import load_task
-
     try:
         records = load_task(resolve_data_dir(data_dir), task, lang)
         outputs = load_predictions(predictions, records)
