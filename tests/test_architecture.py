@@ -24,19 +24,27 @@ BENCHMARK_PACKAGES = ("tooleval_agents.ultratool", "tooleval_agents.appbench")
 UPWARD = ("graphs", "evaluators", *BENCHMARK_PACKAGES)
 
 DEFERRED = {
-    # module: project modules it may import inside a function (heavy: LangGraph, networkx,
-    # the judge and its prompts), each loaded when a split is actually run or scored.
+    # module: project modules it may import inside a function, each heavy (LangGraph,
+    # LangChain, networkx, pandas/matplotlib, Typer) and needed only when a split is run,
+    # scored or reported, or the command line starts.
     "tooleval_agents.ultratool.benchmark": {
         "graphs.ultratool", "graphs.plan_create_use", "evaluators.ultratool_kv",
         "evaluators.judge", "evaluators.planning_structure", "evaluators.plan_create_use",
-        "evaluators.ultratool_scoring", "evaluators.judge_replay", "evaluators.parsing",
-        "tooleval_agents.ultratool.rebuild",
+        "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
     },
     "tooleval_agents.appbench.benchmark": {
         "graphs.appbench", "evaluators.appbench_parse", "evaluators.appbench_scoring",
         "evaluators.execution", "tooleval_agents.appbench.catalog",
-        "tooleval_agents.appbench.corruptions",
+        "tooleval_agents.appbench.cli", "tooleval_agents.appbench.report",
     },
+    "tooleval_agents.ultratool.cli": {"evaluators.ultratool_scoring"},
+    "tooleval_agents.appbench.cli": {"evaluators.appbench_scoring"},
+    # The command line imports what a command runs when it runs (`tooleval --help` and a
+    # rejected argument stay fast).
+    "tooleval_agents.cli.run": {"tooleval_agents.runner", "tooleval_agents.retry"},
+    "tooleval_agents.cli.compare": {"tooleval_agents.compare"},
+    "tooleval_agents.cli.report": {"tooleval_agents.reports"},
+    "tooleval_agents.rescore": {"tooleval_agents.models"},  # LangChain, only to re-judge
 }
 
 
@@ -73,7 +81,10 @@ def imports(module: str) -> Iterator[tuple[str, bool]]:
             if node.level:
                 parent = module.split(".")[: len(module.split(".")) - node.level + is_package]
                 base = ".".join([*parent, *([node.module] if node.module else [])])
-            names = [f"{base}.{a.name}" for a in node.names] + [base]
+            # ``from pkg import module`` imports the module; ``from module import name``
+            # imports the module the name is in.
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                     for a in node.names]
         for name in names:
             target = resolve(name) if name.split(".")[0] in PACKAGES else None
             if target and target != module:
