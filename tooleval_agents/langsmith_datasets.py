@@ -118,6 +118,7 @@ def to_examples(split: Split, data_dir: Path) -> list[Example]:
     from langsmith.schemas import Example
 
     bench = get_benchmark(split.benchmark)
+    split = bench.split(split.task, split.subset)  # the declared one (with its subset kind)
     records = bench.load(split, data_dir)
     shared = bench.shared_metadata(split, data_dir, len(records))
     ds_id = dataset_id(split)
@@ -129,6 +130,7 @@ def to_examples(split: Split, data_dir: Path) -> list[Example]:
         metadata = dict(fields.metadata)
         metadata.setdefault("benchmark", split.benchmark)
         metadata.setdefault("task", split.task)
+        metadata.setdefault(split.kind, split.subset)
         metadata["index"] = index
         if meta is not None:
             metadata.setdefault("source", meta.source)

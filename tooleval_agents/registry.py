@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -34,6 +34,7 @@ from tooleval_agents.contracts import (
 
 ENTRY_POINT_GROUP = "tooleval_agents.benchmarks"
 STRATEGY_GROUP = "tooleval_agents.strategies"
+T = TypeVar("T")
 
 
 class Benchmark(ABC):
@@ -167,20 +168,32 @@ def _load_entry_points() -> None:
     _LOADED = True  # only once every entry point was tried
 
 
-def _load_each() -> None:
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+def _plugins(group: str, kind: type[T]) -> list[T]:
+    """The objects of an entry-point group: each entry point is an object of ``kind``, a list
+    of them, or a zero-argument factory returning either. A broken one is skipped with a
+    warning naming it, so the others (built-ins included) still work."""
+    noun = kind.__name__.lower()
+    found: list[T] = []
+    for ep in entry_points(group=group):
         try:
             obj = ep.load()
-            bench = obj() if callable(obj) and not isinstance(obj, Benchmark) else obj
+            made = obj() if callable(obj) and not isinstance(obj, kind) else obj
         except Exception as exc:  # a third-party plugin may raise anything
-            warnings.warn(f"benchmark entry point {ep.name!r} ({ep.value}) failed to load: "
-                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"{noun} entry point {ep.name!r} ({ep.value}) failed to load: "
+                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
             continue
-        if not isinstance(bench, Benchmark):
-            warnings.warn(f"benchmark entry point {ep.name!r} ({ep.value}) gave "
-                          f"{type(bench).__name__}, not a Benchmark; skipped", RuntimeWarning,
-                          stacklevel=2)
-            continue
+        for item in made if isinstance(made, list | tuple) else [made]:
+            if isinstance(item, kind):
+                found.append(item)
+            else:
+                warnings.warn(f"{noun} entry point {ep.name!r} ({ep.value}) gave "
+                              f"{type(item).__name__}, not a {kind.__name__}; skipped",
+                              RuntimeWarning, stacklevel=3)
+    return found
+
+
+def _load_each() -> None:
+    for bench in _plugins(ENTRY_POINT_GROUP, Benchmark):
         if bench.name not in _REGISTRY:
             register(bench)
 
@@ -235,27 +248,10 @@ def register_strategy(strategy: Strategy) -> Strategy:
 
 
 def _plugin_strategies() -> list[Strategy]:
-    """The ``tooleval_agents.strategies`` entry points, loaded once; a broken one is skipped
-    with a warning naming it."""
+    """The ``tooleval_agents.strategies`` entry points, loaded once."""
     global _PLUGINS
-    if _PLUGINS is not None:
-        return _PLUGINS
-    _PLUGINS = []
-    for ep in entry_points(group=STRATEGY_GROUP):
-        try:
-            obj = ep.load()
-            made = obj() if callable(obj) and not isinstance(obj, Strategy) else obj
-        except Exception as exc:  # a third-party plugin may raise anything
-            warnings.warn(f"strategy entry point {ep.name!r} ({ep.value}) failed to load: "
-                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
-            continue
-        for item in made if isinstance(made, list | tuple) else [made]:
-            if isinstance(item, Strategy):
-                _PLUGINS.append(item)
-            else:
-                warnings.warn(f"strategy entry point {ep.name!r} ({ep.value}) gave "
-                              f"{type(item).__name__}, not a Strategy; skipped",
-                              RuntimeWarning, stacklevel=2)
+    if _PLUGINS is None:
+        _PLUGINS = _plugins(STRATEGY_GROUP, Strategy)
     return _PLUGINS
 
 

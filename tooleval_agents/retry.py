@@ -375,6 +375,14 @@ class RetryingChatModel(BaseChatModel):
         # swap on every call.
         return {**self.asdict(), "stop": stop, **kwargs}
 
+    def _retrying(self, attempt: int, exc: BaseException, stats: CallStats | None) -> bool:
+        """Account a failed try; whether another one follows (the one rule, sync and async)."""
+        kind = classify(exc)
+        retrying = kind in RETRYABLE and attempt < self.policy.max_attempts
+        if stats is not None:
+            stats.failed(kind, retrying, exc)
+        return retrying
+
     def _wait(self, attempt: int, exc: BaseException) -> float:
         with self._rng_lock:
             return self.policy.delay(attempt, self._rng, retry_after(exc))
@@ -392,11 +400,7 @@ class RetryingChatModel(BaseChatModel):
                 result = self.inner._generate(messages, stop=stop, run_manager=run_manager,
                                               **kwargs)
             except Exception as exc:
-                kind = classify(exc)
-                retrying = kind in RETRYABLE and attempt < self.policy.max_attempts
-                if stats is not None:
-                    stats.failed(kind, retrying, exc)
-                if not retrying:
+                if not self._retrying(attempt, exc, stats):
                     raise
                 time.sleep(self._wait(attempt, exc))
                 continue
@@ -429,11 +433,7 @@ class RetryingChatModel(BaseChatModel):
                         raise ModelCallTimeout(
                             f"model call took longer than {timeout:g} s") from exc
             except Exception as exc:
-                kind = classify(exc)
-                retrying = kind in RETRYABLE and attempt < self.policy.max_attempts
-                if stats is not None:
-                    stats.failed(kind, retrying, exc)
-                if not retrying:
+                if not self._retrying(attempt, exc, stats):
                     raise
                 await asyncio.sleep(self._wait(attempt, exc))
                 continue

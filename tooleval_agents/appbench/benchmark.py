@@ -153,16 +153,10 @@ class AppBenchBenchmark(Benchmark):
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
         parallel, sequential = scales(record.calls)
-        meta = record.meta
         return ExampleFields(
             inputs={"input": record.input},
             outputs=record.output.model_dump(mode="json"),
-            metadata={
-                "benchmark": self.name,
-                "task": split.task,
-                "category": split.subset,
-                "index": meta.index if meta else None,
-                "source": meta.source if meta else None,
+            metadata={  # benchmark, task, category, index and source: added by to_examples
                 "apps": sorted(set(record.output.used_app)),
                 "parallel_scale": parallel,
                 "sequential_scale": sequential,

@@ -153,16 +153,8 @@ class UltraToolBenchmark(Benchmark):
     def to_example(self, split: Split, record: Any) -> ExampleFields:
         official = record.official()
         reference_keys = {"reference"} if isinstance(record, _Task) else {"plan", "tools"}
-        meta = record.meta
-        metadata = {
-            "benchmark": self.name,
-            "task": split.task,
-            "language": split.subset,
-            "index": meta.index if meta else None,
-            "source": meta.source if meta else None,
-        }
-        if split.task == "raw":
-            metadata["domain"] = official.get("domain")
+        # benchmark, task, language, index and source are added by to_examples.
+        metadata = {"domain": official.get("domain")} if split.task == "raw" else {}
         return ExampleFields(
             inputs={k: v for k, v in official.items() if k not in reference_keys},
             outputs={k: v for k, v in official.items() if k in reference_keys},
