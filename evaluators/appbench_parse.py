@@ -9,6 +9,9 @@ What counts as a call:
 
 * ``App: [ ... ]`` anywhere in a line (several per line allowed); the body runs to the last
   ``]`` before the next ``App: [`` (so quotes, apostrophes and commas inside values are safe).
+  A body holding several calls (``[a = f(...), b = g(...)]``) gives each of them
+  (:func:`~tooleval_agents.appbench.lines.split_calls`); a returned-argument list closed
+  before the ``=`` (``App: [a, b] = api(...)``) is read as ``App: [a, b = api(...)]``.
   A missing closing ``]`` or ``)`` (a cut-off answer) or a missing returned-argument list is
   tolerated. A body that does not parse is retried cut after its last ``)``, so wrapped calls
   (``Plan: [Restaurants: [... = api(...)]]``, ``[A: [...], B: [...]]``) keep every call; an
@@ -32,7 +35,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from tooleval_agents.appbench.lines import parse_call_line
+from tooleval_agents.appbench.lines import IDENTS, parse_call_line, split_calls
 from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
 
@@ -42,6 +45,8 @@ _EMPHASIS = re.compile(r"\*\*|__|`")
 # ``App: [``: the app is one word (all 15 are), possibly bold; ``\b`` keeps it from eating prose.
 _APP_OPEN = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*)\s*:\s*\[")
 _APP_PLAIN = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*:\s*(?!\[)(\S.*)$")
+# ``App: [a, b] = api(...)``: the bracket closed after the returned arguments.
+_OUTS_FIRST = re.compile(rf"^\s*+({IDENTS})\s*+\]\s*+=\s*+(\S.*)$", re.S)
 # An identifier (starting where no other name character precedes it) and ``(``: with the
 # lookbehind and possessive runs each word is tried once, so the search is linear (the former
 # ``[A-Za-z_][\w.]*\s*\(.*#`` retried every suffix of a long word: 22 s on 30k characters).
@@ -74,6 +79,11 @@ def _segments(line: str) -> list[tuple[str, str]]:
     for i, m in enumerate(opens):
         end = opens[i + 1].start() if i + 1 < len(opens) else len(line)
         span = line[m.end():end]
+        outs_first = _OUTS_FIRST.match(span)
+        if outs_first:
+            rest = outs_first.group(2).rstrip()
+            out.append((m.group(1), f"{outs_first.group(1)} = {rest.removesuffix(']')}"))
+            continue
         close = span.rfind("]")
         out.append((m.group(1), span[:close] if close >= 0 else span))
     return out
@@ -101,6 +111,23 @@ def _segment_call(app: str, body: str) -> AppCall | None:
         cut = body[:close + 1]
         call = _parse_body(app, cut, f"{app}: [{cut}]", repair=False)
     return call
+
+
+def _segment_calls(app: str, body: str) -> tuple[list[AppCall], list[str]]:
+    """The calls of one ``App: [body]`` segment, and the call pieces of it that do not parse
+    (a body holding several calls is read piece by piece)."""
+    pieces = split_calls(body)
+    if len(pieces) <= 1:
+        call = _segment_call(app, body)
+        return ([call], []) if call is not None else ([], [body])
+    calls, failed = [], []
+    for piece in pieces:
+        call = _segment_call(app, piece)
+        if call is not None:
+            calls.append(call)
+        else:
+            failed.append(piece)
+    return calls, failed
 
 
 def _meant_as_call(app: str, body: str) -> bool:
@@ -158,11 +185,11 @@ def parse_answer(text: object) -> ParsedAnswer:
             for app, body in segments:
                 if not body.strip():  # a wrapper such as ``Plan: [`` before the next opener
                     continue
-                call = _segment_call(app, body)
-                if call is not None:
-                    out.calls.append(call)
-                elif _meant_as_call(app, body):
-                    out.unparsed.append(f"{app}: [{body}]")
+                calls, failed = _segment_calls(app, body)
+                out.calls.extend(calls)
+                several = len(calls) + len(failed) > 1  # a cut piece was meant as a call
+                out.unparsed.extend(f"{app}: [{piece}]" for piece in failed
+                                    if several or _meant_as_call(app, piece))
             continue
         plain = _APP_PLAIN.match(line)
         if plain and "(" in plain.group(2):
@@ -170,12 +197,13 @@ def parse_answer(text: object) -> ParsedAnswer:
             if call is not None:
                 out.calls.append(call)
                 continue
-        call = _parse_body(None, line, line, repair=False)
-        if call is not None and (canonical_api(call.api) in API_APPS
-                                 or "#" in call.raw[call.raw.find("("):]):
-            out.calls.append(call)
-        elif _looks_like_call(line):
-            out.unparsed.append(line)
+        for piece in split_calls(line):
+            call = _parse_body(None, piece, piece, repair=False)
+            if call is not None and (canonical_api(call.api) in API_APPS
+                                     or "#" in call.raw[call.raw.find("("):]):
+                out.calls.append(call)
+            elif _looks_like_call(piece):
+                out.unparsed.append(piece)
     return out
 
 

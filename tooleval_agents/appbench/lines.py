@@ -3,7 +3,11 @@
 
 Beyond the gold form, a model line may write the API dotted (``Restaurants.findrestaurants``),
 quote with typographic quotes (``‘v’``, ``“v”``), escape a quote inside a value (``'it\\'s'``)
-or end the bracket with ``;``. Whole answers (prose, fences, bullets) are split into lines by
+or end the bracket with ``;``. A bracket may hold several calls (``a = f(...), b = g(...)``):
+:func:`split_calls` cuts it into one piece per call. Within a call, text that is not read as an
+argument is kept in :attr:`AppCall.unparsed` -- a positional value, a value followed by more
+text (``#city='Paris', ...``), a repeated key (the first value is kept) -- so evaluators count
+it instead of losing it. Whole answers (prose, fences, bullets) are split into lines by
 :mod:`evaluators.appbench_parse`.
 """
 
@@ -16,15 +20,39 @@ from tooleval_agents.appbench.records import AppCall
 # Possessive quantifiers (``*+``) keep adjacent whitespace runs from being re-split on
 # failure: with lazy/greedy overlaps a long run of spaces made matching quadratic.
 _APP_PREFIX = re.compile(r"^\s*+([A-Za-z]\w*+(?: ++\w++)*+)\s*+:\s*+\[(.*)\]\s*$", re.S)
-_IDENTS = r"[A-Za-z_]\w*+(?:\s*+,\s*+[A-Za-z_]\w*+)*+"
+IDENTS = r"[A-Za-z_]\w*+(?:\s*+,\s*+[A-Za-z_]\w*+)*+"
+"""A returned-argument list ``a, b, c`` (a regex; possessive, so matching stays linear)."""
 _CALL = re.compile(
-    rf"^(?:(?P<ret>{_IDENTS})?\s*+=\s*+)?(?P<api>[A-Za-z_][\w.]*+)\s*+\((?P<args>.*)\)\s*$",
+    rf"^(?:(?P<ret>{IDENTS})?\s*+=\s*+)?(?P<api>[A-Za-z_][\w.]*+)\s*+\((?P<args>.*)\)\s*$",
     re.S)
 _BOUNDARY = re.compile(r"(?:^|,)\s*+#?([A-Za-z_]\w*+)\s*+=(?!=)")
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 # Opening quote -> closing quote; typographic pairs come from models, not from the gold data.
 _QUOTES = {"'": "'", '"': '"', "‘": "’", "“": "”", "’": "’", "”": "”"}
 _ESCAPED_QUOTE = re.compile(r"\\(['\"])")
+# A ``)`` that ends a call because another call starts after it: ``[r1 = f(...), r2 = g(#``.
+# The lookahead reads identifiers only, so each character is scanned once: linear.
+_NEXT_CALL = re.compile(
+    rf"\)(?=\s*+[,;]?\s*+(?:{IDENTS}\s*+=\s*+)?[A-Za-z_][\w.]*+\s*+\(\s*+"
+    r"(?:#|[A-Za-z_]\w*+\s*+=(?!=)|\)))")
+_SEPARATOR = re.compile(r"^[\s,;]+|[\s,;]+$")
+
+
+def split_calls(text: str) -> list[str]:
+    """The calls of one bracket body, one piece each: cut after a ``)`` that another call
+    follows (``a = f(#x='1'), b = g(#y=a)``). A body with one call is one piece.
+
+    >>> split_calls("a = f(#x='1'), b = g(#y=a); h()")
+    ["a = f(#x='1')", 'b = g(#y=a)', 'h()']
+    >>> split_calls("r = f(#name='Joe (Bar), Inc', #n=2)")
+    ["r = f(#name='Joe (Bar), Inc', #n=2)"]
+    """
+    pieces, start = [], 0
+    for m in _NEXT_CALL.finditer(text):
+        pieces.append(text[start:m.end()])
+        start = m.end()
+    pieces.append(text[start:])
+    return [cut for p in pieces if (cut := _SEPARATOR.sub("", p))]
 
 
 def _split_args(inner: str) -> tuple[list[tuple[str, str]], str | None]:
@@ -46,6 +74,22 @@ def _unquote(value: str) -> str | None:
     return None
 
 
+def _quoted_then_rest(value: str) -> tuple[str, str] | None:
+    """``'Paris', ...`` -> ``("'Paris'", "...")``: a quoted value followed by ``,`` and text
+    that is not an argument; ``None`` when the value is not of that shape."""
+    close = _QUOTES.get(value[:1])
+    if close is None:
+        return None
+    at = value.find(close, 1)
+    while at != -1:
+        rest = value[at + 1:].lstrip()
+        if rest.startswith(","):
+            tail = rest[1:].strip()
+            return (value[:at + 1], tail) if tail else None
+        at = value.find(close, at + 1)
+    return None
+
+
 def parse_call_line(text: str) -> AppCall:
     """Parse one call line. Raises ``ValueError`` when the text holds no ``api(...)`` call.
 
@@ -64,8 +108,16 @@ def parse_call_line(text: str) -> AppCall:
     literal: dict[str, str] = {}
     dependent: dict[str, str] = {}
     pairs, leftover = _split_args(c.group("args"))
+    left = [leftover] if leftover is not None else []
     for key, value in pairs:
+        if key in literal or key in dependent:  # a repeated key: the first value stands
+            left.append(f"#{key}={value}")
+            continue
         unquoted = _unquote(value)
+        if unquoted is None and (cut := _quoted_then_rest(value)) is not None:
+            value, rest = cut  # ``#city='Paris', ...``: the value, and text naming no key
+            left.append(rest)
+            unquoted = _unquote(value)
         if unquoted is not None:
             literal[key] = unquoted
         elif _IDENT.match(value) and value.lower() not in ("true", "false", "none", "null"):
@@ -73,4 +125,5 @@ def parse_call_line(text: str) -> AppCall:
         else:
             literal[key] = value
     return AppCall(app=app, api=c.group("api"), returns=returns, literal_args=literal,
-                   dependent_args=dependent, unparsed=leftover, raw=text)
+                   dependent_args=dependent, unparsed="; ".join(left) if left else None,
+                   raw=text)
