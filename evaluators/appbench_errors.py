@@ -41,6 +41,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from evaluators.base import ExampleScore, Part, mean_score, pooled
+from tooleval_agents.contracts import Metrics
 
 ArgKind = Literal["independent", "dependent"]
 ArgStatus = Literal["ok", "key_error", "value_error"]
@@ -111,7 +112,7 @@ def error_part(outcomes: Sequence[ArgOutcome]) -> tuple[dict[str, float], dict[s
     return scores, parts
 
 
-def aggregate_errors(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate_errors(scores: Sequence[ExampleScore]) -> Metrics:
     """The six Table-4 metrics over a corpus."""
     out = {name: mean_score(scores, name) for name in FLAG_METRICS}
     out.update({name: pooled(scores, name) for name in SHARE_METRICS})

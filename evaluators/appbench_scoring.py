@@ -43,8 +43,9 @@ from evaluators.appbench_paper import score_paper
 from evaluators.appbench_strict import score_strict, strict_calls
 from evaluators.base import ExampleScore, Part, langsmith_evaluators, mean_score
 from evaluators.graph_metrics import GRAPH_METRICS, aggregate_graph, graph_scores
-from evaluators.metrics_common import f1
+from evaluators.metrics_common import corpus_f1
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+from tooleval_agents.contracts import Metrics
 
 Scoring = Literal["paper", "strict"]
 MAIN_METRICS = ("app_f1", "api_f1", "success", "app_em", "api_em")
@@ -73,7 +74,7 @@ class AppBenchReport(BaseModel):
     """``ss`` / ``sm`` / ``ms`` / ``mm`` when known."""
     scoring: Scoring
     """The profile used."""
-    metrics: dict[str, float]
+    metrics: Metrics
     """Metric name -> 0..100, unrounded."""
     counts: dict[str, int]
     """Samples, dropped ones, empty answers, unparsed pieces, calls, value errors."""
@@ -93,11 +94,12 @@ def _totals(scores: Sequence[ExampleScore], key: str) -> tuple[float, float]:
     return hits, total
 
 
-def _f1(scores: Sequence[ExampleScore], name: str) -> float:
-    """Pooled F1: the precision and recall parts share their hits (one count per example)."""
+def _f1(scores: Sequence[ExampleScore], name: str) -> float | None:
+    """Pooled F1: the precision and recall parts share their hits (one count per example);
+    n/a when nothing was expected or predicted."""
     hits, n_pred = _totals(scores, f"{name}_precision")
     _, n_gold = _totals(scores, f"{name}_recall")
-    return f1(hits, n_pred, n_gold)
+    return corpus_f1(hits, n_pred, n_gold)
 
 
 def failure_score(n_gold: int, error: str, *, scoring: Scoring = "strict") -> ExampleScore:
@@ -184,7 +186,7 @@ def score_outputs(inputs: Any, outputs: Any, reference_outputs: Any, *,
     return score_example(sample, answer_text(outputs, scoring=scoring), scoring=scoring)
 
 
-def aggregate(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate(scores: Sequence[ExampleScore]) -> Metrics:
     """Corpus metrics: F1s pooled (micro), success and EMs as means over all samples, then the
     error analysis and graph metrics."""
     out = {"app_f1": _f1(scores, "app"), "api_f1": _f1(scores, "api")}
@@ -201,11 +203,12 @@ def by_scale(scores: Sequence[ExampleScore]) -> list[ScaleCell]:
         if "parallel_scale" in s.labels:
             key = (int(s.labels["parallel_scale"]), float(s.labels["sequential_scale"]))
             cells[key].append(s)
-    return [ScaleCell(parallel=p, sequential=q, samples=len(v), success=mean_score(v, "success"))
+    return [ScaleCell(parallel=p, sequential=q, samples=len(v),
+                      success=mean_score(v, "success") or 0.0)  # a cell has samples
             for (p, q), v in sorted(cells.items())]
 
 
-def _summary(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def _summary(scores: Sequence[ExampleScore]) -> Metrics:
     out = aggregate(scores)
     for cell in by_scale(scores):
         out[f"success_p{cell.parallel}_s{cell.sequential:g}"] = cell.success

@@ -4,7 +4,7 @@ adapter that turns a family into LangSmith row and summary evaluators.
 A family provides two pure functions:
 
 * ``score(inputs, outputs, reference_outputs) -> ExampleScore`` for one example, and
-* ``aggregate(list[ExampleScore]) -> dict[str, float]`` for the corpus (pooled metrics such as
+* ``aggregate(list[ExampleScore]) -> Metrics`` for the corpus (pooled metrics such as
   local accuracy are sums of parts, not means of per-example scores).
 
 :func:`langsmith_evaluators` wraps them; nothing else talks to LangSmith's evaluator protocol.
@@ -48,7 +48,8 @@ def langsmith_evaluators(
                 reference_outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         results = [score(i, o or {}, r or {}) for i, o, r in
                    zip(inputs, outputs, reference_outputs, strict=True)]
-        return [{"key": k, "score": v} for k, v in aggregate(results).items()]
+        # A metric with nothing to count (None) is n/a: no summary score is sent for it.
+        return [{"key": k, "score": v} for k, v in aggregate(results).items() if v is not None]
 
     row.__name__ = f"{name}_row"
     summary.__name__ = f"{name}_summary"

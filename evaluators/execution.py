@@ -32,6 +32,7 @@ from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
 from tooleval_agents.appbench.stubs import AppExecutor
 from tooleval_agents.appbench.stubs import ExecutionTrace as AppTrace
+from tooleval_agents.contracts import Metrics
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.records import PlanStep, RawSample, ToolSkeleton
 from tooleval_agents.ultratool.stubs import ExecutionTrace as ToolTrace
@@ -116,7 +117,7 @@ def score_ultratool_execution(sample: RawSample, plan: Sequence[PlanItem],
     return score_ultratool_trace(trace, gold_tools(sample))
 
 
-def aggregate_ultratool_execution(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate_ultratool_execution(scores: Sequence[ExampleScore]) -> Metrics:
     """Corpus figures: pooled shares and mean per-example scores (0-100)."""
     return {
         **{k: pooled(scores, k) for k in ("valid_calls", "strict_calls", "resolved_references",
@@ -177,7 +178,7 @@ def execution_failure(n_gold: int, n_calls: int, error: str) -> ExampleScore:
         comments={"executed_success": f"not executed: {error}"}, error=error)
 
 
-def aggregate_appbench_execution(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate_appbench_execution(scores: Sequence[ExampleScore]) -> Metrics:
     """Corpus figures: mean executed success and the pooled call shares (0-100)."""
     return {"executed_success": mean_score(scores, "executed_success"),
             "gold_calls_reached": pooled(scores, "gold_calls_reached"),

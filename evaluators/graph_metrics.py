@@ -6,9 +6,9 @@ when call ``i`` uses a result the latest earlier call ``j`` returns). Calls are 
 
 * ``node_f1``: nodes labelled ``app.api`` (TaskBench style), multiset hits, pooled micro over the
   corpus; ``edge_f1``: edges labelled ``(source label, target label)``, likewise. When neither
-  the predictions nor the gold have any edge (SS), ``edge_f1`` is 100: nothing to find and
-  nothing found wrongly. A corpus where no example was scored (all scoring errors, or none at
-  all) gets 0, never that 100.
+  the predictions nor the gold have any edge (SS), ``edge_f1`` is n/a: the example has no
+  ``edge_f1`` score (its comment says why) and the corpus value is ``None``, never a 100 (or a
+  0) that no edge earned.
 * ``graph_em``: share of samples whose predicted DAG is isomorphic to the gold one with equal
   node labels.
 * ``pred_topological``: share of samples whose prediction has a parsed call and lists every
@@ -32,9 +32,10 @@ import networkx as nx
 
 from evaluators.appbench_parse import UNPARSED_API
 from evaluators.base import ExampleScore, Part, mean_score
-from evaluators.metrics_common import f1
+from evaluators.metrics_common import corpus_f1, f1
 from tooleval_agents.appbench.depgraph import build_dag, is_topological, scales
 from tooleval_agents.appbench.records import AppCall
+from tooleval_agents.contracts import Metrics
 
 GRAPH_METRICS = ("node_f1", "edge_f1", "graph_em", "pred_topological")
 
@@ -71,13 +72,17 @@ def graph_scores(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> ExampleSco
     same = nx.is_isomorphic(pg, gg, node_match=lambda a, b: a["label"] == b["label"])
     parallel, sequential = scales(gold)
     parsed = any(c.api != UNPARSED_API for c in pred)
+    scores = {"node_f1": f1(node_hits, len(pred), len(gold), empty=100.0),
+              "edge_f1": f1(edge_hits, n_pe, n_ge),
+              "graph_em": 100.0 * same,
+              "pred_topological": 100.0 * (parsed and is_topological(pred))}
+    comments = {}
+    if not n_pe and not n_ge:
+        del scores["edge_f1"]
+        comments["edge_f1"] = "n/a: no dependency expected and none predicted"
     return ExampleScore(
-        scores={
-            "node_f1": f1(node_hits, len(pred), len(gold), empty=100.0),
-            "edge_f1": f1(edge_hits, n_pe, n_ge, empty=100.0),
-            "graph_em": 100.0 * same,
-            "pred_topological": 100.0 * (parsed and is_topological(pred)),
-        },
+        scores=scores,
+        comments=comments,
         parts={
             "node_precision": Part(hits=node_hits, total=len(pred)),
             "node_recall": Part(hits=node_hits, total=len(gold)),
@@ -88,23 +93,22 @@ def graph_scores(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> ExampleSco
     )
 
 
-def aggregate_graph(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate_graph(scores: Sequence[ExampleScore]) -> Metrics:
     """Corpus node/edge F1 (pooled) and the shares of exact graphs and valid orders.
 
     A scoring failure keeps the parts it has in the pools (its gold calls stay in the node
-    recall). "Nothing to find, nothing predicted" is 100 only when at least one example was
-    scored: an empty or all-error corpus gets 0.
+    recall). With no edge expected and none predicted (SS) ``edge_f1`` is n/a (``None``):
+    nothing was there to get right or wrong.
     """
     def total(key: str) -> tuple[float, float]:
         return (sum(s.parts[key].hits for s in scores if key in s.parts),
                 sum(s.parts[key].total for s in scores if key in s.parts))
 
-    out = {}
+    out: Metrics = {}
     for kind in ("node", "edge"):
         hits, n_pred = total(f"{kind}_precision")
         _, n_gold = total(f"{kind}_recall")
-        scored = any(s.error is None and f"{kind}_precision" in s.parts for s in scores)
-        out[f"{kind}_f1"] = f1(hits, n_pred, n_gold, empty=100.0) if scored else 0.0
+        out[f"{kind}_f1"] = corpus_f1(hits, n_pred, n_gold)
     out["graph_em"] = mean_score(scores, "graph_em")
     out["pred_topological"] = mean_score(scores, "pred_topological")
     return out

@@ -68,6 +68,7 @@ from evaluators.judge_prompts import (
 )
 from evaluators.parsing import ParsedList, parse_list
 from evaluators.planning_structure import clean_plan, prediction_text
+from tooleval_agents.contracts import Metrics
 from tooleval_agents.records import Lang
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.ultratool.records import step_id
@@ -720,7 +721,7 @@ def planning_example_score(judgment: Judgment) -> ExampleScore:
     )
 
 
-def aggregate_planning(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate_planning(scores: Sequence[ExampleScore]) -> Metrics:
     """Means over *all* examples: a judge error or a missing plan counts 0.
 
     Also ``planning_judge_errors`` (a count of examples, not 0-100) and ``planning_judged``
@@ -758,7 +759,7 @@ def tool_creation_example_score(judgments: Sequence[Judgment]) -> ExampleScore:
     return result
 
 
-def aggregate_tool_creation(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate_tool_creation(scores: Sequence[ExampleScore]) -> Metrics:
     """Pooled over all gold steps (the paper's *local* level): 100 * sum(overall/10) / steps.
 
     Also ``tool_creation_judge_errors``: a count of examples with a failed judgment, not 0-100.

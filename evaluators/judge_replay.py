@@ -60,6 +60,7 @@ from evaluators.planning_structure import (
     prediction_text,
     score_plan_structure,
 )
+from tooleval_agents.contracts import Metrics
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.jsonio import iter_jsonl
 from tooleval_agents.records import Lang
@@ -83,7 +84,7 @@ class JudgeReport(BaseModel):
     """Language of the samples, when known."""
     n: int
     """Samples scored (the denominator of per-sample means)."""
-    metrics: dict[str, float] = Field(default_factory=dict)
+    metrics: Metrics = Field(default_factory=dict)
     """Metric name -> value; judge metrics are x10 scores (0-100)."""
     judge_errors: int = 0
     """Items whose judgment is missing, unparseable or out of range (each counts 0)."""
@@ -218,7 +219,7 @@ def _merge(a: ExampleScore, b: ExampleScore | None) -> ExampleScore:
 
 def _planning_report(mode: ReportMode, lang: Lang | None, judgments: Sequence[Judgment] | None,
                      structure: Sequence[ExampleScore] | None, notes: list[str]) -> PlanningReport:
-    metrics: dict[str, float] = {}
+    metrics: Metrics = {}
     judge_scores = [planning_example_score(j) for j in judgments] if judgments is not None else []
     if judgments is not None:
         metrics.update(aggregate_planning(judge_scores))

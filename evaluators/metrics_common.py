@@ -1,7 +1,7 @@
 """Small metric formulas shared by the evaluator families (one definition each).
 
->>> f1(2, 3, 2), f1(0, 0, 0), f1(0, 0, 0, empty=100.0)
-(80.0, 0.0, 100.0)
+>>> f1(2, 3, 2), f1(0, 0, 0), f1(0, 0, 0, empty=100.0), corpus_f1(0, 0, 0)
+(80.0, 0.0, 100.0, None)
 """
 
 from __future__ import annotations
@@ -17,3 +17,9 @@ def f1(hits: float, n_pred: float, n_gold: float, *, empty: float = 0.0) -> floa
     if not n_pred and not n_gold:
         return empty
     return 200.0 * hits / (n_pred + n_gold)
+
+
+def corpus_f1(hits: float, n_pred: float, n_gold: float) -> float | None:
+    """Pooled F1 over a corpus; ``None`` (n/a) when nothing was expected or predicted (a corpus
+    F1 with nothing to count is neither 0 nor 100)."""
+    return f1(hits, n_pred, n_gold) if n_pred or n_gold else None

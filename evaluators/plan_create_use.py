@@ -36,6 +36,7 @@ from pydantic import ValidationError
 from evaluators.base import ExampleScore, Part, langsmith_evaluators
 from evaluators.execution import aggregate_ultratool_execution, gold_tools, score_ultratool_trace
 from evaluators.planning_structure import aggregate_plan_structure, score_plan_structure
+from tooleval_agents.contracts import Metrics
 from tooleval_agents.ultratool.records import PlanStep
 from tooleval_agents.ultratool.stubs import CallTrace, ExecutionTrace
 
@@ -108,7 +109,7 @@ def score_plan_create_use(inputs: dict[str, Any], outputs: dict[str, Any],
     return ExampleScore(scores=scores, parts=parts, comments=comments, error=error)
 
 
-def aggregate_plan_create_use(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate_plan_create_use(scores: Sequence[ExampleScore]) -> Metrics:
     """Corpus figures (0-100, ``plan_step_count_diff`` a mean count): means of the planning
     metrics, pooled call and reference shares, mean ``tool_set_f1`` and ``executable``."""
     return {**aggregate_plan_structure(scores), **aggregate_ultratool_execution(scores)}

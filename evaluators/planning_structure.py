@@ -36,6 +36,7 @@ from rapidfuzz.distance import LCSseq
 
 from evaluators.base import ExampleScore, feedback, mean_score
 from evaluators.parsing import clean_plan_text, numbering_problems
+from tooleval_agents.contracts import Metrics
 
 NUMBERING = "plan_numbering_valid"
 STEP_RATIO = "plan_step_count_ratio"
@@ -163,7 +164,7 @@ def score_plan_structure(prediction: str | None, reference: str) -> ExampleScore
     )
 
 
-def aggregate_plan_structure(scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate_plan_structure(scores: Sequence[ExampleScore]) -> Metrics:
     """Mean of each structure metric over all plans (an empty prediction scores 0, diff = g)."""
     return {k: mean_score(scores, k) for k in STRUCTURE_METRICS}
 

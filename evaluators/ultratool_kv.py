@@ -53,6 +53,7 @@ from evaluators.parsing import (
     parse_answer,
     parse_list,
 )
+from tooleval_agents.contracts import Metrics
 
 AwarenessTask = Literal["tool_usage_awareness", "tool_creation_awareness"]
 KVTask = Literal["tool_usage_awareness", "tool_creation_awareness", "tool_selection",
@@ -468,7 +469,7 @@ def _usage_hallucinated(inputs: dict[str, Any], matched: list[dict[str, Any] | N
 # --------------------------------------------------------------------------------------------
 # Aggregation and LangSmith evaluators.
 
-def aggregate(task: KVTask, scores: Sequence[ExampleScore]) -> dict[str, float]:
+def aggregate(task: KVTask, scores: Sequence[ExampleScore]) -> Metrics:
     """Corpus metrics (0-100, unrounded) of a task from per-example scores, pooled.
 
     Global and JSON-format rates have one part per example (denominator = samples); local and

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +37,7 @@ from evaluators.parsing import (
 )
 from evaluators.ultratool_kv import JSON_FORMAT, KV_TASKS, KVTask, metric_names, scorer
 from evaluators.ultratool_kv import aggregate as aggregate_kv
+from tooleval_agents.contracts import Metrics
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.records import UltraToolTask
@@ -102,7 +103,7 @@ class TaskReport(BaseModel):
     parser: ParserMode = "robust"
     """How answers were read: ``robust`` (default) or ``official`` (the paper's post-processing,
     to reproduce published numbers)."""
-    metrics: dict[str, float]
+    metrics: Metrics
     """Metric name -> 0-100, unrounded (e.g. ``tool_usage_awareness_global``)."""
     counts: TaskCounts
     """Samples, steps and failures."""
@@ -118,7 +119,7 @@ class TaskReport(BaseModel):
                 "counts": self.counts.model_dump(), "notes": self.notes}
 
 
-def overall(metrics: dict[str, float]) -> float | None:
+def overall(metrics: Mapping[str, float | None]) -> float | None:
     """The paper's *Overall*: the mean of the nine Table 2 columns; None unless all are present.
 
     >>> overall({c: 50.0 for c in TABLE2_COLUMNS})
@@ -126,9 +127,10 @@ def overall(metrics: dict[str, float]) -> float | None:
     >>> overall({"tool_usage": 80.0}) is None
     True
     """
-    if not all(c in metrics for c in TABLE2_COLUMNS):
+    values = [metrics.get(c) for c in TABLE2_COLUMNS]
+    if any(v is None for v in values):  # a column not run, or n/a
         return None
-    return sum(metrics[c] for c in TABLE2_COLUMNS) / len(TABLE2_COLUMNS)
+    return sum(v for v in values if v is not None) / len(TABLE2_COLUMNS)
 
 
 def _official(record: Any) -> dict[str, Any]:

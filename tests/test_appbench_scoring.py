@@ -87,11 +87,16 @@ def test_strict_gives_gold_answers_100_everywhere(data: dict[str, list[AppBenchS
     samples = data[category]
     report = score_appbench(samples, [gold_answer(s) for s in samples])
     assert report.scoring == "strict" and report.counts["dropped"] == 0
-    for name in (*MAIN_METRICS, "node_f1", "edge_f1", "graph_em"):
+    for name in (*MAIN_METRICS, "node_f1", "graph_em"):
         assert report.metrics[name] == 100.0, name
+    # SS plans have no dependency: edge F1 has nothing to count (n/a), elsewhere 100.
+    assert report.metrics["edge_f1"] == (None if category == "ss" else 100.0)
     for name in ("key_error_independent", "key_error_dependent", "value_error_independent",
-                 "value_error_dependent", "value_error_time_share", "value_error_space_share"):
+                 "value_error_dependent"):
         assert report.metrics[name] == 0.0, name
+    # Shares of value errors that are time / space related: no value error, nothing to share.
+    for name in ("value_error_time_share", "value_error_space_share"):
+        assert report.metrics[name] is None, name
     # Four MM gold plans depend on values no earlier call returns (a data quirk).
     topological = sum(is_topological(s.calls) for s in samples)
     assert report.metrics["pred_topological"] == pytest.approx(100 * topological / len(samples))
@@ -219,7 +224,8 @@ def test_reordered_independent_calls_change_nothing(data: dict[str, list[AppBenc
     got = _metrics(sample, "\n".join(reversed(_lines(sample))), scoring)
     assert got == _metrics(sample, gold_answer(sample), scoring)
     if scoring == "strict":
-        assert all(got[m] == 100 for m in (*MAIN_METRICS, "graph_em", "edge_f1"))
+        assert all(got[m] == 100 for m in (*MAIN_METRICS, "graph_em"))
+        assert got["edge_f1"] is None  # independent calls: no edge expected or predicted
 
 
 @pytest.mark.parametrize("scoring", PROFILES)
@@ -299,7 +305,9 @@ def test_every_metric_stays_within_0_and_100(data: st.DataObject, shared_data: P
     outputs = [data.draw(answers) for _ in samples]
     for scoring in PROFILES:
         report = score_appbench(samples, outputs, scoring=scoring)
-        assert all(0.0 <= v <= 100.0 for v in report.metrics.values()), report.metrics
+        # n/a (None) where nothing was counted, else within 0..100
+        assert all(v is None or 0.0 <= v <= 100.0 for v in report.metrics.values()), \
+            report.metrics
         assert all(0.0 <= c.success <= 100.0 for c in report.by_scale)
         for example in report.examples:
             assert all(0.0 <= v <= 100.0 for v in example.scores.values())
@@ -320,7 +328,9 @@ def test_langsmith_row_and_summary(data: dict[str, list[AppBenchSample]],
     totals = {f["key"]: f["score"] for f in summary(inputs, outs, refs)}
     expected = score_appbench(samples, [gold_answer(samples[0]), "", "nonsense"],
                               scoring=scoring).metrics
-    assert {k: totals[k] for k in expected} == expected
+    # n/a metrics (None: nothing to count) send no summary score
+    assert {k: v for k, v in totals.items() if k in expected} == \
+        {k: v for k, v in expected.items() if v is not None}
     assert totals["success_p1_s2"] == pytest.approx(100 / 3)
     broken = {f["key"]: f for f in row(inputs[0], outs[0], {"used_app": []})}
     assert broken["scoring_error"]["score"] is None

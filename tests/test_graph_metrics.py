@@ -69,14 +69,15 @@ def test_wrong_app_changes_the_labels() -> None:
     assert r.scores["node_f1"] == pytest.approx(75.0) and r.scores["graph_em"] == 0
 
 
-def test_corpus_f1_is_pooled_and_edgeless_corpora_score_100() -> None:
+def test_corpus_f1_is_pooled_and_edgeless_corpora_are_not_applicable() -> None:
     singles = [graph_scores(GOLD[3:], GOLD[3:]), graph_scores([], GOLD[3:])]
     agg = aggregate_graph(singles)
-    assert agg["edge_f1"] == 100.0  # no edges anywhere: nothing missed, nothing invented
+    assert agg["edge_f1"] is None  # no edges anywhere: nothing to count, neither 0 nor 100
+    assert all("edge_f1" not in s.scores and "n/a" in s.comments["edge_f1"] for s in singles)
     assert agg["node_f1"] == pytest.approx(2 * 1 / (1 + 2) * 100)  # 1 hit, 1 pred, 2 gold
     assert agg["graph_em"] == 50.0
-    assert aggregate_graph([]) == {"node_f1": 0.0, "edge_f1": 0.0, "graph_em": 0.0,
-                                   "pred_topological": 0.0}
+    assert aggregate_graph([]) == {"node_f1": None, "edge_f1": None, "graph_em": None,
+                                   "pred_topological": None}
     assert isinstance(singles[0], ExampleScore)
 
 

@@ -127,12 +127,13 @@ def test_langsmith_row_reports_a_broken_reference_with_its_size() -> None:
     assert totals["app_f1"] == pytest.approx(200 * 1 / (1 + 2))
 
 
-def test_all_error_corpus_reads_zero_but_edgeless_gold_reads_100() -> None:
+def test_all_error_corpus_reads_zero_and_edgeless_gold_reads_not_applicable() -> None:
     failures = [failure_score(0, "broken"), failure_score(3, "broken")]
     agg = aggregate_graph(failures)
-    assert agg["edge_f1"] == 0.0 and agg["node_f1"] == 0.0
-    assert score_appbench([_weather()], ["garbage"]).metrics["edge_f1"] == 100.0  # SS: no edges
-    assert score_appbench([_weather()], [GOLD]).metrics["edge_f1"] == 100.0
+    assert agg["node_f1"] == 0.0  # the gold calls stay in the recall: 0 of 3
+    assert agg["edge_f1"] is None  # no edge expected, none predicted: n/a, not 0 or 100
+    assert score_appbench([_weather()], ["garbage"]).metrics["edge_f1"] is None  # SS: no edges
+    assert score_appbench([_weather()], [GOLD]).metrics["edge_f1"] is None
 
 
 # --- 3. tool creation: the first duplicate step, text outputs parsed -----------------------------

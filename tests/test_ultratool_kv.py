@@ -246,7 +246,7 @@ def test_every_metric_stays_in_0_100(items: list[dict[str, Any]],
     for task, result in results.items():
         assert all(0.0 <= v <= 100.0 for v in result.scores.values())
         metrics = aggregate(task, [result, result])  # type: ignore[arg-type]
-        assert all(0.0 <= v <= 100.0 for v in metrics.values())
+        assert all(v is None or 0.0 <= v <= 100.0 for v in metrics.values())  # None: n/a
 
 
 # --- LangSmith evaluators ---------------------------------------------------------------------

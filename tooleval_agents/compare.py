@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluators.base import ExampleScore
+from tooleval_agents.contracts import ExampleScore, Metrics
 from tooleval_agents.registry import Scorer
 from tooleval_agents.rescore import rescore_results, scorer_for, stored_score
 from tooleval_agents.results import ExampleResult, RunConfig, RunDir
@@ -60,10 +60,10 @@ class RunData:
         return sum(r.status == "infra_error" for r in self.results.values())
 
     def metrics(self) -> dict[str, float]:
-        """Corpus metrics over all scored examples (cached)."""
+        """Corpus metrics over all scored examples (cached); NaN for a metric with nothing to
+        count (n/a), so tables and differences carry it as missing."""
         if self._metrics is None:  # no scored example: no metric (not a row of zeros)
-            self._metrics = ({k: float(v) for k, v in
-                              self.scorer.aggregate(list(self.scores.values())).items()}
+            self._metrics = (_floats(self.scorer.aggregate(list(self.scores.values())))
                              if self.scores else {})
         return self._metrics
 
@@ -195,13 +195,18 @@ def _metric_order(runs: Sequence[RunData]) -> list[str]:
     return list(names)
 
 
+def _floats(metrics: Metrics) -> dict[str, float]:
+    """Metrics as floats, n/a (``None``) as NaN: a difference with an n/a side is n/a."""
+    return {k: np.nan if v is None else float(v) for k, v in metrics.items()}
+
+
 def _boot_metrics(run: RunData, ids: Sequence[str], idx: np.ndarray,
                   names: Sequence[str]) -> np.ndarray:
     """``aggregate`` of every resample: array (n_boot, len(names)), NaN for absent metrics."""
     scores = [run.scores[i] for i in ids]
     out = np.full((idx.shape[0], len(names)), np.nan)
     for b, row in enumerate(idx):
-        metrics = run.scorer.aggregate([scores[i] for i in row])
+        metrics = _floats(run.scorer.aggregate([scores[i] for i in row]))
         out[b] = [metrics.get(m, np.nan) for m in names]
     return out
 
@@ -282,8 +287,8 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
                 notes.append(f"{a.label} vs {b.label}: compared on the {len(common)} examples "
                              f"both scored ({only_a} only in {a.label}, {only_b} only in "
                              f"{b.label})")
-            point_a = a.scorer.aggregate([a.scores[k] for k in common])
-            point_b = b.scorer.aggregate([b.scores[k] for k in common])
+            point_a = _floats(a.scorer.aggregate([a.scores[k] for k in common]))
+            point_b = _floats(b.scorer.aggregate([b.scores[k] for k in common]))
             if n_boot > 0:
                 key = tuple(common)
                 idx = np.random.default_rng(seed).integers(0, len(common),
@@ -297,8 +302,10 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
                     continue
                 va, vb = point_a.get(m, np.nan), point_b.get(m, np.nan)
                 low = high = np.nan
-                if n_boot > 0 and not math.isnan(va) and not math.isnan(vb):
-                    low, high = (float(x) for x in np.quantile(diffs[:, j], [alpha, 1 - alpha]))
+                defined = diffs[:, j][~np.isnan(diffs[:, j])] if n_boot > 0 else np.empty(0)
+                if defined.size and not math.isnan(va) and not math.isnan(vb):
+                    # Resamples where the metric had nothing to count (n/a) are left out.
+                    low, high = (float(x) for x in np.quantile(defined, [alpha, 1 - alpha]))
                 rows.append({**base, "metric": m, "a": va, "b": vb, "diff": vb - va,
                              "ci_low": low, "ci_high": high,
                              "significant": bool(low > 0 or high < 0)})

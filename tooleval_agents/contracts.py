@@ -295,20 +295,38 @@ def feedback(result: ExampleScore) -> list[dict[str, Any]]:
     return out
 
 
-def pooled(scores: Sequence[ExampleScore], key: str) -> float:
-    """100 * sum(hits) / sum(total) over examples; 0.0 when the total is 0."""
+def pooled(scores: Sequence[ExampleScore], key: str) -> float | None:
+    """100 * sum(hits) / sum(total) over examples; ``None`` (n/a) when the total is 0: with
+    nothing to count, neither 0 nor 100 would be true.
+
+    >>> pooled([ExampleScore(parts={"k": Part(hits=0, total=0)})], "k") is None
+    True
+    """
     hits = total = 0.0  # one pass, adding in example order as sum() did
     for s in scores:
         part = s.parts.get(key)
         if part is not None:
             hits += part.hits
             total += part.total
-    return 100.0 * hits / total if total else 0.0
+    return 100.0 * hits / total if total else None
 
 
-def mean_score(scores: Sequence[ExampleScore], key: str) -> float:
-    """Mean of a per-example score over *all* examples (a missing score counts as 0)."""
-    return sum(s.scores.get(key, 0.0) for s in scores) / len(scores) if scores else 0.0
+def mean_score(scores: Sequence[ExampleScore], key: str) -> float | None:
+    """Mean of a per-example score over *all* examples (a missing score counts as 0);
+    ``None`` (n/a) over no example."""
+    return sum(s.scores.get(key, 0.0) for s in scores) / len(scores) if scores else None
+
+
+def format_metric(value: float | None, n: int | None = None) -> str:
+    """A corpus metric for a table: ``12.34``, or ``n/a (0 of N)`` when nothing was counted
+    over the N examples (``n/a`` when N is unknown).
+
+    >>> format_metric(12.345), format_metric(None, 200), format_metric(float("nan"))
+    ('12.35', 'n/a (0 of 200)', 'n/a')
+    """
+    if value is None or value != value:  # None or NaN
+        return "n/a" if n is None else f"n/a (0 of {n})"
+    return f"{value:.2f}"
 
 
 Metrics = dict[str, float | None]

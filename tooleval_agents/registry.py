@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -34,7 +34,6 @@ from tooleval_agents.contracts import (
 
 ENTRY_POINT_GROUP = "tooleval_agents.benchmarks"
 STRATEGY_GROUP = "tooleval_agents.strategies"
-T = TypeVar("T")
 
 
 class Benchmark(ABC):
@@ -168,12 +167,12 @@ def _load_entry_points() -> None:
     _LOADED = True  # only once every entry point was tried
 
 
-def _plugins(group: str, kind: type[T]) -> list[T]:
+def _plugins(group: str, kind: type[Any]) -> list[Any]:
     """The objects of an entry-point group: each entry point is an object of ``kind``, a list
     of them, or a zero-argument factory returning either. A broken one is skipped with a
     warning naming it, so the others (built-ins included) still work."""
     noun = kind.__name__.lower()
-    found: list[T] = []
+    found: list[Any] = []
     for ep in entry_points(group=group):
         try:
             obj = ep.load()

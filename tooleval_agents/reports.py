@@ -151,9 +151,9 @@ def run_file_stem(run: RunData) -> str:
 
 
 def fmt(value: Any) -> str:
-    """A cell for Markdown: 2 decimals, ``–`` for missing."""
+    """A cell for Markdown: 2 decimals, ``n/a`` for a metric not run or with nothing to count."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
+        return "n/a"
     if isinstance(value, bool | np.bool_):
         return "yes" if value else ""
     if isinstance(value, float | np.floating):

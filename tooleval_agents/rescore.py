@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import Field
 
-from evaluators.base import ExampleScore
+from tooleval_agents.contracts import ExampleScore, Metrics
 from tooleval_agents.jsonio import atomic_write_text
 from tooleval_agents.registry import Scorer, Split, get_benchmark
 from tooleval_agents.results import (
@@ -60,7 +60,7 @@ class RescoredSummary(RunSummary):
     """The judge model that re-judged the outputs (None: no judge was called)."""
     changed: int = 0
     """Examples whose per-example score differs from the one stored in ``examples.jsonl``."""
-    original_metrics: dict[str, float] = Field(default_factory=dict)
+    original_metrics: Metrics = Field(default_factory=dict)
     """The metrics of the run's own ``summary.json`` (empty when it has none)."""
     notes: list[str] = Field(default_factory=list)
     """What the numbers need to be read with (judge metrics dropped, scoring errors...)."""

@@ -23,6 +23,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from tooleval_agents.contracts import ExampleScore, Metrics
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.jsonio import atomic_write_text
 
@@ -109,7 +110,8 @@ class ExampleResult(BaseModel):
     outputs: dict[str, Any] = Field(default_factory=dict)
     """The workflow's outputs: raw_outputs, prediction, parse_error, trace, usage."""
     score: dict[str, Any] | None = None
-    """The ``evaluators.base.ExampleScore`` dump (scores, parts, comments, labels, error)."""
+    """The :class:`~tooleval_agents.contracts.ExampleScore` dump (scores, parts, comments,
+    labels, error)."""
     error: str | None = None
     """Error message (secrets redacted) for ``model_error`` / ``infra_error``."""
     error_kind: str | None = None
@@ -127,7 +129,7 @@ class RunSummary(BaseModel):
     """``summary.json``."""
 
     experiment: str
-    metrics: dict[str, float]
+    metrics: Metrics
     """Corpus metrics, 0-100 unrounded, over every example (infra errors excluded and
     counted in ``counts``)."""
     counts: dict[str, int]
@@ -221,7 +223,7 @@ class RunDir:
         return RunSummary.model_validate_json((self.path / SUMMARY).read_text(encoding="utf-8"))
 
 
-def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], dict[str, float]],
+def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
               results: Sequence[ExampleResult], *, examples: int,
               wall_s: float | None = None) -> RunSummary:
     """The one summary computation (the runner's and re-scoring's): metrics pooled by
@@ -233,8 +235,6 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], dict[str, fl
     Raises:
         ValueError: a non-infra result without a stored score.
     """
-    from evaluators.base import ExampleScore
-
     scored = [r for r in results if r.status != "infra_error"]
     missing = [r.example_id for r in scored if r.score is None]
     if missing:
@@ -268,7 +268,9 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], dict[str, fl
                    "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))], "max": lat[-1]}
     if wall_s is not None:
         latency["wall"] = wall_s
-    metrics = {k: float(v) for k, v in aggregate(scores).items()} if scores else {}
+    # None (n/a: nothing to count) stays None: JSON null, shown as "n/a (0 of N)".
+    metrics = ({k: None if v is None else float(v) for k, v in aggregate(scores).items()}
+               if scores else {})
     return RunSummary(experiment=experiment, metrics=metrics, counts=counts, usage=usage,
                       latency_s=latency)
 

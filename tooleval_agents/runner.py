@@ -582,7 +582,8 @@ class _Experiment:
             metrics = self.scorer.aggregate(scores)
         except Exception:
             return ""
-        return "  ".join(f"{k} {metrics[k]:.1f}" for k in self.scorer.headline if k in metrics)
+        return "  ".join(f"{k} {v:.1f}" for k in self.scorer.headline
+                         if (v := metrics.get(k)) is not None)
 
 
 class _RowEvaluator(RunEvaluator):

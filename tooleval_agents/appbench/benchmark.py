@@ -9,7 +9,15 @@ from typing import Any, Literal
 from tooleval_agents.appbench import loaders
 from tooleval_agents.appbench.depgraph import scales
 from tooleval_agents.appbench.names import CATEGORIES, Category
-from tooleval_agents.contracts import ExampleFields, Located, Options, Scorer, Split, Strategy
+from tooleval_agents.contracts import (
+    ExampleFields,
+    Located,
+    Metrics,
+    Options,
+    Scorer,
+    Split,
+    Strategy,
+)
 from tooleval_agents.datadir import source_of
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.registry import Benchmark
@@ -132,7 +140,7 @@ class AppBenchBenchmark(Benchmark):
                                                  f"{str(exc)[:300]}")
             return result.merge(executed)
 
-        def aggregate_all(scores: Any) -> dict[str, float]:
+        def aggregate_all(scores: Any) -> Metrics:
             return {**aggregate(scores), **aggregate_appbench_execution(scores)}
 
         return Scorer(score=score, aggregate=aggregate_all,

@@ -16,9 +16,11 @@ from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
     console,
+    err_console,
     handle_errors,
     print_json,
 )
+from tooleval_agents.contracts import format_metric
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DataFormatError, ToolevalError
 
@@ -118,6 +120,9 @@ def appbench(
     except (ToolevalError, OSError, ValueError) as exc:
         raise handle_errors(exc) from exc
     counts = {**report.counts, "missing_answers": missing}
+    if missing:  # kept in every denominator as empty answers: say so
+        err_console.print(f"[yellow]warning:[/] {missing} of {len(samples)} samples have no "
+                          "answer in the file: scored as empty answers", highlight=False)
     if json_out:
         print_json({"benchmark": "appbench", "category": category, "scoring": scoring,
                     "metrics": report.metrics, "counts": counts,
@@ -127,6 +132,6 @@ def appbench(
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report.metrics.items():
-        table.add_row(name, f"{value:.2f}")
+        table.add_row(name, format_metric(value, len(samples)))
     console.print(table)
     console.print(", ".join(f"{k}={v}" for k, v in counts.items()), markup=False)

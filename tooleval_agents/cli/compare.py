@@ -18,6 +18,7 @@ from tooleval_agents.cli_base import (
     handle_errors,
     print_json,
 )
+from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
 
 RunsArgument = Annotated[list[Path], typer.Argument(
@@ -46,7 +47,7 @@ def check_options(option: list[str] | None, rescore: bool) -> None:
 
 
 def _num(value: float) -> str:
-    return "–" if value != value else f"{value:.2f}"  # NaN != NaN
+    return format_metric(value)  # NaN: not run, or nothing to count
 
 
 @app.command("compare")

@@ -27,6 +27,7 @@ from tooleval_agents.cli_base import (
     handle_errors,
     print_json,
 )
+from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import Benchmark, Split, get_benchmark, strategies
@@ -180,7 +181,7 @@ def _show(row: dict[str, Any]) -> None:
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in row["metrics"].items():
-        table.add_row(escape(name), f"{value:.2f}")
+        table.add_row(escape(name), format_metric(value, row["counts"].get("scored")))
     console.print(table)
     counts = row["counts"]
     console.print(", ".join(f"{k}={v}" for k, v in counts.items()), markup=False,

@@ -19,6 +19,7 @@ from tooleval_agents.cli_base import (
     handle_errors,
     print_json,
 )
+from tooleval_agents.contracts import format_metric
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.predictions import score_predictions
@@ -63,7 +64,7 @@ def generic_score(name: str) -> Callable[..., None]:
         table.add_column("metric")
         table.add_column("value", justify="right")
         for metric, value in report.metrics.items():
-            table.add_row(escape(metric), "n/a" if value is None else f"{value:.2f}")
+            table.add_row(escape(metric), format_metric(value, report.counts["examples"]))
         console.print(table)
         console.print(", ".join(f"{k}={v}" for k, v in report.counts.items()), markup=False,
                       highlight=False)

@@ -26,6 +26,7 @@ from tooleval_agents.cli_base import (
     print_json,
     score_app,
 )
+from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
 
 
@@ -94,11 +95,14 @@ def score_run(
         for col, justify in (("metric", "left"), ("stored", "right"), ("re-scored", "right"),
                              ("change", "right")):
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
-        before: dict[str, float] = s["original_metrics"]
+        before: dict[str, float | None] = s["original_metrics"]
+        n = s["counts"].get("scored")
         for name, value in s["metrics"].items():
             old = before.get(name)
-            table.add_row(escape(name), "–" if old is None else f"{old:.2f}", f"{value:.2f}",
-                          "" if old is None or abs(value - old) < 1e-9 else f"{value - old:+.2f}")
+            change = ("" if old is None or value is None or abs(value - old) < 1e-9
+                      else f"{value - old:+.2f}")
+            table.add_row(escape(name), "–" if name not in before else format_metric(old, n),
+                          format_metric(value, n), change)
         console.print(table)
         counts = ", ".join(f"{k}={v}" for k, v in s["counts"].items())
         console.print(f"{counts}; {s['changed']} example score(s) changed; options: "

@@ -19,6 +19,7 @@ from tooleval_agents.cli_base import (
     handle_errors,
     print_json,
 )
+from tooleval_agents.contracts import format_metric
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
 from tooleval_agents.records import Lang
@@ -109,7 +110,7 @@ def score(
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report.metrics.items():
-        table.add_row(escape(name), f"{value:.2f}")
+        table.add_row(escape(name), format_metric(value, report.counts.samples))
     console.print(table)
     counts = report.counts.model_dump()
     console.print(f"parser: {report.parser}; " + ", ".join(
