@@ -23,14 +23,14 @@ from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
 from tooleval_agents.corruptions import (
     FALLBACK_KIND,
-    KINDS,
+    AnswerFormat,
     apply_kind,
     corrupt,
     draw,
+    kinds_of,
     next_step_id,
 )
 from tooleval_agents.reference_models import (
-    AnswerFormat,
     AnswerKey,
     GoldAnswer,
     NoisyReferenceChatModel,
@@ -361,9 +361,9 @@ def test_share_corrupted_follows_rate(fmt: AnswerFormat) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_kind_is_drawn(fmt: AnswerFormat) -> None:
-    n = 100 * len(KINDS[fmt])
+    n = 100 * len(kinds_of(fmt))
     kinds = Counter(draw(GOLD[fmt], fmt, rate=1.0, seed=s).kind for s in range(n))
-    assert set(kinds) == set(KINDS[fmt])
+    assert set(kinds) == set(kinds_of(fmt))
     assert min(kinds.values()) >= 50  # about 100 each (uniform over the kinds that apply)
 
 
@@ -450,7 +450,7 @@ def test_property_never_raises_and_rate_bounds(text: str, fmt: AnswerFormat, see
 @given(text=any_text, seed=seeds, kind_index=st.integers(0, 7))
 def test_property_each_kind_never_raises(text: str, seed: Any, kind_index: int) -> None:
     for fmt in FORMATS:
-        kind = KINDS[fmt][kind_index % len(KINDS[fmt])]
+        kind = kinds_of(fmt)[kind_index % len(kinds_of(fmt))]
         out = apply_kind(text, fmt, kind, random.Random(str(seed)))
         assert out is None or isinstance(out, str)
 
@@ -488,10 +488,10 @@ def test_real_gold_answers_always_corrupt(shared_data: Path) -> None:
     kinds: Counter[str] = Counter()
     for n, (text, fmt) in enumerate(cases):
         d = draw(text, fmt, rate=1.0, seed=n)
-        assert d.text != text and d.kind in KINDS[fmt], (fmt, text)
+        assert d.text != text and d.kind in kinds_of(fmt), (fmt, text)
         kinds[f"{fmt}/{d.kind}"] += 1
         assert corrupt(text, fmt, rate=0.0, seed=n) == text
-    assert len(kinds) == sum(len(k) for k in KINDS.values())  # every kind occurs on real data
+    assert len(kinds) == sum(len(kinds_of(f)) for f in FORMATS)  # every kind occurs on real data
 
 
 # --- the noisy-reference model --------------------------------------------------------------

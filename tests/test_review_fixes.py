@@ -22,7 +22,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from typer.testing import CliRunner
 
 from tooleval_agents import registry
-from tooleval_agents.appbench import lines as appbench_lines
+from tooleval_agents.appbench import records as appbench_records
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_file
 from tooleval_agents.cli import app
@@ -75,13 +75,13 @@ def test_gold_calls_are_parsed_once_and_follow_the_content(
     [sample, *_] = load_file(_appbench_file(tmp_path, shared_data), "ss")
     twin = sample.model_copy()
     parsed: list[str] = []
-    real = appbench_lines.parse_call_line
+    real = appbench_records.parse_call_line
 
     def counting(text: str) -> Any:
         parsed.append(text)
         return real(text)
 
-    monkeypatch.setattr(appbench_lines, "parse_call_line", counting)
+    monkeypatch.setattr(appbench_records, "parse_call_line", counting)
     first = sample.calls
     assert sample.calls == first
     assert len(parsed) == len(sample.output.api_results)  # second access: no parsing

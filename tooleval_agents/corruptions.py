@@ -19,20 +19,18 @@ Kinds by answer format (:data:`KINDS`):
   step, swap two sibling steps, break the numbering;
 * ``json_object`` (tool skeletons and other JSON objects): drop a property, rename the tool,
   broken JSON;
-* ``app_list`` (AppBench app selection, ``["Hotels", "Weather"]``): drop an app, add a wrong app,
-  replace an app (names from :data:`~tooleval_agents.appbench.names.APP_APIS`);
-* ``call_lines`` (AppBench ``App: [r = api(#k='v', #k2=k2)]`` lines): wrong app, another API of
-  the same app, a missing argument, a mutated literal, a broken dependency (``#k=k`` turned into
-  a literal or into a name no call returns), drop a call, add a call, swap two lines.
+* a benchmark's own formats, registered by its declaration
+  (:meth:`~tooleval_agents.registry.Benchmark.answer_formats`; AppBench: ``app_list`` and
+  ``call_lines``, in :mod:`tooleval_agents.appbench.corruptions`).
 
 A kind that cannot apply to a text (no parameters to mutate, a single line to swap) is skipped
 for another applicable one; when none applies (free text, an unparsable answer) the answer is
 cut off (``truncate``). :func:`corrupt` never raises on any text, and with ``rate=1`` always
 changes a non-empty text.
 
->>> corrupt('["Hotels", "Weather"]', "app_list", rate=0.0, seed="s")
-'["Hotels", "Weather"]'
->>> corrupt('["Hotels", "Weather"]', "app_list", rate=1.0, seed="s") != '["Hotels", "Weather"]'
+>>> corrupt("1. Find\n2. Book", "plan_text", rate=0.0, seed="s")
+'1. Find\n2. Book'
+>>> corrupt("1. Find\n2. Book", "plan_text", rate=1.0, seed="s") != "1. Find\n2. Book"
 True
 """
 
@@ -45,26 +43,29 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
-from tooleval_agents.appbench.names import API_APPS, APP_APIS
-from tooleval_agents.reference_models import AnswerFormat
+from tooleval_agents.registry import benchmarks
 
-KINDS: dict[AnswerFormat, tuple[str, ...]] = {
+AnswerFormat = str
+"""Shape of a gold answer (``plan_text``, ``json_steps``...): tells ``noisy-reference`` how to
+corrupt it realistically. Open: a benchmark registers its own (:func:`register_format`)."""
+Apply = Callable[[str, str, random.Random], "str | None"]
+"""``apply(text, kind, rng)``: the text with one corruption of ``kind``, ``None`` if it does
+not fit."""
+
+KINDS: dict[str, tuple[str, ...]] = {
     "json_steps": ("drop_step", "add_step", "wrong_tool", "mutate_value", "drop_argument",
                    "broken_json"),
     "plan_text": ("drop_step", "add_step", "reorder_steps", "break_numbering"),
     "json_object": ("drop_property", "rename_tool", "broken_json"),
-    "app_list": ("drop_app", "add_app", "replace_app"),
-    "call_lines": ("wrong_app", "wrong_api", "drop_argument", "mutate_value",
-                   "broken_dependency", "drop_call", "add_call", "swap_lines"),
 }
-"""The realistic corruption kinds of each answer format."""
+"""The realistic corruption kinds of each answer format (the generic ones here; AppBench adds
+``app_list`` and ``call_lines``)."""
 
 FALLBACK_KIND = "truncate"
 """Applied when no kind of the format fits the text: the answer is cut off."""
 
-_FORMATS: tuple[str, ...] = get_args(AnswerFormat)
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,7 @@ def draw(text: str, format: AnswerFormat, *, rate: float, seed: int | str) -> Co
     """Decide whether to corrupt ``text`` and how (see the module docstring)."""
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"corruption rate must be within 0..1, got {rate}")
-    if format not in _FORMATS:
-        raise ValueError(f"unknown answer format {format!r}; known: {list(_FORMATS)}")
+    _check_format(format)
     rng = rng_for(seed, format, text)
     if rng.random() >= rate or not text:
         return Corruption(text=text, kind=None)
@@ -124,6 +124,7 @@ def apply_kind(text: str, format: AnswerFormat, kind: str,
     """
     if kind == FALLBACK_KIND:
         return _truncate(text, rng) if text else None
+    _check_format(format)
     if kind not in KINDS.get(format, ()):
         raise ValueError(f"no corruption {kind!r} for format {format!r}; "
                          f"known: {KINDS.get(format)}")
@@ -215,7 +216,7 @@ def mutate_name(name: str, rng: random.Random) -> str:
 
 # ----------------------------------------------------------------------------- JSON answers
 
-def _loads(text: str) -> tuple[bool, Any]:
+def loads_json(text: str) -> tuple[bool, Any]:
     """``(True, value)`` when the text is JSON, else ``(False, None)``; never raises."""
     try:
         return True, json.loads(text)
@@ -223,7 +224,7 @@ def _loads(text: str) -> tuple[bool, Any]:
         return False, None
 
 
-def _dumps(value: Any) -> str:
+def dumps_json(value: Any) -> str:
     # Same rendering as the workflows' gold answers (graphs.common.render_json).
     return json.dumps(value, ensure_ascii=False)
 
@@ -243,7 +244,7 @@ def _broken_json(text: str, rng: random.Random) -> str | None:
             i = rng.choice([spots[0], spots[-1]])
             out = text[:i] + text[i + 1:]
         else:
-            ok, value = _loads(text)
+            ok, value = loads_json(text)
             if not ok or not isinstance(value, list | dict):
                 continue
             try:
@@ -314,13 +315,13 @@ def _tool_names(steps: list[dict[str, Any]]) -> set[str]:
 def _json_steps(text: str, kind: str, rng: random.Random) -> str | None:
     if kind == "broken_json":
         return _broken_json(text, rng)
-    ok, value = _loads(text)
+    ok, value = loads_json(text)
     steps = _steps_of(value) if ok else None
     if steps is None:
         return None
     steps = copy.deepcopy(steps)
     fn = _STEP_KINDS[kind]
-    return None if not fn(steps, text, rng) else _dumps(steps)
+    return None if not fn(steps, text, rng) else dumps_json(steps)
 
 
 def _drop_step(steps: list[dict[str, Any]], text: str, rng: random.Random) -> bool:
@@ -429,7 +430,7 @@ def _dicts_in(value: Any, depth: int = 0) -> list[dict[str, Any]]:
 def _json_object(text: str, kind: str, rng: random.Random) -> str | None:
     if kind == "broken_json":
         return _broken_json(text, rng)
-    ok, value = _loads(text)
+    ok, value = loads_json(text)
     if not ok:
         return None
     value = copy.deepcopy(value)
@@ -449,7 +450,7 @@ def _json_object(text: str, kind: str, rng: random.Random) -> str | None:
             return None
         target = rng.choice(named)
         target["name"] = mutate_name(target["name"], rng)
-    return _dumps(value)
+    return dumps_json(value)
 
 
 # ----------------------------------------------------------------------------- plan text
@@ -563,247 +564,40 @@ def _add_plan_step(lines: list[str], parsed: dict[int, _PlanLine], steps: list[i
     lines.insert(end + 1, _PlanLine(step.indent, sid, step.gap, body).render())
 
 
-# ----------------------------------------------------------------------------- app lists
-
-_APP_NAME = re.compile(r"\b(" + "|".join(sorted(APP_APIS, key=len, reverse=True)) + r")\b")
-
-
-def _app_list(text: str, kind: str, rng: random.Random) -> str | None:
-    ok, value = _loads(text)
-    if ok and isinstance(value, list) and all(isinstance(v, str) for v in value):
-        apps = list(value)
-        missing = [a for a in APP_APIS if a not in apps]
-        if kind == "drop_app":
-            if not apps:
-                return None
-            del apps[rng.randrange(len(apps))]
-        elif kind == "add_app":
-            if not missing:
-                return None
-            apps.insert(rng.randint(0, len(apps)), rng.choice(missing))
-        else:  # replace_app
-            if not apps or not missing:
-                return None
-            apps[rng.randrange(len(apps))] = rng.choice(missing)
-        return _dumps(apps)
-    # not a JSON list of strings (``[Hotels, Weather]``, prose): edit the names in place
-    found = list(_APP_NAME.finditer(text))
-    present = {m.group(1) for m in found}
-    missing = [a for a in APP_APIS if a not in present]
-    if not found or (kind != "drop_app" and not missing):
-        return None
-    m = rng.choice(found)
-    start, end = m.span()
-    if kind == "replace_app":
-        return text[:start] + rng.choice(missing) + text[end:]
-    if kind == "add_app":
-        last = found[-1]
-        quote = text[last.end()] if last.end() < len(text) and text[last.end()] in "'\"" else ""
-        at = last.end() + len(quote)
-        return text[:at] + f", {quote}{rng.choice(missing)}{quote}" + text[at:]
-    # drop_app: the name with its quotes and one separating comma
-    if start > 0 and end < len(text) and text[start - 1] in "'\"" and text[end] == text[
-            start - 1]:
-        start, end = start - 1, end + 1
-    after = re.match(r"\s*,\s*", text[end:])
-    if after:
-        end += after.end()
-    else:
-        before = re.search(r",\s*$", text[:start])
-        if before:
-            start = before.start()
-    return text[:start] + text[end:]
-
-
-# ----------------------------------------------------------------------------- call lines
-
-_WRAPPED = re.compile(r"^(\s*)([A-Za-z][\w ]*?)(\s*:\s*\[)(.*)\](\s*[;,]?\s*)$")
-_BODY = re.compile(r"^(\s*(?:[^=()\[\]]*?\s*=\s*)?)([A-Za-z_][\w.]*)\s*\((.*)\)(\s*)$")
-_ARG = re.compile(r"\s*(#?)([A-Za-z_]\w*)\s*=\s*('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^,]*?)"
-                  r"\s*(?:,|$)")
-_IDENT = re.compile(r"^[A-Za-z_]\w*$")
-
-
-@dataclass
-class _Arg:
-    hash: str
-    key: str
-    value: str
-
-    @property
-    def is_dependency(self) -> bool:
-        return bool(_IDENT.match(self.value))
-
-    @property
-    def quote(self) -> str | None:
-        v = self.value
-        return v[0] if len(v) >= 2 and v[0] in "'\"" and v[-1] == v[0] else None
-
-
-@dataclass
-class _Call:
-    lead: str
-    app: str | None
-    opener: str
-    returns: str
-    api: str
-    args: list[_Arg] | None
-    raw_args: str
-    tail: str
-
-    def render(self) -> str:
-        inner = self.raw_args if self.args is None else ", ".join(
-            f"{a.hash}{a.key}={a.value}" for a in self.args)
-        body = f"{self.returns}{self.api}({inner})"
-        if self.app is None:
-            return f"{self.lead}{body}{self.tail}"
-        return f"{self.lead}{self.app}{self.opener}{body}]{self.tail}"
-
-    @property
-    def returned(self) -> set[str]:
-        names = self.returns.split("=", 1)[0]
-        return {n.strip() for n in names.split(",") if n.strip()}
-
-    @property
-    def app_of(self) -> str | None:
-        if self.app in APP_APIS:
-            return self.app
-        owners = API_APPS.get(self.api.lower(), ())
-        return owners[0] if len(owners) == 1 else None
-
-
-def _parse_args(raw: str) -> list[_Arg] | None:
-    if not raw.strip():
-        return []
-    args: list[_Arg] = []
-    pos = 0
-    while pos < len(raw):
-        m = _ARG.match(raw, pos)
-        if m is None or m.end() == pos:
-            return None
-        args.append(_Arg(*m.groups()))
-        pos = m.end()
-    return args
-
-
-def _parse_call(line: str) -> _Call | None:
-    lead, app, opener, body, tail = "", None, "", line, ""
-    w = _WRAPPED.match(line)
-    if w:
-        lead, app, opener, body, tail = w.groups()
-    b = _BODY.match(body)
-    if b is None:
-        return None
-    returns, api, raw_args, space = b.groups()
-    if app is None:
-        tail = space
-    return _Call(lead, app, opener, returns, api, _parse_args(raw_args), raw_args, tail)
-
-
-def _call_lines(text: str, kind: str, rng: random.Random) -> str | None:
-    lines = text.split("\n")
-    calls = {i: c for i, line in enumerate(lines) if (c := _parse_call(line)) is not None}
-    if not calls:
-        return None
-    idx = sorted(calls)
-    if kind == "drop_call":
-        del lines[rng.choice(idx)]
-        return "\n".join(lines)
-    if kind == "swap_lines":
-        pairs = [(a, b) for a in idx for b in idx if a < b and lines[a] != lines[b]]
-        if not pairs:
-            return None
-        a, b = rng.choice(pairs)
-        lines[a], lines[b] = lines[b], lines[a]
-        return "\n".join(lines)
-    if kind == "add_call":
-        i = rng.choice(idx)
-        call = copy.deepcopy(calls[i])
-        other_apis = [a for a in APP_APIS.get(call.app_of or "", ()) if a != call.api]
-        if other_apis and rng.random() < 0.5:
-            call.api = rng.choice(other_apis)  # a needless call of a sibling API
-        lines.insert(i + 1, call.render())
-        return "\n".join(lines)
-    edit = _CALL_EDITS[kind]
-    returned = set().union(*(c.returned for c in calls.values()))
-    # a throwaway generator for the "does it apply" probe keeps the real draws independent
-    probe = random.Random(0)
-    candidates = [i for i in idx
-                  if edit(copy.deepcopy(calls[i]), returned, probe) is not None]
-    if not candidates:
-        return None
-    i = rng.choice(candidates)
-    edited = edit(calls[i], returned, rng)
-    assert edited is not None
-    lines[i] = edited.render()
-    return "\n".join(lines)
-
-
-def _wrong_app(call: _Call, returned: set[str], rng: random.Random) -> _Call | None:
-    if call.app is None:
-        return None
-    call.app = rng.choice([a for a in APP_APIS if a != call.app])
-    return call
-
-
-def _wrong_api(call: _Call, returned: set[str], rng: random.Random) -> _Call | None:
-    others = [a for a in APP_APIS.get(call.app_of or "", ()) if a != call.api]
-    if not others:
-        return None
-    call.api = rng.choice(others)
-    return call
-
-
-def _drop_call_argument(call: _Call, returned: set[str], rng: random.Random) -> _Call | None:
-    if not call.args:
-        return None
-    del call.args[rng.randrange(len(call.args))]
-    return call
-
-
-def _mutate_literal(call: _Call, returned: set[str], rng: random.Random) -> _Call | None:
-    literals = [a for a in call.args or () if a.quote]
-    if not literals:
-        return None
-    arg = rng.choice(literals)
-    q = arg.quote or "'"
-    # no bare quote inside, and no trailing backslash that would escape the closing quote
-    inner = edit_string(arg.value[1:-1], rng).replace(q, "").rstrip("\\")
-    if inner == arg.value[1:-1]:
-        inner += "x"
-    arg.value = f"{q}{inner}{q}"
-    return call
-
-
-def _break_dependency(call: _Call, returned: set[str], rng: random.Random) -> _Call | None:
-    deps = [a for a in call.args or () if a.is_dependency]
-    if not deps:
-        return None
-    arg = rng.choice(deps)
-    if rng.random() < 0.5:
-        arg.value = f"'{arg.value.replace('_', ' ')}'"  # the placeholder written as a literal
-    else:
-        names = [f"{arg.value}_id", f"{arg.value}s", "result", "output", f"{arg.key}_value"]
-        arg.value = rng.choice([n for n in names if n not in returned] or ["unknown_result"])
-    return call
-
-
-_CALL_EDITS: dict[str, Callable[[_Call, set[str], random.Random], _Call | None]] = {
-    "wrong_app": _wrong_app,
-    "wrong_api": _wrong_api,
-    "drop_argument": _drop_call_argument,
-    "mutate_value": _mutate_literal,
-    "broken_dependency": _break_dependency,
-}
-
-
-_APPLY: dict[str, Callable[[str, str, random.Random], str | None]] = {
+_APPLY: dict[str, Apply] = {
     "json_steps": _json_steps,
     "plan_text": _plan_text,
     "json_object": _json_object,
-    "app_list": _app_list,
-    "call_lines": _call_lines,
 }
 
-__all__ = ["FALLBACK_KIND", "KINDS", "Corruption", "apply_kind", "corrupt", "draw",
-           "edit_string", "mutate_name", "next_step_id", "rng_for"]
+
+def register_format(name: str, kinds: tuple[str, ...], apply: Apply) -> None:
+    """Add (or replace) an answer format: its corruption kinds and ``apply(text, kind, rng)``,
+    which returns the corrupted text or ``None`` when the kind does not fit the text. A
+    benchmark declares its own through
+    :meth:`~tooleval_agents.registry.Benchmark.answer_formats`."""
+    KINDS[name] = tuple(kinds)
+    _APPLY[name] = apply
+
+
+def kinds_of(format: str) -> tuple[str, ...]:
+    """The corruption kinds of a format (a benchmark's own formats included)."""
+    _check_format(format)
+    return KINDS[format]
+
+
+def _check_format(format: str) -> None:
+    """A known format, asking the registered benchmarks for theirs the first time one is
+    missing; ``ValueError`` lists the known ones."""
+    if format in KINDS:
+        return
+    for bench in benchmarks().values():
+        for name, (kinds, apply) in bench.answer_formats().items():
+            register_format(name, kinds, apply)
+    if format not in KINDS:
+        raise ValueError(f"unknown answer format {format!r}; known: {list(KINDS)}")
+
+
+__all__ = ["FALLBACK_KIND", "KINDS", "AnswerFormat", "Apply", "Corruption", "apply_kind",
+           "corrupt", "draw", "dumps_json", "edit_string", "kinds_of", "loads_json", "mutate_name",
+           "next_step_id", "register_format", "rng_for"]

@@ -16,16 +16,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from tooleval_agents.chat_models import ContentChatModel, Reply
 from tooleval_agents.contracts import GoldAnswer
-
-AnswerFormat = Literal["plan_text", "json_steps", "json_object", "app_list", "call_lines"]
-"""Shape of a gold answer, which tells ``noisy-reference`` how to corrupt it realistically."""
+from tooleval_agents.corruptions import corrupt
 
 _INPUT_BLOCK = re.compile(r"<input>\n?(.*?)\n?</input>", re.S)
 
@@ -145,8 +143,6 @@ class NoisyReferenceChatModel(ReferenceChatModel):
         return f"{super().answers_fingerprint()}/rate={self.rate}/seed={self.seed}"
 
     def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
-        from tooleval_agents.corruptions import corrupt
-
         digest, answer = self.answer_key.lookup(prompt)
         return corrupt(answer.text, answer.format, rate=self.rate,
                        seed=f"{self.seed}/{digest}/{answer.marker}")

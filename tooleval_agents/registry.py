@@ -117,6 +117,12 @@ class Benchmark(ABC):
         the generic headline chart always follows."""
         return []
 
+    def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
+        """The benchmark's own answer formats for ``noisy-reference``: name -> (corruption
+        kinds, ``apply(text, kind, rng)``) (:func:`tooleval_agents.corruptions.register_format`).
+        """
+        return {}
+
     def add_commands(self, groups: Mapping[str, Any]) -> None:
         """Add the benchmark's own CLI commands to the Typer apps in ``groups`` (``root``,
         ``data``, ``build`` -- ``tooleval data build <benchmark>`` --, ``score`` --

@@ -30,7 +30,9 @@ from typing import Any
 from pydantic import Field
 
 from tooleval_agents.contracts import ExampleScore, Metrics
+from tooleval_agents.datadir import resolve_data_dir, samples_dir
 from tooleval_agents.jsonio import atomic_write_text
+from tooleval_agents.langsmith_datasets import to_examples
 from tooleval_agents.registry import Scorer, Split, get_benchmark
 from tooleval_agents.results import (
     CONFIG,
@@ -121,8 +123,6 @@ def scorer_for(config: RunConfig, *, judge: Any = None,
 
 
 def _data_dir(config: RunConfig, data_dir: Path | str | None) -> Path:
-    from tooleval_agents.datadir import resolve_data_dir, samples_dir
-
     if data_dir is None and config.dataset.source == "sample":
         return samples_dir()
     return resolve_data_dir(data_dir)
@@ -147,8 +147,6 @@ def references(config: RunConfig, data_dir: Path | str | None = None
         ValueError: the examples' hash differs from the run's ``dataset.hash`` (other data
             files, another split or limit): re-scoring would pair outputs with wrong answers.
     """
-    from tooleval_agents.langsmith_datasets import to_examples
-
     where = _data_dir(config, data_dir)
     examples = to_examples(run_split(config), where)[:config.dataset.examples]
     found = dataset_hash(examples)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tooleval_agents.appbench import loaders
+from tooleval_agents.appbench.corruptions import FORMATS
 from tooleval_agents.appbench.depgraph import scales
 from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.contracts import (
@@ -78,6 +79,9 @@ class AppBenchBenchmark(Benchmark):
         from tooleval_agents.appbench import cli  # deferred: Typer, only for the CLI
 
         groups["score"].command("appbench")(cli.appbench)
+
+    def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
+        return dict(FORMATS)  # app_list, call_lines
 
     def strategies(self) -> list[Strategy]:
         from graphs.appbench import STRATEGIES  # deferred: LangGraph and the prompts

@@ -15,7 +15,39 @@ from __future__ import annotations
 
 import re
 
-from tooleval_agents.appbench.records import AppCall
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AppCall(BaseModel):
+    """One API call: ``App: [r1, r2 = api(#k='v', #k2=k2)]`` parsed.
+
+    A quoted value is a literal; an unquoted name is a dependency on the argument of that name
+    returned by an earlier call (always ``#k=k`` in the gold data).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    app: str | None
+    """App name (``Restaurants``); ``None`` when the line names none and it cannot be inferred."""
+    api: str
+    """API name as written (gold names are lowercase, e.g. ``findrestaurants``)."""
+    returns: list[str] = Field(default_factory=list)
+    """Returned argument names, before the ``=``."""
+    literal_args: dict[str, str] = Field(default_factory=dict)
+    """Argument name (without ``#``) -> literal value (quotes removed)."""
+    dependent_args: dict[str, str] = Field(default_factory=dict)
+    """Argument name -> name of the returned argument of an earlier call it depends on."""
+    unparsed: str | None = None
+    """Argument text before the first ``#k=`` that names no argument (a positional
+    ``getweather('Paris', #date=...)`` gives ``'Paris'``); ``None`` when there is none. Kept so
+    evaluators can count it instead of silently dropping it."""
+    raw: str
+    """The line as written."""
+
+    @property
+    def arg_names(self) -> set[str]:
+        return set(self.literal_args) | set(self.dependent_args)
+
 
 # Possessive quantifiers (``*+``) keep adjacent whitespace runs from being re-split on
 # failure: with lazy/greedy overlaps a long run of spaces made matching quadratic.

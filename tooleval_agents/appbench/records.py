@@ -6,45 +6,13 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
+from tooleval_agents.appbench.lines import AppCall, parse_call_line
 from tooleval_agents.appbench.names import API_APPS
 from tooleval_agents.records import RecordMeta
 
 
-class AppCall(BaseModel):
-    """One API call: ``App: [r1, r2 = api(#k='v', #k2=k2)]`` parsed.
-
-    A quoted value is a literal; an unquoted name is a dependency on the argument of that name
-    returned by an earlier call (always ``#k=k`` in the gold data).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    app: str | None
-    """App name (``Restaurants``); ``None`` when the line names none and it cannot be inferred."""
-    api: str
-    """API name as written (gold names are lowercase, e.g. ``findrestaurants``)."""
-    returns: list[str] = Field(default_factory=list)
-    """Returned argument names, before the ``=``."""
-    literal_args: dict[str, str] = Field(default_factory=dict)
-    """Argument name (without ``#``) -> literal value (quotes removed)."""
-    dependent_args: dict[str, str] = Field(default_factory=dict)
-    """Argument name -> name of the returned argument of an earlier call it depends on."""
-    unparsed: str | None = None
-    """Argument text before the first ``#k=`` that names no argument (a positional
-    ``getweather('Paris', #date=...)`` gives ``'Paris'``); ``None`` when there is none. Kept so
-    evaluators can count it instead of silently dropping it."""
-    raw: str
-    """The line as written."""
-
-    @property
-    def arg_names(self) -> set[str]:
-        return set(self.literal_args) | set(self.dependent_args)
-
-
 def _check_call_line(line: str) -> str:
     """A gold line must parse: a bad one is reported when the file is loaded, with its place."""
-    from tooleval_agents.appbench.lines import parse_call_line
-
     parse_call_line(line)  # ValueError -> pydantic error at ``api_results.<j>``
     return line
 
@@ -103,8 +71,6 @@ class AppBenchSample(BaseModel):
         """The gold lines parsed, each with its app (``used_app`` when aligned, else the
         catalog's app of the API, preferring apps this sample uses). Parsed once per content
         of ``used_app``/``api_results``."""
-        from tooleval_agents.appbench.lines import parse_call_line
-
         key = (tuple(self.output.used_app), tuple(self.output.api_results))
         if self._calls.key == key:
             return list(self._calls.value)

@@ -20,6 +20,7 @@ from tooleval_agents.cli_base import (
 )
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.rescore import parse_options
 
 RunsArgument = Annotated[list[Path], typer.Argument(
     help="Run directories (`runs/<experiment>/` with config.json and examples.jsonl).",
@@ -64,7 +65,6 @@ def compare_runs(
     """Compare finished runs: metric x run, differences with paired bootstrap CIs over the
     examples both runs scored, and token cost per example. No model is called."""
     from tooleval_agents.compare import compare, load_run
-    from tooleval_agents.rescore import parse_options
 
     check_options(option, rescore)
     try:

@@ -25,6 +25,7 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.rescore import parse_options
 
 
 @app.command("report")
@@ -42,7 +43,6 @@ def report(
     """Write report.md, CSV tables (paper-style where the benchmark has a layout, metric x run
     otherwise), paired differences with bootstrap CIs, cost, and PNG figures."""
     from tooleval_agents.reports import write_report
-    from tooleval_agents.rescore import parse_options
 
     check_options(option, rescore)
     try:

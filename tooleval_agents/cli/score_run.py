@@ -28,6 +28,7 @@ from tooleval_agents.cli_base import (
 )
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.rescore import RESCORED_SUMMARY, parse_options, rescore_run
 
 
 def subcommands() -> list[str]:
@@ -73,7 +74,6 @@ def score_run(
         console.print(ctx.get_help())
         names = ", ".join(subcommands()) or "none registered"
         raise fail(f"give --run DIR, or a subcommand ({names})", code=2)
-    from tooleval_agents.rescore import RESCORED_SUMMARY, parse_options, rescore_run
 
     out: list[dict[str, Any]] = []
     try:

@@ -21,6 +21,7 @@ from tooleval_agents.errors import DatasetMissingError, ToolevalError
 from tooleval_agents.records import Lang
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.ultratool import loaders
+from tooleval_agents.ultratool.rebuild import rebuilt_path
 from tooleval_agents.ultratool.records import TASKS, UltraToolTask, _Task
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -82,8 +83,6 @@ class UltraToolBenchmark(Benchmark):
             task: UltraToolTask = split.task  # type: ignore[assignment]
             path = loaders.task_path(data_dir, task, lang)
             if task in loaders.REBUILT_TASKS and not path.is_file():
-                from tooleval_agents.ultratool.rebuild import rebuilt_path
-
                 return Located(rebuilt_path(data_dir, task, lang), "rebuilt")
         if not path.is_file():
             raise DatasetMissingError("ultratool", path, Path(data_dir))

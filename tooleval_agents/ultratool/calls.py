@@ -11,7 +11,27 @@ from __future__ import annotations
 
 import re
 
-from tooleval_agents.ultratool.records import ToolCall
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ToolCall(BaseModel):
+    """A parsed call string from a gold plan."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    """Tool name."""
+    args: dict[str, str]
+    """Argument name -> value text (outer quotes removed, ``<...>`` references kept verbatim)."""
+    raw: str
+    """The call string as written upstream."""
+    references: list[str] = Field(default_factory=list)
+    """The ``<...>`` references to outputs of earlier steps, in order of appearance."""
+    unparsed: str | None = None
+    """Argument text before the first ``name=`` that could not be read as ``name=value`` (e.g. a
+    positional ``f('x', a='2')`` gives ``'x'``); ``None`` when every argument was read. The
+    simulated tools reject a call that has it."""
+
 
 _CALL = re.compile(r"^\s*([^\W\d]\w*)\s*\((.*)\)\s*$", re.S)
 # A key may be quoted: ``set_reminder("event"='Running', ...)`` is in the gold data.

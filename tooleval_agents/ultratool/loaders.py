@@ -16,6 +16,12 @@ from tooleval_agents.datadir import source_of
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
 from tooleval_agents.jsonio import first_error, load_json, load_jsonl
 from tooleval_agents.records import Lang, RecordMeta, Source
+from tooleval_agents.ultratool.paths import (
+    example_path,
+    raw_path,
+    task_path,
+)
+from tooleval_agents.ultratool.rebuild import rebuilt_path
 from tooleval_agents.ultratool.records import (
     RECORD_TYPES,
     AwarenessRecord,
@@ -28,28 +34,8 @@ from tooleval_agents.ultratool.records import (
     _Task,
 )
 
-LANG_DIRS: dict[Lang, str] = {"en": "English-dataset", "zh": "Chinese-dataset"}
 REBUILT_TASKS: tuple[UltraToolTask, ...] = ("tool_selection", "tool_creation_awareness")
 """Test sets missing upstream; we rebuild them from ``test.json``."""
-
-
-def lang_dir(data_dir: Path, lang: Lang) -> Path:
-    """``<data_dir>/ultratool/data/<English|Chinese>-dataset``."""
-    return Path(data_dir) / "ultratool" / "data" / LANG_DIRS[lang]
-
-
-def raw_path(data_dir: Path, lang: Lang) -> Path:
-    return lang_dir(data_dir, lang) / "test.json"
-
-
-def task_path(data_dir: Path, task: UltraToolTask, lang: Lang) -> Path:
-    """The official test-set file of a task (may not exist for the two rebuilt tasks)."""
-    return lang_dir(data_dir, lang) / "test_set" / f"{task}.json"
-
-
-def example_path(data_dir: Path, task: UltraToolTask, lang: Lang) -> Path:
-    """The one-shot demonstration of a task."""
-    return lang_dir(data_dir, lang) / "example" / f"{task}.json"
 
 
 def _require(path: Path, data_dir: Path) -> Path:
@@ -115,8 +101,6 @@ def load_task(data_dir: Path, task: UltraToolTask, lang: Lang, *, seed: int | No
     """
     path = task_path(data_dir, task, lang)
     if task in REBUILT_TASKS and (seed is not None or not path.is_file()):
-        from tooleval_agents.ultratool.rebuild import rebuilt_path
-
         built = rebuilt_path(data_dir, task, lang, seed=seed)
         return load_task_file(built, task, lang, "rebuilt")
     return load_task_file(_require(path, data_dir), task, lang, source_of(data_dir))

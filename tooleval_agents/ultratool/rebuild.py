@@ -53,6 +53,7 @@ from tooleval_agents.datadir import cache_dir
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
 from tooleval_agents.jsonio import atomic_write_text, dump_jsonl, first_error, iter_jsonl
 from tooleval_agents.records import Lang
+from tooleval_agents.ultratool.paths import raw_path
 from tooleval_agents.ultratool.records import RawSample, UltraToolTask
 
 log = logging.getLogger(__name__)
@@ -554,8 +555,6 @@ def rebuilt_path(data_dir: Path, task: UltraToolTask, lang: Lang,
     Raises:
         DatasetMissingError: ``test.json`` is missing.
     """
-    from tooleval_agents.ultratool.loaders import raw_path
-
     if task not in REBUILT:
         raise ValueError(f"{task!r} is published upstream; only {', '.join(REBUILT)} are rebuilt")
     rtask: RebuiltTask = task

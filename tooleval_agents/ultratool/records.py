@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from tooleval_agents.records import RecordMeta
+from tooleval_agents.ultratool.calls import ToolCall, parse_call
 
 UltraToolTask = Literal[
     "planning",
@@ -95,25 +96,6 @@ class ToolSkeleton(_Official):
         return set(self.arguments.properties)
 
 
-class ToolCall(BaseModel):
-    """A parsed call string from a gold plan."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    """Tool name."""
-    args: dict[str, str]
-    """Argument name -> value text (outer quotes removed, ``<...>`` references kept verbatim)."""
-    raw: str
-    """The call string as written upstream."""
-    references: list[str] = Field(default_factory=list)
-    """The ``<...>`` references to outputs of earlier steps, in order of appearance."""
-    unparsed: str | None = None
-    """Argument text before the first ``name=`` that could not be read as ``name=value`` (e.g. a
-    positional ``f('x', a='2')`` gives ``'x'``); ``None`` when every argument was read. The
-    simulated tools reject a call that has it."""
-
-
 StepKind = Literal["parent", "tool_free", "tool_call"]
 
 
@@ -161,8 +143,6 @@ class RawSample(_Official):
 
     def model_post_init(self, _context: Any) -> None:
         by_name = {t.name: t for t in self.tools}
-        from tooleval_agents.ultratool.calls import parse_call
-
         for s in self.plan:
             if s.kind == "tool_call" and s.call is None:
                 tool = by_name.get(s.tool.split("(", 1)[0].strip())
