@@ -38,18 +38,17 @@ from pydantic import BaseModel
 from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
 from graphs.state import WorkflowState
-from tooleval_agents.contracts import Strategy, StrategyContext
-from tooleval_agents.records import RecordMeta
-from tooleval_agents.reference_models import GoldAnswer, last_input_block
-from tooleval_agents.registry import (
-    Benchmark,
+from tooleval_agents.contracts import (
     ExampleFields,
     Located,
     Scorer,
     Split,
-    register,
-    register_strategy,
+    Strategy,
+    StrategyContext,
 )
+from tooleval_agents.records import RecordMeta
+from tooleval_agents.reference_models import GoldAnswer, last_input_block
+from tooleval_agents.registry import Benchmark, register, register_strategy
 
 MARKER = "Answer the question."
 

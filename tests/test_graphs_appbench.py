@@ -38,7 +38,7 @@ from tooleval_agents.appbench.names import APP_APIS, CATEGORIES
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.appbench.stubs import AppExecutor
 from tooleval_agents.chat_models import ScriptedChatModel
-from tooleval_agents.contracts import StrategyContext
+from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
 from tooleval_agents.reference_models import (
     AnswerKey,
     NoisyReferenceChatModel,
@@ -46,7 +46,7 @@ from tooleval_agents.reference_models import (
     input_digest,
     last_input_block,
 )
-from tooleval_agents.registry import ExampleFields, Split, get_benchmark, get_strategy
+from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.runner import as_target
 
 STRATEGIES = ("hierarchical", "flat", "few_shot", "execute_repair")

@@ -23,9 +23,9 @@ from evaluators.ultratool_scoring import score_task
 from graphs.ultratool import UltraToolOneShot, render_input
 from graphs.ultratool_prompts import INSTRUCTIONS, MARKERS, PromptLang
 from tooleval_agents.chat_models import ScriptedChatModel
-from tooleval_agents.contracts import StrategyContext
+from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
 from tooleval_agents.reference_models import AnswerKey, ReferenceChatModel, last_input_block
-from tooleval_agents.registry import ExampleFields, Split, get_benchmark, get_strategy
+from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.runner import as_target
 from tooleval_agents.ultratool.loaders import load_example
 from tooleval_agents.ultratool.records import TASKS, UltraToolTask

@@ -14,6 +14,7 @@ from langsmith.schemas import Example
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.contracts import Split
 from tooleval_agents.langsmith_datasets import (
     NAMESPACE,
     LangSmithNotConfiguredError,
@@ -22,7 +23,7 @@ from tooleval_agents.langsmith_datasets import (
     redact,
     to_examples,
 )
-from tooleval_agents.registry import Split, benchmarks, get_benchmark
+from tooleval_agents.registry import benchmarks, get_benchmark
 
 # Per-test secret: if it shows up in output, logs or files, it leaked.
 SECRET = f"lsv2_pt_secret_{uuid.uuid4().hex}"

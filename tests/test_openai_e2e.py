@@ -36,10 +36,10 @@ from graphs.appbench import gold_app_list
 from graphs.appbench_prompts import PLAN_MARKER, SELECT_MARKER
 from tooleval_agents.appbench.names import APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
-from tooleval_agents.contracts import StrategyContext
+from tooleval_agents.contracts import Split, StrategyContext
 from tooleval_agents.models import resolve_model
 from tooleval_agents.reference_models import last_input_block
-from tooleval_agents.registry import Split, get_benchmark, get_strategy
+from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.runner import as_target
 
 API_KEY = "sk-test-fake-0123456789"

@@ -32,7 +32,7 @@ from graphs.plan_create_use import (
 )
 from graphs.ultratool_prompts import MARKERS, PromptLang
 from tooleval_agents.chat_models import ScriptedChatModel
-from tooleval_agents.contracts import StrategyContext
+from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.reference_models import (
     AnswerKey,
@@ -40,7 +40,7 @@ from tooleval_agents.reference_models import (
     ReferenceChatModel,
     last_input_block,
 )
-from tooleval_agents.registry import ExampleFields, Split, get_benchmark, get_strategy
+from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.ultratool.loaders import raw_path
 from tooleval_agents.ultratool.rebuild import (
     TOOLSET_SIZE,

@@ -17,7 +17,8 @@ from evaluators.judge import Judgment, planning_example_score
 from evaluators.judge_prompts import DIMENSIONS
 from tooleval_agents import registry
 from tooleval_agents.cli import app
-from tooleval_agents.registry import Benchmark, ExampleFields, Located, Scorer, Split
+from tooleval_agents.contracts import ExampleFields, Located, Scorer, Split
+from tooleval_agents.registry import Benchmark
 from tooleval_agents.reports import Layout, write_report
 from tooleval_agents.results import DatasetRef, ExampleResult, RunConfig, RunDir, RunSummary
 

@@ -45,8 +45,9 @@ from evaluators.planning_structure import check_numbering, count_steps
 from graphs.appbench import read_plan
 from tooleval_agents.appbench.cli import read_predictions
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+from tooleval_agents.contracts import Split
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.registry import Split, get_benchmark
+from tooleval_agents.registry import get_benchmark
 from tooleval_agents.ultratool.loaders import load_raw
 from tooleval_agents.ultratool.records import PlanStep
 

@@ -30,7 +30,15 @@ from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
 from graphs.state import WorkflowState
 from tooleval_agents.chat_models import ScriptedChatModel
-from tooleval_agents.contracts import Options, Strategy, StrategyContext
+from tooleval_agents.contracts import (
+    ExampleFields,
+    Located,
+    Options,
+    Scorer,
+    Split,
+    Strategy,
+    StrategyContext,
+)
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.records import RecordMeta
 from tooleval_agents.redaction import (
@@ -40,16 +48,7 @@ from tooleval_agents.redaction import (
     register_secret,
 )
 from tooleval_agents.reference_models import AnswerKey, GoldAnswer, last_input_block
-from tooleval_agents.registry import (
-    Benchmark,
-    ExampleFields,
-    Located,
-    Scorer,
-    Split,
-    get_benchmark,
-    get_strategy,
-    register,
-)
+from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, register
 from tooleval_agents.results import CONFIG, EXAMPLES, SUMMARY, RunDir
 from tooleval_agents.retry import RetryPolicy
 from tooleval_agents.runner import (

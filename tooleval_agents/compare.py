@@ -29,8 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tooleval_agents.contracts import ExampleScore, Metrics
-from tooleval_agents.registry import Scorer
+from tooleval_agents.contracts import ExampleScore, Metrics, Scorer
 from tooleval_agents.rescore import rescore_results, scorer_for, stored_score
 from tooleval_agents.results import ExampleResult, RunConfig, RunDir
 

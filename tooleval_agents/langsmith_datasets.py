@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from tooleval_agents.contracts import Split
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.records import Source
 from tooleval_agents.redaction import redact_text
-from tooleval_agents.registry import Split, get_benchmark
+from tooleval_agents.registry import get_benchmark
 
 if TYPE_CHECKING:
     from langsmith import Client

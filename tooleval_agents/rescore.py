@@ -29,11 +29,11 @@ from typing import Any
 
 from pydantic import Field
 
-from tooleval_agents.contracts import ExampleScore, Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, Split
 from tooleval_agents.datadir import resolve_data_dir, samples_dir
 from tooleval_agents.jsonio import atomic_write_text
 from tooleval_agents.langsmith_datasets import to_examples
-from tooleval_agents.registry import Scorer, Split, get_benchmark
+from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import (
     CONFIG,
     EMPTY_OUTPUTS,

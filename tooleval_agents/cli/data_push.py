@@ -16,6 +16,7 @@ from tooleval_agents.cli_base import (
     fail,
     print_json,
 )
+from tooleval_agents.contracts import Split
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.langsmith_datasets import (
     LangSmithNotConfiguredError,
@@ -24,7 +25,7 @@ from tooleval_agents.langsmith_datasets import (
     push,
     redact,
 )
-from tooleval_agents.registry import Split, benchmarks
+from tooleval_agents.registry import benchmarks
 
 
 def select_splits(benchmark: str, task: str | None, subset: str | None) -> list[Split]:

@@ -27,10 +27,10 @@ from tooleval_agents.cli_base import (
     handle_errors,
     print_json,
 )
-from tooleval_agents.contracts import format_metric
+from tooleval_agents.contracts import Split, format_metric
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.redaction import redact_text
-from tooleval_agents.registry import Benchmark, Split, get_benchmark, strategies
+from tooleval_agents.registry import Benchmark, get_benchmark, strategies
 from tooleval_agents.rescore import parse_options
 from tooleval_agents.results import RunDir
 
