@@ -8,6 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.fetch import load_manifest
 
 
 def test_data_info_reports_every_split_and_the_catalog(shared_data: Path) -> None:
@@ -33,5 +34,7 @@ def test_data_info_lists_missing_data_with_the_fetch_command(tmp_path: Path) -> 
     result = CliRunner().invoke(app, ["data", "info", "--data-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "missing" in result.output
-    assert f"tooleval data fetch ultratool|appbench|sgd --data-dir {tmp_path}" in " ".join(
+    sources = "|".join(load_manifest().sources)  # every pinned source of the benchmarks
+    assert set(sources.split("|")) == {"ultratool", "appbench", "sgd"}
+    assert f"tooleval data fetch {sources} --data-dir {tmp_path}" in " ".join(
         result.output.split())

@@ -1,6 +1,8 @@
-"""Download the pinned upstream benchmark files and check them against ``manifest.json``.
+"""Download the pinned upstream benchmark files and check them against the manifest.
 
-``manifest.json`` (in this package) pins, per source, a repository, a commit and every file we use
+The manifest (:func:`load_manifest`) gathers what each registered benchmark pins
+(:meth:`~tooleval_agents.registry.Benchmark.data_sources`; the built-ins ship theirs as
+``sources.json`` in their package): per source, a repository, a commit and every file we use
 with its size and sha256. Files land in ``<data_dir>/<source>/<path>``, the layout of
 :mod:`tooleval_agents.datadir`, where ``path`` is the path inside the upstream repository.
 
@@ -28,7 +30,6 @@ import uuid
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
 from functools import cache
-from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
@@ -49,9 +50,10 @@ from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import ChecksumError, ToolevalError
 from tooleval_agents.jsonio import sha256_file
 from tooleval_agents.redaction import register_secret
+from tooleval_agents.registry import benchmarks
 
 SourceName = str
-"""A source of ``manifest.json`` (one pinned upstream repository)."""
+"""A source of the manifest (one pinned upstream repository)."""
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 BASE_URL_ENV = "TOOLEVAL_FETCH_BASE_URL"
 """Environment variable overriding :data:`DEFAULT_BASE_URL` (``--base-url`` beats it)."""
@@ -111,8 +113,13 @@ class SourceManifest(BaseModel):
     """Every pinned file."""
 
 
+MANIFEST_DESCRIPTION = ("Pinned upstream files that 'tooleval data fetch' downloads. Each path "
+                        "is relative to the repository root at the pinned commit and to "
+                        "<data_dir>/<source>/.")
+
+
 class Manifest(BaseModel):
-    """``tooleval_agents/manifest.json``."""
+    """The pinned sources of every registered benchmark."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -126,9 +133,12 @@ class Manifest(BaseModel):
 
 @cache
 def load_manifest() -> Manifest:
-    """The manifest shipped with the package."""
-    text = files("tooleval_agents").joinpath("manifest.json").read_text(encoding="utf-8")
-    return Manifest.model_validate_json(text)
+    """Every registered benchmark's pinned sources
+    (:meth:`~tooleval_agents.registry.Benchmark.data_sources`), as one manifest."""
+    sources = {name: entry for bench in benchmarks().values()
+               for name, entry in bench.data_sources().items()}
+    return Manifest.model_validate({"format": 1, "description": MANIFEST_DESCRIPTION,
+                                    "sources": sources})
 
 
 def source_manifest(source: str) -> SourceManifest:

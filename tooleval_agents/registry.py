@@ -117,6 +117,13 @@ class Benchmark(ABC):
         the generic headline chart always follows."""
         return []
 
+    def data_sources(self) -> dict[str, Any]:
+        """The upstream repositories ``tooleval data fetch`` downloads the benchmark's data
+        from: source name -> its manifest entry (repository, pinned commit, licence, file
+        groups, every file with its size and sha256; see :class:`tooleval_agents.fetch.
+        SourceManifest`). Default: none (data the user provides)."""
+        return {}
+
     def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
         """The benchmark's own answer formats for ``noisy-reference``: name -> (corruption
         kinds, ``apply(text, kind, rng)``) (:func:`tooleval_agents.corruptions.register_format`).

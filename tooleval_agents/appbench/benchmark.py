@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
@@ -82,6 +85,10 @@ class AppBenchBenchmark(Benchmark):
 
     def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
         return dict(FORMATS)  # app_list, call_lines
+
+    def data_sources(self) -> dict[str, Any]:
+        """appbench and sgd: pinned upstream files (``sources.json``)."""
+        return _sources()
 
     def strategies(self) -> list[Strategy]:
         from graphs.appbench import STRATEGIES  # deferred: LangGraph and the prompts
@@ -174,6 +181,11 @@ class AppBenchBenchmark(Benchmark):
                 "sequential_scale": sequential,
             },
         )
+
+
+@cache
+def _sources() -> dict[str, Any]:
+    return json.loads(files(__package__).joinpath("sources.json").read_text(encoding="utf-8"))
 
 
 BENCHMARK = AppBenchBenchmark()

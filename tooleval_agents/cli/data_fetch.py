@@ -1,5 +1,5 @@
 """``tooleval data fetch`` and ``tooleval data verify``: download pinned upstream files and
-check local copies against ``tooleval_agents/manifest.json``."""
+check local copies against the manifest (each benchmark's pinned sources)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +117,10 @@ class UltraToolBenchmark(Benchmark):
         from tooleval_agents.ultratool.report import UltraToolLayout  # deferred: pandas, matplotlib
 
         return UltraToolLayout().figures(runs, out_dir)
+
+    def data_sources(self) -> dict[str, Any]:
+        """ultratool: pinned upstream files (``sources.json``)."""
+        return _sources()
 
     def strategies(self) -> list[Strategy]:
         # Deferred: the workflows import LangGraph and the prompts.
@@ -239,6 +245,11 @@ def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
 def _domains(path: Path, mtime_ns: int, size: int, data_dir: str, lang: str) -> list[Any]:
     """The domains of ``test.json`` (read once per language and file version, not per task)."""
     return [getattr(r, "domain", None) for r in loaders.load_raw(Path(data_dir), lang)]  # type: ignore[arg-type]
+
+
+@cache
+def _sources() -> dict[str, Any]:
+    return json.loads(files(__package__).joinpath("sources.json").read_text(encoding="utf-8"))
 
 
 BENCHMARK = UltraToolBenchmark()
