@@ -39,8 +39,6 @@ from tooleval_agents.registry import benchmarks
 from tooleval_agents.results import RunConfig, RunDir, now
 
 DPI = 120
-MIN_CELL = 10
-"""AppBench Figure 4: the paper left out scale cells with fewer samples; we hatch them."""
 
 
 @dataclass(frozen=True)

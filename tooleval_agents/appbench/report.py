@@ -17,7 +17,6 @@ from matplotlib.patches import Rectangle
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.compare import RunData
 from tooleval_agents.reports import (
-    MIN_CELL,
     ReportFigure,
     ReportTable,
     disambiguators,
@@ -27,6 +26,9 @@ from tooleval_agents.reports import (
     system_labels,
 )
 from tooleval_agents.results import RunDir
+
+MIN_CELL = 10
+"""Figure 4: the paper left out scale cells with fewer samples; we hatch them."""
 
 
 class AppBenchLayout:
