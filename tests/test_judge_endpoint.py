@@ -104,6 +104,18 @@ def test_no_example_judged_exits_non_zero_with_the_cause(samples: Path, tmp_path
     assert "no example could be judged" in result.stderr
     assert "tooleval score --run" in result.stderr and "Traceback" not in result.output
 
+    # The hint works: the stored outputs are re-judged at the right endpoint, no model call.
+    run_dir = next(tmp_path.iterdir())
+    with FakeOpenAI(lambda req: VERDICT) as server:
+        again = CliRunner().invoke(app, [
+            "score", "--run", str(run_dir), "--judge", "openai:local-judge", "--judge-arg",
+            f"base_url={server.base_url}", "--data-dir", str(samples), "--json"])
+        judged_calls = len(server.log)
+    assert again.exit_code == 0, again.output
+    rescored = json.loads(again.stdout)["summary"]
+    assert rescored["counts"]["judged"] == 2 and judged_calls == 2
+    assert rescored["metrics"]["planning"] == pytest.approx(80.0)
+
 
 def test_judge_arg_without_judge_is_refused(samples: Path, tmp_path: Path) -> None:
     result = run_cli("ultratool", "--task", "planning", "--lang", "en", "--model", "reference",

@@ -164,7 +164,7 @@ def stored_score(result: ExampleResult) -> ExampleScore | None:
 
 def rescore_results(
     run_dir: Path | str, *, judge: Any = None, scoring_options: Mapping[str, Any] | None = None,
-    data_dir: Path | str | None = None,
+    data_dir: Path | str | None = None, judge_kwargs: Mapping[str, Any] | None = None,
 ) -> tuple[RunConfig, dict[str, ExampleResult], Scorer, list[str]]:
     """The run's config (its ``scoring_options`` merged with ``scoring_options``: the options
     the scorer got, which labels and tables show), its latest results with fresh ``score``
@@ -186,7 +186,8 @@ def rescore_results(
     rd = RunDir(run_dir)
     config = rd.read_config()
     if isinstance(judge, str):
-        judge = resolve_model(judge)
+        # As in a run: temperature 0 unless the caller says otherwise.
+        judge = resolve_model(judge, **{"temperature": 0, **(judge_kwargs or {})})
     scorer = scorer_for(config, judge=judge, scoring_options=scoring_options)
     if scoring_options:
         config = config.model_copy(update={"scoring_options": {
@@ -269,13 +270,15 @@ def read_rescored(run_dir: Path | str) -> RescoredSummary | None:
 
 def rescore_run(run_dir: Path | str, *, judge: Any = None,
                 scoring_options: Mapping[str, Any] | None = None,
-                data_dir: Path | str | None = None, write: bool = True) -> RescoredSummary:
+                data_dir: Path | str | None = None, write: bool = True,
+                judge_kwargs: Mapping[str, Any] | None = None) -> RescoredSummary:
     """Re-score a finished run's stored outputs and (``write``) save ``summary.rescored.json``.
 
     Args:
         run_dir: the run's results directory.
         judge: a chat model (or ``provider:model`` spec) to re-judge judged tasks; without it
             judge metrics are not recomputed (said in ``notes``).
+        judge_kwargs: ``init_chat_model`` arguments of a judge spec (``base_url``...).
         scoring_options: overrides of the run's ``scoring_options``, e.g.
             ``{"scoring": "paper"}``.
         data_dir: where the run's dataset is (default: see :func:`references`).
@@ -291,7 +294,8 @@ def rescore_run(run_dir: Path | str, *, judge: Any = None,
     """
     rd = RunDir(run_dir)
     config, rescored, scorer, notes = rescore_results(
-        rd.path, judge=judge, scoring_options=scoring_options, data_dir=data_dir)
+        rd.path, judge=judge, scoring_options=scoring_options, data_dir=data_dir,
+        judge_kwargs=judge_kwargs)
     old = rd.results()
     base = rd.read_summary() if (rd.path / "summary.json").is_file() else None
     summary = build_summary(config, rescored, scorer, base=base)

@@ -58,6 +58,9 @@ def score_run(
     judge: Annotated[str | None, typer.Option(
         "--judge", help="With --run: judge model (provider:model) to re-judge judged tasks; "
         "without it judge metrics are not recomputed.", show_default=False)] = None,
+    judge_arg: Annotated[list[str] | None, typer.Option(
+        "--judge-arg", help="With --judge: init_chat_model argument KEY=VALUE (repeatable), e.g. "
+        "--judge-arg base_url=http://127.0.0.1:8765/v1.", show_default=False)] = None,
     no_write: Annotated[bool, typer.Option(
         "--no-write", help="With --run: print only, do not write summary.rescored.json.")]
         = False,
@@ -78,9 +81,13 @@ def score_run(
     out: list[dict[str, Any]] = []
     try:
         options = parse_options(option or [])
+        judge_kwargs = parse_options(judge_arg or [])
+        if judge_kwargs and judge is None:
+            raise ValueError("--judge-arg needs --judge")
         for path in run:
             summary = rescore_run(path, judge=judge, scoring_options=options,
-                                  data_dir=data_dir, write=not no_write)
+                                  data_dir=data_dir, write=not no_write,
+                                  judge_kwargs=judge_kwargs)
             out.append({"run": str(path),
                         "written": None if no_write else str(path / RESCORED_SUMMARY),
                         "summary": summary.model_dump(mode="json")})
