@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tooleval_agents import corruptions
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
@@ -29,6 +30,7 @@ from tooleval_agents.corruptions import (
     draw,
     kinds_of,
     next_step_id,
+    register_format,
 )
 from tooleval_agents.reference_models import (
     AnswerKey,
@@ -380,9 +382,21 @@ def test_errors_are_explicit() -> None:
     with pytest.raises(ValueError, match="rate"):
         corrupt("x", "plan_text", rate=1.5, seed=0)
     with pytest.raises(ValueError, match="format"):
-        corrupt("x", "yaml", rate=0.5, seed=0)  # type: ignore[arg-type]
+        corrupt("x", "yaml", rate=0.5, seed=0)
     with pytest.raises(ValueError, match="no corruption"):
         apply_kind("x", "plan_text", "wrong_app", random.Random(0))
+
+
+def test_formats_are_an_open_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unknown formats name the known ones (the benchmarks' own included); a registered
+    format is drawn like the built-in ones."""
+    with pytest.raises(ValueError, match=r"known: .*'plan_text'.*'call_lines'"):
+        kinds_of("yaml")
+    monkeypatch.setitem(corruptions.KINDS, "upper", ("shout",))
+    monkeypatch.setitem(corruptions._APPLY, "upper", lambda text, kind, rng: text.upper())
+    assert draw("quiet", "upper", rate=1.0, seed=0) == corruptions.Corruption("QUIET", "shout")
+    register_format("upper", ("shout",), lambda text, kind, rng: None)
+    assert draw("quiet", "upper", rate=1.0, seed=0).kind == FALLBACK_KIND
 
 
 def test_deterministic_across_processes() -> None:
