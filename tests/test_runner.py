@@ -49,7 +49,7 @@ from tooleval_agents.redaction import (
 )
 from tooleval_agents.reference_models import AnswerKey, GoldAnswer, last_input_block
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, register
-from tooleval_agents.results import CONFIG, EXAMPLES, SUMMARY, RunDir
+from tooleval_agents.results import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir
 from tooleval_agents.retry import RetryPolicy
 from tooleval_agents.runner import (
     ResumeError,
@@ -270,7 +270,8 @@ def test_reference_run_writes_config_examples_and_summary(toy: Path, tmp_path: P
     assert summary.counts["ok"] == 6
     assert summary.counts["infra_errors"] == summary.counts["model_errors"] == 0
     run_dir = out / name
-    assert {p.name for p in run_dir.iterdir()} == {CONFIG, EXAMPLES, SUMMARY}
+    # and the lock file (free now) that keeps a second process off a running directory
+    assert {p.name for p in run_dir.iterdir()} == {CONFIG, EXAMPLES, SUMMARY, LOCK}
     lines = _lines(run_dir)
     assert sorted(r["index"] for r in lines) == list(range(6))
     assert all(r["status"] == "ok" and r["attempt"] == 1 for r in lines)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -71,6 +72,57 @@ def error_text(exc: BaseException) -> str:
     """An exception's message for a person (a ``KeyError``'s without the quotes its ``str``
     adds)."""
     return str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+
+
+DEBUG = {"on": False}
+"""``tooleval --debug``: let unexpected errors show their traceback."""
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("tooleval-agents")
+        except PackageNotFoundError:  # run from a source tree without installing
+            number = "unknown (not installed)"
+        console.print(f"tooleval-agents {number}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show the traceback of an unexpected error (else one line).")] = False,
+    version_: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True,
+        help="Print the version and exit.")] = False,
+) -> None:
+    """Evaluate LLM agents' tool planning, creation and use on the registered benchmarks
+    (`tooleval list` shows them)."""
+    DEBUG["on"] = debug
+    if not debug:
+        # The command line is its own host program: LangSmith's retry warnings (several lines
+        # per failed request) would bury the one line each error gets here.
+        logging.getLogger("langsmith").setLevel(logging.ERROR)
+
+
+def run_cli(command: typer.Typer) -> None:
+    """Run the command line: an unexpected error is one line (exit 1) unless ``--debug``; an
+    interrupt says what is kept (exit 130)."""
+    try:
+        command()
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted.[/] Finished work is saved; run the same command "
+                          "again to resume.", highlight=False)
+        raise SystemExit(130) from None
+    except Exception as exc:
+        if DEBUG["on"]:
+            raise
+        first = (error_text(exc).strip().splitlines() or [""])[0][:500]
+        err_console.print(f"[bold red]error:[/] {escape(f'{type(exc).__name__}: {first}')} "
+                          "(tooleval --debug ... shows the traceback)", highlight=False)
+        raise SystemExit(1) from None
 
 
 def handle_errors(exc: ToolevalError | OSError | KeyError | ValueError) -> typer.Exit:

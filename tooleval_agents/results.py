@@ -12,11 +12,12 @@ the dataset (reference outputs).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -24,10 +25,17 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from tooleval_agents.contracts import ExampleScore, Metrics
-from tooleval_agents.errors import DataFormatError
+from tooleval_agents.errors import DataFormatError, ToolevalError
+
+try:  # POSIX; elsewhere a run directory is not locked
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 from tooleval_agents.jsonio import atomic_write_text
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
+LOCK = ".lock"
+"""Held (``flock``) by the process running the directory; holds its PID."""
 
 Status = Literal["ok", "model_error", "infra_error"]
 """``ok``: the workflow finished (its answer may still be wrong); ``model_error``: the workflow
@@ -142,11 +150,39 @@ class RunSummary(BaseModel):
     finished_at: str = Field(default_factory=now)
 
 
+class RunLockedError(ToolevalError):
+    """Another process is running the same results directory."""
+
+
 class RunDir:
     """Reads and writes one results directory."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the directory for this process while it runs: a second process on the same
+        run stops at once, naming the holder (two would run, and bill, every example twice).
+        The OS releases the lock when its holder dies, so a lock left by a killed process is
+        taken over. (Without ``fcntl``, e.g. on Windows, nothing is locked.)"""
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                    raise RunLockedError(
+                        f"{self.path} is in use by process {holder or '(unknown)'}: another "
+                        "tooleval run of this experiment is running. Wait for it to finish "
+                        "(or stop it), then run the command again.") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def write_config(self, config: RunConfig) -> None:
         self.path.mkdir(parents=True, exist_ok=True)

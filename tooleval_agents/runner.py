@@ -226,16 +226,28 @@ def _provider_model(spec: str, kwargs: dict[str, Any], *,
                     max_tokens: int | None = None) -> BaseChatModel:
     """``init_chat_model`` with the client's own retries off when the model has them (the
     run's :class:`RetryPolicy` is the only one), and ``max_tokens`` as a default cap when the
-    model has that field and the user set no cap of their own."""
-    model = resolve_model(spec, **kwargs)
-    fields = type(model).model_fields
-    extra: dict[str, Any] = {}
-    if "max_retries" in fields and "max_retries" not in kwargs:
-        extra["max_retries"] = 0
-    if (max_tokens is not None and "max_tokens" in fields
-            and not any(k in kwargs for k in _OUTPUT_CAPS)):
-        extra["max_tokens"] = max_tokens
-    return resolve_model(spec, **extra, **kwargs) if extra else model
+    model has that field and the user set no cap of their own.
+
+    Raises:
+        ToolevalError: the provider's client refused to start (no API key, a bad argument).
+    """
+    try:
+        model = resolve_model(spec, **kwargs)
+        fields = type(model).model_fields
+        extra: dict[str, Any] = {}
+        if "max_retries" in fields and "max_retries" not in kwargs:
+            extra["max_retries"] = 0
+        if (max_tokens is not None and "max_tokens" in fields
+                and not any(k in kwargs for k in _OUTPUT_CAPS)):
+            extra["max_tokens"] = max_tokens
+        return resolve_model(spec, **extra, **kwargs) if extra else model
+    except (ValueError, ToolevalError):
+        raise
+    except Exception as exc:  # e.g. openai.OpenAIError "Missing credentials"
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise ToolevalError(
+            f"cannot create model {spec!r}: {type(exc).__name__}: {first} (set the provider's "
+            "API key in the environment, e.g. OPENAI_API_KEY, or fix --model-arg)") from exc
 
 
 def _provider(spec: str) -> str:
@@ -808,89 +820,90 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
 
     name = experiment_name(split, strategy_name, label)
     run_dir = RunDir(Path(spec.out) / name)
-    if spec.fresh:
-        for file in (CONFIG, EXAMPLES, SUMMARY):
-            (run_dir.path / file).unlink(missing_ok=True)
-    config = RunConfig(
-        experiment=name, benchmark=bench.name, task=split.task, subset=split.subset,
-        strategy=strategy_name,
-        strategy_options=redact(_jsonable(strategy_options), names=False),
-        model={"spec": label, "params": model_params(inner)},
-        judge=({"spec": model_label(judge_inner), "params": model_params(judge_inner),
-                **({"from_model": judge_inherited} if judge_inherited else {})}
-               if judge_inner is not None else None),
-        scoring_options=redact(_jsonable(scoring), names=False),
-        dataset=DatasetRef(name=split.name, id=str(examples[0].dataset_id),
-                           examples=len(examples), hash=ds_hash,
-                           source=(examples[0].metadata or {}).get("source")),
-        versions=package_versions())
-    prior: dict[str, ExampleResult] = {}
-    if (run_dir.path / CONFIG).is_file():
-        old = run_dir.read_config()
-        _check_resumable(run_dir.path, old, config)
-        config = config.model_copy(update={"created_at": old.created_at,
-                                           "langsmith": old.langsmith})
-        run_dir.repair_torn_tail()
-        prior = run_dir.results()
+    with run_dir.lock():  # a second process on this run stops at once
+        if spec.fresh:
+            for file in (CONFIG, EXAMPLES, SUMMARY):
+                (run_dir.path / file).unlink(missing_ok=True)
+        config = RunConfig(
+            experiment=name, benchmark=bench.name, task=split.task, subset=split.subset,
+            strategy=strategy_name,
+            strategy_options=redact(_jsonable(strategy_options), names=False),
+            model={"spec": label, "params": model_params(inner)},
+            judge=({"spec": model_label(judge_inner), "params": model_params(judge_inner),
+                    **({"from_model": judge_inherited} if judge_inherited else {})}
+                   if judge_inner is not None else None),
+            scoring_options=redact(_jsonable(scoring), names=False),
+            dataset=DatasetRef(name=split.name, id=str(examples[0].dataset_id),
+                               examples=len(examples), hash=ds_hash,
+                               source=(examples[0].metadata or {}).get("source")),
+            versions=package_versions())
+        prior: dict[str, ExampleResult] = {}
+        if (run_dir.path / CONFIG).is_file():
+            old = run_dir.read_config()
+            _check_resumable(run_dir.path, old, config)
+            config = config.model_copy(update={"created_at": old.created_at,
+                                               "langsmith": old.langsmith})
+            run_dir.repair_torn_tail()
+            prior = run_dir.results()
 
-    # Where runs go: LangSmith, or nowhere.
-    do_upload = api_key_configured() if spec.upload is None else spec.upload
-    data_for_run: list[Example] = examples
-    session: TracerSession | None = None
-    metadata = {"benchmark": bench.name, "task": split.task, "subset": split.subset,
-                split.kind: split.subset, "strategy": strategy_name,
-                "model": label, "judge": config.judge["spec"] if config.judge else None,
-                "scoring": scoring.get("scoring"), "dataset_hash": ds_hash,
-                "tooleval_experiment": name}
-    if do_upload:
-        client = client or _upload_client()
-        data_for_run = await asyncio.to_thread(_remote_examples, client, split, data, examples)
-        session = await asyncio.to_thread(
-            _session, client, name, data_for_run[0].dataset_id, metadata, config.langsmith,
-            f"{bench.name} {split.task} ({split.subset}), strategy {strategy_name}, "
-            f"model {label}; run by tooleval-agents")
-        config = config.model_copy(update={
-            "langsmith": {"session_id": str(session.id), "session_name": session.name,
-                          "dataset_id": str(session.reference_dataset_id), "url": session.url},
-            "dataset": config.dataset.model_copy(
-                update={"id": str(session.reference_dataset_id)})})
-    else:
-        client = client or _offline_client()
-    run_dir.write_config(config)
-
-    done = {eid for eid, r in prior.items() if r.status != "infra_error"}
-    pending = [e for e in data_for_run if str(e.id) not in done]
-    exp = _Experiment(
-        name=name, split=split, scorer=scorer, examples=examples, run_dir=run_dir,
-        prior=prior, workflow=as_target(graph),
-        progress=_Progress(spec.progress, len(examples), len(examples) - len(pending), name),
-        upload=do_upload, threaded_scoring=judge_model is not None,
-        index={str(e.id): int((e.metadata or {}).get("index", i))
-               for i, e in enumerate(examples)})
-    exp.scores = {eid: ExampleScore.model_validate(r.score or {}) for eid, r in prior.items()
-                  if r.status != "infra_error"}
-
-    if pending:
-        try:
-            await _evaluate(exp, pending, client=client, session=session,
-                            upload=do_upload, max_concurrency=spec.max_concurrency,
-                            metadata=metadata)
-        finally:
-            exp.writer.close()
+        # Where runs go: LangSmith, or nowhere.
+        do_upload = api_key_configured() if spec.upload is None else spec.upload
+        data_for_run: list[Example] = examples
+        session: TracerSession | None = None
+        metadata = {"benchmark": bench.name, "task": split.task, "subset": split.subset,
+                    split.kind: split.subset, "strategy": strategy_name,
+                    "model": label, "judge": config.judge["spec"] if config.judge else None,
+                    "scoring": scoring.get("scoring"), "dataset_hash": ds_hash,
+                    "tooleval_experiment": name}
         if do_upload:
-            await asyncio.to_thread(client.flush)
+            client = client or _upload_client()
+            data_for_run = await asyncio.to_thread(_remote_examples, client, split, data, examples)
+            session = await asyncio.to_thread(
+                _session, client, name, data_for_run[0].dataset_id, metadata, config.langsmith,
+                f"{bench.name} {split.task} ({split.subset}), strategy {strategy_name}, "
+                f"model {label}; run by tooleval-agents")
+            config = config.model_copy(update={
+                "langsmith": {"session_id": str(session.id), "session_name": session.name,
+                              "dataset_id": str(session.reference_dataset_id), "url": session.url},
+                "dataset": config.dataset.model_copy(
+                    update={"id": str(session.reference_dataset_id)})})
+        else:
+            client = client or _offline_client()
+        run_dir.write_config(config)
 
-    summary = summarize(name, scorer, examples, run_dir.results(),
-                        wall_s=time.perf_counter() - started)
-    run_dir.write_summary(summary)
-    if session is not None:
-        with contextlib.suppress(Exception):  # the run is complete locally either way
-            from datetime import UTC, datetime
+        done = {eid for eid, r in prior.items() if r.status != "infra_error"}
+        pending = [e for e in data_for_run if str(e.id) not in done]
+        exp = _Experiment(
+            name=name, split=split, scorer=scorer, examples=examples, run_dir=run_dir,
+            prior=prior, workflow=as_target(graph),
+            progress=_Progress(spec.progress, len(examples), len(examples) - len(pending), name),
+            upload=do_upload, threaded_scoring=judge_model is not None,
+            index={str(e.id): int((e.metadata or {}).get("index", i))
+                   for i, e in enumerate(examples)})
+        exp.scores = {eid: ExampleScore.model_validate(r.score or {}) for eid, r in prior.items()
+                      if r.status != "infra_error"}
 
-            await asyncio.to_thread(
-                client.update_project, session.id, end_time=datetime.now(UTC),
-                metadata={**metadata, "metrics": summary.metrics, "counts": summary.counts})
-    return summary
+        if pending:
+            try:
+                await _evaluate(exp, pending, client=client, session=session,
+                                upload=do_upload, max_concurrency=spec.max_concurrency,
+                                metadata=metadata)
+            finally:
+                exp.writer.close()
+            if do_upload:
+                await asyncio.to_thread(client.flush)
+
+        summary = summarize(name, scorer, examples, run_dir.results(),
+                            wall_s=time.perf_counter() - started)
+        run_dir.write_summary(summary)
+        if session is not None:
+            with contextlib.suppress(Exception):  # the run is complete locally either way
+                from datetime import UTC, datetime
+
+                await asyncio.to_thread(
+                    client.update_project, session.id, end_time=datetime.now(UTC),
+                    metadata={**metadata, "metrics": summary.metrics, "counts": summary.counts})
+        return summary
 
 
 async def _evaluate(exp: _Experiment, pending: list[Example], *, client: Client,

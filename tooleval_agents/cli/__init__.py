@@ -14,7 +14,7 @@ from tooleval_agents.cli import (  # noqa: F401  (modules register their command
     score_run,
 )
 from tooleval_agents.cli.score_predictions import generic_score
-from tooleval_agents.cli_base import GROUPS, app
+from tooleval_agents.cli_base import GROUPS, app, run_cli
 from tooleval_agents.registry import benchmarks
 
 for _bench in benchmarks().values():  # each benchmark's own commands
@@ -27,4 +27,4 @@ for _name in benchmarks():  # the generic score command for the others
 
 def main() -> None:
     """Console-script entry point."""
-    app()
+    run_cli(app)

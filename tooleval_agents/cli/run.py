@@ -28,7 +28,6 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.contracts import Split, format_metric
-from tooleval_agents.errors import ToolevalError
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import Benchmark, get_benchmark, strategies
 from tooleval_agents.rescore import parse_options
@@ -46,6 +45,16 @@ def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
         return parse_options(pairs or [])
     except ValueError as exc:
         raise ValueError(f"{flag}: {exc}") from None
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as one line for a person: its first line, secrets masked, and what to do when
+    it is LangSmith's (unreachable, or a rejected key)."""
+    text = (redact_text(error_text(exc)).strip().splitlines() or [type(exc).__name__])[0]
+    if type(exc).__name__.startswith("LangSmith"):
+        text += (" -- LangSmith could not be used: check LANGSMITH_ENDPOINT and "
+                 "LANGSMITH_API_KEY, or run with --no-upload to keep the run local")
+    return text[:1000]
 
 
 def infra_kinds(run_dir: Path) -> tuple[Counter[str], str | None]:
@@ -311,9 +320,9 @@ def run_command(
             err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
                               "same command again to resume.")
             raise typer.Exit(130) from None
-        except (ToolevalError, ValueError, KeyError, OSError) as exc:
+        except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
             failed += 1
-            message = redact_text(error_text(exc))
+            message = one_line(exc)
             err_console.print(f"[bold red]error:[/] {escape(f'{split.name}: {message}')}",
                               highlight=False)
             rows.append({"experiment": None, "benchmark": split.benchmark, "task": split.task,
