@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, get_origin, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -112,10 +112,12 @@ def describe_options(model: type[BaseModel] | None) -> str:
         return "none"
     parts = []
     for name, info in model.model_fields.items():
-        kind = getattr(info.annotation, "__name__", None) or str(info.annotation)
-        kind = kind.replace("typing.", "").replace("Literal", "")
+        if get_origin(info.annotation) is Literal:
+            kind = " | ".join(repr(v) for v in get_args(info.annotation))
+        else:
+            kind = getattr(info.annotation, "__name__", None) or str(info.annotation)
         default = "" if info.is_required() else f", default {info.default!r}"
-        parts.append(f"{name} ({kind}{default})")
+        parts.append(f"{name} ({kind.replace('typing.', '')}{default})")
     return ", ".join(parts)
 
 

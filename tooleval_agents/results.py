@@ -148,6 +148,31 @@ class RunSummary(BaseModel):
     latency_s: dict[str, float] = Field(default_factory=dict)
     """Mean and percentiles over the scored (non-infra) examples, and the wall time."""
     finished_at: str = Field(default_factory=now)
+    run_dir: str | None = Field(default=None, exclude=True)
+    """The results directory (set on the summary a run returns or :meth:`RunDir.read_summary`
+    reads; not written to the file, which may move)."""
+
+    def results(self) -> list[ExampleResult]:
+        """The latest result of every example of the run, in split order."""
+        if self.run_dir is None:
+            raise ValueError("this summary has no run directory")
+        return sorted(RunDir(self.run_dir).results().values(), key=lambda r: r.index)
+
+    def to_pandas(self) -> Any:
+        """One row per example: id, index, status, error kind, latency, tokens, and a column
+        per score (``score.<metric>``) and label (``label.<name>``). Needs pandas."""
+        import pandas as pd  # deferred: only for users who ask for a frame
+
+        rows = []
+        for r in self.results():
+            score = r.score or {}
+            rows.append({"example_id": r.example_id, "index": r.index, "status": r.status,
+                         "error_kind": r.error_kind, "latency_s": r.latency_s,
+                         "input_tokens": r.usage.input_tokens,
+                         "output_tokens": r.usage.output_tokens,
+                         **{f"score.{k}": v for k, v in (score.get("scores") or {}).items()},
+                         **{f"label.{k}": v for k, v in (score.get("labels") or {}).items()}})
+        return pd.DataFrame(rows)
 
 
 class RunLockedError(ToolevalError):
@@ -256,7 +281,9 @@ class RunDir:
         atomic_write_text(self.path / SUMMARY, summary.model_dump_json(indent=2))
 
     def read_summary(self) -> RunSummary:
-        return RunSummary.model_validate_json((self.path / SUMMARY).read_text(encoding="utf-8"))
+        summary = RunSummary.model_validate_json(
+            (self.path / SUMMARY).read_text(encoding="utf-8"))
+        return summary.model_copy(update={"run_dir": str(self.path)})
 
 
 def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],

@@ -876,7 +876,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         exp = _Experiment(
             name=name, split=split, scorer=scorer, examples=examples, run_dir=run_dir,
             prior=prior, workflow=as_target(graph),
-            progress=_Progress(spec.progress, len(examples), len(examples) - len(pending), name),
+            progress=_Progress(sys.stderr.isatty() if spec.progress is None else spec.progress,
+                               len(examples), len(examples) - len(pending), name),
             upload=do_upload, threaded_scoring=judge_model is not None,
             index={str(e.id): int((e.metadata or {}).get("index", i))
                    for i, e in enumerate(examples)})
@@ -896,6 +897,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         summary = summarize(name, scorer, examples, run_dir.results(),
                             wall_s=time.perf_counter() - started)
         run_dir.write_summary(summary)
+        summary = summary.model_copy(update={"run_dir": str(run_dir.path)})
         if session is not None:
             with contextlib.suppress(Exception):  # the run is complete locally either way
                 from datetime import UTC, datetime

@@ -59,8 +59,8 @@ class RunSpec:
     """The scorer's options (validated against what the benchmark declares)."""
     cache: bool | str | Path | BaseCache = True
     """Response cache: ``True`` (per-user file), a path, a ``BaseCache``, or ``False``."""
-    progress: bool = True
-    """A progress bar on stderr."""
+    progress: bool | None = None
+    """A progress bar on stderr (``None``: when stderr is a terminal)."""
     fresh: bool = False
     """Discard the results directory's previous run instead of resuming it."""
     retry: RetryPolicy | None = None

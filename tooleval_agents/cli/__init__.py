@@ -9,6 +9,7 @@ from tooleval_agents.cli import (  # noqa: F401  (modules register their command
     data_fetch,
     data_info,
     data_push,
+    listing,
     report,
     run,
     score_run,

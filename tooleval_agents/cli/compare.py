@@ -21,10 +21,11 @@ from tooleval_agents.cli_base import (
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.rescore import parse_options
+from tooleval_agents.results import CONFIG
 
 RunsArgument = Annotated[list[Path], typer.Argument(
-    help="Run directories (`runs/<experiment>/` with config.json and examples.jsonl).",
-    show_default=False)]
+    help="Run directories (`runs/<experiment>/` with config.json and examples.jsonl), or a "
+    "results root holding them (every run directory in it).", show_default=False)]
 MetricOption = Annotated[list[str] | None, typer.Option(
     "--metric", "-m", help="Metric to compare (repeatable; default: all).", show_default=False)]
 NBootOption = Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples (0: no CI).",
@@ -34,9 +35,23 @@ RescoreOption = Annotated[bool, typer.Option(
     "--rescore", help="Score the stored outputs again (needs the dataset) instead of using the "
     "stored per-example scores.")]
 ScoringOption = Annotated[list[str] | None, typer.Option(
-    "--option", "-o", help="Scoring option KEY=VALUE overriding the runs' (e.g. "
+    "--option", "-O", "-o", help="Scoring option KEY=VALUE overriding the runs' (e.g. "
     "scoring=paper); repeatable. Needs --rescore (stored scores keep the runs' options).",
     show_default=False)]
+
+
+def expand_runs(paths: list[Path]) -> list[Path]:
+    """Run directories as given, a results root replaced by the run directories in it (in
+    name order); a path that is neither is kept (its error names it)."""
+    out: list[Path] = []
+    for path in paths:
+        if not (path / CONFIG).is_file() and path.is_dir():
+            found = sorted(p for p in path.iterdir() if (p / CONFIG).is_file())
+            if found:
+                out.extend(found)
+                continue
+        out.append(path)
+    return out
 
 
 def check_options(option: list[str] | None, rescore: bool) -> None:
@@ -70,7 +85,7 @@ def compare_runs(
     try:
         options = parse_options(option or [])
         loaded = [load_run(r, rescore=rescore, scoring_options=options, data_dir=data_dir)
-                  for r in runs]
+                  for r in expand_runs(runs)]
         result = compare(loaded, metrics=metric or None, n_boot=n_boot, seed=seed)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc

@@ -81,7 +81,8 @@ def push_command(
     task: Annotated[str | None, typer.Option(
         "--task", help="Only this task of the benchmark.")] = None,
     subset: Annotated[str | None, typer.Option(
-        "--subset", help="Only this subset (a language or a category) of the benchmark.",
+        "--subset", "--lang", "--category",
+        help="Only this subset (a language or a category) of the benchmark.",
     )] = None,
     data_dir: DataDirOption = None,
     endpoint: Annotated[str | None, typer.Option(

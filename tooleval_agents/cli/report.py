@@ -15,6 +15,7 @@ from tooleval_agents.cli.compare import (
     ScoringOption,
     SeedOption,
     check_options,
+    expand_runs,
 )
 from tooleval_agents.cli_base import (
     DataDirOption,
@@ -46,7 +47,8 @@ def report(
 
     check_options(option, rescore)
     try:
-        result = write_report(runs, out, n_boot=n_boot, seed=seed, metrics=metric or None,
+        result = write_report(expand_runs(runs), out, n_boot=n_boot, seed=seed,
+                              metrics=metric or None,
                               rescore=rescore, scoring_options=parse_options(option or []),
                               data_dir=data_dir)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:

@@ -123,11 +123,19 @@ def local_server_hint(model_kwargs: dict[str, Any], max_concurrency: int) -> str
 
 
 def choose_subsets(bench: Benchmark, task: str, lang: str | None,
-                   category: str | None) -> list[str]:
-    """The subsets ``--lang`` / ``--category`` name for ``task`` (``all``: every one)."""
-    if lang and category:
-        raise ValueError("give --lang or --category, not both")
+                   category: str | None, subset: str | None = None) -> list[str]:
+    """The subsets ``--lang`` / ``--category`` / ``--subset`` name for ``task`` (``all``:
+    every one of that kind; ``--subset all``: every subset)."""
+    if sum(x is not None for x in (lang, category, subset)) > 1:
+        raise ValueError("give one of --subset, --lang and --category")
     kinds = {s.subset: s.kind for s in bench.splits() if s.task == task}
+    if subset is not None:
+        if subset == "all":
+            return sorted(kinds)
+        if subset not in kinds:
+            raise ValueError(f"{bench.name} {task}: unknown --subset {subset!r}; choose "
+                             f"{'|'.join([*sorted(kinds), 'all'])}")
+        return [subset]
     available = sorted(kinds)
     languages = [s for s in available if kinds[s] == "language"]
     categories = [s for s in available if kinds[s] != "language"]
@@ -157,8 +165,13 @@ def choose_tasks(bench: Benchmark, task: str | None, strategy: str | None) -> li
     tasks = sorted({s.task for s in bench.splits()})
     if task is not None and task != "all":
         if task not in tasks:
+            hint = ""
+            named = strategies(bench.name).get((bench.name, task))
+            if named is not None and named.tasks:  # a strategy's name given as a task
+                hint = (f" ({task!r} is a strategy: --task {named.tasks[0]} "
+                        f"--strategy {task})")
             raise ValueError(f"{bench.name} has no task {task!r}; choose "
-                             f"{'|'.join([*tasks, 'all'])}")
+                             f"{'|'.join([*tasks, 'all'])}{hint}")
         return [task]
     if task is None:
         if len(tasks) == 1:
@@ -217,6 +230,8 @@ def run_command(
     category: Annotated[str | None, typer.Option(
         "--category", help="Category (non-language) subset of the benchmark, or all (a wrong "
         "value lists the choices).")] = None,
+    subset: Annotated[str | None, typer.Option(
+        "--subset", help="Any subset (language or category), or all.")] = None,
     strategy: Annotated[str | None, typer.Option(
         "--strategy", help="Strategy (default: the benchmark's protocol for the split).")
     ] = None,
@@ -289,8 +304,14 @@ def run_command(
         if judge_kwargs and judge is None:
             raise ValueError("--judge-arg needs --judge")
         splits = [bench.split(t, s) for t in choose_tasks(bench, task, strategy)
-                  for s in choose_subsets(bench, t, lang, category)]
+                  for s in choose_subsets(bench, t, lang, category, subset)]
         policy = RetryPolicy(max_attempts=max_attempts, timeout=timeout)
+        if judge is None:  # a split scored only by a judge fails now, not after the others ran
+            for split in splits:
+                try:
+                    bench.scorer(split, options={"scoring": scoring} if scoring else {})
+                except ValueError as exc:
+                    raise ValueError(f"{split.name}: {exc}") from None
     except (KeyError, ValueError) as exc:
         raise handle_errors(exc) from None
     show_progress = sys.stderr.isatty() if progress is None else progress

@@ -52,7 +52,7 @@ def score_run(
         "current evaluators and no agent model (repeatable). Writes summary.rescored.json.",
         show_default=False)] = None,
     option: Annotated[list[str] | None, typer.Option(
-        "--option", "-o", help="With --run: scoring option KEY=VALUE overriding the run's "
+        "--option", "-O", "-o", help="With --run: scoring option KEY=VALUE overriding the run's "
         "(e.g. scoring=paper, for a benchmark that has it); repeatable.",
         show_default=False)] = None,
     judge: Annotated[str | None, typer.Option(
