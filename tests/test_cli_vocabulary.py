@@ -61,3 +61,17 @@ def test_compare_and_report_expand_a_runs_root_and_take_capital_o(samples: Path,
     report = invoke("report", tmp_path / "runs", "--out", tmp_path / "rep", "--n-boot", "10")
     assert report.exit_code == 0, report.output  # type: ignore[attr-defined]
     assert (tmp_path / "rep" / "report.md").is_file()
+
+
+def test_score_run_reads_the_data_directory_the_run_used(samples: Path, tmp_path: Path) -> None:
+    import shutil
+
+    data = tmp_path / "my-data"
+    shutil.copytree(samples / "appbench", data / "appbench")
+    run = invoke("run", "appbench", "--subset", "sm", "--model", "reference", "--data-dir",
+                 data, "--out", tmp_path / "runs", "--no-cache", "--json")
+    assert run.exit_code == 0, run.output  # type: ignore[attr-defined]
+    run_dir = json.loads(run.stdout)["run_dir"]  # type: ignore[attr-defined]
+    again = invoke("score", "--run", run_dir, "--json")  # no --data-dir
+    assert again.exit_code == 0, again.output  # type: ignore[attr-defined]
+    assert json.loads(again.stdout)["summary"]["metrics"]["success"] == 100.0  # type: ignore[attr-defined]

@@ -108,3 +108,23 @@ def test_an_unexpected_error_is_one_line_unless_debug(capsys: pytest.CaptureFixt
 def test_version() -> None:
     result = tooleval("--version")
     assert result.returncode == 0 and result.stdout.startswith("tooleval-agents ")
+
+
+def test_offline_fetch_says_how_and_leaves_no_empty_folder(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    result = tooleval("data", "fetch", "sgd", "--data-dir", data, "--base-url",
+                      f"http://127.0.0.1:{closed_port()}/", "--retries", "0", "--no-progress")
+    assert_one_line(result, 1, "--base-url", "still failing")
+    assert not (data / "sgd").exists()  # no folder left behind for a file never written
+
+
+def test_damaged_data_file_names_the_place_and_the_repair(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(SAMPLES / "appbench", tmp_path / "appbench")
+    damaged = tmp_path / "appbench" / "data" / "test" / "test_ss.json"
+    text = damaged.read_text(encoding="utf-8")
+    damaged.write_text(text[: len(text) // 2], encoding="utf-8")
+    result = tooleval("run", "appbench", "--category", "ss", "--model", "reference",
+                      "--data-dir", tmp_path, "--out", tmp_path / "runs", "--no-progress")
+    assert_one_line(result, 1, "test_ss.json:", "invalid JSON at column", "tooleval data verify")

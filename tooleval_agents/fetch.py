@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import string
@@ -397,10 +398,13 @@ def _check_status(response: httpx.Response, url: str, source: str, file: Manifes
 
 def _download_once(client: httpx.Client, url: str, target: Path, source: str,
                    file: ManifestFile, advance: Callable[[int], None]) -> None:
-    """One GET into a temporary file beside ``target``, checked, then renamed over it."""
+    """One GET into a temporary file beside ``target``, checked, then renamed over it; a
+    failed try leaves no folder it created behind."""
+    created = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
     target.parent.mkdir(parents=True, exist_ok=True)
     # Opened with open() (not mkstemp) so the file gets the usual umask-based mode.
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.part")
+    ok = False
     try:
         digest = hashlib.sha256()
         with tmp.open("xb") as out, client.stream("GET", url) as response:
@@ -416,8 +420,13 @@ def _download_once(client: httpx.Client, url: str, target: Path, source: str,
                 f"({tmp.stat().st_size} of {file.size} bytes from {url}); the download was "
                 f"discarded")
         os.replace(tmp, target)
+        ok = True
     finally:
         tmp.unlink(missing_ok=True)
+        if not ok:
+            for folder in created:  # innermost first; a folder now holding files stays
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
 
 
 def fetch(source: str, data_dir: Path | str | None = None, *,
@@ -485,9 +494,14 @@ def fetch(source: str, data_dir: Path | str | None = None, *,
                 except (*_TRANSIENT, _RetryableStatus) as exc:
                     bar.update(task, completed=done)  # the retry starts the file again
                     if attempt > retries:
+                        offline = (f" -- no network here? Fetch from a mirror with --base-url "
+                                   f"(or ${BASE_URL_ENV}): a URL template with {{path}}, or a "
+                                   "folder laid out as <root>/<source>/<path>, e.g. served by "
+                                   "`python -m http.server -d DATA_DIR` where the data is"
+                                   if isinstance(exc, httpx.ConnectError) else "")
                         raise FetchError(
                             outcome.url, f"{outcome.url}: still failing after {attempt} "
-                            f"attempts ({type(exc).__name__}: {exc})",
+                            f"attempts ({type(exc).__name__}: {exc}){offline}",
                             status=getattr(exc, "status", None)) from exc
                     time.sleep(backoff * 2 ** (attempt - 1))
                 except (httpx.HTTPError, httpx.InvalidURL) as exc:  # not worth retrying

@@ -37,6 +37,10 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, str]]:
         raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
 
 
+DAMAGED = (" -- damaged or cut short? `tooleval data verify SOURCE` checks a fetched copy "
+           "against its pinned sha256 and `tooleval data fetch SOURCE` restores it")
+
+
 def load_jsonl(path: Path, model: type[M], context: dict[str, Any] | None = None) -> list[M]:
     """Validate every line of a JSON Lines file as ``model``.
 
@@ -49,7 +53,7 @@ def load_jsonl(path: Path, model: type[M], context: dict[str, Any] | None = None
             out.append(model.model_validate_json(text, context=context))
         except ValidationError as exc:
             if exc.errors()[0]["type"] == "json_invalid":
-                raise DataFormatError(path, f"invalid JSON ({exc.errors()[0]['msg']})",
+                raise DataFormatError(path, f"invalid JSON ({exc.errors()[0]['msg']}){DAMAGED}",
                                       line=number) from exc
             field, msg = first_error(exc)
             raise DataFormatError(path, msg, line=number, field=field) from exc
@@ -62,7 +66,8 @@ def load_json(path: Path) -> Any:
         with path.open(encoding="utf-8") as fh:
             return json.load(fh)
     except json.JSONDecodeError as exc:
-        raise DataFormatError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+        raise DataFormatError(path, f"invalid JSON at column {exc.colno}: {exc.msg}{DAMAGED}",
+                              line=exc.lineno) from exc
     except UnicodeDecodeError as exc:
         raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
 

@@ -125,6 +125,8 @@ def scorer_for(config: RunConfig, *, judge: Any = None,
 def _data_dir(config: RunConfig, data_dir: Path | str | None) -> Path:
     if data_dir is None and config.dataset.source == "sample":
         return samples_dir()
+    if data_dir is None and config.dataset.data_dir and Path(config.dataset.data_dir).is_dir():
+        return Path(config.dataset.data_dir)  # where the run read its examples
     return resolve_data_dir(data_dir)
 
 

@@ -70,6 +70,9 @@ class DatasetRef(BaseModel):
     is refused."""
     source: str | None = None
     """official / rebuilt / sample."""
+    data_dir: str | None = None
+    """The data directory the examples were read from (re-scoring reads it again unless told
+    otherwise; its dataset hash is checked either way)."""
 
 
 class RunConfig(BaseModel):

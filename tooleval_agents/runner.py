@@ -835,7 +835,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             scoring_options=redact(_jsonable(scoring), names=False),
             dataset=DatasetRef(name=split.name, id=str(examples[0].dataset_id),
                                examples=len(examples), hash=ds_hash,
-                               source=(examples[0].metadata or {}).get("source")),
+                               source=(examples[0].metadata or {}).get("source"),
+                               data_dir=str(Path(data).resolve())),
             versions=package_versions())
         prior: dict[str, ExampleResult] = {}
         if (run_dir.path / CONFIG).is_file():

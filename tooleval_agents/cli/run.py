@@ -59,9 +59,10 @@ def one_line(exc: BaseException) -> str:
 
 def infra_kinds(run_dir: Path) -> tuple[Counter[str], str | None]:
     """Error kinds of the infra errors left in a run directory, and the first error message
-    of a kind a retry does not cure (auth, not_found)."""
+    of a kind a retry does not cure (auth, not_found), else the first of any kind."""
     kinds: Counter[str] = Counter()
     first: str | None = None
+    any_error: str | None = None
     for result in RunDir(run_dir).results().values():
         if result.status != "infra_error":
             continue
@@ -69,7 +70,8 @@ def infra_kinds(run_dir: Path) -> tuple[Counter[str], str | None]:
         kinds[kind] += 1
         if first is None and kind in FIX_FIRST - {"aborted"} and result.error:
             first = result.error
-    return kinds, first
+        any_error = any_error or result.error
+    return kinds, first or any_error
 
 
 def judge_advice(counts: dict[str, Any], run_dir: Path) -> str | None:
@@ -101,8 +103,9 @@ def infra_advice(count: int, kinds: Counter[str], first: str | None) -> str:
                 f"or does not know the model{detail}. Fix the key (environment variable or "
                 "--model-arg) or the --model name, then run the same command again: finished "
                 "examples are kept.")
-    return (f"{count} example(s) failed on the provider side and are not scored ({listed}): "
-            "run the same command again to retry them.")
+    cause = f"; e.g. {first.splitlines()[0][:200]}" if first else ""
+    return (f"{count} example(s) failed on the provider side and are not scored ({listed}"
+            f"{cause}): run the same command again to retry them.")
 
 
 _LOOPBACK = re.compile(r"^\w+://(?:localhost|127(?:\.\d+){3}|\[::1\])(?::\d+)?(?:/|$)")
