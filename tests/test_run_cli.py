@@ -162,3 +162,29 @@ def test_kill_9_then_rerun_resumes_without_redoing_finished_examples(tmp_path: P
     assert resumed["metrics"] == uninterrupted["metrics"] == {"accuracy": pytest.approx(
         100 * 11 / 12)}
     assert resumed["counts"] == uninterrupted["counts"]
+
+
+def test_ctrl_c_mid_run_is_one_line_and_resumes(tmp_path: Path) -> None:
+    data = write_toy(tmp_path / "data", n=12)
+    args = ["run", "toy", "--lang", "en", "--model", "reference", "--out",
+            str(tmp_path / "runs"), "--data-dir", str(data), "--no-cache", "--no-progress",
+            "--max-concurrency", "2", "-O", "delay=0.25", "--json"]
+    run_dir = tmp_path / "runs" / "toy-echo-en-echo-reference"
+    env = {**os.environ, "TOY_RUN": "1"}
+    proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        file = run_dir / EXAMPLES
+        if file.is_file() and len(file.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    assert "cannot schedule new futures" not in err
+    done = subprocess.run(_cli_script(args), env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["counts"]["scored"] == 12
