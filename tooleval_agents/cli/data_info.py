@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,30 +11,59 @@ from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli_base import DataDirOption, JsonOption, console, data_app, print_json
-from tooleval_agents.datadir import resolve_data_dir, samples_dir
+from tooleval_agents.datadir import cache_dir, resolve_data_dir, samples_dir
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.fetch import load_manifest
+from tooleval_agents.jsonio import atomic_write_text
 from tooleval_agents.registry import benchmarks
+
+COUNTS = "record-counts.json"
+"""Per-user cache of split sizes, keyed by file and its size and mtime: `data info` validates a
+file once, not on every call."""
+
+
+def _counts_file() -> Path:
+    return cache_dir() / COUNTS
+
+
+def _read_counts() -> dict[str, int]:
+    try:
+        found = json.loads(_counts_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def inventory(data_dir: Path) -> list[dict[str, Any]]:
-    """One row per split of every registered benchmark found under ``data_dir``."""
+    """One row per split of every registered benchmark found under ``data_dir``. A split's
+    record count comes from the per-user cache while its file is unchanged (same path, size
+    and mtime); else the file is loaded (and validated) and the count cached."""
     rows: list[dict[str, Any]] = []
+    counts = _read_counts()
+    fresh = dict(counts)
     for bench in benchmarks().values():
         for split in bench.splits():
             row: dict[str, Any] = {"benchmark": bench.name, "task": split.task,
                                    "subset": split.subset, "dataset": split.name}
             try:
                 located = bench.locate(split, data_dir)
-                records = bench.load(split, data_dir)
+                stat = located.path.stat()
+                key = (f"{split.key}|{located.path.resolve()}|{stat.st_size}|"
+                       f"{stat.st_mtime_ns}")
+                if key not in counts:
+                    fresh[key] = len(bench.load(split, data_dir))
             except DatasetMissingError as exc:
                 row.update(records=0, source="missing", path=str(exc.expected), error=None)
             except DataFormatError as exc:
                 row.update(records=None, source="invalid", path=str(exc.path), error=str(exc))
             else:
-                row.update(records=len(records), source=located.source, path=str(located.path),
-                           error=None)
+                row.update(records=fresh[key], source=located.source,
+                           path=str(located.path), error=None)
             rows.append(row)
+    if fresh != counts:
+        with contextlib.suppress(OSError):  # a read-only cache only costs speed
+            _counts_file().parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(_counts_file(), json.dumps(fresh, indent=0))
     return rows
 
 
