@@ -41,12 +41,12 @@ from graphs.state import WorkflowState
 from tooleval_agents.contracts import (
     ExampleFields,
     Located,
+    RecordMeta,
     Scorer,
     Split,
     Strategy,
     StrategyContext,
 )
-from tooleval_agents.records import RecordMeta
 from tooleval_agents.reference_models import GoldAnswer, last_input_block
 from tooleval_agents.registry import Benchmark, register, register_strategy
 

@@ -45,8 +45,7 @@ from rapidfuzz.distance import Levenshtein as RapidfuzzLevenshtein
 from evaluators.judge import aggregate_planning, planning_example_score
 from evaluators.judge_replay import read_judgments, replay_planning
 from evaluators.ultratool_scoring import score_task
-from tooleval_agents.records import Lang
-from tooleval_agents.ultratool.records import UltraToolTask
+from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 LANGS: dict[Lang, str] = {"en": "English-dataset", "zh": "Chinese-dataset"}
 MODELS = ("gpt-3.5", "gpt-4")

@@ -69,9 +69,8 @@ from evaluators.judge_prompts import (
 from evaluators.parsing import ParsedList, parse_list
 from evaluators.planning_structure import clean_plan, prediction_text
 from tooleval_agents.contracts import Metrics
-from tooleval_agents.records import Lang
 from tooleval_agents.redaction import redact_text
-from tooleval_agents.ultratool.records import step_id
+from tooleval_agents.ultratool.records import Lang, step_id
 
 __all__ = [
     "JudgeTask",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tooleval_agents.records import Lang
+from tooleval_agents.ultratool.records import Lang
 
 JudgeTask = Literal["planning", "tool_creation"]
 """What the judge scores: a whole plan, or one created tool skeleton."""

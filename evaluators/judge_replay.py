@@ -63,8 +63,7 @@ from evaluators.planning_structure import (
 from tooleval_agents.contracts import Metrics
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.jsonio import iter_jsonl
-from tooleval_agents.records import Lang
-from tooleval_agents.ultratool.records import ToolSkeleton, step_id
+from tooleval_agents.ultratool.records import Lang, ToolSkeleton, step_id
 
 ReportMode = Literal["replay", "judge", "structure_only"]
 """Where the judge scores come from: recorded judgments, a live judge, or none at all."""

@@ -39,8 +39,7 @@ from evaluators.ultratool_kv import JSON_FORMAT, KV_TASKS, KVTask, metric_names,
 from evaluators.ultratool_kv import aggregate as aggregate_kv
 from tooleval_agents.contracts import Metrics
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.records import Lang
-from tooleval_agents.ultratool.records import UltraToolTask
+from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 TABLE2_COLUMNS: tuple[str, ...] = (
     "planning",

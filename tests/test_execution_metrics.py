@@ -24,10 +24,9 @@ from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.stubs import AppExecutor
-from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_raw
-from tooleval_agents.ultratool.records import RawSample, ToolCall
+from tooleval_agents.ultratool.records import Lang, RawSample, ToolCall
 from tooleval_agents.ultratool.stubs import execute_plan, plan_items
 
 SAMPLE = RawSample.model_validate({

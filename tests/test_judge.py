@@ -28,7 +28,7 @@ from evaluators.judge import (
     planning_example_score,
 )
 from evaluators.judge_prompts import DIMENSIONS, JudgeTask, build_prompt
-from tooleval_agents.records import Lang
+from tooleval_agents.ultratool.records import Lang
 
 PLAN_DIMS = [d.key for d in DIMENSIONS["planning"]]
 TOOL_DIMS = [d.key for d in DIMENSIONS["tool_creation"]]

@@ -20,8 +20,8 @@ from evaluators.judge_replay import (
     score_tool_creation,
 )
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.loaders import load_task
+from tooleval_agents.ultratool.records import Lang
 
 # UltraTool paper, Table 2 "Planning / Global" column (GPT-3.5, GPT-4 rows) and Table 4
 # (Accuracy, Completeness, Executability, Syntactic Soundness, Structural Rationality,

@@ -14,8 +14,8 @@ from evaluators.planning_structure import (
     rouge_l,
     score_plan_structure,
 )
-from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.loaders import load_task
+from tooleval_agents.ultratool.records import Lang
 
 GOLD = ("1. Create file\n1.1 Get file creation information (File path: Desktop/Work_Tasks.txt)\n"
         "1.2 Use file writing tool to create and write content\n"

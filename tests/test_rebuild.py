@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.loaders import load_raw, load_task, raw_path, task_path
 from tooleval_agents.ultratool.rebuild import (
     build_tool_creation_awareness,
@@ -25,7 +24,7 @@ from tooleval_agents.ultratool.rebuild import (
     upstream_removal,
     write_rebuilt,
 )
-from tooleval_agents.ultratool.records import RawSample
+from tooleval_agents.ultratool.records import Lang, RawSample
 
 TASKS = ("tool_selection", "tool_creation_awareness")
 Raws = dict[str, tuple[list[dict[str, Any]], list[RawSample]]]

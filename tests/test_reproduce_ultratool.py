@@ -20,9 +20,8 @@ from typer.testing import CliRunner
 
 from evaluators.ultratool_scoring import TaskReport, load_predictions, score_task
 from tooleval_agents.cli import app
-from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.loaders import load_task
-from tooleval_agents.ultratool.records import UltraToolTask
+from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 LANG_DIRS = {"en": "English-dataset", "zh": "Chinese-dataset"}
 

@@ -34,13 +34,13 @@ from tooleval_agents.contracts import (
     ExampleFields,
     Located,
     Options,
+    RecordMeta,
     Scorer,
     Split,
     Strategy,
     StrategyContext,
 )
 from tooleval_agents.errors import DatasetMissingError
-from tooleval_agents.records import RecordMeta
 from tooleval_agents.redaction import (
     model_params,
     redact,

@@ -19,13 +19,13 @@ from typer.testing import CliRunner
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import APP_APIS, CATEGORIES, Category
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
-from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_example, load_raw, load_task
 from tooleval_agents.ultratool.records import (
     TASKS,
     TOOL_FREE,
     AwarenessRecord,
+    Lang,
     PlanningRecord,
     RawSample,
     ToolCreationRecord,

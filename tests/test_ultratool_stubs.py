@@ -9,10 +9,9 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_raw, load_task
-from tooleval_agents.ultratool.records import RawSample, ToolCall, ToolSkeleton
+from tooleval_agents.ultratool.records import Lang, RawSample, ToolCall, ToolSkeleton
 from tooleval_agents.ultratool.stubs import (
     ToolCallError,
     execute_plan,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from platformdirs import user_cache_path
 
-from tooleval_agents.records import Source
+from tooleval_agents.contracts import Source
 
 ENV_VAR = "TOOLEVAL_DATA_DIR"
 SOURCES = ("ultratool", "appbench", "sgd")

@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from tooleval_agents.contracts import Split
+from tooleval_agents.contracts import Source, Split
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.records import Source
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import get_benchmark
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from tooleval_agents.appbench.names import Category
 from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.contracts import RecordMeta, Source
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.jsonio import load_json, validate_items
-from tooleval_agents.records import RecordMeta, Source
 
 
 def test_path(data_dir: Path, category: Category) -> Path:

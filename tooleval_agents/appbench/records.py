@@ -8,7 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from tooleval_agents.appbench.lines import AppCall, parse_call_line
 from tooleval_agents.appbench.names import API_APPS
-from tooleval_agents.records import RecordMeta
+from tooleval_agents.contracts import RecordMeta
 
 
 def _check_call_line(line: str) -> str:

@@ -20,11 +20,10 @@ from tooleval_agents.contracts import (
 )
 from tooleval_agents.datadir import source_of
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
-from tooleval_agents.records import Lang
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.ultratool import loaders
 from tooleval_agents.ultratool.rebuild import rebuilt_path
-from tooleval_agents.ultratool.records import TASKS, UltraToolTask, _Task
+from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 

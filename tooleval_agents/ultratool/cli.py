@@ -22,10 +22,9 @@ from tooleval_agents.cli_base import (
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
-from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.loaders import load_task, raw_path
 from tooleval_agents.ultratool.rebuild import REBUILT, RebuiltTask, upstream_removal, write_rebuilt
-from tooleval_agents.ultratool.records import UltraToolTask
+from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 

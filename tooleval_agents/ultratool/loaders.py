@@ -12,10 +12,10 @@ from typing import Any, Literal, overload
 
 from pydantic import ValidationError
 
+from tooleval_agents.contracts import RecordMeta, Source
 from tooleval_agents.datadir import source_of
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
 from tooleval_agents.jsonio import first_error, load_json, load_jsonl
-from tooleval_agents.records import Lang, RecordMeta, Source
 from tooleval_agents.ultratool.paths import (
     example_path,
     raw_path,
@@ -25,6 +25,7 @@ from tooleval_agents.ultratool.rebuild import rebuilt_path
 from tooleval_agents.ultratool.records import (
     RECORD_TYPES,
     AwarenessRecord,
+    Lang,
     PlanningRecord,
     RawSample,
     ToolCreationRecord,

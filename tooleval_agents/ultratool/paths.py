@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tooleval_agents.records import Lang
-from tooleval_agents.ultratool.records import UltraToolTask
+from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 LANG_DIRS: dict[Lang, str] = {"en": "English-dataset", "zh": "Chinese-dataset"}
 

@@ -52,9 +52,8 @@ from rapidfuzz import fuzz, process
 from tooleval_agents.datadir import cache_dir
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
 from tooleval_agents.jsonio import atomic_write_text, dump_jsonl, first_error, iter_jsonl
-from tooleval_agents.records import Lang
 from tooleval_agents.ultratool.paths import raw_path
-from tooleval_agents.ultratool.records import RawSample, UltraToolTask
+from tooleval_agents.ultratool.records import Lang, RawSample, UltraToolTask
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from tooleval_agents.records import RecordMeta
+from tooleval_agents.contracts import RecordMeta
 from tooleval_agents.ultratool.calls import ToolCall, parse_call
+
+Lang = Literal["en", "zh"]
+"""UltraTool's languages."""
 
 UltraToolTask = Literal[
     "planning",
