@@ -43,7 +43,7 @@ def test_a_judged_task_without_judge_fails_before_anything_runs(samples: Path,
                                                                 tmp_path: Path) -> None:
     result = invoke("run", "ultratool", "--task", "all", "--lang", "en", "--model", "reference",
                     "--data-dir", samples, "--out", tmp_path)
-    assert result.exit_code == 1  # type: ignore[attr-defined]
+    assert result.exit_code == 2  # type: ignore[attr-defined]  (a usage error)
     assert "tool_creation is scored by an LLM judge" in result.output  # type: ignore[attr-defined]
     assert not any(tmp_path.iterdir())  # no split ran
 

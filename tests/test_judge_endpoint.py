@@ -100,7 +100,7 @@ def test_no_example_judged_exits_non_zero_with_the_cause(samples: Path, tmp_path
                      "--judge", "openai:gone", "--judge-arg", f"base_url={dead}",
                      "--max-attempts", "1", "--limit", "2", "--data-dir", samples, "--out",
                      tmp_path, "--no-cache", "--no-progress")
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 3, result.output  # nothing judged
     assert "no example could be judged" in result.stderr
     assert "tooleval score --run" in result.stderr and "Traceback" not in result.output
 

@@ -294,7 +294,7 @@ def test_rejected_key_exits_non_zero_and_says_fix_the_key(
     with FakeOpenAI(rules=[(r"item \d+", echo_answer)], api_key=SECRET) as server:
         result = _run(tmp_path, "--model", "openai:fake-model", "--model-arg",
                       f"base_url={server.base_url}", "--max-attempts", "1", "--no-cache")
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 3, result.output
     output = result.output
     assert "Fix the key" in output and "retry them" not in output
     assert "WRONGKEY99" not in output
@@ -309,7 +309,7 @@ def test_provider_failures_left_exit_non_zero_and_say_retry(
                     faults=[FaultShare(1.0, Fault(503))]) as server:
         result = _run(tmp_path, "--model", "openai:fake-model", "--model-arg",
                       f"base_url={server.base_url}", "--max-attempts", "1", "--no-cache")
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 3, result.output
     output = result.output
     assert "run the same command again to retry them" in output
     report = json.loads(result.stdout)
@@ -324,7 +324,7 @@ def test_complete_run_exits_zero_and_bad_option_names_its_flag(
     ok = _run(tmp_path, "--model", "reference", "--no-cache")
     assert ok.exit_code == 0, ok.output
     bad = _run(tmp_path, "--model", "reference", "--model-arg", "temperature")
-    assert bad.exit_code == 1
+    assert bad.exit_code == 2
     assert "--model-arg" in bad.output and "KEY=VALUE" in bad.output
 
 

@@ -50,13 +50,13 @@ def test_lang_and_category_map_to_subsets_generically(tmp_path: Path) -> None:
     common = ["--model", "reference", "--out", tmp_path / "runs", "--data-dir", data,
               "--no-cache", "--json"]
     result = invoke("toy", *common)
-    assert result.exit_code == 1 and "--lang en|all or --category c1|all" in result.output
+    assert result.exit_code == 2 and "--lang en|all or --category c1|all" in result.output
     result = invoke("toy", "--category", "en", *common)
-    assert result.exit_code == 1 and "unknown --category 'en'" in result.output
+    assert result.exit_code == 2 and "unknown --category 'en'" in result.output
     result = invoke("toy", "--lang", "c1", *common)
-    assert result.exit_code == 1 and "unknown --lang 'c1'" in result.output
+    assert result.exit_code == 2 and "unknown --lang 'c1'" in result.output
     result = invoke("toy", "--lang", "en", "--category", "c1", *common)
-    assert result.exit_code == 1 and "give one of --subset, --lang and --category" in result.output
+    assert result.exit_code == 2 and "give one of --subset, --lang and --category" in result.output
     result = invoke("toy", "--category", "all", "--task", "all", *common)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["subset"] == "c1"
@@ -66,11 +66,12 @@ def test_lang_and_category_map_to_subsets_generically(tmp_path: Path) -> None:
 
 def test_unknown_benchmark_or_task_fails_clearly(tmp_path: Path) -> None:
     result = invoke("nope", "--model", "reference")
-    assert result.exit_code == 1 and "unknown benchmark" in result.output
+    assert result.exit_code == 2 and "unknown benchmark" in result.output
     result = invoke("toy", "--task", "x", "--lang", "en", "--model", "reference")
-    assert result.exit_code == 1 and "no task 'x'" in result.output
+    assert result.exit_code == 2 and "no task 'x'" in result.output
     result = invoke("toy", "--lang", "en", "--model", "gpt4", "--out", tmp_path,
                     "--data-dir", write_toy(tmp_path / "d"))
+    # found when the split starts (the model spec is read there): the split could not run
     assert result.exit_code == 1 and "provider:model" in result.output
 
 

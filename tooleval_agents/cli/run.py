@@ -24,7 +24,7 @@ from tooleval_agents.cli_base import (
     console,
     err_console,
     error_text,
-    handle_errors,
+    fail,
     print_json,
 )
 from tooleval_agents.contracts import Split, format_metric
@@ -288,10 +288,11 @@ def run_command(
     failures (429, 5xx, timeouts) are retried. Infrastructure errors are counted apart from
     wrong answers. Nothing leaves the machine unless uploading.
 
-    Exit status: 0 when every example was scored, 1 when a split could not run, 2 when
-    examples were left unscored by provider errors (retry them by running the same command
-    again; after a rejected key or an unknown model, fix those first) or when the judge could
-    judge no example (re-judge with `tooleval score --run DIR --judge ...`).
+    Exit status (as every command's): 0 when every example was scored; 1 when a split could
+    not run (its error says why); 2 for a bad argument (nothing ran); 3 when examples were
+    left unscored by provider errors (retry them by running the same command again; after a
+    rejected key or an unknown model, fix those first) or when the judge could judge no
+    example (re-judge with `tooleval score --run DIR --judge ...`); 130 when interrupted.
 
     A model served on this machine (llama.cpp, llama-cpp-python) usually answers one request
     at a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
@@ -315,8 +316,8 @@ def run_command(
                     bench.scorer(split, options={"scoring": scoring} if scoring else {})
                 except ValueError as exc:
                     raise ValueError(f"{split.name}: {exc}") from None
-    except (KeyError, ValueError) as exc:
-        raise handle_errors(exc) from None
+    except (KeyError, ValueError) as exc:  # a bad argument: a usage error, as click's own
+        raise fail(error_text(exc), 2) from None
     show_progress = sys.stderr.isatty() if progress is None else progress
     notes = [local_server_hint(model_kwargs, max_concurrency)]
     if judge is not None:
@@ -374,4 +375,4 @@ def run_command(
     if failed:
         raise typer.Exit(1)
     if unscored:
-        raise typer.Exit(2)
+        raise typer.Exit(3)
