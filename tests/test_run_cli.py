@@ -166,7 +166,9 @@ def test_kill_9_then_rerun_resumes_without_redoing_finished_examples(tmp_path: P
 
 
 def test_ctrl_c_mid_run_is_one_line_and_resumes(tmp_path: Path) -> None:
-    data = write_toy(tmp_path / "data", n=12)
+    # 40 examples of 0.25 s, 2 at a time: ~5 s, so the interrupt lands mid-run even on a busy
+    # machine that notices the third finished example late.
+    data = write_toy(tmp_path / "data", n=40)
     args = ["run", "toy", "--lang", "en", "--model", "reference", "--out",
             str(tmp_path / "runs"), "--data-dir", str(data), "--no-cache", "--no-progress",
             "--max-concurrency", "2", "-O", "delay=0.25", "--json"]
@@ -188,4 +190,4 @@ def test_ctrl_c_mid_run_is_one_line_and_resumes(tmp_path: Path) -> None:
     done = subprocess.run(_cli_script(args), env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["counts"]["scored"] == 12
+    assert json.loads(done.stdout)["counts"]["scored"] == 40
