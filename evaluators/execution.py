@@ -25,6 +25,7 @@ Every function is pure; ``score_*`` return :class:`~evaluators.base.ExampleScore
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from evaluators.base import ExampleScore, Part, mean_score, pooled
 from evaluators.metrics_common import f1
@@ -32,6 +33,7 @@ from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
 from tooleval_agents.appbench.stubs import AppExecutor
 from tooleval_agents.appbench.stubs import ExecutionTrace as AppTrace
+from tooleval_agents.appbench.tools import tool_name
 from tooleval_agents.contracts import Metrics
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.records import PlanStep, RawSample, ToolSkeleton
@@ -165,6 +167,17 @@ def score_appbench_execution(sample: AppBenchSample, calls: Sequence[AppCall],
     """
     trace = AppExecutor(catalog or load_catalog(), sample).execute(calls)
     return score_appbench_trace(trace)
+
+
+def trajectories(trace: AppTrace, executor: AppExecutor) -> tuple[list[dict[str, Any]],
+                                                                  list[dict[str, Any]]]:
+    """The executed calls and the gold calls as trajectories ``{"name": "App__api", "args":
+    {...}}`` with *concrete* argument values (dependencies resolved), so a literal and a
+    dependency that carry the same value compare equal."""
+    predicted = [{"name": tool_name(c.app or "Unknown", c.call.api.strip().lower()),
+                  "args": dict(c.args)} for c in trace.calls]
+    gold = [{"name": tool_name(g.app, g.call.api), "args": dict(g.args)} for g in executor.gold]
+    return predicted, gold
 
 
 def execution_failure(n_gold: int, n_calls: int, error: str) -> ExampleScore:

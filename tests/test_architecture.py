@@ -33,8 +33,9 @@ DEFERRED = {
         "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
     },
     "tooleval_agents.appbench.benchmark": {
-        "graphs.appbench", "evaluators.appbench_parse", "evaluators.appbench_scoring",
-        "evaluators.execution", "tooleval_agents.appbench.catalog",
+        "graphs.appbench", "graphs.appbench_tools", "evaluators.appbench_parse",
+        "evaluators.appbench_scoring", "evaluators.execution", "evaluators.trajectory",
+        "tooleval_agents.appbench.catalog", "tooleval_agents.appbench.stubs",
         "tooleval_agents.appbench.cli", "tooleval_agents.appbench.report",
     },
     "tooleval_agents.ultratool.cli": {"evaluators.ultratool_scoring"},

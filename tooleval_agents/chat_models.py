@@ -73,6 +73,12 @@ class ContentChatModel(BaseChatModel):
     def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
         raise NotImplementedError
 
+    def reply_with_tools(self, prompt: str, messages: Sequence[BaseMessage],
+                         tools: list[dict[str, Any]]) -> Reply:
+        """The answer when tools are bound (OpenAI tool format); default :meth:`reply` (a
+        dict reply then calls the first tool)."""
+        return self.reply(prompt, messages)
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -83,16 +89,20 @@ class ContentChatModel(BaseChatModel):
         with self._lock:
             self._calls += 1
         prompt = prompt_text(messages)
-        answer = self.reply(prompt, messages)
-        message = self._to_message(answer, kwargs.get("tools"))
+        tools = kwargs.get("tools")
+        answer = (self.reply_with_tools(prompt, messages, tools) if tools
+                  else self.reply(prompt, messages))
+        message = self._to_message(answer, tools)
         content = message.text if isinstance(message.content, str) else json.dumps(
             message.content)
         if message.tool_calls:
             content += json.dumps([c["args"] for c in message.tool_calls], ensure_ascii=False)
+        # Tool definitions are part of what a provider reads (and bills) on every call.
+        read = prompt + (json.dumps(tools, ensure_ascii=False) if tools else "")
         message.usage_metadata = {
-            "input_tokens": estimate_tokens(prompt),
+            "input_tokens": estimate_tokens(read),
             "output_tokens": estimate_tokens(content),
-            "total_tokens": estimate_tokens(prompt) + estimate_tokens(content),
+            "total_tokens": estimate_tokens(read) + estimate_tokens(content),
         }
         message.response_metadata = {"model_name": self.model_name}
         return ChatResult(generations=[ChatGeneration(message=message)])

@@ -172,6 +172,10 @@ class StrategyContext:
     """Benchmark data directory (demonstrations, few-shot pools, catalog)."""
     options: dict[str, Any] = field(default_factory=dict)
     """Validated strategy options, e.g. ``{"k": 3}`` for few-shot."""
+    agent: Callable[..., Any] | None = None
+    """A user's agent factory ``factory(model, tools) -> Runnable`` over ``{"messages":
+    [...]}`` (see :mod:`tooleval_agents.agents`), for strategies that accept one; ``None``:
+    the strategy's own agent."""
 
 
 class Strategy(ABC):
@@ -191,6 +195,9 @@ class Strategy(ABC):
     """Tasks it solves (``None``: every task of the benchmark)."""
     options: type[Options] | None = None
     """Its options (``-O KEY=VALUE``); ``None``: it takes none."""
+    accepts_agent: bool = False
+    """Whether a user's agent (``--agent``, :attr:`StrategyContext.agent`) can play its agent
+    part: the strategy hands it the benchmark's tools and reads back its tool calls."""
 
     @abstractmethod
     def build(self, ctx: StrategyContext) -> Runnable[Any, Any]:

@@ -5,7 +5,9 @@ recognises the example from the prompt content: workflows wrap the example's inp
 ``<input>...</input>`` and each stage's prompt contains a marker phrase; the model looks up
 ``(hash of the last <input> block, first marker found in the prompt)`` in an answer key built
 from the dataset. Nothing depends on call order, so answers are right under any concurrency.
-A run with it proves the wiring: strict scores must be 100.
+A run with it proves the wiring: strict scores must be 100. With tools bound it is an agent:
+it plays the example's gold tool plan turn by turn (:mod:`tooleval_agents.reference_tools`),
+finding the example from the input text in *any* agent's messages, ``<input>`` tags or not.
 
 ``noisy-reference`` gives the same gold answer with seeded, realistic corruptions (see
 :mod:`tooleval_agents.corruptions`), deterministic per example and stage.
@@ -21,9 +23,16 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from tooleval_agents.chat_models import ContentChatModel, Reply
+from tooleval_agents.chat_models import ContentChatModel, Reply, prompt_text
 from tooleval_agents.contracts import GoldAnswer
 from tooleval_agents.corruptions import corrupt
+from tooleval_agents.reference_tools import (
+    TOOL_PLAN,
+    ToolPlan,
+    bound_tool_names,
+    corrupt_plan,
+    next_turn,
+)
 
 _INPUT_BLOCK = re.compile(r"<input>\n?(.*?)\n?</input>", re.S)
 
@@ -50,10 +59,13 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
     ambiguous: set[str]
     """Digests of inputs shared by examples with different gold answers (AppBench has a few:
     the leaked generation prompt appears as the input of several samples)."""
+    texts: dict[str, str]
+    """Digest -> the input text (to recognise an example in any agent's prompt)."""
 
     def __init__(self, *args: object) -> None:
         super().__init__(*args)
         self.ambiguous = set()
+        self.texts = {}
 
     @classmethod
     def build(cls, items: Iterable[tuple[str, list[GoldAnswer]]]) -> AnswerKey:
@@ -67,6 +79,7 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
             if digest in key and key[digest] != answers:
                 key.ambiguous.add(digest)
             key[digest] = answers
+            key.texts[digest] = text.strip()
         return key
 
     def update(self, *args: Any, **kwargs: Any) -> None:
@@ -75,6 +88,7 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
         super().update(*args, **kwargs)
         for other in args:
             self.ambiguous |= getattr(other, "ambiguous", set())
+            self.texts.update(getattr(other, "texts", {}))
 
     def fingerprint(self) -> str:
         """Digest of the whole key (gold answers and ambiguous inputs): part of the response
@@ -88,24 +102,48 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
             h.update(b"\x01" + digest.encode())
         return h.hexdigest()
 
-    def lookup(self, prompt: str) -> tuple[str, GoldAnswer]:
-        """The example digest and the gold answer for a prompt; ``LookupError`` explains why
-        there is none."""
+    def example(self, prompt: str) -> tuple[str, list[GoldAnswer]]:
+        """The digest and gold answers of the example a prompt is about: the text of its last
+        ``<input>`` block, else -- for an agent that writes its own prompts -- the longest
+        known input text the prompt contains. ``LookupError`` explains why there is none."""
         block = last_input_block(prompt)
-        if block is None:
-            raise LookupError("reference model: the prompt has no <input>...</input> block")
-        digest = input_digest(block)
+        if block is not None:
+            digest = input_digest(block)
+        else:
+            found = [(len(t), d) for d, t in self.texts.items() if t and t in prompt]
+            if not found:
+                raise LookupError("reference model: the prompt holds no <input>...</input> "
+                                  "block and no known example input")
+            digest = max(found)[1]
+            block = self.texts[digest]
         if digest in self.ambiguous:
             raise LookupError(f"reference model: several examples share the input "
                               f"{block[:80]!r} with different gold answers")
         answers = self.get(digest)
         if answers is None:
             raise LookupError(f"reference model: unknown example input {block[:80]!r}")
+        return digest, answers
+
+    def lookup(self, prompt: str) -> tuple[str, GoldAnswer]:
+        """The example digest and the gold text answer for a prompt (the first of its
+        answers whose stage marker the prompt contains); ``LookupError`` explains why there
+        is none."""
+        digest, answers = self.example(prompt)
         for answer in answers:
-            if answer.marker in prompt:
+            if answer.format != TOOL_PLAN and answer.marker in prompt:
                 return digest, answer
         raise LookupError("reference model: no stage marker of this example in the prompt "
-                          f"(markers: {[a.marker for a in answers]})")
+                          f"(markers: {[a.marker for a in answers if a.format != TOOL_PLAN]})")
+
+    def tool_plan(self, prompt: str) -> tuple[str, ToolPlan]:
+        """The example digest and its gold :class:`ToolPlan` (the first tool-plan answer whose
+        marker the prompt contains; an empty marker matches any prompt)."""
+        digest, answers = self.example(prompt)
+        for answer in answers:
+            if answer.format == TOOL_PLAN and answer.marker in prompt:
+                return digest, ToolPlan.model_validate_json(answer.text)
+        raise LookupError("reference model: tools are bound, but the strategy states no tool "
+                          "plan for this example")
 
 
 class ReferenceChatModel(ContentChatModel):
@@ -128,6 +166,19 @@ class ReferenceChatModel(ContentChatModel):
     def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
         return self.answer_key.lookup(prompt)[1].text
 
+    def reply_with_tools(self, prompt: str, messages: Sequence[BaseMessage],
+                         tools: list[dict[str, Any]]) -> Reply:
+        """As an agent: the next turn of the example's gold tool plan. The example is found
+        from the conversation's human and system messages only (tool results may quote other
+        inputs)."""
+        asked = prompt_text([m for m in messages if m.type in ("human", "system")])
+        digest, plan = self.answer_key.tool_plan(asked)
+        return next_turn(self.plan_for(digest, plan, tools), messages)
+
+    def plan_for(self, digest: str, plan: ToolPlan, tools: list[dict[str, Any]]) -> ToolPlan:
+        """The plan this model follows (the gold one)."""
+        return plan
+
 
 class NoisyReferenceChatModel(ReferenceChatModel):
     """The gold answer with seeded corruptions at ``rate`` (0..1), deterministic per example
@@ -146,6 +197,11 @@ class NoisyReferenceChatModel(ReferenceChatModel):
         digest, answer = self.answer_key.lookup(prompt)
         return corrupt(answer.text, answer.format, rate=self.rate,
                        seed=f"{self.seed}/{digest}/{answer.marker}")
+
+    def plan_for(self, digest: str, plan: ToolPlan, tools: list[dict[str, Any]]) -> ToolPlan:
+        """The gold plan with seeded corruptions (the same at every turn of the example)."""
+        return corrupt_plan(plan, rate=self.rate, seed=f"{self.seed}/{digest}/tools",
+                            tool_names=bound_tool_names(tools))[0]
 
 
 def parse_offline_spec(spec: str) -> tuple[str, float | None] | None:

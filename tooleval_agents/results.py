@@ -86,6 +86,9 @@ class RunConfig(BaseModel):
     """Language or category."""
     strategy: str
     strategy_options: dict[str, Any] = Field(default_factory=dict)
+    agent: str | None = None
+    """The user's agent that played the strategy's agent (``--agent``), by name; ``None``:
+    the strategy's own."""
     model: dict[str, Any]
     """``{"spec": ..., "params": {...}}`` with secrets removed."""
     judge: dict[str, Any] | None = None

@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langsmith.evaluation.evaluator import RunEvaluator
 from pydantic_core import to_jsonable_python
 
+from tooleval_agents.agents import agent_label, resolve_agent
 from tooleval_agents.cache import SQLiteCache
 from tooleval_agents.chat_models import ContentChatModel
 from tooleval_agents.contracts import (
@@ -103,6 +104,7 @@ from tooleval_agents.registry import (
     get_strategy,
     register,
     resolve_split,
+    strategies,
 )
 from tooleval_agents.results import (
     CONFIG,
@@ -204,6 +206,21 @@ def as_target(workflow: Runnable[Any, Any]) -> Callable[..., Any]:
         return {k: state.get(k) for k in WORKFLOW_OUTPUTS}
 
     return target
+
+
+def _agent_strategies(benchmark: str, split: Split) -> list[str]:
+    return [name for (_, name), s in strategies(benchmark).items()
+            if s.accepts_agent and (s.tasks is None or split.task in s.tasks)]
+
+
+def agent_strategy(benchmark: str, split: Split) -> str:
+    """The strategy a user's agent plays when none is named: the benchmark's first one that
+    accepts an agent for the split's task."""
+    found = _agent_strategies(benchmark, split)
+    if not found:
+        raise ValueError(f"no {benchmark} strategy for task {split.task!r} runs a user's "
+                         "agent (--agent)")
+    return found[0]
 
 
 def _benchmark(benchmark: str | Benchmark) -> Benchmark:
@@ -732,11 +749,18 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     started = time.perf_counter()
     bench = _benchmark(spec.benchmark)
     split = resolve_split(bench, spec.task, spec.subset)
-    strategy_name = spec.strategy or bench.default_strategy(split)
+    factory = resolve_agent(spec.agent) if spec.agent is not None else None
+    strategy_name = spec.strategy or (agent_strategy(bench.name, split) if factory is not None
+                                      else bench.default_strategy(split))
     strat: Strategy = get_strategy(bench.name, strategy_name)
     if strat.tasks is not None and split.task not in strat.tasks:
         raise ValueError(f"strategy {strategy_name!r} does not solve {bench.name} task "
                          f"{split.task!r} (it solves {list(strat.tasks)})")
+    if factory is not None and not strat.accepts_agent:
+        raise ValueError(f"strategy {strategy_name!r} runs its own agent and cannot run "
+                         f"--agent; strategies that can: "
+                         f"{', '.join(_agent_strategies(bench.name, split)) or 'none'}")
+    agent_name = agent_label(spec.agent) if spec.agent is not None else None
     strategy_options = validate_options(f"strategy {strategy_name}", strat.options,
                                         spec.strategy_options)
     scoring_options = validate_options(f"{bench.name} {split.task} scoring",
@@ -808,8 +832,15 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     scoring = dict(scoring_options)
     scorer = bench.scorer(split, options={**scoring, **({"judge": judge_model}
                                                        if judge_model is not None else {})})
-    graph = strat.build(StrategyContext(model=wrapped, split=split, data_dir=data,
-                                        options=dict(strategy_options)))
+    try:
+        graph = strat.build(StrategyContext(model=wrapped, split=split, data_dir=data,
+                                            options=dict(strategy_options), agent=factory))
+    except Exception as exc:
+        if factory is None:
+            raise
+        # The user's factory ran inside build: its failure is theirs, said in one line.
+        raise ToolevalError(f"agent {agent_name}: building it failed: {type(exc).__name__}: "
+                            f"{exc}") from exc
     if answer_key is not None:
         # After build: a strategy may need its context (e.g. the data directory) to state the
         # gold answers of its prompts.
@@ -818,7 +849,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             (strat.input_key(split, e.inputs or {}),
              strat.gold_answers(split, e.inputs or {}, e.outputs or {})) for e in examples))
 
-    name = experiment_name(split, strategy_name, label)
+    name = experiment_name(split, strategy_name if agent_name is None
+                           else f"{strategy_name}+{agent_name}", label)
     run_dir = RunDir(Path(spec.out) / name)
     with run_dir.lock():  # a second process on this run stops at once
         if spec.fresh:
@@ -828,6 +860,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             experiment=name, benchmark=bench.name, task=split.task, subset=split.subset,
             strategy=strategy_name,
             strategy_options=redact(_jsonable(strategy_options), names=False),
+            agent=agent_name,
             model={"spec": label, "params": model_params(inner)},
             judge=({"spec": model_label(judge_inner), "params": model_params(judge_inner),
                     **({"from_model": judge_inherited} if judge_inherited else {})}
@@ -965,6 +998,7 @@ def _check_resumable(path: Path, old: RunConfig, new: RunConfig) -> None:
     differs = [what for what, a, b in (
         ("model", old.model.get("spec"), new.model.get("spec")),
         ("strategy", old.strategy, new.strategy),
+        ("agent", old.agent, new.agent),
         ("strategy options", old.strategy_options, new.strategy_options),
         ("scoring options", old.scoring_options, new.scoring_options),
         ("judge", (old.judge or {}).get("spec"), (new.judge or {}).get("spec")),

@@ -39,6 +39,11 @@ class RunSpec:
     """The split's language or category (may be omitted when there is one)."""
     strategy: str | None = None
     """A known strategy (default: the benchmark's protocol for the split)."""
+    agent: Any = None
+    """A user's agent for strategies that accept one: ``"module.path:factory"``,
+    ``"path/to/file.py:factory"``, a ``factory(model, tools)`` or a compiled graph over
+    ``{"messages": [...]}`` (:mod:`tooleval_agents.agents`). With no ``strategy``, the
+    benchmark's first strategy that accepts an agent runs it."""
     judge: str | BaseChatModel | None = None
     """A model for LLM-judged metrics (temperature 0 unless ``judge_kwargs`` say otherwise)."""
     limit: int | None = None

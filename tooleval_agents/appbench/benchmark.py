@@ -92,8 +92,9 @@ class AppBenchBenchmark(Benchmark):
 
     def strategies(self) -> list[Strategy]:
         from graphs.appbench import STRATEGIES  # deferred: LangGraph and the prompts
+        from graphs.appbench_tools import STRATEGIES as TOOL_STRATEGIES  # deferred: LangGraph
 
-        return list(STRATEGIES)
+        return [*STRATEGIES, *TOOL_STRATEGIES]
 
     def scoring_options(self, split: Split) -> type[Options]:
         return AppBenchScoring
@@ -103,9 +104,11 @@ class AppBenchBenchmark(Benchmark):
 
         The profile scores :func:`evaluators.appbench_scoring.answer_text` of the outputs
         (``paper``: the raw answer ``raw_outputs[-1]``, as the official script saw it); the
-        executed success always runs the canonical ``prediction``. Never raises on a malformed
-        reference or answer: the example gets a failure score that keeps its gold calls in
-        every denominator (``error`` set).
+        executed success always runs the canonical ``prediction``, and the trajectory matches
+        compare its executed calls (concrete values) with the gold's
+        (:mod:`evaluators.trajectory`); agent runs add their tool calls and errors. Never
+        raises on a malformed reference or answer: the example gets a failure score that keeps
+        its gold calls in every denominator (``error`` set).
         """
         from evaluators.appbench_parse import parse_answer
         from evaluators.appbench_scoring import (
@@ -119,9 +122,17 @@ class AppBenchBenchmark(Benchmark):
         from evaluators.execution import (
             aggregate_appbench_execution,
             execution_failure,
-            score_appbench_execution,
+            score_appbench_trace,
+            trajectories,
+        )
+        from evaluators.trajectory import (
+            aggregate_trajectory,
+            score_tool_use,
+            score_trajectory,
+            trajectory_failure,
         )
         from tooleval_agents.appbench.catalog import load_catalog
+        from tooleval_agents.appbench.stubs import AppExecutor
 
         scoring = (options or {}).get("scoring", "strict")
         if scoring not in ("paper", "strict"):
@@ -137,22 +148,26 @@ class AppBenchBenchmark(Benchmark):
                 n_gold = reference_size(reference_outputs)
                 error = f"reference_outputs is not an AppBench output: {exc}"
                 result = failure_score(n_gold, error, scoring=scoring)
-                executed = execution_failure(n_gold, 0, error)
+                executed = execution_failure(n_gold, 0, error).merge(trajectory_failure(error))
             else:
                 result = score_example(sample, answer_text(outputs, scoring=scoring),
                                        scoring=scoring)
                 # Executed success: the canonical calls run on the stubs with the gold.
                 calls = parse_answer(answer_text(outputs)).calls
                 try:
-                    executed = score_appbench_execution(sample, calls, catalog)
+                    executor = AppExecutor(catalog, sample)
+                    trace = executor.execute(calls)
+                    executed = score_appbench_trace(trace).merge(
+                        score_trajectory(*trajectories(trace, executor)))
                 except Exception as exc:  # recorded with its denominators, never raised
+                    error = f"could not execute: {type(exc).__name__}: {str(exc)[:300]}"
                     executed = execution_failure(len(sample.output.api_results), len(calls),
-                                                 f"could not execute: {type(exc).__name__}: "
-                                                 f"{str(exc)[:300]}")
-            return result.merge(executed)
+                                                 error).merge(trajectory_failure(error))
+            return result.merge(executed, score_tool_use(outputs.get("trace")))
 
         def aggregate_all(scores: Any) -> Metrics:
-            return {**aggregate(scores), **aggregate_appbench_execution(scores)}
+            return {**aggregate(scores), **aggregate_appbench_execution(scores),
+                    **aggregate_trajectory(scores)}
 
         return Scorer(score=score, aggregate=aggregate_all,
                       headline=("success", "executed_success", "app_f1", "api_f1"))

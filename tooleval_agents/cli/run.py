@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from tooleval_agents.agents import AgentLoadError, load_agent
 from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
@@ -240,6 +241,11 @@ def run_command(
     ] = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-O", help="Strategy option KEY=VALUE (repeatable), e.g. -O k=3.")] = None,
+    agent: Annotated[list[str] | None, typer.Option(
+        "--agent", help="Your agent: module.path:factory or path/to/file.py:factory, where "
+        "factory(model, tools) returns a runnable over {'messages': [...]} (e.g. "
+        "langchain.agents:create_agent). It plays a tool-calling strategy (default: the "
+        "benchmark's first that accepts an agent). Repeatable: one run per agent.")] = None,
     judge: Annotated[str | None, typer.Option(
         "--judge", help="Judge model for LLM-judged metrics (provider:model). Temperature 0 "
         "unless --judge-arg says otherwise; with the model's provider and no endpoint of its "
@@ -307,6 +313,14 @@ def run_command(
         judge_kwargs = parse_pairs(judge_arg, "--judge-arg")
         if judge_kwargs and judge is None:
             raise ValueError("--judge-arg needs --judge")
+        agents: list[str | None] = list(dict.fromkeys(agent)) if agent else [None]
+        for name in filter(None, agents):
+            load_agent(name)  # a bad --agent fails now, before any split runs
+        named = strategies(bench.name).get((bench.name, strategy or ""))
+        if agent and named is not None and not named.accepts_agent:
+            can = [n for (_, n), s in strategies(bench.name).items() if s.accepts_agent]
+            raise ValueError(f"strategy {strategy!r} runs its own agent and cannot run "
+                             f"--agent; strategies that can: {', '.join(can) or 'none'}")
         splits = [bench.split(t, s) for t in choose_tasks(bench, task, strategy)
                   for s in choose_subsets(bench, t, lang, category, subset)]
         policy = RetryPolicy(max_attempts=max_attempts, timeout=timeout)
@@ -316,7 +330,7 @@ def run_command(
                     bench.scorer(split, options={"scoring": scoring} if scoring else {})
                 except ValueError as exc:
                     raise ValueError(f"{split.name}: {exc}") from None
-    except (KeyError, ValueError) as exc:  # a bad argument: a usage error, as click's own
+    except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
     show_progress = sys.stderr.isatty() if progress is None else progress
     notes = [local_server_hint(model_kwargs, max_concurrency)]
@@ -331,10 +345,11 @@ def run_command(
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
-    for split in splits:
+    for split, user_agent in ((s, a) for s in splits for a in agents):
         try:
             summary = run_experiment(
                 bench.name, task=split.task, subset=split.subset, strategy=strategy,
+                agent=user_agent,
                 model=model, judge=judge, limit=limit, max_concurrency=max_concurrency,
                 rps=rps, out=out, upload=upload, data_dir=data_dir,
                 strategy_options=options,
@@ -353,7 +368,10 @@ def run_command(
             rows.append({"experiment": None, "benchmark": split.benchmark, "task": split.task,
                          "subset": split.subset, "error": message})
             continue
-        row = _row(split, summary, out, strategy or bench.default_strategy(split), model)
+        config = RunDir(out / summary.experiment).read_config()
+        row = _row(split, summary, out, config.strategy, model)
+        if user_agent is not None:
+            row["agent"] = user_agent
         left = int(summary.counts.get("infra_errors", 0))
         advice = None
         if left:

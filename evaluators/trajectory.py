@@ -1,0 +1,200 @@
+"""Tool-call trajectory metrics, agentevals-style: does the agent's sequence of tool calls match
+the reference one?
+
+A trajectory is a list of calls ``{"name": ..., "args": {...}}``; :func:`tool_calls_of` also
+reads LangChain / OpenAI message lists (the ``tool_calls`` of every assistant message). Modes
+(:data:`MatchMode`):
+
+* ``strict``: the same calls in the same order;
+* ``unordered``: the same calls, any order (as multisets);
+* ``subset``: every predicted call is a reference call (nothing extra; some may be missing);
+* ``superset``: every reference call was made (extra calls allowed).
+
+Arguments (:data:`ArgsMode`) compare ``exact`` (equal JSON values), ``normalised`` (text
+lowercased, outer quotes and whitespace runs ignored, numbers and booleans as text) or are
+``ignore``\\d (tool names only).
+
+:func:`create_trajectory_match_evaluator` gives an openevals-shaped evaluator for
+``langsmith.evaluate``::
+
+    from evaluators.trajectory import create_trajectory_match_evaluator
+
+    evaluator = create_trajectory_match_evaluator(mode="unordered")
+    evaluator(outputs={"messages": agent_messages},
+              reference_outputs={"tool_calls": [{"name": "getweather", "args": {"city": "Paris"}}]})
+    # {'key': 'trajectory_unordered_match', 'score': True, 'comment': '...'}
+
+:func:`score_tool_use` pools the steps and tool errors of agent runs (the ``tool_call``
+records of a workflow's ``trace``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from tooleval_agents.contracts import ExampleScore, Metrics, Part, mean_score, pooled
+
+MatchMode = Literal["strict", "unordered", "subset", "superset"]
+MATCH_MODES: tuple[MatchMode, ...] = ("strict", "unordered", "subset", "superset")
+ArgsMode = Literal["exact", "normalised", "ignore"]
+Call = Mapping[str, Any]
+"""``{"name": str, "args": dict}``."""
+
+
+def _norm_value(value: Any) -> Any:
+    if isinstance(value, bool | int | float):
+        value = str(value)
+    if isinstance(value, str):
+        return " ".join(value.strip().strip("'\"‘’“”").split()).lower()
+    if isinstance(value, Mapping):
+        return {str(k): _norm_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_norm_value(v) for v in value]
+    return value
+
+
+def call_key(call: Call, args: ArgsMode = "normalised") -> str:
+    """A call in comparison form: two calls match when their keys are equal.
+
+    >>> call_key({"name": "f", "args": {"city": " 'Paris' ", "n": 2}}) == \\
+    ...     call_key({"name": "f", "args": {"n": "2", "city": "paris"}})
+    True
+    """
+    name = str(call.get("name") or "")
+    if args == "ignore":
+        return name
+    values = dict(call.get("args") or {})
+    if args == "normalised":
+        values = {str(k): _norm_value(v) for k, v in values.items()}
+    return json.dumps([name, values], sort_keys=True, ensure_ascii=False, default=str)
+
+
+def trajectory_match(predicted: Sequence[Call], reference: Sequence[Call], *,
+                     mode: MatchMode = "strict", args: ArgsMode = "normalised") -> bool:
+    """Whether the predicted calls match the reference ones in ``mode``.
+
+    >>> a, b = {"name": "a", "args": {}}, {"name": "b", "args": {}}
+    >>> [trajectory_match([b, a], [a, b], mode=m) for m in MATCH_MODES]
+    [False, True, True, True]
+    >>> trajectory_match([a], [a, b], mode="subset"), trajectory_match([a], [a, b], mode="superset")
+    (True, False)
+    """
+    pred = [call_key(c, args) for c in predicted]
+    ref = [call_key(c, args) for c in reference]
+    if mode == "strict":
+        return pred == ref
+    p, r = Counter(pred), Counter(ref)
+    if mode == "unordered":
+        return p == r
+    if mode == "subset":
+        return not (p - r)
+    if mode == "superset":
+        return not (r - p)
+    raise ValueError(f"trajectory match mode must be one of {MATCH_MODES}, got {mode!r}")
+
+
+def _calls_in(message: Any) -> list[Call]:
+    if isinstance(message, Mapping):
+        if "name" in message and "args" in message and "role" not in message:
+            return [message]
+        calls = message.get("tool_calls") or []
+        out: list[Call] = []
+        for c in calls:
+            if "function" in c:  # OpenAI wire format
+                raw = c["function"].get("arguments") or "{}"
+                out.append({"name": c["function"].get("name"),
+                            "args": json.loads(raw) if isinstance(raw, str) else raw})
+            else:
+                out.append({"name": c.get("name"), "args": c.get("args") or {}})
+        return out
+    return [{"name": c.get("name"), "args": c.get("args") or {}}
+            for c in getattr(message, "tool_calls", None) or []]
+
+
+def tool_calls_of(value: Any) -> list[Call]:
+    """The tool calls of a trajectory given as calls, messages (LangChain or OpenAI dicts), or a
+    dict holding ``tool_calls``, ``trajectory`` or ``messages``."""
+    if isinstance(value, Mapping):
+        for key in ("tool_calls", "trajectory", "messages"):
+            if key in value:
+                return tool_calls_of(value[key])
+        return _calls_in(value)
+    return [c for item in value or [] for c in _calls_in(item)]
+
+
+def create_trajectory_match_evaluator(
+    *, mode: MatchMode = "strict", args: ArgsMode = "normalised", key: str | None = None,
+) -> Callable[..., dict[str, Any]]:
+    """An evaluator ``(inputs=None, outputs, reference_outputs) -> {key, score, comment}``
+    scoring ``True`` when the output's tool calls match the reference's in ``mode``.
+
+    >>> ev = create_trajectory_match_evaluator(mode="superset")
+    >>> ev(outputs=[{"name": "f", "args": {"x": 1}}, {"name": "g", "args": {}}],
+    ...    reference_outputs=[{"name": "f", "args": {"x": "1"}}])["score"]
+    True
+    """
+    if mode not in MATCH_MODES:
+        raise ValueError(f"trajectory match mode must be one of {MATCH_MODES}, got {mode!r}")
+    name = key or f"trajectory_{mode}_match"
+
+    def evaluator(inputs: Any = None, outputs: Any = None, reference_outputs: Any = None,
+                  **_: Any) -> dict[str, Any]:
+        predicted, reference = tool_calls_of(outputs), tool_calls_of(reference_outputs)
+        ok = trajectory_match(predicted, reference, mode=mode, args=args)
+        return {"key": name, "score": ok,
+                "comment": f"{len(predicted)} call(s) against {len(reference)} reference "
+                           f"call(s): {'match' if ok else 'no match'} ({mode}, args {args})"}
+
+    return evaluator
+
+
+# ----------------------------------------------------------------------------- example scores
+
+def score_trajectory(predicted: Sequence[Call], reference: Sequence[Call], *,
+                     args: ArgsMode = "normalised") -> ExampleScore:
+    """``trajectory_<mode>`` (0/100) for every mode, with a comment on the strict one."""
+    scores = {f"trajectory_{m}": 100.0 * trajectory_match(predicted, reference, mode=m,
+                                                          args=args) for m in MATCH_MODES}
+    return ExampleScore(scores=scores, comments={
+        "trajectory_strict": f"{len(predicted)} predicted call(s), {len(reference)} gold"})
+
+
+def trajectory_failure(reason: str) -> ExampleScore:
+    """Every trajectory match 0 for an example whose calls could not be compared."""
+    return ExampleScore(scores={f"trajectory_{m}": 0.0 for m in MATCH_MODES},
+                        comments={"trajectory_strict": f"not compared: {reason}"})
+
+
+def score_tool_use(trace: Sequence[Mapping[str, Any]] | None) -> ExampleScore:
+    """Steps and tool errors of an agent run, from its trace (the ``agent`` record
+    :func:`graphs.tool_agent.agent_node` writes). Parts ``tool_errors`` (failed calls of all
+    calls) and ``tool_calls`` / ``agent_turns`` (per example); without an agent record the
+    parts are empty, so a run of text strategies reports them n/a, not 0.
+
+    >>> score_tool_use([{"kind": "agent", "turns": 3, "tool_calls": 4, "tool_errors": 1}]).parts
+    {'tool_errors': Part(hits=1.0, total=4.0), 'tool_calls': Part(hits=4.0, total=1.0), \
+'agent_turns': Part(hits=3.0, total=1.0)}
+    """
+    agent = next((r for r in trace or () if isinstance(r, Mapping) and r.get("kind") == "agent"),
+                 None)
+    if agent is None:
+        return ExampleScore()
+    calls, errors = int(agent.get("tool_calls") or 0), int(agent.get("tool_errors") or 0)
+    return ExampleScore(parts={"tool_errors": Part(hits=errors, total=calls),
+                               "tool_calls": Part(hits=calls, total=1),
+                               "agent_turns": Part(hits=int(agent.get("turns") or 0), total=1)})
+
+
+def aggregate_trajectory(scores: Sequence[ExampleScore]) -> Metrics:
+    """Mean trajectory matches (0-100), the pooled tool-error rate (0-100), and tool calls and
+    model turns per example (counts); n/a where nothing was counted."""
+    out: Metrics = {f"trajectory_{m}": mean_score(scores, f"trajectory_{m}")
+                    for m in MATCH_MODES}
+    out["tool_error_rate"] = pooled(scores, "tool_errors")
+    for key in ("tool_calls", "agent_turns"):  # per example: pooled hits over 1 per example
+        value = pooled(scores, key)
+        out[key] = None if value is None else value / 100.0
+    return out

@@ -1,0 +1,177 @@
+"""Tool-calling agents as LangGraph graphs, and the node that runs any agent inside a
+strategy's workflow.
+
+:func:`react_agent` is the built-in agent: ``model -> tools -> model -> ...`` until the model
+answers without a tool call (or ``max_turns`` answers were given). It differs from
+``langchain.agents.create_agent`` in two ways a benchmark needs: the tools bound at each turn
+may depend on what the agent did so far (``tools_for``: app-then-API hierarchies), and a call
+may be refused before it runs (``refuse``: an API of an app that was never opened). Every
+tool failure -- unknown tool, arguments that do not fit the schema, a refusal, an error of the
+stub -- goes back to the model as a ``ToolMessage`` with ``status="error"`` it can act on;
+nothing raises out of the tools node.
+
+:func:`agent_node` runs an agent (ours or a user's, see :mod:`tooleval_agents.agents`) on one
+example: the messages in, the final state's messages read back as a trajectory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import ValidationError
+
+from graphs.common import NodeUpdate
+from graphs.state import WorkflowState
+from tooleval_agents.agents import ToolCallRecord, model_texts, trajectory
+
+DEFAULT_MAX_TURNS = 12
+"""Model answers per example at most (AppBench plans have up to 10 calls; parallel calls
+share a turn)."""
+ERROR_PREFIX = "Error: "
+
+
+class AgentState(TypedDict):
+    """The built-in agent's state: the conversation (LangGraph's message reducer)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+ToolsFor = Callable[[Sequence[BaseMessage]], Sequence[BaseTool]]
+"""The tools bound for the next model answer, from the conversation so far."""
+Refuse = Callable[[str, Sequence[BaseMessage]], str | None]
+"""Why a call of this tool may not run now (``None``: it may)."""
+
+
+def tool_error(call_id: str, name: str, text: str) -> ToolMessage:
+    """A tool failure as the model sees it."""
+    return ToolMessage(f"{ERROR_PREFIX}{text}", tool_call_id=call_id, name=name, status="error")
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+            parts.append(f"{where}: {err.get('msg')}")
+        return "invalid arguments: " + "; ".join(parts)
+    return f"{type(exc).__name__}: {exc}"
+
+
+async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
+                        refused: str | None = None) -> ToolMessage:
+    """One call run (or refused) as a ``ToolMessage``: the tool's JSON answer, or an error."""
+    cid, name = str(call.get("id") or ""), str(call.get("name") or "")
+    if tool is None:
+        return tool_error(cid, name, f"there is no tool named {name!r}")
+    if refused is not None:
+        return tool_error(cid, name, refused)
+    try:
+        value = await tool.ainvoke(dict(call.get("args") or {}))
+    except Exception as exc:  # every failure goes back to the model
+        return tool_error(cid, name, _error_text(exc))
+    content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return ToolMessage(content, tool_call_id=cid, name=name)
+
+
+def react_agent(model: BaseChatModel, tools: Sequence[BaseTool], *,
+                tools_for: ToolsFor | None = None, refuse: Refuse | None = None,
+                max_turns: int = DEFAULT_MAX_TURNS, system_prompt: str | None = None,
+                name: str = "agent") -> CompiledStateGraph[Any, Any, Any, Any]:
+    """A tool-calling agent over ``{"messages": [...]}`` (see the module docstring).
+
+    ``tools`` are every tool the agent may call; ``tools_for(messages)`` (default: all of
+    them) those bound for the next answer. Calls of one answer run concurrently.
+    """
+    by_name = {t.name: t for t in tools}
+    bound: dict[tuple[str, ...], Runnable[Any, Any]] = {}
+
+    def model_for(messages: Sequence[BaseMessage]) -> Runnable[Any, Any]:
+        chosen = list(tools_for(messages)) if tools_for is not None else list(tools)
+        key = tuple(t.name for t in chosen)
+        if key not in bound:  # bind once per tool set: a run asks for the same few sets
+            bound[key] = model.bind_tools(chosen) if chosen else model
+        return bound[key]
+
+    def prompt(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        return [SystemMessage(system_prompt), *messages] if system_prompt else list(messages)
+
+    async def call_model(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        messages = state["messages"]
+        answer = await model_for(messages).ainvoke(prompt(messages), config)
+        return {"messages": [answer]}
+
+    async def call_tools(state: AgentState) -> dict[str, Any]:
+        messages = state["messages"]
+        last = messages[-1]
+        calls = list(getattr(last, "tool_calls", None) or [])
+        replies = await asyncio.gather(*(
+            run_tool_call(by_name.get(str(c.get("name"))), c,
+                          refuse(str(c.get("name")), messages) if refuse is not None else None)
+            for c in calls))
+        return {"messages": list(replies)}
+
+    def after_model(state: AgentState) -> str:
+        messages = state["messages"]
+        last = messages[-1]
+        turns = sum(isinstance(m, AIMessage) for m in messages)
+        return "tools" if getattr(last, "tool_calls", None) and turns < max_turns else END
+
+    graph = StateGraph(AgentState)
+    graph.add_node("model", call_model)
+    graph.add_node("tools", call_tools)
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", after_model, ["tools", END])
+    graph.add_edge("tools", "model")
+    return graph.compile(name=name)
+
+
+MessagesFor = Callable[[WorkflowState], list[BaseMessage]]
+ReadTrajectory = Callable[[WorkflowState, list[ToolCallRecord], list[BaseMessage]], NodeUpdate]
+
+
+def agent_node(agent: Runnable[Any, Any], messages_for: MessagesFor,
+               read: ReadTrajectory, *, recursion_limit: int = 4 * DEFAULT_MAX_TURNS + 10,
+               ) -> Callable[..., Any]:
+    """A workflow node that runs ``agent`` on ``{"messages": messages_for(state)}`` and turns
+    the conversation it returns into the workflow's outputs with ``read(state, trajectory,
+    messages)`` (``prediction``, ``parse_error``...). ``raw_outputs`` gets every model answer
+    (text and tool calls); ``trace`` one ``tool_call`` record per call (with the tool's answer)
+    and a last ``agent`` record counting turns, calls and tool errors.
+
+    An agent that returns no ``messages`` list is an error of the example (recorded, not
+    raised out of the run).
+    """
+
+    async def node(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
+        sent = messages_for(state)
+        result = await agent.ainvoke({"messages": sent},
+                                     {**config, "recursion_limit": recursion_limit})
+        messages = result.get("messages") if isinstance(result, dict) else None
+        if not isinstance(messages, list):
+            raise TypeError(f"the agent returned {type(result).__name__} without a 'messages' "
+                            "list; an agent must return a state with its messages")
+        records = trajectory(messages)
+        update = read(state, records, messages)
+        summary = {"kind": "agent", "turns": sum(getattr(m, "type", None) == "ai"
+                                                  for m in messages),
+                   "tool_calls": len(records), "tool_errors": sum(r.error for r in records)}
+        trace = [{"kind": "tool_call", **r.model_dump(mode="json")} for r in records]
+        return {"raw_outputs": model_texts(messages), **update, "trace": [*trace, summary]}
+
+    return node
