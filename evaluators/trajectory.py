@@ -125,6 +125,21 @@ def tool_calls_of(value: Any) -> list[Call]:
     return [c for item in value or [] for c in _calls_in(item)]
 
 
+def steps_trajectory(steps: Any, *, with_args: bool) -> list[Call]:
+    """The calls of a list of plan steps ``{"step", "tool"[, "param"]}``: the steps that name a
+    tool, in order (``param`` as the arguments when ``with_args`` and it is an object).
+
+    >>> steps_trajectory([{"step": "1", "tool": "f", "param": {"a": 1}}, {"step": "2"}],
+    ...                  with_args=True)
+    [{'name': 'f', 'args': {'a': 1}}]
+    """
+    items = steps if isinstance(steps, list) else []
+    return [{"name": s["tool"], "args": s["param"] if with_args
+             and isinstance(s.get("param"), Mapping) else {}}
+            for s in items if isinstance(s, Mapping) and s.get("tool")
+            and isinstance(s["tool"], str)]
+
+
 def create_trajectory_match_evaluator(
     *, mode: MatchMode = "strict", args: ArgsMode = "normalised", key: str | None = None,
 ) -> Callable[..., dict[str, Any]]:

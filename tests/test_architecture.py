@@ -28,7 +28,8 @@ DEFERRED = {
     # LangChain, networkx, pandas/matplotlib, Typer) and needed only when a split is run,
     # scored or reported, or the command line starts.
     "tooleval_agents.ultratool.benchmark": {
-        "graphs.ultratool", "graphs.plan_create_use", "evaluators.ultratool_kv",
+        "graphs.ultratool", "graphs.plan_create_use", "graphs.ultratool_tools",
+        "evaluators.ultratool_kv", "evaluators.trajectory", "evaluators.parsing",
         "evaluators.judge", "evaluators.planning_structure", "evaluators.plan_create_use",
         "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
     },

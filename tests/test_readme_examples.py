@@ -43,3 +43,14 @@ def test_python_example_runs_offline(tmp_path: Path) -> None:
     assert 0.0 <= float(first[0]) <= 100.0 and first[2].endswith(
         "appbench-plan-mm-hierarchical-noisy-reference_0.3")
     assert "score.success" in result.stdout
+
+
+def test_own_agent_example_runs_offline(tmp_path: Path) -> None:
+    code = section_code("Evaluate your own agent")
+    assert "create_agent" in code and "agent=my_agent" in code
+    (tmp_path / "datasets").symlink_to(REPO / "datasets")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["100.0", "100.0"]
+    assert len(code.strip().splitlines()) <= 12

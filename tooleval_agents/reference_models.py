@@ -102,13 +102,16 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
             h.update(b"\x01" + digest.encode())
         return h.hexdigest()
 
-    def example(self, prompt: str) -> tuple[str, list[GoldAnswer]]:
+    def example(self, prompt: str, *, anywhere: bool = False) -> tuple[str, list[GoldAnswer]]:
         """The digest and gold answers of the example a prompt is about: the text of its last
-        ``<input>`` block, else -- for an agent that writes its own prompts -- the longest
-        known input text the prompt contains. ``LookupError`` explains why there is none."""
+        ``<input>`` block, else (``anywhere``: for an agent that writes its own prompts) the
+        longest known input text the prompt contains. ``LookupError`` explains why there is
+        none."""
         block = last_input_block(prompt)
         if block is not None:
             digest = input_digest(block)
+        elif not anywhere:
+            raise LookupError("reference model: the prompt has no <input>...</input> block")
         else:
             found = [(len(t), d) for d, t in self.texts.items() if t and t in prompt]
             if not found:
@@ -138,7 +141,7 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
     def tool_plan(self, prompt: str) -> tuple[str, ToolPlan]:
         """The example digest and its gold :class:`ToolPlan` (the first tool-plan answer whose
         marker the prompt contains; an empty marker matches any prompt)."""
-        digest, answers = self.example(prompt)
+        digest, answers = self.example(prompt, anywhere=True)
         for answer in answers:
             if answer.format == TOOL_PLAN and answer.marker in prompt:
                 return digest, ToolPlan.model_validate_json(answer.text)

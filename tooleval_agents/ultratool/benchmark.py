@@ -126,8 +126,9 @@ class UltraToolBenchmark(Benchmark):
         # Deferred: the workflows import LangGraph and the prompts.
         from graphs.plan_create_use import PlanCreateUse
         from graphs.ultratool import UltraToolOneShot
+        from graphs.ultratool_tools import UltraToolTools
 
-        return [UltraToolOneShot(), PlanCreateUse()]
+        return [UltraToolOneShot(), PlanCreateUse(), UltraToolTools()]
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         """Key-value metrics for the four key-value tasks; for planning the offline structure
@@ -140,6 +141,8 @@ class UltraToolBenchmark(Benchmark):
             from evaluators import ultratool_kv
 
             kv_score = ultratool_kv.scorer(task)  # type: ignore[arg-type]
+            if task in ("tool_usage", "tool_selection"):
+                return _tool_call_scorer(task, kv_score)
             return Scorer(score=kv_score,
                           aggregate=lambda scores: ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
                           headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
@@ -165,6 +168,41 @@ class UltraToolBenchmark(Benchmark):
             outputs={k: v for k, v in official.items() if k in reference_keys},
             metadata=metadata,
         )
+
+
+def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
+    """Tool usage / selection: the key-value metrics, plus the trajectory of the answer's tool
+    steps against the gold's (arguments compared for tool usage) and, for agent runs, their
+    tool calls and errors."""
+    from evaluators import ultratool_kv
+    from evaluators.parsing import ParseFailure, parse_list
+    from evaluators.trajectory import (
+        aggregate_trajectory,
+        score_tool_use,
+        score_trajectory,
+        steps_trajectory,
+    )
+
+    with_args = task == "tool_usage"
+
+    def score(inputs: dict[str, Any], outputs: dict[str, Any],
+              reference_outputs: dict[str, Any]) -> ExampleScore:
+        result: ExampleScore = kv_score(inputs, outputs, reference_outputs)
+        prediction = outputs.get("prediction", outputs.get("output"))
+        if isinstance(prediction, str):  # a raw answer (published predictions)
+            parsed = parse_list(prediction)
+            prediction = [] if isinstance(parsed, ParseFailure) else parsed.value
+        return result.merge(
+            score_trajectory(steps_trajectory(prediction, with_args=with_args),
+                             steps_trajectory(reference_outputs.get("reference"),
+                                              with_args=with_args),
+                             args="normalised" if with_args else "ignore"),
+            score_tool_use(outputs.get("trace")))
+
+    return Scorer(score=score,
+                  aggregate=lambda scores: {**ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
+                                            **aggregate_trajectory(scores)},
+                  headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
 
 
 def _planning_scorer(judge: Any, lang: str) -> Scorer:
