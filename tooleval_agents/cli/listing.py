@@ -39,7 +39,7 @@ def _tasks() -> list[dict[str, Any]]:
 def _strategies() -> list[dict[str, Any]]:
     return [{"benchmark": b, "strategy": n, "tasks": list(s.tasks) if s.tasks else "all",
              "options": describe_options(s.options),
-             "offline_models": isinstance(s, ReferenceAnswers)}
+             "offline_models": isinstance(s, ReferenceAnswers), "agent": s.accepts_agent}
             for (b, n), s in sorted(strategies().items())]
 
 
@@ -66,7 +66,8 @@ def list_command(
     json_out: JsonOption = False,
 ) -> None:
     """List the registered benchmarks, their tasks (subsets, default strategy, scoring
-    options), the strategies (tasks, options, whether the offline models can run them) or the
+    options), the strategies (tasks, options, whether the offline models can run them, whether
+    `--agent` can play their agent) or the
     headline metrics of each task."""
     rows = LISTS[what]()
     if json_out:
