@@ -80,9 +80,15 @@ def gold_tools(sample: RawSample | Sequence[PlanStep]) -> set[str]:
     for step in steps:
         if step.kind != "tool_call":
             continue
-        call = step.call or parse_call(step.tool)
-        names.add(call.name if call is not None else step.tool.split("(", 1)[0].strip())
+        names.add(called_tool(step))
     return names
+
+
+def called_tool(step: PlanStep) -> str:
+    """The tool a gold ``tool_call`` step calls: the parsed call's name, else the text before
+    ``(``."""
+    call = step.call or parse_call(step.tool)
+    return call.name if call is not None else step.tool.split("(", 1)[0].strip()
 
 
 def score_ultratool_trace(trace: ToolTrace, gold: Iterable[str]) -> ExampleScore:

@@ -7,9 +7,14 @@ Per example (:func:`score_plan_create_use`):
   ``plan_step_count_ratio``, ``plan_step_count_diff``, ``plan_rouge_l``) of
   ``prediction["plan"]`` against the gold plan's step texts, one per line;
 * the execution metrics of :mod:`evaluators.execution` from the run's ``trace`` (one dict per
-  executed call, as the workflow recorded it): pooled ``valid_calls``, ``strict_calls``,
-  ``resolved_references``, ``named_references``; per example ``tool_set_f1`` (called tool names
-  against the gold plan's) and ``executable``.
+  executed call, as the workflow recorded it; records with a ``kind``, which agent runs add, are
+  not calls): pooled ``valid_calls``, ``strict_calls``, ``resolved_references``,
+  ``named_references``; per example ``tool_set_f1`` (called tool names against the gold plan's)
+  and ``executable``;
+* the trajectory matches of :mod:`evaluators.trajectory` (``trajectory_strict`` ...) of the
+  predicted calls' tool names against the gold plan's, in order (arguments are not compared:
+  gold arguments hold ``<...>`` references), and for agent runs the tool errors, calls and
+  turns (:func:`~evaluators.trajectory.score_tool_use`).
 
 Two rules differ from :func:`evaluators.execution.score_ultratool_trace`, so nothing scores by
 doing nothing: a plan without any call is ``executable`` 0 when the gold plan calls tools, and a
@@ -34,8 +39,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from evaluators.base import ExampleScore, Part, langsmith_evaluators
-from evaluators.execution import aggregate_ultratool_execution, gold_tools, score_ultratool_trace
+from evaluators.execution import (
+    aggregate_ultratool_execution,
+    called_tool,
+    gold_tools,
+    score_ultratool_trace,
+)
 from evaluators.planning_structure import aggregate_plan_structure, score_plan_structure
+from evaluators.trajectory import aggregate_trajectory, score_tool_use, score_trajectory
 from tooleval_agents.contracts import Metrics
 from tooleval_agents.ultratool.records import PlanStep
 from tooleval_agents.ultratool.stubs import CallTrace, ExecutionTrace
@@ -55,6 +66,12 @@ def gold_tool_names(reference_outputs: dict[str, Any]) -> set[str]:
     return gold_tools([PlanStep.model_validate(raw) for raw in reference_outputs.get("plan", [])])
 
 
+def gold_calls(reference_outputs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The gold plan's calls as a trajectory (tool names, in step order)."""
+    steps = [PlanStep.model_validate(raw) for raw in reference_outputs.get("plan", [])]
+    return [{"name": called_tool(s), "args": {}} for s in steps if s.kind == "tool_call"]
+
+
 def _prediction(outputs: dict[str, Any]) -> tuple[str, list[Any]]:
     pred = outputs.get("prediction")
     if not isinstance(pred, dict):
@@ -68,6 +85,7 @@ def _trace(outputs: dict[str, Any], calls: int) -> tuple[ExecutionTrace, str | N
     raw = outputs.get("trace")
     if not isinstance(raw, list):
         return ExecutionTrace(), "the outputs hold no execution trace"
+    raw = [c for c in raw if not (isinstance(c, dict) and "kind" in c)]
     try:
         trace = ExecutionTrace(calls=[CallTrace.model_validate(c) for c in raw])
     except ValidationError as exc:
@@ -106,13 +124,19 @@ def score_plan_create_use(inputs: dict[str, Any], outputs: dict[str, Any],
     elif not trace.calls and gold:
         scores["executable"] = 0.0
         comments["executable"] = f"no call made; the gold plan calls {len(gold)} tool(s)"
-    return ExampleScore(scores=scores, parts=parts, comments=comments, error=error)
+    names: list[dict[str, Any]] = [{"name": c.get("tool"), "args": {}} for c in calls
+             if isinstance(c, dict) and isinstance(c.get("tool"), str)]
+    return ExampleScore(scores=scores, parts=parts, comments=comments, error=error).merge(
+        score_trajectory(names, gold_calls(reference_outputs), args="ignore"),
+        score_tool_use(outputs.get("trace") if isinstance(outputs, dict) else None))
 
 
 def aggregate_plan_create_use(scores: Sequence[ExampleScore]) -> Metrics:
     """Corpus figures (0-100, ``plan_step_count_diff`` a mean count): means of the planning
-    metrics, pooled call and reference shares, mean ``tool_set_f1`` and ``executable``."""
-    return {**aggregate_plan_structure(scores), **aggregate_ultratool_execution(scores)}
+    metrics, pooled call and reference shares, mean ``tool_set_f1`` and ``executable``, the
+    trajectory matches and (agent runs) tool errors, calls and turns."""
+    return {**aggregate_plan_structure(scores), **aggregate_ultratool_execution(scores),
+            **aggregate_trajectory(scores)}
 
 
 def create_plan_create_use_evaluators() -> tuple[Callable[..., list[dict[str, Any]]],

@@ -215,6 +215,21 @@ def _explicit_toolset(inputs: Mapping[str, Any]) -> AgentToolset | None:
     return AgentToolset(tools=tuple(ToolSkeleton.model_validate(t) for t in tools))
 
 
+def example_toolset(inputs: Mapping[str, Any], data_dir: Path | str | None,
+                    lang: PromptLang) -> AgentToolset:
+    """An example's toolset: ``inputs["toolset"]``, else looked up by question in
+    ``data_dir`` (default data directory when ``None``)."""
+    explicit = _explicit_toolset(inputs)
+    if explicit is not None:
+        return explicit
+    found = agent_toolsets(data_dir, lang).get(question_key(inputs["question"]))
+    if found is None:
+        raise LookupError(f"no toolset for the question {inputs['question'][:80]!r} in "
+                          f"{resolve_data_dir(data_dir)} ({lang}); pass inputs['toolset'] or "
+                          "the data directory the example comes from")
+    return found
+
+
 # --- prompts -------------------------------------------------------------------------------------
 
 def _split_lang(split: Split) -> PromptLang:
@@ -340,7 +355,7 @@ def _read_list(state: WorkflowState, stage: Stage) -> tuple[list[Any], dict[str,
                    "errors": _errors(state, stage, error)}
 
 
-def _skeleton(tool: Any) -> tuple[ToolSkeleton | None, list[str]]:
+def created_skeleton(tool: Any) -> tuple[ToolSkeleton | None, list[str]]:
     """A created tool as a skeleton, or why it is unusable (created tools are data only)."""
     problems = validate_skeleton(tool)
     if problems:
@@ -432,7 +447,7 @@ class _Graph:
             if item is None:
                 rejected.append({"step": step, "problems": ["no tool created for this step"]})
                 continue
-            skeleton, problems = _skeleton(item.get("tool"))
+            skeleton, problems = created_skeleton(item.get("tool"))
             if skeleton is None:
                 rejected.append({"step": step, "problems": problems})
             elif skeleton.name in known:
@@ -573,16 +588,8 @@ class PlanCreateUse(Strategy):
     def toolset(self, split: Split, inputs: Mapping[str, Any]) -> AgentToolset:
         """The example's toolset: ``inputs["toolset"]``, else looked up by question in the
         data directory (see :attr:`data_dir`)."""
-        explicit = _explicit_toolset(inputs)
-        if explicit is not None:
-            return explicit
         lang = _split_lang(split)
-        where = self.data_dir or self._built.get(lang)
-        found = agent_toolsets(where, lang).get(question_key(inputs["question"]))
-        if found is None:
-            raise LookupError(f"plan_create_use: no toolset for {inputs['question'][:80]!r} in "
-                              f"{resolve_data_dir(where)} ({lang})")
-        return found
+        return example_toolset(inputs, self.data_dir or self._built.get(lang), lang)
 
     def gold_answers(self, split: Split, inputs: dict[str, Any],
                      reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
@@ -619,5 +626,6 @@ def gold_stage_answers(lang: PromptLang, inputs: Mapping[str, Any],
 
 
 __all__ = ["GUARD_SIMILARITY", "STAGES", "STAGE_TASKS", "AgentToolset", "PlanCreateUse",
-           "agent_toolsets", "build_toolset", "by_step", "flag", "gold_stage_answers",
-           "question_key", "question_text", "sid", "stage_prompt", "to_call"]
+           "agent_toolsets", "build_toolset", "by_step", "created_skeleton", "example_toolset",
+           "flag", "gold_stage_answers", "question_key", "question_text", "sid", "stage_prompt",
+           "to_call"]

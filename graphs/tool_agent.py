@@ -38,12 +38,11 @@ from pydantic import ValidationError
 
 from graphs.common import NodeUpdate
 from graphs.state import WorkflowState
-from tooleval_agents.agents import ToolCallRecord, model_texts, trajectory
+from tooleval_agents.agents import ERROR_PREFIX, ToolCallRecord, model_texts, trajectory
 
 DEFAULT_MAX_TURNS = 12
 """Model answers per example at most (AppBench plans have up to 10 calls; parallel calls
 share a turn)."""
-ERROR_PREFIX = "Error: "
 
 
 class AgentState(TypedDict):
@@ -82,9 +81,14 @@ async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
     if refused is not None:
         return tool_error(cid, name, refused)
     try:
-        value = await tool.ainvoke(dict(call.get("args") or {}))
+        # Invoked with the whole call, a tool answers with a ToolMessage that keeps the status
+        # of errors it handles itself (schema violations a stub reports as text).
+        value = await tool.ainvoke({"type": "tool_call", "id": cid, "name": name,
+                                    "args": dict(call.get("args") or {})})
     except Exception as exc:  # every failure goes back to the model
         return tool_error(cid, name, _error_text(exc))
+    if isinstance(value, ToolMessage):
+        return value
     content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return ToolMessage(content, tool_call_id=cid, name=name)
 
@@ -96,7 +100,8 @@ def react_agent(model: BaseChatModel, tools: Sequence[BaseTool], *,
     """A tool-calling agent over ``{"messages": [...]}`` (see the module docstring).
 
     ``tools`` are every tool the agent may call; ``tools_for(messages)`` (default: all of
-    them) those bound for the next answer. Calls of one answer run concurrently.
+    them) those bound for the next answer, which may include tools made during the run (they
+    are callable once bound). Calls of one answer run concurrently.
     """
     by_name = {t.name: t for t in tools}
     bound: dict[tuple[str, ...], Runnable[Any, Any]] = {}
@@ -120,8 +125,11 @@ def react_agent(model: BaseChatModel, tools: Sequence[BaseTool], *,
         messages = state["messages"]
         last = messages[-1]
         calls = list(getattr(last, "tool_calls", None) or [])
+        # Tools made during the run (created tools) are among the bound ones, not ``tools``.
+        known = {**by_name, **{t.name: t for t in tools_for(messages[:-1])}} if tools_for \
+            else by_name
         replies = await asyncio.gather(*(
-            run_tool_call(by_name.get(str(c.get("name"))), c,
+            run_tool_call(known.get(str(c.get("name"))), c,
                           refuse(str(c.get("name")), messages) if refuse is not None else None)
             for c in calls))
         return {"messages": list(replies)}

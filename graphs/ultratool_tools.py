@@ -1,4 +1,5 @@
-"""UltraTool's tool usage and tool selection with native tool calling: strategy ``tools``.
+"""UltraTool's tool usage and tool selection with native tool calling: strategy ``tools``
+(on task ``raw`` it runs :mod:`graphs.ultratool_create_tools`: plan, create, use).
 
 The sample's toolset becomes LangChain tools (:func:`~tooleval_agents.ultratool.stubs.
 skeleton_tool`: schema-checked, simulated results, never code), the agent gets the question
@@ -18,7 +19,8 @@ The toolset differs per sample, so the agent is built per example (a user's fact
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -27,16 +29,19 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
+from graphs import ultratool_create_tools as create_use
 from graphs.common import NodeUpdate, render_json
+from graphs.plan_create_use import example_toolset
 from graphs.state import WorkflowState
-from graphs.tool_agent import agent_node, react_agent
+from graphs.tool_agent import DEFAULT_MAX_TURNS, agent_node, react_agent
+from graphs.ultratool_prompts import PromptLang
 from tooleval_agents.agents import ToolCallRecord
 from tooleval_agents.contracts import GoldAnswer, Split, Strategy, StrategyContext
 from tooleval_agents.reference_tools import TOOL_PLAN, PlannedCall, ToolPlan
 from tooleval_agents.ultratool.records import ToolSkeleton
 from tooleval_agents.ultratool.stubs import skeleton_tool
 
-TASKS = ("tool_usage", "tool_selection")
+TASKS = ("tool_usage", "tool_selection", "raw")
 GUIDANCE = {
     ("tool_usage", "en"): (
         "Carry out the plan below for the user's question with your tools. Every step that "
@@ -117,15 +122,21 @@ def answer_from_calls(task: str, steps: Sequence[dict[str, Any]],
 
 
 class UltraToolTools(Strategy):
-    """Tool usage / tool selection as native tool calls (a user's agent may play it)."""
+    """Tool usage / tool selection as native tool calls, and the raw samples planned, created
+    and used with tools (a user's agent may play it)."""
 
     benchmark = "ultratool"
     name = "tools"
     tasks: tuple[str, ...] | None = TASKS
     accepts_agent = True
 
+    def __init__(self) -> None:
+        self._data_dirs: dict[str, Path | None] = {}
+
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         task, lang = _task_lang(ctx.split)
+        if task == "raw":
+            return self._build_raw(ctx, lang)
 
         def messages_for(state: WorkflowState) -> list[BaseMessage]:
             text = input_text(task, lang, state["inputs"])
@@ -153,13 +164,34 @@ class UltraToolTools(Strategy):
         graph.add_edge("agent", END)
         return graph.compile(name=f"ultratool-{self.name}-{task}-{lang}")
 
+    def _build_raw(self, ctx: StrategyContext,
+                   lang: str) -> CompiledStateGraph[Any, Any, Any, Any]:
+        self._data_dirs[lang] = ctx.data_dir
+
+        def toolset_of(inputs: dict[str, Any]) -> Any:
+            return example_toolset(inputs, ctx.data_dir, cast(PromptLang, lang))
+
+        graph = StateGraph(WorkflowState)
+        graph.add_node("agent", create_use.agent_workflow_node(
+            ctx.model, ctx.agent, toolset_of, lang, DEFAULT_MAX_TURNS))
+        graph.add_edge(START, "agent")
+        graph.add_edge("agent", END)
+        return graph.compile(name=f"ultratool-{self.name}-raw-{lang}")
+
     def input_key(self, split: Split, inputs: dict[str, Any]) -> str:
         task, lang = _task_lang(split)
+        if task == "raw":
+            return create_use.input_text(lang, inputs)
         return input_text(task, lang, inputs)
 
     def gold_answers(self, split: Split, inputs: dict[str, Any],
                      reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
-        task, _ = _task_lang(split)
+        task, lang = _task_lang(split)
+        if task == "raw":
+            toolset = example_toolset(inputs, self._data_dirs.get(lang),
+                                      cast(PromptLang, lang))
+            plan = create_use.gold_tool_plan(inputs, reference_outputs, toolset)
+            return [GoldAnswer("", plan.model_dump_json(), TOOL_PLAN)]
         calls = []
         for i, step in enumerate(reference_outputs.get("reference") or []):
             param = step.get("param") if task == "tool_usage" else {}

@@ -15,7 +15,6 @@ import pytest
 from fake_langsmith import loopback_only
 from fake_openai import ChatRequest, FakeOpenAI
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import ToolException
 from typer.testing import CliRunner
 
 from graphs.appbench_tools import ToolsHierarchical, opened_apps, tool_plan
@@ -83,10 +82,14 @@ def test_a_tool_checks_its_arguments_and_echoes_them_in_its_answer() -> None:
     seats = json.loads(tools["Rents__getride"].invoke(
         {"destination": "SFO", "number_of_seats": 2, "ride_type": "Pool"}))
     assert seats["number_of_seats"] == "2"  # numbers are written as text
-    with pytest.raises(ToolException, match=r"'event_type' must be one of Music, Theater"):
-        tools["Events__findevents"].invoke({"city": "Paris", "event_type": "Sports"})
-    with pytest.raises(ToolException, match=r"unknown argument 'origin'.*missing required"):
-        tools["Buses__findbus"].invoke({"origin": "Paris"})
+    # A failure is the tool's answer, an error ToolMessage any agent can act on.
+    wrong = tools["Events__findevents"].invoke(
+        {"type": "tool_call", "id": "1", "name": "Events__findevents",
+         "args": {"city": "Paris", "event_type": "Sports"}})
+    assert wrong.status == "error"
+    assert re.match(r"Error: .*'event_type' must be one of Music, Theater", wrong.content)
+    assert re.search(r"unknown argument 'origin'.*missing required",
+                     tools["Buses__findbus"].invoke({"origin": "Paris"}))
 
 
 def test_a_dependency_is_a_value_an_earlier_turn_returned_under_the_same_name() -> None:
@@ -253,6 +256,19 @@ def test_create_agent_and_a_factory_in_a_users_file_run_with_the_reference(
         config = RunDir(summary.run_dir).read_config()
         assert config.strategy == "tools" and config.agent == agent_label(agent)
     assert agent_label(f"{user_file}:build") == "my_agent.py:build"
+
+
+def test_tool_failures_reach_create_agent_as_error_messages_not_crashes(
+        samples: Path, tmp_path: Path) -> None:
+    # create_agent's ToolNode re-raises tool exceptions it was not told to handle: our tools
+    # answer their own failures, so a wrong call is the agent's to repair, not a crashed example.
+    summary = run(samples, tmp_path, subset="mm", agent="langchain.agents:create_agent",
+                  model="noisy-reference:0.6")
+    assert summary.counts["ok"] == summary.counts["examples"]
+    assert summary.metrics["tool_error_rate"] is not None and summary.metrics["tool_error_rate"] > 0
+    errors = [c for r in summary.results() for c in r.outputs["trace"]
+              if c.get("kind") == "tool_call" and c["error"]]
+    assert errors and all(c["output"].startswith("Error: ") for c in errors)
 
 
 def test_agent_errors_are_one_line_and_refused_before_running(samples: Path,

@@ -41,6 +41,21 @@ AgentSpec = str | Callable[..., Any] | Any
 """``"module.path:factory"``, ``"path/to/file.py:factory"``, a factory, or a compiled graph."""
 
 
+ERROR_PREFIX = "Error: "
+"""How every tool failure the agent sees begins."""
+
+
+def tool_error_text(error: BaseException) -> str:
+    """A tool's own failure as the agent reads it (the ``handle_tool_error`` of the benchmark
+    tools): ``Error: <why>`` in a ``ToolMessage`` with status ``error``, so any agent -- ours,
+    ``create_agent``, a user's ``ToolNode`` -- gets it back instead of crashing.
+
+    >>> tool_error_text(ValueError("unknown argument 'x'"))
+    "Error: unknown argument 'x'"
+    """
+    return f"{ERROR_PREFIX}{error}"
+
+
 class AgentLoadError(ToolevalError, ValueError):
     """An ``--agent`` value names nothing that can be loaded."""
 

@@ -176,7 +176,7 @@ class ReferenceChatModel(ContentChatModel):
         inputs)."""
         asked = prompt_text([m for m in messages if m.type in ("human", "system")])
         digest, plan = self.answer_key.tool_plan(asked)
-        return next_turn(self.plan_for(digest, plan, tools), messages)
+        return next_turn(self.plan_for(digest, plan, tools), messages, bound_tool_names(tools))
 
     def plan_for(self, digest: str, plan: ToolPlan, tools: list[dict[str, Any]]) -> ToolPlan:
         """The plan this model follows (the gold one)."""

@@ -54,6 +54,10 @@ class PlannedCall(BaseModel):
     """Arguments taken from earlier results."""
     after: list[str] = Field(default_factory=list)
     """Calls that must have answered before this one (besides those of ``refs``)."""
+    via: str | None = None
+    """A dispatcher tool to call instead, as ``via(name=..., arguments={...})``, when the agent
+    was not given ``name`` but was given ``via`` (a tool made during the run, reached by an
+    agent whose tool list is fixed)."""
 
 
 class ToolPlan(BaseModel):
@@ -143,14 +147,16 @@ def _state(messages: Sequence[BaseMessage]) -> tuple[set[str], dict[str, Any]]:
     return made, answers
 
 
-def next_turn(plan: ToolPlan, messages: Sequence[BaseMessage]) -> AIMessage:
+def next_turn(plan: ToolPlan, messages: Sequence[BaseMessage],
+              bound: Sequence[str] | None = None) -> AIMessage:
     """The agent's next answer: the planned calls whose inputs are ready, or the final text.
 
     A call is ready when it was not made yet and every call it refers to or comes after was
     made and answered (or is not in the plan: a corrupted plan dropped it). The answer holds
     the ready calls up to the first one that is not ready, so calls are made in plan order.
     A referenced value is read from the JSON object the earlier call answered; an error or a
-    missing key gives ``"unknown"``.
+    missing key gives ``"unknown"``. ``bound``: the names of the tools the agent was given
+    (for :attr:`PlannedCall.via`).
 
     >>> from langchain_core.messages import HumanMessage, ToolMessage
     >>> plan = ToolPlan(calls=[PlannedCall(id="0", name="find", args={"city": "Paris"}),
@@ -184,7 +190,10 @@ def next_turn(plan: ToolPlan, messages: Sequence[BaseMessage]) -> AIMessage:
             result = answers.get(ref.call)
             value = result.get(ref.key) if isinstance(result, dict) else None
             args[key] = value if value is not None else _MISSING
-        calls.append({"name": call.name, "args": args, "id": f"{_PREFIX}{call.id}",
+        name = call.name
+        if call.via and bound is not None and name not in bound and call.via in bound:
+            name, args = call.via, {"name": call.name, "arguments": args}
+        calls.append({"name": name, "args": args, "id": f"{_PREFIX}{call.id}",
                       "type": "tool_call"})
     return AIMessage(content="", tool_calls=calls)
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from tooleval_agents.agents import ToolCallRecord
+from tooleval_agents.agents import ToolCallRecord, tool_error_text
 from tooleval_agents.appbench.records import ApiSpec, AppCall, ArgSpec, Catalog
 from tooleval_agents.appbench.stubs import normalise, synthetic_value
 
@@ -120,7 +120,7 @@ def api_tool(app: str, api: str, spec: ApiSpec) -> StructuredTool:
 
     return StructuredTool.from_function(
         func=run, name=tool_name(app, api), description=f"{app} app: {spec.desc}",
-        args_schema=args_schema(spec), handle_tool_error=False)
+        args_schema=args_schema(spec), handle_tool_error=tool_error_text)
 
 
 def open_tool(app: str, catalog: Catalog) -> StructuredTool:
