@@ -46,6 +46,7 @@ DEFERRED = {
     "tooleval_agents.cli.run": {"tooleval_agents.runner", "tooleval_agents.retry"},
     "tooleval_agents.cli.compare": {"tooleval_agents.compare"},
     "tooleval_agents.cli.report": {"tooleval_agents.reports"},
+    "tooleval_agents.cli.view": {"tooleval_agents.viewer"},
     "tooleval_agents.rescore": {"tooleval_agents.models"},  # LangChain, only to re-judge
 }
 

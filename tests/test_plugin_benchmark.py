@@ -154,7 +154,8 @@ def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tmp_path:
     assert "Traceback" not in bad.stderr
 
     gold_dir = runs / "trivia-qa-fr-direct-reference"
-    noisy_dir = runs / "trivia-qa-fr-direct-noisy-reference_0.9"
+    noisy_dir = Path(json.loads(noisy.stdout)["run_dir"])  # named with its scoring's hash
+    assert noisy_dir.name.startswith("trivia-qa-fr-direct-noisy-reference_0.9-")
     rescored = tooleval(plugin, "score", "--run", gold_dir, "-o", "scoring=exact",
                         "--data-dir", data, "--json")
     assert rescored.returncode == 0, rescored.stderr

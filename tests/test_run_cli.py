@@ -87,10 +87,10 @@ def test_rerun_resumes_without_running_anything(tmp_path: Path) -> None:
     assert second.exit_code == 0, second.output
     assert (run_dir / EXAMPLES).read_text() == lines  # nothing ran again
     assert json.loads(second.stdout)["metrics"] == json.loads(first.stdout)["metrics"]
-    changed = invoke(*args[:-2], "-O", "delay=0.01")
-    assert changed.exit_code == 1 and "--fresh" in changed.output
-    fresh = invoke(*args[:-2], "-O", "delay=0.01", "--fresh")
-    assert fresh.exit_code == 0, fresh.output
+    changed = invoke(*args[:-2], "-O", "delay=0.01")  # other options: a run of their own
+    assert changed.exit_code == 0, changed.output
+    assert Path(json.loads(changed.stdout)["run_dir"]) != run_dir
+    assert (run_dir / EXAMPLES).read_text() == lines
 
 
 def test_provider_faults_via_cli_and_no_key_written(tmp_path: Path,
@@ -121,18 +121,23 @@ def _cli_script(args: list[str]) -> list[str]:
     return [sys.executable, "-c", code]
 
 
+def _run_dir(root: Path) -> Path:
+    """The toy run's directory (its name ends with the hash of its options), once made."""
+    return next(root.glob("toy-echo-en-echo-reference*"), root / "not-yet")
+
+
 def test_kill_9_then_rerun_resumes_without_redoing_finished_examples(tmp_path: Path) -> None:
     data = write_toy(tmp_path / "data", n=12, boom=(5,))
     log = tmp_path / "calls.log"
     args = ["run", "toy", "--lang", "en", "--model", "reference", "--out",
             str(tmp_path / "runs"), "--data-dir", str(data), "--no-cache", "--no-progress",
             "--max-concurrency", "2", "-O", "delay=0.25", "-O", f"call_log={log}", "--json"]
-    run_dir = tmp_path / "runs" / "toy-echo-en-echo-reference"
     env = {**os.environ, "TOY_RUN": "1"}
     proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
+        run_dir = _run_dir(tmp_path / "runs")
         file = run_dir / EXAMPLES
         if file.is_file() and len(file.read_text().splitlines()) >= 4:
             break
@@ -172,13 +177,12 @@ def test_ctrl_c_mid_run_is_one_line_and_resumes(tmp_path: Path) -> None:
     args = ["run", "toy", "--lang", "en", "--model", "reference", "--out",
             str(tmp_path / "runs"), "--data-dir", str(data), "--no-cache", "--no-progress",
             "--max-concurrency", "2", "-O", "delay=0.25", "--json"]
-    run_dir = tmp_path / "runs" / "toy-echo-en-echo-reference"
     env = {**os.environ, "TOY_RUN": "1"}
     proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        file = run_dir / EXAMPLES
+        file = _run_dir(tmp_path / "runs") / EXAMPLES
         if file.is_file() and len(file.read_text().splitlines()) >= 3:
             break
         time.sleep(0.02)

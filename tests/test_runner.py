@@ -56,8 +56,10 @@ from tooleval_agents.runner import (
     arun_experiment,
     dataset_hash,
     experiment_name,
+    identity_suffix,
     run_experiment,
 )
+from tooleval_agents.transcripts import PROMPTS
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-SECRET123"
@@ -271,7 +273,7 @@ def test_reference_run_writes_config_examples_and_summary(toy: Path, tmp_path: P
     assert summary.counts["infra_errors"] == summary.counts["model_errors"] == 0
     run_dir = out / name
     # and the lock file (free now) that keeps a second process off a running directory
-    assert {p.name for p in run_dir.iterdir()} == {CONFIG, EXAMPLES, SUMMARY, LOCK}
+    assert {p.name for p in run_dir.iterdir()} == {CONFIG, EXAMPLES, SUMMARY, LOCK, PROMPTS}
     lines = _lines(run_dir)
     assert sorted(r["index"] for r in lines) == list(range(6))
     assert all(r["status"] == "ok" and r["attempt"] == 1 for r in lines)
@@ -312,11 +314,12 @@ def test_runner_and_cli_know_no_benchmark_by_name() -> None:
 
 def test_results_are_appended_as_examples_finish(toy: Path, tmp_path: Path) -> None:
     out = tmp_path / "runs"
-    run_dir = out / "toy-echo-en-echo-reference"
+    options = {"count_lines": str(tmp_path / "lines")}
+    run_dir = out / ("toy-echo-en-echo-reference" + identity_suffix(strategy_options=options))
+    (tmp_path / "lines").symlink_to(run_dir / EXAMPLES)
     LINES_SEEN.clear()
     run_experiment("toy", subset="en", model="reference", out=out, data_dir=toy,
-                   progress=False, cache=False, max_concurrency=1,
-                   strategy_options={"count_lines": str(run_dir / EXAMPLES)})
+                   progress=False, cache=False, max_concurrency=1, strategy_options=options)
     # One at a time: example k starts when the k examples before it are on disk.
     assert list(range(6)) == LINES_SEEN
 
@@ -398,18 +401,41 @@ def test_resume_retries_only_infra_errors(toy: Path, tmp_path: Path) -> None:
     assert s3.metrics == s2.metrics and s3.counts == s2.counts
 
 
-def test_resume_refuses_changed_data_or_settings(toy: Path, tmp_path: Path) -> None:
+def test_a_selection_extends_a_run_and_changed_data_is_refused(toy: Path,
+                                                               tmp_path: Path) -> None:
     out = tmp_path / "runs"
     kwargs: dict[str, Any] = {"out": out, "data_dir": toy, "progress": False, "cache": False}
-    run_experiment("toy", subset="en", model="reference", limit=3, **kwargs)
+
+    def run(**kw: Any) -> tuple[Any, int]:
+        model = scripted()
+        summary = run_experiment("toy", subset="en", model=model, **kwargs, **kw)
+        return summary, model.calls
+
+    first, calls = run(limit=3)
+    assert calls == 3 and first.counts["examples"] == 3
+    before = _lines(out / first.experiment)
+    grown, calls = run(limit=5)  # a larger --limit runs only the new examples
+    assert calls == 2 and grown.counts["examples"] == grown.counts["ok"] == 5
+    assert grown.experiment == first.experiment
+    assert _lines(out / first.experiment)[:3] == before
+    shrunk, calls = run(limit=2)  # a smaller one summarises its examples, keeps the others
+    assert calls == 0 and shrunk.counts["examples"] == 2
+    assert len(_lines(out / first.experiment)) == 5
+    picked, calls = run(samples="1,4-5")
+    assert calls == 1 and picked.counts["examples"] == 3  # 5 is new; 1 and 4 ran before
+    assert RunDir(out / first.experiment).read_config().dataset.model_dump(
+        include={"examples", "samples", "total"}) == {"examples": 3, "samples": "1,4-5",
+                                                      "total": 6}
+    with pytest.raises(ValueError, match=r"the split has no example 9 \(its indices are 0-5\)"):
+        run(samples="9")
+    other, calls = run(limit=3, strategy_options={"delay": 0.0})
+    assert calls == 3 and other.experiment == f"{first.experiment}-" + \
+        other.experiment.rsplit("-", 1)[1]  # other options: a directory of their own
+    write_toy(toy, n=6, boom=[0])  # the data of the first examples changed
     with pytest.raises(ResumeError, match=r"other data.*--fresh"):
-        run_experiment("toy", subset="en", model="reference", limit=4, **kwargs)
-    with pytest.raises(ResumeError, match="strategy options"):
-        run_experiment("toy", subset="en", model="reference", limit=3,
-                       strategy_options={"delay": 0.0}, **kwargs)
-    summary = run_experiment("toy", subset="en", model="reference", limit=4, fresh=True,
-                             **kwargs)
-    assert summary.counts["examples"] == 4
+        run(limit=3)
+    summary, calls = run(limit=4, fresh=True)
+    assert calls == 4 and summary.counts["examples"] == 4
     assert len(_lines(out / summary.experiment)) == 4
 
 

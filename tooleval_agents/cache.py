@@ -149,9 +149,12 @@ class SQLiteCache(BaseCache):
 
     @staticmethod
     def key(prompt: str, llm_string: str) -> tuple[str, str]:
-        """``(entry key, model key)`` of a prompt and llm_string."""
+        """``(entry key, model key)`` of a prompt and llm_string; a repeated attempt of an
+        example (``--epochs``) is its own entry, so it samples again instead of replaying."""
         llm = _model_key(llm_string)
-        return _digest(llm + "\x00" + prompt), llm
+        stats = current_stats()
+        epoch = f"\x00epoch={stats.epoch}" if stats is not None and stats.epoch else ""
+        return _digest(llm + "\x00" + prompt + epoch), llm
 
     def lookup(self, prompt: str, llm_string: str) -> list[Generation] | None:
         key, _ = self.key(prompt, llm_string)

@@ -54,7 +54,7 @@ _MIN_KEY = 16
 _WORDS = re.compile(r"[A-Za-z]+(?:[ ./_-][A-Za-z]+)*")
 """Purely alphabetic words (``Seattle``, ``my-default-region``, ``application/json``):
 not a key."""
-_TRANSPORT = frozenset({
+TRANSPORT_ARGS = frozenset({
     "callbacks", "callback_manager", "http_client", "http_async_client", "client",
     "async_client", "root_client", "root_async_client", "cache", "rate_limiter",
     "default_headers", "default_query", "headers", "extra_headers", "extra_query",
@@ -204,7 +204,7 @@ def _clean_urls(value: Any) -> Any:
 def model_params(model: Any) -> dict[str, Any]:
     """The parameters of a LangChain chat model fit to write down: serialisable constructor
     arguments (model name, temperature, base URL...) without credentials, secret references,
-    transport fields (:data:`_TRANSPORT`: headers, query parameters, HTTP clients, proxies) or
+    transport fields (:data:`TRANSPORT_ARGS`: headers, query parameters, HTTP clients, proxies) or
     callbacks; URLs lose their user info and query string.
 
     As a side effect the credentials found in the transport (header and query values, URL
@@ -231,10 +231,10 @@ def model_params(model: Any) -> dict[str, Any]:
             if isinstance(source, Mapping):
                 register_header_secrets(source)
     for name, value in params.items():  # proxies: register their user info, then drop them
-        if name in _TRANSPORT and isinstance(value, str | dict | list):
+        if name in TRANSPORT_ARGS and isinstance(value, str | dict | list):
             _clean_urls(value)
     clean = {k: v for k, v in params.items()
-             if not _is_secret_ref(v) and not callable(v) and k not in _TRANSPORT}
+             if not _is_secret_ref(v) and not callable(v) and k not in TRANSPORT_ARGS}
     from pydantic_core import to_jsonable_python
 
     jsonable = _clean_urls(to_jsonable_python(clean, fallback=lambda o: type(o).__name__))

@@ -33,6 +33,7 @@ from tooleval_agents.reference_tools import (
     corrupt_plan,
     next_turn,
 )
+from tooleval_agents.retry import current_stats
 
 _INPUT_BLOCK = re.compile(r"<input>\n?(.*?)\n?</input>", re.S)
 
@@ -196,14 +197,21 @@ class NoisyReferenceChatModel(ReferenceChatModel):
     def answers_fingerprint(self) -> str:
         return f"{super().answers_fingerprint()}/rate={self.rate}/seed={self.seed}"
 
+    def _seed(self) -> str:
+        # Another attempt of the example (--epochs) draws other corruptions, the same ones on
+        # every rerun; the first attempt keeps the seed it always had.
+        stats = current_stats()
+        return f"{self.seed}" if stats is None or not stats.epoch else \
+            f"{self.seed}/epoch{stats.epoch}"
+
     def reply(self, prompt: str, messages: Sequence[BaseMessage]) -> Reply:
         digest, answer = self.answer_key.lookup(prompt)
         return corrupt(answer.text, answer.format, rate=self.rate,
-                       seed=f"{self.seed}/{digest}/{answer.marker}")
+                       seed=f"{self._seed()}/{digest}/{answer.marker}")
 
     def plan_for(self, digest: str, plan: ToolPlan, tools: list[dict[str, Any]]) -> ToolPlan:
         """The gold plan with seeded corruptions (the same at every turn of the example)."""
-        return corrupt_plan(plan, rate=self.rate, seed=f"{self.seed}/{digest}/tools",
+        return corrupt_plan(plan, rate=self.rate, seed=f"{self._seed()}/{digest}/tools",
                             tool_names=bound_tool_names(tools))[0]
 
 

@@ -31,6 +31,7 @@ from pydantic import Field
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, Split
 from tooleval_agents.datadir import resolve_data_dir, samples_dir
+from tooleval_agents.epochs import epoch_id, split_epoch, with_epochs
 from tooleval_agents.jsonio import atomic_write_text
 from tooleval_agents.langsmith_datasets import to_examples
 from tooleval_agents.registry import get_benchmark
@@ -47,6 +48,7 @@ from tooleval_agents.results import (
     now,
     summarize,
 )
+from tooleval_agents.selection import select
 
 RESCORED_SUMMARY = "summary.rescored.json"
 
@@ -141,22 +143,32 @@ def _judge_name(judge: Any) -> str | None:
 
 def references(config: RunConfig, data_dir: Path | str | None = None
                ) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
-    """``example id -> (inputs, reference outputs)`` of the run's examples, read from the data
-    directory (``data_dir``, else the bundled samples for a run over them, else
-    ``$TOOLEVAL_DATA_DIR`` or the per-user cache).
+    """``example id -> (inputs, reference outputs)`` of the run's examples (every epoch's
+    attempt), read from the data directory (``data_dir``, else the bundled samples for a run
+    over them, else ``$TOOLEVAL_DATA_DIR`` or the per-user cache).
 
     Raises:
         ValueError: the examples' hash differs from the run's ``dataset.hash`` (other data
             files, another split or limit): re-scoring would pair outputs with wrong answers.
     """
+    return _run_examples(config, data_dir)[0]
+
+
+def _run_examples(config: RunConfig, data_dir: Path | str | None
+                  ) -> tuple[dict[str, tuple[dict[str, Any], dict[str, Any]]], set[str]]:
+    """:func:`references`, and the ids of every attempt of every example of the split (a
+    result outside the selection is left alone, one outside the split is an error)."""
     where = _data_dir(config, data_dir)
-    examples = to_examples(run_split(config), where)[:config.dataset.examples]
+    every = to_examples(run_split(config), where)
+    examples = select(every, config.dataset.samples)[:config.dataset.examples]
     found = dataset_hash(examples)
     if found != config.dataset.hash:
         raise ValueError(f"the data in {where} is not the data the run used (dataset hash "
                          f"{found[:12]} != {config.dataset.hash[:12]}): pass the run's "
                          "--data-dir")
-    return {str(e.id): (dict(e.inputs or {}), dict(e.outputs or {})) for e in examples}
+    known = {epoch_id(str(e.id), k) for e in every for k in range(config.epochs)}
+    return ({str(e.id): (split_epoch(e.inputs)[0], dict(e.outputs or {}))
+             for e in with_epochs(examples, config.epochs)}, known)
 
 
 def stored_score(result: ExampleResult) -> ExampleScore | None:
@@ -199,17 +211,19 @@ def rescore_results(
     if config.judge is not None and judge is None:
         notes.append(f"the run was judged by {config.judge.get('spec', config.judge)}; "
                      "re-scored without a judge, so judge metrics are not recomputed")
-    results = rd.results()
-    by_id = references(config, data_dir)
+    by_id, known = _run_examples(config, data_dir)
+    stray = next((r for k, r in rd.results().items() if k not in known), None)
+    if stray is not None:
+        raise ValueError(f"{rd.path}: example {stray.example_id} (index {stray.index}) is not "
+                         f"one of the run's examples")
+    # The directory may hold examples outside the run's latest selection: not re-scored.
+    results = {k: r for k, r in rd.results().items() if k in by_id}
     out: dict[str, ExampleResult] = {}
     errors = 0
     for example_id, result in sorted(results.items(), key=lambda kv: kv[1].index):
         if result.status == "infra_error":
             out[example_id] = result
             continue
-        if example_id not in by_id:
-            raise ValueError(f"{rd.path}: example {example_id} (index {result.index}) is not "
-                             f"one of the run's {len(by_id)} examples")
         inputs, reference = by_id[example_id]
         answer = (dict(result.outputs or {}) if result.status == "ok"
                   else dict(EMPTY_OUTPUTS))
@@ -238,7 +252,8 @@ def build_summary(config: RunConfig, results: Mapping[str, ExampleResult], score
     """
     wall = base.latency_s.get("wall") if base is not None else None
     return summarize(config.experiment, scorer.aggregate, list(results.values()),
-                     examples=config.dataset.examples, wall_s=wall)
+                     examples=config.dataset.examples * config.epochs, wall_s=wall,
+                     epochs=config.epochs, headline=scorer.headline)
 
 
 def run_state(run_dir: Path | str) -> dict[str, Any]:

@@ -31,6 +31,8 @@ try:  # POSIX; elsewhere a run directory is not locked
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
+from tooleval_agents.epochs import binary_metrics, epoch_summary
+from tooleval_agents.intervals import bootstrap_intervals
 from tooleval_agents.jsonio import atomic_write_text
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
@@ -64,10 +66,14 @@ class DatasetRef(BaseModel):
     id: str | None = None
     """LangSmith dataset id (the offline uuid5 when not uploaded)."""
     examples: int
-    """Number of examples in the run (after ``--limit``)."""
+    """Number of examples in the run (after ``--samples`` and ``--limit``)."""
+    samples: str | None = None
+    """The ``--samples`` selection (split indices), ``None``: from the start of the split."""
+    total: int | None = None
+    """Number of examples in the whole split (a selection covers n of N)."""
     hash: str
-    """sha256 over the examples' ids, inputs and reference outputs: a resume on changed data
-    is refused."""
+    """sha256 over the selected examples' ids, inputs and reference outputs: a resume on
+    changed data is refused."""
     source: str | None = None
     """official / rebuilt / sample."""
     data_dir: str | None = None
@@ -86,6 +92,8 @@ class RunConfig(BaseModel):
     """Language or category."""
     strategy: str
     strategy_options: dict[str, Any] = Field(default_factory=dict)
+    epochs: int = 1
+    """Attempts per example (``--epochs``)."""
     agent: str | None = None
     """The user's agent that played the strategy's agent (``--agent``), by name; ``None``:
     the strategy's own."""
@@ -114,12 +122,28 @@ class Usage(BaseModel):
     """Model answers served by the response cache (no tokens, no call)."""
 
 
+class ModelCall(BaseModel):
+    """One chat model call of an example."""
+
+    messages: list[str] = Field(default_factory=list)
+    """Ids of the messages sent, in order (in the run's ``prompts.jsonl``)."""
+    tools: str | None = None
+    """Id of the tool definitions bound (``None``: no tools)."""
+    output: dict[str, Any] | None = None
+    """The answer: ``{"role": "ai", "content": ..., "tool_calls": [...]}`` (``None``: the
+    call failed or never answered)."""
+    error: str | None = None
+    """Why the call failed (the last try's error)."""
+
+
 class ExampleResult(BaseModel):
     """One line of ``examples.jsonl``."""
 
     example_id: str
     index: int
     """Position in the split (joins with the dataset)."""
+    epoch: int = 0
+    """Which attempt (``--epochs``); every attempt has its own ``example_id``."""
     status: Status
     outputs: dict[str, Any] = Field(default_factory=dict)
     """The workflow's outputs: raw_outputs, prediction, parse_error, trace, usage."""
@@ -136,6 +160,16 @@ class ExampleResult(BaseModel):
     """Provider retries spent on this example."""
     attempt: int = 1
     """1 for the first run, +1 per resume that retried it."""
+    inputs: dict[str, Any] | None = None
+    """The example's inputs (what the strategy was given)."""
+    reference_outputs: dict[str, Any] | None = None
+    """The example's gold answer."""
+    model_calls: list[ModelCall] = Field(default_factory=list)
+    """Every chat model call of the example: messages sent (ids in the run's
+    ``prompts.jsonl``), tools bound, the answer."""
+    data_digest: str | None = None
+    """:func:`example_digest` of the example's inputs and reference outputs when it ran: a
+    resume over changed data is refused, whichever selection ran the example."""
     finished_at: str = Field(default_factory=now)
 
 
@@ -153,6 +187,12 @@ class RunSummary(BaseModel):
     (infra errors included: their tokens were spent; examples not run yet are not)."""
     latency_s: dict[str, float] = Field(default_factory=dict)
     """Mean and percentiles over the scored (non-infra) examples, and the wall time."""
+    ci: dict[str, list[float]] = Field(default_factory=dict)
+    """95% bootstrap interval ``[low, high]`` of each metric, resampling examples (all
+    attempts of one together; :mod:`tooleval_agents.intervals`)."""
+    epochs: dict[str, Any] = Field(default_factory=dict)
+    """With ``--epochs`` above 1: ``{"n": N, "sd": {metric: mean per-example standard
+    deviation across attempts}}`` (pass@k and pass^k are among ``metrics``)."""
     finished_at: str = Field(default_factory=now)
     run_dir: str | None = Field(default=None, exclude=True)
     """The results directory (set on the summary a run returns or :meth:`RunDir.read_summary`
@@ -294,7 +334,8 @@ class RunDir:
 
 def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
               results: Sequence[ExampleResult], *, examples: int,
-              wall_s: float | None = None) -> RunSummary:
+              wall_s: float | None = None, epochs: int = 1,
+              headline: Sequence[str] = ()) -> RunSummary:
     """The one summary computation (the runner's and re-scoring's): metrics pooled by
     ``aggregate`` over the stored scores of every non-infra result; infra errors, examples not
     run yet, retries and cache hits counted apart; token usage (totals and means over every
@@ -340,8 +381,20 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
     # None (n/a: nothing to count) stays None: JSON null, shown as "n/a (0 of N)".
     metrics = ({k: None if v is None else float(v) for k, v in aggregate(scores).items()}
                if scores else {})
+    groups: dict[int, list[ExampleScore]] = {}
+    for r, s in zip(scored, scores, strict=True):
+        groups.setdefault(r.index, []).append(s)
+    ci = bootstrap_intervals(list(groups.values()), aggregate) if scores else {}
+    spread: dict[str, Any] = {}
+    if epochs > 1:
+        counts["epochs"] = epochs
+        per_attempt = [(r.index, dict(s.scores)) for r, s in zip(scored, scores, strict=True)]
+        binary = binary_metrics([a for _, a in per_attempt], list(headline or metrics))
+        extra, sd = epoch_summary(per_attempt, epochs, binary)
+        metrics.update(extra)
+        spread = {"n": epochs, "sd": sd}
     return RunSummary(experiment=experiment, metrics=metrics, counts=counts, usage=usage,
-                      latency_s=latency)
+                      latency_s=latency, ci=ci, epochs=spread)
 
 
 def _complete_length(data: bytes) -> int:
@@ -369,6 +422,11 @@ def dataset_hash(examples: Sequence[_ExampleLike]) -> str:
         digest.update(dumps([str(ex.id), ex.inputs, ex.outputs]).encode("utf-8"))
         digest.update(b"\n")
     return digest.hexdigest()
+
+
+def example_digest(inputs: Any, reference_outputs: Any) -> str:
+    """A short digest of one example's data (:attr:`ExampleResult.data_digest`)."""
+    return hashlib.sha256(dumps([inputs, reference_outputs]).encode("utf-8")).hexdigest()[:16]
 
 
 def dumps(obj: Any) -> str:

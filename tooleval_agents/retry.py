@@ -256,7 +256,22 @@ class CallStats:
     output_tokens: int = 0
     kinds: list[str] = field(default_factory=list)
     """Infrastructure kind of each failed try, in order."""
+    epoch: int = 0
+    """Which attempt of the example this is (``--epochs``): the response cache and the
+    offline noisy model key on it."""
+    transcript: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Chat model calls by run id, in call order: messages, tools, output or error
+    (:mod:`tooleval_agents.transcripts`)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def record_call(self, run_id: str, call: dict[str, Any]) -> None:
+        with self._lock:
+            self.transcript[run_id] = call
+
+    def update_call(self, run_id: str, update: dict[str, Any]) -> None:
+        with self._lock:
+            if run_id in self.transcript:
+                self.transcript[run_id].update(update)
 
     def answered(self, result: ChatResult) -> None:
         tokens_in = tokens_out = 0

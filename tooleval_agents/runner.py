@@ -48,8 +48,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import inspect
 import io
+import json
 import logging
 import os
 import queue
@@ -59,7 +61,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -81,6 +83,7 @@ from tooleval_agents.contracts import (
     validate_options,
 )
 from tooleval_agents.datadir import resolve_data_dir
+from tooleval_agents.epochs import split_epoch, with_epochs
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.langsmith_datasets import (
     LangSmithNotConfiguredError,
@@ -90,6 +93,7 @@ from tooleval_agents.langsmith_datasets import (
 )
 from tooleval_agents.models import is_offline, resolve_model
 from tooleval_agents.redaction import (
+    TRANSPORT_ARGS,
     known_secrets,
     model_params,
     redact,
@@ -119,6 +123,7 @@ from tooleval_agents.results import (
     Status,
     Usage,
     dataset_hash,
+    example_digest,
 )
 from tooleval_agents.results import summarize as results_summarize
 from tooleval_agents.retry import (
@@ -129,7 +134,9 @@ from tooleval_agents.retry import (
     collect_stats,
     make_rate_limiter,
 )
+from tooleval_agents.selection import select
 from tooleval_agents.spec import RunSpec
+from tooleval_agents.transcripts import RECORDER, PromptStore
 
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
@@ -180,6 +187,34 @@ def experiment_name(split: Split, strategy: str, model: str) -> str:
     return f"{split.name}-{path_safe(strategy)}-{path_safe(model)}"
 
 
+ENDPOINT_ARGS = frozenset({
+    "base_url", "api_base", "openai_api_base", "azure_endpoint", "endpoint", "api_key",
+    "openai_api_key", "timeout", "request_timeout", "max_retries", "organization",
+    "openai_organization", "streaming"})
+"""Model arguments that say where and how to reach a model, not how it answers: a server
+restarted on another port resumes the same run."""
+
+
+def identity_suffix(**parts: Any) -> str:
+    """``-<8 hex>`` naming what else changes a run's results (strategy and scoring options,
+    model and judge arguments but their endpoints (:data:`ENDPOINT_ARGS`) and transport;
+    secrets masked first), ``""`` when none is set: runs that differ only there get their own
+    directories, default runs keep a plain name.
+
+    >>> identity_suffix(strategy_options={}, model_kwargs=None)
+    ''
+    >>> identity_suffix(strategy_options={"k": 3}) != identity_suffix(strategy_options={"k": 5})
+    True
+    """
+    given = {k: {a: x for a, x in v.items() if a not in ENDPOINT_ARGS | TRANSPORT_ARGS}
+             if k.endswith("kwargs") and isinstance(v, Mapping) else v for k, v in parts.items()}
+    given = {k: v for k, v in given.items() if v}
+    if not given:
+        return ""
+    text = json.dumps(redact(_jsonable(given)), sort_keys=True, default=str)
+    return "-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
 def package_versions() -> dict[str, str]:
     """Versions of the packages that decide a run's behaviour, and Python's."""
     from importlib.metadata import PackageNotFoundError, version
@@ -202,7 +237,7 @@ def as_target(workflow: Runnable[Any, Any]) -> Callable[..., Any]:
     :data:`WORKFLOW_OUTPUTS` out."""
 
     async def target(inputs: dict[str, Any]) -> dict[str, Any]:
-        state = await workflow.ainvoke({"inputs": inputs})
+        state = await workflow.ainvoke({"inputs": inputs}, {"callbacks": [RECORDER]})
         return {k: state.get(k) for k in WORKFLOW_OUTPUTS}
 
     return target
@@ -473,11 +508,14 @@ class _Experiment:
     """Set by an ``auth`` / ``not_found`` failure: the remaining examples are not run."""
     writer: _Appender = field(init=False)
     """Appends results to examples.jsonl."""
+    prompts: PromptStore = field(init=False)
+    """The run's content-addressed store of messages and tool definitions."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _headline_at: float = 0.0
 
     def __post_init__(self) -> None:
         self.writer = _Appender(self.run_dir.path / EXAMPLES)
+        self.prompts = PromptStore(self.run_dir.path, secrets=self.secrets)
 
     # --- target: run the workflow, never raise ----------------------------------------
     async def target(self, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -489,7 +527,9 @@ class _Experiment:
         error = kind = None
         outputs: dict[str, Any] = {}
         start = time.perf_counter()
+        inputs, epoch = split_epoch(inputs)
         with collect_stats() as stats, self._tracing():
+            stats.epoch = epoch
             try:
                 outputs = dict(await self.workflow(inputs))
             except Exception as exc:  # every failure is recorded, none ends the run
@@ -502,7 +542,7 @@ class _Experiment:
         latency = time.perf_counter() - start
         return {**_jsonable(outputs), HARNESS_KEY: {
             "status": status, "error": error, "error_kind": kind, "latency_s": latency,
-            "stats": _stats_dict(stats)}}
+            "stats": _stats_dict(stats), "transcript": _jsonable(list(stats.transcript.values()))}}
 
     def _tracing(self) -> contextlib.AbstractContextManager[None]:
         """Inside the workflow, tracing only when uploading: offline nothing would be sent,
@@ -553,7 +593,7 @@ class _Experiment:
             answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
             try:
                 value = _as_score(await self.scorer.ascore(
-                    example.inputs or {}, answer, example.outputs or {}))
+                    split_epoch(example.inputs)[0], answer, example.outputs or {}))
             except Exception as exc:  # a scorer failure is recorded on the example
                 value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
         return self.score(example, outputs, harness, value)
@@ -564,6 +604,7 @@ class _Experiment:
         """One example's result: status, score (unless an infrastructure error; ``value``
         when already scored), usage."""
         eid = str(example.id)
+        inputs, epoch = split_epoch(example.inputs)
         if not isinstance(harness, dict):
             harness = {"status": "infra_error", "error_kind": "harness",
                        "error": "the workflow produced no result", "latency_s": 0.0,
@@ -575,8 +616,7 @@ class _Experiment:
             answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
             if value is None:
                 try:
-                    value = _as_score(self.scorer.score(example.inputs or {}, answer,
-                                                        example.outputs or {}))
+                    value = _as_score(self.scorer.score(inputs, answer, example.outputs or {}))
                 except Exception as exc:  # a scorer failure is recorded on the example
                     value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
             score = value.model_dump(mode="json")
@@ -595,7 +635,12 @@ class _Experiment:
                         cache_hits=stats.get("cache_hits", 0)),
             latency_s=float(harness.get("latency_s") or 0.0),
             retries=int(stats.get("retries", 0)),
-            attempt=prev.attempt + 1 if prev is not None else 1)
+            attempt=prev.attempt + 1 if prev is not None else 1,
+            epoch=epoch,
+            inputs=redact(inputs, shapes=False, names=False, secrets=self.secrets),
+            reference_outputs=example.outputs or {},
+            model_calls=self.prompts.calls(harness.get("transcript") or []),
+            data_digest=example_digest(inputs, example.outputs or {}))
         return result
 
     def _headline(self) -> str | None:
@@ -662,11 +707,13 @@ def _feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- summary
 
 def summarize(name: str, scorer: Scorer, examples: Sequence[Example],
-              results: dict[str, ExampleResult], *, wall_s: float | None = None) -> RunSummary:
-    """Corpus metrics and counts over every example of the run (see the module docstring)."""
+              results: dict[str, ExampleResult], *, wall_s: float | None = None,
+              epochs: int = 1) -> RunSummary:
+    """Corpus metrics and counts over every example (every attempt) of the run (see the
+    module docstring)."""
     latest = [results[str(e.id)] for e in examples if str(e.id) in results]
     return results_summarize(name, scorer.aggregate, latest, examples=len(examples),
-                             wall_s=wall_s)
+                             wall_s=wall_s, epochs=epochs, headline=scorer.headline)
 
 
 # ----------------------------------------------------------------------------- LangSmith
@@ -771,12 +818,12 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                          f"{spec.model!r}: it does not state its gold answers (input_key and "
                          "gold_answers); use a provider model")
     data = resolve_data_dir(spec.data_dir)
-    examples = to_examples(split, data)
-    if spec.limit is not None:
-        examples = examples[:spec.limit]
+    every = to_examples(split, data)
+    examples = select(every, spec.samples, spec.limit)
     if not examples:
         raise ToolevalError(f"{split.name} has no examples in {data}")
     ds_hash = dataset_hash(examples)
+    attempts = with_epochs(examples, spec.epochs)
 
     # The model under test, wrapped once: retries, rate limit, accounting, cache.
     kwargs = dict(spec.model_kwargs or {})
@@ -850,7 +897,11 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
              strat.gold_answers(split, e.inputs or {}, e.outputs or {})) for e in examples))
 
     name = experiment_name(split, strategy_name if agent_name is None
-                           else f"{strategy_name}+{agent_name}", label)
+                           else f"{strategy_name}+{agent_name}", label) + identity_suffix(
+        strategy_options=strategy_options, scoring_options=scoring,
+        model_kwargs=spec.model_kwargs, epochs=spec.epochs if spec.epochs > 1 else None,
+        judge=None if spec.judge is None else model_label(
+            spec.judge), judge_kwargs=spec.judge_kwargs if spec.judge is not None else None)
     run_dir = RunDir(Path(spec.out) / name)
     with run_dir.lock():  # a second process on this run stops at once
         if spec.fresh:
@@ -860,6 +911,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             experiment=name, benchmark=bench.name, task=split.task, subset=split.subset,
             strategy=strategy_name,
             strategy_options=redact(_jsonable(strategy_options), names=False),
+            epochs=spec.epochs,
             agent=agent_name,
             model={"spec": label, "params": model_params(inner)},
             judge=({"spec": model_label(judge_inner), "params": model_params(judge_inner),
@@ -867,22 +919,23 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                    if judge_inner is not None else None),
             scoring_options=redact(_jsonable(scoring), names=False),
             dataset=DatasetRef(name=split.name, id=str(examples[0].dataset_id),
-                               examples=len(examples), hash=ds_hash,
+                               examples=len(examples), samples=spec.samples,
+                               total=len(every), hash=ds_hash,
                                source=(examples[0].metadata or {}).get("source"),
                                data_dir=str(Path(data).resolve())),
             versions=package_versions())
         prior: dict[str, ExampleResult] = {}
         if (run_dir.path / CONFIG).is_file():
             old = run_dir.read_config()
-            _check_resumable(run_dir.path, old, config)
-            config = config.model_copy(update={"created_at": old.created_at,
-                                               "langsmith": old.langsmith})
             run_dir.repair_torn_tail()
             prior = run_dir.results()
+            _check_resumable(run_dir.path, old, config, every, prior)
+            config = config.model_copy(update={"created_at": old.created_at,
+                                               "langsmith": old.langsmith})
 
         # Where runs go: LangSmith, or nowhere.
         do_upload = api_key_configured() if spec.upload is None else spec.upload
-        data_for_run: list[Example] = examples
+        data_for_run: list[Example] = attempts
         session: TracerSession | None = None
         metadata = {"benchmark": bench.name, "task": split.task, "subset": split.subset,
                     split.kind: split.subset, "strategy": strategy_name,
@@ -890,6 +943,9 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                     "scoring": scoring.get("scoring"), "dataset_hash": ds_hash,
                     "tooleval_experiment": name}
         if do_upload:
+            if spec.epochs > 1:
+                raise ValueError("--epochs above 1 runs offline only for now: add --no-upload "
+                                 "(the runs can be compared and viewed locally)")
             client = client or _upload_client()
             data_for_run = await asyncio.to_thread(_remote_examples, client, split, data, examples)
             session = await asyncio.to_thread(
@@ -908,13 +964,13 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         done = {eid for eid, r in prior.items() if r.status != "infra_error"}
         pending = [e for e in data_for_run if str(e.id) not in done]
         exp = _Experiment(
-            name=name, split=split, scorer=scorer, examples=examples, run_dir=run_dir,
+            name=name, split=split, scorer=scorer, examples=attempts, run_dir=run_dir,
             prior=prior, workflow=as_target(graph),
             progress=_Progress(sys.stderr.isatty() if spec.progress is None else spec.progress,
-                               len(examples), len(examples) - len(pending), name),
+                               len(attempts), len(attempts) - len(pending), name),
             upload=do_upload, threaded_scoring=judge_model is not None,
-            index={str(e.id): int((e.metadata or {}).get("index", i))
-                   for i, e in enumerate(examples)})
+            index={str(e.id): int((e.metadata or {}).get("index", i % len(examples)))
+                   for i, e in enumerate(attempts)})
         exp.scores = {eid: ExampleScore.model_validate(r.score or {}) for eid, r in prior.items()
                       if r.status != "infra_error"}
 
@@ -928,8 +984,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             if do_upload:
                 await asyncio.to_thread(client.flush)
 
-        summary = summarize(name, scorer, examples, run_dir.results(),
-                            wall_s=time.perf_counter() - started)
+        summary = summarize(name, scorer, attempts, run_dir.results(),
+                            wall_s=time.perf_counter() - started, epochs=spec.epochs)
         run_dir.write_summary(summary)
         summary = summary.model_copy(update={"run_dir": str(run_dir.path)})
         if session is not None:
@@ -989,12 +1045,30 @@ async def _consume(exp: _Experiment, target: Callable[..., Any], pending: list[E
             pass  # rows arrive in completion order; results are joined on example id
 
 
-def _check_resumable(path: Path, old: RunConfig, new: RunConfig) -> None:
-    if old.dataset.hash != new.dataset.hash:
+def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence[Example],
+                     prior: Mapping[str, ExampleResult]) -> None:
+    # Every example the directory holds, and the old selection, taken from today's data, must
+    # be the data they ran on; the new selection may then differ (a larger --limit extends).
+    data = {str(e.id): e for e in every}
+    changed = next((r for eid, r in prior.items() if r.data_digest is not None and (
+        eid not in data or example_digest(data[eid].inputs or {}, data[eid].outputs or {})
+        != r.data_digest)), None)
+    try:
+        before = select(every, old.dataset.samples)[:old.dataset.examples]
+    except ValueError:
+        before = []
+    found = dataset_hash(before)
+    if changed is not None:
         raise ResumeError(
-            f"{path} holds a run over other data (dataset hash {old.dataset.hash[:12]} != "
-            f"{new.dataset.hash[:12]}: the files, the split or --limit changed). Start over "
-            "with --fresh, or keep it and choose another --out.")
+            f"{path} holds a run over other data (example {changed.index} is not what it ran "
+            "on: the data files or the split changed). Start over with --fresh, or keep it "
+            "and choose another --out.")
+    if len(before) != old.dataset.examples or found != old.dataset.hash:
+        raise ResumeError(
+            f"{path} holds a run over other data (its {old.dataset.examples} examples hash to "
+            f"{old.dataset.hash[:12]}, the same examples here to {found[:12]}: the data files "
+            "or the split changed). Start over with --fresh, or keep it and choose another "
+            "--out.")
     differs = [what for what, a, b in (
         ("model", old.model.get("spec"), new.model.get("spec")),
         ("strategy", old.strategy, new.strategy),

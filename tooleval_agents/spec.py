@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tooleval_agents.selection import parse_samples
+
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
     from langchain_core.language_models import BaseChatModel
@@ -47,7 +49,13 @@ class RunSpec:
     judge: str | BaseChatModel | None = None
     """A model for LLM-judged metrics (temperature 0 unless ``judge_kwargs`` say otherwise)."""
     limit: int | None = None
-    """Run the first ``limit`` examples only."""
+    """Run the first ``limit`` examples (of ``samples`` when given) only."""
+    samples: str | None = None
+    """Split indices and ranges to run, e.g. ``"10-20,37"`` (:mod:`tooleval_agents.selection`).
+    The run directory keeps every example it ran: another selection extends it."""
+    epochs: int = 1
+    """Attempts per example (:mod:`tooleval_agents.epochs`): pass@k, pass^k and the spread
+    across attempts join the summary."""
     max_concurrency: int = 8
     """Examples in flight at once (1 for a local one-request-at-a-time server)."""
     rps: float | None = None
@@ -81,6 +89,10 @@ class RunSpec:
             raise ValueError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be >= 1, got {self.limit}")
+        if self.epochs < 1:
+            raise ValueError(f"epochs must be >= 1, got {self.epochs}")
+        if self.samples is not None:
+            parse_samples(self.samples)
         if self.model_kwargs and not isinstance(self.model, str):
             raise ValueError("model_kwargs apply to a model spec; configure a model instance "
                              "when you create it")

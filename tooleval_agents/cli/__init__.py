@@ -13,6 +13,7 @@ from tooleval_agents.cli import (  # noqa: F401  (modules register their command
     report,
     run,
     score_run,
+    view,
 )
 from tooleval_agents.cli.score_predictions import generic_score
 from tooleval_agents.cli_base import GROUPS, app, run_cli

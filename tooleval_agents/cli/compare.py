@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -92,6 +92,13 @@ def compare_runs(
     if json_out:
         print_json(result.to_dict())
         return
+    show_comparison(result)
+
+
+def show_comparison(result: Any) -> None:
+    """A :class:`~tooleval_agents.compare.Comparison` as tables: metric x run, the paired
+    differences with their CIs, cost per example (also printed after a ``tooleval run``
+    sweep)."""
     table = Table(title="Metrics (0-100, each run over all its scored examples)")
     table.add_column("metric")
     for label in result.table.columns:

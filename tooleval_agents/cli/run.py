@@ -7,6 +7,8 @@ benchmark's language subsets, ``--category`` among the others.
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
 import sys
 from collections import Counter
@@ -33,6 +35,7 @@ from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import Benchmark, get_benchmark, strategies
 from tooleval_agents.rescore import parse_options
 from tooleval_agents.results import RunDir
+from tooleval_agents.selection import parse_samples
 
 FIX_FIRST = frozenset({"auth", "not_found", "aborted"})
 """Infra error kinds a retry does not cure: a rejected key or an unknown model (``aborted``:
@@ -46,6 +49,27 @@ def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
         return parse_options(pairs or [])
     except ValueError as exc:
         raise ValueError(f"{flag}: {exc}") from None
+
+
+def option_grid(pairs: list[str] | None, flag: str) -> list[dict[str, Any]]:
+    """Every combination of ``KEY=VALUE`` options, where a value ``a,b,c`` that is not JSON
+    (``[1, 2]`` stays one list) sweeps ``a``, ``b`` and ``c``.
+
+    >>> option_grid(["k=3,5", "base=flat"], "-O")
+    [{'k': 3, 'base': 'flat'}, {'k': 5, 'base': 'flat'}]
+    """
+    axes: list[list[tuple[str, str]]] = []
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        values = [value]
+        if sep and "," in value:
+            try:
+                json.loads(value)
+            except ValueError:
+                values = [v.strip() for v in value.split(",")]
+        axes.append([(key, v) for v in values])
+    return [parse_pairs([f"{k}={v}" for k, v in combo], flag)
+            for combo in itertools.product(*axes)]
 
 
 def one_line(exc: BaseException) -> str:
@@ -198,7 +222,8 @@ def _row(split: Split, summary: Any, out: Path, strategy: str | None,
     return {"experiment": summary.experiment, "run_dir": str(out / summary.experiment),
             "benchmark": split.benchmark, "task": split.task, "subset": split.subset,
             "strategy": strategy, "model": model, "metrics": summary.metrics,
-            "counts": summary.counts, "usage": summary.usage, "latency_s": summary.latency_s}
+            "counts": summary.counts, "usage": summary.usage, "latency_s": summary.latency_s,
+            "ci": summary.ci, **({"epochs": summary.epochs} if summary.epochs else {})}
 
 
 def _show(row: dict[str, Any]) -> None:
@@ -206,8 +231,12 @@ def _show(row: dict[str, Any]) -> None:
     table = Table()
     table.add_column("metric")
     table.add_column("value", justify="right")
+    table.add_column("95% CI", justify="right")
+    ci = row.get("ci") or {}
     for name, value in row["metrics"].items():
-        table.add_row(escape(name), format_metric(value, row["counts"].get("scored")))
+        low_high = ci.get(name)
+        table.add_row(escape(name), format_metric(value, row["counts"].get("scored")),
+                      f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
     console.print(table)
     counts = row["counts"]
     console.print(", ".join(f"{k}={v}" for k, v in counts.items()), markup=False,
@@ -220,12 +249,54 @@ def _show(row: dict[str, Any]) -> None:
                   markup=False, highlight=False)
 
 
+def _headline(bench: Benchmark, split: Split, rows: list[dict[str, Any]]) -> list[str]:
+    try:
+        names = list(bench.scorer(split).headline)
+    except (KeyError, ValueError):  # a judged task's scorer needs its judge
+        names = []
+    seen = [m for r in rows for m in r["metrics"]]
+    return [m for m in names if m in seen] or list(dict.fromkeys(seen))[:4]
+
+
+def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
+    """The runs of a sweep side by side, one table per split: what differs between them, n,
+    the headline metrics and tokens per example (``tooleval compare`` on their directories
+    adds paired confidence intervals)."""
+    done = [r for r in rows if r.get("experiment")]
+    axes = [k for k in ("strategy", "model", "agent", "strategy_options")
+            if len({json.dumps(r.get(k), sort_keys=True) for r in done}) > 1]
+    for key in dict.fromkeys((r["task"], r["subset"]) for r in done):
+        group = [r for r in done if (r["task"], r["subset"]) == key]
+        split = bench.split(*key)
+        metrics = _headline(bench, split, group)
+        table = Table(title=f"{split.name}: {len(group)} runs")
+        for column in (*axes, "n"):
+            table.add_column(column.replace("strategy_options", "options"), no_wrap=True)
+        for name in (*metrics, "tokens/example"):
+            table.add_column(name, justify="right")
+        for r in group:
+            n, total = r["counts"].get("scored", 0), r.get("split_examples")
+            cells = [str(r.get(a) if not isinstance(r.get(a), dict) else
+                         ",".join(f"{k}={v}" for k, v in r[a].items())) for a in axes]
+            tokens = r["usage"].get("input_tokens_per_example", 0.0) + \
+                r["usage"].get("output_tokens_per_example", 0.0)
+            table.add_row(*map(escape, cells), f"{n}/{total}" if total and total != n
+                          else str(n),
+                          *[format_metric(r["metrics"].get(m), n) for m in metrics],
+                          f"{tokens:.0f}")
+        console.print(table)
+    if len(done) > 1:
+        dirs = " ".join(str(r["run_dir"]) for r in done)
+        console.print(f"paired differences with CIs: tooleval compare {dirs}",
+                      markup=False, highlight=False, soft_wrap=True)
+
+
 @app.command("run")
 def run_command(
     benchmark: Annotated[str, typer.Argument(help="A registered benchmark.")],
-    model: Annotated[str, typer.Option(
+    model: Annotated[list[str], typer.Option(
         "--model", help="reference, noisy-reference[:RATE], or provider:model "
-        "(e.g. openai:gpt-4o-mini).")],
+        "(e.g. openai:gpt-4o-mini). Repeatable: one run per model.")],
     task: Annotated[str | None, typer.Option(
         "--task", help="Task, or all (default: the benchmark's only task).")] = None,
     lang: Annotated[str | None, typer.Option(
@@ -236,11 +307,12 @@ def run_command(
         "value lists the choices).")] = None,
     subset: Annotated[str | None, typer.Option(
         "--subset", help="Any subset (language or category), or all.")] = None,
-    strategy: Annotated[str | None, typer.Option(
-        "--strategy", help="Strategy (default: the benchmark's protocol for the split).")
-    ] = None,
+    strategy: Annotated[list[str] | None, typer.Option(
+        "--strategy", help="Strategy (default: the benchmark's protocol for the split). "
+        "Repeatable: one run per strategy.")] = None,
     option: Annotated[list[str] | None, typer.Option(
-        "--option", "-O", help="Strategy option KEY=VALUE (repeatable), e.g. -O k=3.")] = None,
+        "--option", "-O", help="Strategy option KEY=VALUE (repeatable), e.g. -O k=3; "
+        "-O k=3,4,5 runs one run per value.")] = None,
     agent: Annotated[list[str] | None, typer.Option(
         "--agent", help="Your agent: module.path:factory or path/to/file.py:factory, where "
         "factory(model, tools) returns a runnable over {'messages': [...]} (e.g. "
@@ -257,7 +329,14 @@ def run_command(
         "--scoring", help="Scoring profile, for benchmarks that declare one (e.g. strict or "
         "paper); a wrong value lists the choices.")] = None,
     limit: Annotated[int | None, typer.Option(
-        "--limit", min=1, help="Only the first N examples of each split.")] = None,
+        "--limit", min=1, help="Only the first N examples of each split (of --samples when "
+        "given). A larger --limit later extends the run: finished examples are kept.")
+    ] = None,
+    samples: Annotated[str | None, typer.Option(
+        "--samples", help="Split indices and ranges to run, e.g. 10-20,37.")] = None,
+    epochs: Annotated[int, typer.Option(
+        "--epochs", min=1, help="Attempts per example: the summary adds pass@k and pass^k "
+        "of success-type metrics and the spread across attempts.")] = 1,
     max_concurrency: Annotated[int, typer.Option(
         "--max-concurrency", min=1, help="Examples in flight at once.")] = 8,
     rps: Annotated[float | None, typer.Option(
@@ -287,8 +366,12 @@ def run_command(
     json_out: JsonOption = False,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
-    `OUT/<benchmark>-<task>-<subset>-<strategy>-<model>/` (config.json, examples.jsonl,
-    summary.json).
+    `OUT/<benchmark>-<task>-<subset>-<strategy>-<model>[-<hash>]/` (config.json,
+    examples.jsonl, summary.json; the hash names strategy and scoring options, model and judge
+    arguments when given).
+
+    Repeated --model, --strategy, --agent and swept options (-O k=3,4,5) run the grid, one run
+    each, one after the other, then print their comparison.
 
     Re-running the same command resumes: finished examples are kept (no model call), provider
     failures (429, 5xx, timeouts) are retried. Infrastructure errors are counted apart from
@@ -308,7 +391,11 @@ def run_command(
 
     try:
         bench = get_benchmark(benchmark)
-        options = parse_pairs(option, "--option")
+        grid = option_grid(option, "--option")
+        if samples is not None:
+            parse_samples(samples)
+        models = list(dict.fromkeys(model))
+        chosen = list(dict.fromkeys(strategy)) if strategy else [None]
         model_kwargs = parse_pairs(model_arg, "--model-arg")
         judge_kwargs = parse_pairs(judge_arg, "--judge-arg")
         if judge_kwargs and judge is None:
@@ -316,13 +403,16 @@ def run_command(
         agents: list[str | None] = list(dict.fromkeys(agent)) if agent else [None]
         for name in filter(None, agents):
             load_agent(name)  # a bad --agent fails now, before any split runs
-        named = strategies(bench.name).get((bench.name, strategy or ""))
-        if agent and named is not None and not named.accepts_agent:
-            can = [n for (_, n), s in strategies(bench.name).items() if s.accepts_agent]
-            raise ValueError(f"strategy {strategy!r} runs its own agent and cannot run "
-                             f"--agent; strategies that can: {', '.join(can) or 'none'}")
-        splits = [bench.split(t, s) for t in choose_tasks(bench, task, strategy)
-                  for s in choose_subsets(bench, t, lang, category, subset)]
+        for name in filter(None, chosen):
+            named = strategies(bench.name).get((bench.name, name))
+            if agent and named is not None and not named.accepts_agent:
+                can = [n for (_, n), s in strategies(bench.name).items() if s.accepts_agent]
+                raise ValueError(f"strategy {name!r} runs its own agent and cannot run "
+                                 f"--agent; strategies that can: {', '.join(can) or 'none'}")
+        plan = [(bench.split(t, s), strat) for strat in chosen
+                for t in choose_tasks(bench, task, strat)
+                for s in choose_subsets(bench, t, lang, category, subset)]
+        splits = list(dict.fromkeys(split for split, _ in plan))
         policy = RetryPolicy(max_attempts=max_attempts, timeout=timeout)
         if judge is None:  # a split scored only by a judge fails now, not after the others ran
             for split in splits:
@@ -337,7 +427,7 @@ def run_command(
     if judge is not None:
         from tooleval_agents.runner import judge_arguments
 
-        _, inherited = judge_arguments(model, model_kwargs, judge, judge_kwargs)
+        _, inherited = judge_arguments(models[0], model_kwargs, judge, judge_kwargs)
         if inherited:
             notes.append(f"the judge {judge} uses the model's {', '.join(inherited)} (same "
                          "provider, no --judge-arg endpoint of its own)")
@@ -345,12 +435,14 @@ def run_command(
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
-    for split, user_agent in ((s, a) for s in splits for a in agents):
+    grid_runs = [(split, strat, m, a, opts) for split, strat in plan for m in models
+                 for a in agents for opts in grid]
+    for split, strat, model_spec, user_agent, options in grid_runs:
         try:
             summary = run_experiment(
-                bench.name, task=split.task, subset=split.subset, strategy=strategy,
-                agent=user_agent,
-                model=model, judge=judge, limit=limit, max_concurrency=max_concurrency,
+                bench.name, task=split.task, subset=split.subset, strategy=strat,
+                agent=user_agent, samples=samples, epochs=epochs,
+                model=model_spec, judge=judge, limit=limit, max_concurrency=max_concurrency,
                 rps=rps, out=out, upload=upload, data_dir=data_dir,
                 strategy_options=options,
                 scoring_options={"scoring": scoring} if scoring else None, cache=cache,
@@ -369,9 +461,12 @@ def run_command(
                          "subset": split.subset, "error": message})
             continue
         config = RunDir(out / summary.experiment).read_config()
-        row = _row(split, summary, out, config.strategy, model)
+        row = _row(split, summary, out, config.strategy, model_spec)
+        row["split_examples"] = config.dataset.total
         if user_agent is not None:
             row["agent"] = user_agent
+        if options:
+            row["strategy_options"] = options
         left = int(summary.counts.get("infra_errors", 0))
         advice = None
         if left:
@@ -388,6 +483,8 @@ def run_command(
         for text in filter(None, (advice, judge_note)):  # stderr: --json keeps stdout clean
             err_console.print(f"[yellow]{escape(f'{split.name}: {text}')}[/]",
                               highlight=False)
+    if not json_out and sum(bool(r.get("experiment")) for r in rows) > 1:
+        show_sweep(bench, rows)
     if json_out:
         print_json(rows[0] if len(rows) == 1 else rows)
     if failed:

@@ -1,0 +1,72 @@
+"""Which examples of a split a run covers: ``--samples`` (split indices and ranges), then
+``--limit`` (the first N of those).
+
+A run directory keeps the results of every example it ever ran; the selection only says which
+of them a command runs and summarises, so growing ``--limit`` (or adding indices) extends a
+run, and its summary says n of N.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_PART = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+def parse_samples(text: str) -> list[tuple[int, int]]:
+    """``"10-20,37"`` -> ``[(10, 20), (37, 37)]`` (inclusive ranges of split indices).
+
+    >>> parse_samples("10-20, 37")
+    [(10, 20), (37, 37)]
+    >>> parse_samples("5-3")
+    Traceback (most recent call last):
+    ValueError: --samples: range '5-3' runs backwards; write it as 3-5
+    """
+    ranges = []
+    for part in text.split(","):
+        match = _PART.match(part)
+        if match is None:
+            raise ValueError(f"--samples: cannot read {part.strip()!r}; give split indices and "
+                             "ranges such as 10-20,37")
+        low = int(match.group(1))
+        high = int(match.group(2)) if match.group(2) is not None else low
+        if high < low:
+            raise ValueError(f"--samples: range '{low}-{high}' runs backwards; write it as "
+                             f"{high}-{low}")
+        ranges.append((low, high))
+    return ranges
+
+
+def _index(example: Any, position: int) -> int:
+    metadata = getattr(example, "metadata", None) or {}
+    return int(metadata.get("index", position))
+
+
+def select(examples: Sequence[T], samples: str | None = None,
+           limit: int | None = None) -> list[T]:
+    """The examples ``samples`` names (by split index, in split order), then the first
+    ``limit`` of them.
+
+    Raises:
+        ValueError: an index the split does not have (naming its range).
+    """
+    chosen = list(examples)
+    if samples:
+        wanted = parse_samples(samples)
+        indices = {_index(e, i): e for i, e in enumerate(examples)}
+        missing = sorted({n for low, high in wanted for n in range(low, high + 1)
+                          if n not in indices})
+        if missing:
+            top = max(indices) if indices else -1
+            raise ValueError(f"--samples: the split has no example {missing[0]} (its indices "
+                             f"are 0-{top})")
+        keep = {n for low, high in wanted for n in range(low, high + 1)}
+        chosen = [e for i, e in enumerate(examples) if _index(e, i) in keep]
+    return chosen[:limit] if limit is not None else chosen
+
+
+__all__ = ["parse_samples", "select"]

@@ -1,0 +1,188 @@
+"""``tooleval view``: finished runs as a static site that opens from ``file://``, offline.
+
+One folder: ``index.html``, the page's script and style (``app.js``, ``style.css``, ours, no
+CDN), and ``data/`` with each run's examples as JavaScript files the page loads on demand
+(``<script>`` tags: a page opened from ``file://`` may not ``fetch`` files). Per run:
+
+* ``data/<run>/index.js``: one row per example (id, index, status, error kind, scores,
+  tokens, latency): the run page's sortable, filterable, paginated table;
+* ``data/<run>/chunk-<k>.js``: :data:`CHUNK` examples each, complete (inputs, gold answer,
+  every model call with its messages and tools resolved from the run's ``prompts.jsonl``, raw
+  outputs, prediction, scores with comments, trace), loaded when one of them is opened.
+
+The page lists the runs (headline metrics, n of N), shows a run's examples, one example, and
+the same example in two runs side by side (runs over the same split). Nothing in the site is
+executed as HTML: every value is inserted as text.
+
+Example::
+
+    tooleval view runs/ --out site/      # then open site/index.html
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tooleval_agents.jsonio import atomic_write_text
+from tooleval_agents.registry import get_benchmark
+from tooleval_agents.results import CONFIG, RunDir
+from tooleval_agents.transcripts import PROMPTS
+
+CHUNK = 50
+"""Examples per detail file: opening one example loads its chunk only."""
+ASSETS = ("index.html", "app.js", "style.css")
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Site:
+    """What :func:`build_site` wrote."""
+
+    out: Path
+    runs: int
+    examples: int
+
+    @property
+    def index(self) -> Path:
+        return self.out / "index.html"
+
+
+def find_runs(paths: Sequence[Path | str]) -> list[Path]:
+    """Run directories as given; a folder holding runs (any depth) replaced by those runs."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if (path / CONFIG).is_file():
+            out.append(path)
+        elif path.is_dir():
+            found = sorted(p.parent for p in path.rglob(CONFIG))
+            if not found:
+                raise FileNotFoundError(f"{path} holds no run (no {CONFIG} under it)")
+            out.extend(found)
+        else:
+            raise FileNotFoundError(f"{path} is not a run directory or a folder of runs")
+    return list(dict.fromkeys(p.resolve() for p in out))
+
+
+def _script(key: str, value: Any) -> str:
+    # JSON is valid JavaScript; "</" is escaped so no value can close the script element.
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    return f"TOOLEVAL.put({json.dumps(key)},{text});\n"
+
+
+def _run_id(path: Path, taken: set[str]) -> str:
+    base = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.name)[:80] or "run"
+    rid = base
+    if rid in taken:
+        rid = f"{base}-{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
+    taken.add(rid)
+    return rid
+
+
+def _row(result: Any) -> dict[str, Any]:
+    score = result.score or {}
+    return {"id": result.example_id, "index": result.index, "status": result.status,
+            "error_kind": result.error_kind, "scores": score.get("scores") or {},
+            "error": (result.error or score.get("error") or "")[:300],
+            "tokens": result.usage.input_tokens + result.usage.output_tokens,
+            "calls": result.usage.model_calls, "latency_s": round(result.latency_s, 3)}
+
+
+def _detail(result: Any, prompts: dict[str, Any]) -> dict[str, Any]:
+    calls = []
+    for call in result.model_calls:
+        calls.append({"messages": [prompts.get(m, {"role": "?", "content": f"(message {m} "
+                                                    "missing from prompts.jsonl)"})
+                                   for m in call.messages],
+                      "tools": prompts.get(call.tools) if call.tools else None,
+                      "output": call.output, "error": call.error})
+    return {**result.model_dump(mode="json", exclude={"model_calls"}), "model_calls": calls}
+
+
+def _headline(config: Any, metrics: dict[str, Any]) -> list[str]:
+    """The benchmark's headline metrics for the run's split, else its first four."""
+    try:
+        bench = get_benchmark(config.benchmark)
+        names = list(bench.scorer(bench.split(config.task, config.subset),
+                                  options=config.scoring_options).headline)
+    except Exception:  # an unregistered benchmark, or a scorer that needs its judge
+        names = []
+    return [m for m in names if m in metrics] or list(metrics)[:4]
+
+
+def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], int]:
+    rd = RunDir(path)
+    config = rd.read_config()
+    summary = rd.read_summary() if (path / "summary.json").is_file() else None
+    results = sorted(rd.results().values(), key=lambda r: r.index)
+    prompts = _read_prompts(path)
+    folder = data_dir / rid
+    folder.mkdir(parents=True, exist_ok=True)
+    chunks: dict[str, int] = {}
+    for k in range(0, len(results), CHUNK):
+        part = results[k:k + CHUNK]
+        for r in part:
+            chunks[r.example_id] = k // CHUNK
+        atomic_write_text(folder / f"chunk-{k // CHUNK}.js", _script(
+            f"{rid}/chunk-{k // CHUNK}", [_detail(r, prompts) for r in part]))
+    atomic_write_text(folder / "index.js", _script(
+        f"{rid}/index", [{**_row(r), "chunk": chunks[r.example_id]} for r in results]))
+    meta = {"id": rid, "path": str(path), "experiment": config.experiment,
+            "benchmark": config.benchmark, "task": config.task, "subset": config.subset,
+            "split": config.dataset.name, "strategy": config.strategy,
+            "strategy_options": config.strategy_options, "agent": config.agent,
+            "model": config.model.get("spec"), "judge": (config.judge or {}).get("spec"),
+            "scoring_options": config.scoring_options,
+            "examples": len(results), "split_examples": config.dataset.total,
+            "created_at": config.created_at,
+            "metrics": summary.metrics if summary else {},
+            "headline": _headline(config, summary.metrics if summary else {}),
+            "counts": summary.counts if summary else {},
+            "usage": summary.usage if summary else {},
+            "latency_s": summary.latency_s if summary else {}}
+    return meta, len(results)
+
+
+def _read_prompts(path: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    file = path / PROMPTS
+    if file.is_file():
+        for line in file.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue  # a torn last line
+            out[str(row.get("id"))] = row.get("value")
+    return out
+
+
+def build_site(paths: Sequence[Path | str], out: Path | str) -> Site:
+    """Write the site for the runs under ``paths`` into ``out`` (its ``index.html``, assets
+    and ``data/`` are replaced; nothing else in ``out`` is touched)."""
+    runs = find_runs(paths)
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    data_dir = target / "data"
+    if data_dir.exists():
+        shutil.rmtree(data_dir)
+    data_dir.mkdir()
+    taken: set[str] = set()
+    metas = []
+    total = 0
+    for path in runs:
+        meta, n = _write_run(path, _run_id(path, taken), data_dir)
+        metas.append(meta)
+        total += n
+    atomic_write_text(data_dir / "runs.js", _script("runs", metas))
+    for name in ASSETS:
+        shutil.copyfile(HERE / name, target / name)
+    return Site(out=target, runs=len(metas), examples=total)
+
+
+__all__ = ["CHUNK", "Site", "build_site", "find_runs"]

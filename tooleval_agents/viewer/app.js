@@ -1,0 +1,278 @@
+// tooleval view: runs, a run's examples, one example (or the same example in two runs).
+// Data arrive as data/*.js files calling TOOLEVAL.put(key, value); every value is shown as
+// text (textContent), never parsed as HTML.
+"use strict";
+
+const TOOLEVAL = window.TOOLEVAL = {
+  data: {}, waiting: {}, loading: {},
+  put(key, value) {
+    this.data[key] = value;
+    (this.waiting[key] || []).forEach((resolve) => resolve(value));
+    delete this.waiting[key];
+  },
+};
+const PAGE = 100;
+
+function load(key) {
+  return new Promise((resolve, reject) => {
+    if (key in TOOLEVAL.data) { resolve(TOOLEVAL.data[key]); return; }
+    (TOOLEVAL.waiting[key] = TOOLEVAL.waiting[key] || []).push(resolve);
+    if (TOOLEVAL.loading[key]) return;
+    TOOLEVAL.loading[key] = true;
+    const script = document.createElement("script");
+    script.src = "data/" + key + ".js";
+    script.onerror = () => reject(new Error("cannot load data/" + key + ".js"));
+    document.head.appendChild(script);
+  });
+}
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function num(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "n/a";
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toFixed(2);
+  return String(value);
+}
+
+function pretty(value) {
+  if (typeof value === "string") return value;
+  return JSON.stringify(value, null, 2);
+}
+
+function block(title, value, open) {
+  if (value === null || value === undefined || (Array.isArray(value) && !value.length)) return null;
+  return el("details", {open: open !== false, class: "block"}, el("summary", {}, title),
+            el("pre", {}, pretty(value)));
+}
+
+function parseHash() {
+  const [path, query] = location.hash.replace(/^#\/?/, "").split("?");
+  const params = new URLSearchParams(query || "");
+  return {parts: path.split("/").filter(Boolean).map(decodeURIComponent), params};
+}
+
+function link(parts, params) {
+  const query = params && [...params].length ? "?" + params.toString() : "";
+  return "#/" + parts.map(encodeURIComponent).join("/") + query;
+}
+
+function headline(run) {
+  return run.headline && run.headline.length ? run.headline : Object.keys(run.metrics || {}).slice(0, 4);
+}
+
+function runLabel(run) {
+  const opts = Object.entries(run.strategy_options || {}).map(([k, v]) => k + "=" + v).join(",");
+  return [run.strategy + (opts ? "(" + opts + ")" : ""), run.agent, run.model].filter(Boolean)
+    .join(" · ");
+}
+
+function nOfN(run) {
+  const n = run.counts.scored !== undefined ? run.counts.scored : run.examples;
+  return run.split_examples && run.split_examples !== n ? n + " of " + run.split_examples : String(n);
+}
+
+// --- pages ---------------------------------------------------------------------------------
+
+function runsPage(runs) {
+  const names = [...new Set(runs.flatMap(headline))];
+  const table = el("table", {id: "runs"},
+    el("thead", {}, el("tr", {}, ["run", "split", "n", ...names, "tokens/example"].map(
+      (h) => el("th", {}, h)))),
+    el("tbody", {}, runs.map((run) => el("tr", {"data-run": run.id},
+      el("td", {}, el("a", {href: link(["run", run.id])}, runLabel(run))),
+      el("td", {}, run.split),
+      el("td", {class: "num"}, nOfN(run)),
+      names.map((m) => el("td", {class: "num"}, m in run.metrics ? num(run.metrics[m]) : "")),
+      el("td", {class: "num"}, num((run.usage.input_tokens_per_example || 0) +
+                                   (run.usage.output_tokens_per_example || 0)))))));
+  return [el("h1", {}, runs.length + " run(s)"), table];
+}
+
+function filterRows(rows, params) {
+  const status = params.get("status"), kind = params.get("kind"), metric = params.get("metric");
+  const low = params.get("min"), high = params.get("max");
+  return rows.filter((r) => (!status || r.status === status) &&
+    (!kind || (r.error_kind || "") === kind) &&
+    (!metric || ((low === null || low === "" || (r.scores[metric] ?? -Infinity) >= +low) &&
+                 (high === null || high === "" || (r.scores[metric] ?? Infinity) <= +high))));
+}
+
+function sortRows(rows, key, desc) {
+  const value = (r) => key === "index" ? r.index : key === "status" ? r.status :
+    key === "tokens" ? r.tokens : key === "latency" ? r.latency_s : r.scores[key];
+  const sorted = [...rows].sort((a, b) => {
+    const x = value(a), y = value(b);
+    if (x === y) return a.index - b.index;
+    if (x === undefined || x === null) return 1;
+    if (y === undefined || y === null) return -1;
+    return x < y ? -1 : 1;
+  });
+  return desc ? sorted.reverse() : sorted;
+}
+
+function runPage(run, rows, params) {
+  const metrics = headline(run);
+  const go = (changes) => {
+    const next = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(changes)) { if (v === "" || v === null) next.delete(k); else next.set(k, v); }
+    if (!("page" in changes)) next.delete("page");
+    location.hash = link(["run", run.id], next);
+  };
+  const select = (name, values, label) => el("label", {}, label + " ",
+    el("select", {name, onchange: (e) => go({[name]: e.target.value})},
+      el("option", {value: ""}, "all"),
+      values.map((v) => el("option", {value: v, selected: params.get(name) === v}, v || "(none)"))));
+  const kinds = [...new Set(rows.map((r) => r.error_kind || ""))].filter(Boolean).sort();
+  const statuses = [...new Set(rows.map((r) => r.status))].sort();
+  const allMetrics = [...new Set(rows.flatMap((r) => Object.keys(r.scores)))];
+  const filters = el("div", {class: "filters"},
+    select("status", statuses, "status"), select("kind", kinds, "error kind"),
+    select("metric", allMetrics, "metric"),
+    el("label", {}, "from ", el("input", {name: "min", size: 5, value: params.get("min") || "",
+                                           onchange: (e) => go({min: e.target.value})})),
+    el("label", {}, "to ", el("input", {name: "max", size: 5, value: params.get("max") || "",
+                                         onchange: (e) => go({max: e.target.value})})));
+  const sortKey = params.get("sort") || "index", desc = params.get("desc") === "1";
+  const shown = sortRows(filterRows(rows, params), sortKey, desc);
+  const page = Math.max(0, +(params.get("page") || 0));
+  const slice = shown.slice(page * PAGE, (page + 1) * PAGE);
+  const head = (key, label) => el("th", {class: "sortable",
+    onclick: () => go({sort: key, desc: sortKey === key && !desc ? "1" : ""})},
+    label + (sortKey === key ? (desc ? " ▼" : " ▲") : ""));
+  const table = el("table", {id: "examples"},
+    el("thead", {}, el("tr", {}, head("index", "#"), head("status", "status"),
+      el("th", {}, "error kind"), metrics.map((m) => head(m, m)),
+      head("tokens", "tokens"), head("latency", "latency s"))),
+    el("tbody", {}, slice.map((r) => el("tr", {"data-index": r.index, class: r.status},
+      el("td", {}, el("a", {href: link(["run", run.id, "ex", String(r.index)])}, String(r.index))),
+      el("td", {}, r.status), el("td", {}, r.error_kind || ""),
+      metrics.map((m) => el("td", {class: "num"}, m in r.scores ? num(r.scores[m]) : "")),
+      el("td", {class: "num"}, r.tokens), el("td", {class: "num"}, num(r.latency_s))))));
+  const pager = el("div", {class: "pager"},
+    el("button", {disabled: page === 0, onclick: () => go({page: page - 1})}, "previous"),
+    ` ${shown.length ? page * PAGE + 1 : 0}-${page * PAGE + slice.length} of ${shown.length} `,
+    el("button", {disabled: (page + 1) * PAGE >= shown.length, onclick: () => go({page: page + 1})}, "next"));
+  const summary = el("table", {class: "summary"}, el("tbody", {},
+    Object.entries(run.metrics).map(([k, v]) => el("tr", {}, el("td", {}, k),
+      el("td", {class: "num"}, num(v))))));
+  return [el("h1", {}, run.experiment),
+          el("p", {class: "muted"}, `${run.split} · ${runLabel(run)} · n ${nOfN(run)} · ` +
+             Object.entries(run.counts).map(([k, v]) => k + " " + v).join(", ")),
+          el("details", {class: "block"}, el("summary", {}, "metrics"), summary),
+          filters, table, pager];
+}
+
+function message(m) {
+  const calls = m.tool_calls ? el("pre", {class: "calls"}, pretty(m.tool_calls)) : null;
+  return el("div", {class: "message " + (m.role || "")},
+    el("div", {class: "role"}, (m.role || "?") + (m.name ? " · " + m.name : "") +
+       (m.status === "error" ? " · error" : "")),
+    el("pre", {}, pretty(m.content)), calls);
+}
+
+function exampleColumn(run, detail) {
+  if (!detail) return el("div", {class: "column"}, el("h2", {}, runLabel(run)),
+                         el("p", {}, "this run has no such example"));
+  const score = detail.score || {};
+  const scores = el("table", {class: "scores"}, el("tbody", {},
+    Object.entries(score.scores || {}).map(([k, v]) => el("tr", {}, el("td", {}, k),
+      el("td", {class: "num"}, num(v)), el("td", {class: "comment"}, (score.comments || {})[k] || ""))),
+    Object.entries(score.parts || {}).map(([k, v]) => el("tr", {}, el("td", {}, k),
+      el("td", {class: "num"}, num(v.hits) + " / " + num(v.total)), el("td", {}, "")))));
+  const calls = (detail.model_calls || []).map((c, i) => el("details", {open: true, class: "block call"},
+    el("summary", {}, `model call ${i + 1}` + (c.tools ? ` · ${c.tools.length} tool(s) bound` : "")),
+    c.messages.map(message),
+    c.tools ? block("tools", c.tools, false) : null,
+    c.output ? message(c.output) : el("p", {class: "error"}, c.error || "no answer")));
+  const out = detail.outputs || {};
+  return el("div", {class: "column"},
+    el("h2", {}, runLabel(run)),
+    el("p", {class: "status " + detail.status}, detail.status +
+       (detail.error_kind ? " · " + detail.error_kind : "") + (detail.error ? ": " + detail.error : "")),
+    el("p", {class: "muted"}, `tokens ${detail.usage.input_tokens} in / ${detail.usage.output_tokens} out · ` +
+       `${detail.usage.model_calls} model call(s) · ${num(detail.latency_s)} s`),
+    el("h3", {}, "scores"), scores,
+    score.error ? el("p", {class: "error"}, score.error) : null,
+    block("input", detail.inputs),
+    block("gold answer", detail.reference_outputs),
+    el("h3", {}, "model calls"), calls.length ? calls : el("p", {class: "muted"}, "none recorded"),
+    block("raw outputs", out.raw_outputs, false),
+    block("prediction", out.prediction),
+    out.parse_error ? el("p", {class: "error"}, "parse error: " + out.parse_error) : null,
+    block("trace", out.trace));
+}
+
+async function examplePage(run, rows, index, params, runs) {
+  const row = rows.find((r) => String(r.index) === index);
+  if (!row) return [el("p", {class: "error"}, `no example ${index} in ${run.experiment}`)];
+  const chunk = await load(run.id + "/chunk-" + row.chunk);
+  const detail = chunk.find((d) => String(d.index) === index);
+  const others = runs.filter((r) => r.id !== run.id && r.split === run.split);
+  const withId = params.get("with");
+  const columns = [exampleColumn(run, detail)];
+  if (withId) {
+    const other = runs.find((r) => r.id === withId);
+    if (other) {
+      const otherRows = await load(other.id + "/index");
+      const otherRow = otherRows.find((r) => String(r.index) === index);
+      const otherDetail = otherRow ?
+        (await load(other.id + "/chunk-" + otherRow.chunk)).find((d) => String(d.index) === index) : null;
+      columns.push(exampleColumn(other, otherDetail));
+    }
+  }
+  const position = rows.indexOf(row);
+  const nav = (delta) => rows[position + delta] ?
+    el("a", {href: link(["run", run.id, "ex", String(rows[position + delta].index)], params)},
+       delta < 0 ? "← previous" : "next →") : null;
+  const compare = others.length ? el("label", {}, "side by side with ",
+    el("select", {onchange: (e) => { const p = new URLSearchParams(params);
+      if (e.target.value) p.set("with", e.target.value); else p.delete("with");
+      location.hash = link(["run", run.id, "ex", index], p); }},
+      el("option", {value: ""}, "(none)"),
+      others.map((o) => el("option", {value: o.id, selected: o.id === withId}, runLabel(o))))) : null;
+  return [el("h1", {}, `${run.split} · example ${index}`),
+          el("p", {class: "nav"}, el("a", {href: link(["run", run.id])}, "all examples"), " ",
+             nav(-1), " ", nav(1), " ", compare),
+          el("div", {class: "columns n" + columns.length, id: "example"}, columns)];
+}
+
+async function render() {
+  const started = performance.now();
+  const app = document.getElementById("app");
+  const runs = TOOLEVAL.data.runs || [];
+  const {parts, params} = parseHash();
+  let content;
+  try {
+    if (parts[0] === "run" && parts[1]) {
+      const run = runs.find((r) => r.id === parts[1]);
+      if (!run) throw new Error("no run " + parts[1]);
+      document.getElementById("where").textContent = " / " + run.experiment;
+      const rows = await load(run.id + "/index");
+      content = parts[2] === "ex" ? await examplePage(run, rows, parts[3], params, runs)
+                                  : runPage(run, rows, params);
+    } else {
+      document.getElementById("where").textContent = "";
+      content = runsPage(runs);
+    }
+  } catch (error) {
+    content = [el("p", {class: "error"}, String(error.message || error))];
+  }
+  app.replaceChildren(...content.flat().filter(Boolean));
+  document.body.setAttribute("data-render-ms", (performance.now() - started).toFixed(1));
+  document.body.setAttribute("data-rendered", location.hash || "#/");
+}
+
+window.addEventListener("hashchange", render);
+window.addEventListener("load", render);
