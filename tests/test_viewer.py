@@ -131,3 +131,18 @@ def test_the_site_renders_runs_examples_and_one_example_in_chromium(runs: Path,
 
 def _escaped(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@needs_chromium
+def test_each_attempt_of_an_epochs_run_has_its_own_page(samples: Path, tmp_path: Path) -> None:
+    summary = run(samples, tmp_path / "runs", "appbench", subset="ss", model="noisy-reference:0.5",
+                  epochs=2)
+    site = build_site([tmp_path / "runs"], tmp_path / "site")
+    rid = Path(summary.run_dir).name
+    listing = render(site.index, f"#/run/{rid}")
+    keys = re.findall(r'<tr data-index="([\d@]+)"', listing)
+    assert sorted(keys) == sorted([str(i) for i in range(6)] + [f"{i}@1" for i in range(6)])
+    page = render(site.index, f"#/run/{rid}/ex/2@1")
+    second = next(r for r in summary.results() if r.index == 2 and r.epoch == 1)
+    assert "example 2@1" in page
+    assert _escaped(str(second.model_calls[-1].output["content"])[:50]) in page

@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Scorer
+from tooleval_agents.costs import run_cost
+from tooleval_agents.epochs import binary_metrics
 from tooleval_agents.rescore import rescore_results, scorer_for, stored_score
 from tooleval_agents.results import ExampleResult, RunConfig, RunDir
 
@@ -329,8 +331,11 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
     Columns: ``examples`` (recorded results, infra errors included), ``scored`` (not infra
     errors), ``infra_errors``; ``mean_input_tokens``, ``mean_output_tokens``,
     ``mean_model_calls`` and the totals over every recorded result (infra errors included:
-    their tokens were spent); ``mean_latency_s`` over the scored results. A mean over no
-    result is NaN.
+    their tokens were spent); ``mean_latency_s`` over the scored results; ``cost_usd`` (the
+    model's and the judge's tokens at :mod:`tooleval_agents.costs` prices),
+    ``cost_per_example_usd`` and ``cost_per_success_usd`` (a success: a 100 on the first
+    success-type headline metric). A mean over no result, and a cost at an unknown price, is
+    NaN.
     """
     rows = {}
     for run in runs:
@@ -339,6 +344,26 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
 
         def mean(values: Sequence[float]) -> float:
             return float(sum(values)) / len(values) if values else np.nan
+
+        usage = {"input_tokens": sum(r.usage.input_tokens for r in recorded),
+                 "output_tokens": sum(r.usage.output_tokens for r in recorded),
+                 "cached_input_tokens": sum(r.usage.cached_input_tokens for r in recorded),
+                 "judge_input_tokens": sum(r.judge_usage.input_tokens for r in recorded),
+                 "judge_output_tokens": sum(r.judge_usage.output_tokens for r in recorded),
+                 "judge_cached_input_tokens": sum(r.judge_usage.cached_input_tokens
+                                                  for r in recorded),
+                 "judge_calls": sum(r.judge_usage.model_calls for r in recorded)}
+        binary = binary_metrics([dict(s.scores) for s in run.scores.values()],
+                                list(run.scorer.headline))
+        successes = (sum(s.scores.get(binary[0]) == 100.0 for s in run.scores.values())
+                     if binary else None)
+        cost = run_cost(model=run.config.model.get("spec"),
+                        judge=(run.config.judge or {}).get("spec"),
+                        usage={k: float(v) for k, v in usage.items()},
+                        examples=len(recorded), successes=successes)
+
+        def usd(value: float | None) -> float:
+            return np.nan if value is None else float(value)
 
         rows[run.label] = {
             "examples": len(recorded),
@@ -350,6 +375,11 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
             "mean_latency_s": mean([r.latency_s for r in scored]),
             "total_input_tokens": sum(r.usage.input_tokens for r in recorded),
             "total_output_tokens": sum(r.usage.output_tokens for r in recorded),
+            "judge_input_tokens": usage["judge_input_tokens"],
+            "judge_output_tokens": usage["judge_output_tokens"],
+            "cost_usd": usd(cost["total_usd"]),
+            "cost_per_example_usd": usd(cost["per_example_usd"]),
+            "cost_per_success_usd": usd(cost["per_success_usd"]),
         }
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "run"

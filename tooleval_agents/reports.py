@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -228,7 +229,8 @@ class Layout:
         metrics = list(headline)
         fig = Figure(figsize=(max(4.0, 1.6 * len(metrics) * max(1, len(runs)) ** 0.5 + 2), 3.6))
         ax = fig.add_subplot()
-        grouped_bars(ax, metrics, {r.label: [r.metrics().get(m, np.nan) for m in metrics]
+        grouped_bars(ax, metrics, {f"{r.label} (n={n_of(r)})": [r.metrics().get(m, np.nan)
+                                                                for m in metrics]
                                     for r in runs})
         ax.set_ylabel("score (0-100)")
         ax.set_title(f"{benchmark}: headline metrics")
@@ -239,6 +241,38 @@ class Layout:
 
 # ------------------------------------------------------------------------------------- report
 
+MANIFEST = ".tooleval-report.json"
+"""The files a report wrote into its folder: the next report there replaces those (stale
+figures of runs no longer in it included) and leaves every other file alone."""
+
+
+def n_of(run: RunData) -> str:
+    """``"30 of 200"`` for a run over part of its split, ``"200"`` otherwise."""
+    n, total = len(run.scores), run.config.dataset.total
+    return f"{n} of {total}" if total and total != n else str(n)
+
+
+def _n_note(runs: Sequence[RunData]) -> str:
+    partial = any(r.config.dataset.total and r.config.dataset.total != len(r.scores)
+                  for r in runs)
+    return ("*n (scored examples" + (" of the split" if partial else "") + "): "
+            + "; ".join(f"{r.label} {n_of(r)}" for r in runs) + "*")
+
+
+def _clear_previous(out: Path) -> None:
+    manifest = out / MANIFEST
+    if not manifest.is_file():
+        return
+    try:
+        names = json.loads(manifest.read_text(encoding="utf-8"))
+    except ValueError:
+        return
+    for name in names if isinstance(names, list) else []:
+        path = out / str(name)
+        if path.parent == out and path.is_file():  # only files it wrote, at its top level
+            path.unlink()
+
+
 def _runs_frame(runs: Sequence[RunData]) -> pd.DataFrame:
     systems = system_labels(runs)
     return pd.DataFrame([{
@@ -248,7 +282,7 @@ def _runs_frame(runs: Sequence[RunData]) -> pd.DataFrame:
         "model": r.config.model.get("spec"),
         "scoring": ", ".join(f"{k}={v}" for k, v in sorted(r.config.scoring_options.items())),
         "judge": (r.config.judge or {}).get("spec"),
-        "scored": len(r.scores),
+        "scored": len(r.scores), "n": n_of(r),
         "model_errors": sum(x.status == "model_error" for x in r.results.values()),
         "infra_errors": r.infra_errors, "rescored": r.rescored,
     } for r in runs])
@@ -275,6 +309,7 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
     data = [load_run(r, rescore=rescore, scoring_options=scoring_options, data_dir=data_dir)
             for r in runs]
     comparison = compare(data, metrics=metrics, n_boot=n_boot, seed=seed)
+    _clear_previous(out)
     report = Report(out_dir=out, markdown=out / "report.md", comparison=comparison)
 
     def csv(name: str, frame: pd.DataFrame, *, index: bool) -> str:
@@ -302,14 +337,15 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
         for table in [*own_tables, *generic.tables(benchmark, group)]:
             name = csv(table.name, table.frame, index=table.frame.index.name is not None)
             shown = table.display if table.display is not None else table.frame
-            md += [f"### {table.title}", "", markdown_table(shown), ""]
+            md += [f"### {table.title}", "", markdown_table(shown), "", _n_note(group), ""]
             if table.note:
                 md += [f"*{table.note}*", ""]
             md += [f"CSV: [{name}]({name})", ""]
         own_figures = bench.report_figures(group, out) if bench else []
         for figure in [*own_figures, *generic.figures(benchmark, group, out)]:
             report.figures.append(figure.path)
-            md += [f"### {figure.title}", "", f"![{figure.title}]({figure.path.name})", ""]
+            md += [f"### {figure.title}", "", f"![{figure.title}]({figure.path.name})", "",
+                   _n_note(group), ""]
             if figure.note:
                 md += [f"*{figure.note}*", ""]
 
@@ -341,4 +377,6 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
     if comparison.notes:
         md += ["## Notes", "", *[f"- {n}" for n in comparison.notes], ""]
     report.markdown.write_text("\n".join(md), encoding="utf-8")
+    written = [report.markdown, *report.csv, *report.figures]
+    (out / MANIFEST).write_text(json.dumps(sorted({p.name for p in written})), encoding="utf-8")
     return report

@@ -253,7 +253,9 @@ def build_summary(config: RunConfig, results: Mapping[str, ExampleResult], score
     wall = base.latency_s.get("wall") if base is not None else None
     return summarize(config.experiment, scorer.aggregate, list(results.values()),
                      examples=config.dataset.examples * config.epochs, wall_s=wall,
-                     epochs=config.epochs, headline=scorer.headline)
+                     epochs=config.epochs, headline=scorer.headline,
+                     model=config.model.get("spec"),
+                     judge=(config.judge or {}).get("spec"))
 
 
 def run_state(run_dir: Path | str) -> dict[str, Any]:

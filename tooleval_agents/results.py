@@ -31,6 +31,7 @@ try:  # POSIX; elsewhere a run directory is not locked
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
+from tooleval_agents.costs import run_cost
 from tooleval_agents.epochs import binary_metrics, epoch_summary
 from tooleval_agents.intervals import bootstrap_intervals
 from tooleval_agents.jsonio import atomic_write_text
@@ -117,6 +118,8 @@ class Usage(BaseModel):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    """Input tokens the provider served from its prompt cache (part of ``input_tokens``)."""
     model_calls: int = 0
     cache_hits: int = 0
     """Model answers served by the response cache (no tokens, no call)."""
@@ -155,6 +158,8 @@ class ExampleResult(BaseModel):
     error_kind: str | None = None
     """e.g. ``rate_limit``, ``server_error``, ``timeout``, ``connection``, ``parse``..."""
     usage: Usage = Field(default_factory=Usage)
+    judge_usage: Usage = Field(default_factory=Usage)
+    """The judge's calls while scoring this example (apart from the model's)."""
     latency_s: float = 0.0
     retries: int = 0
     """Provider retries spent on this example."""
@@ -190,6 +195,10 @@ class RunSummary(BaseModel):
     ci: dict[str, list[float]] = Field(default_factory=dict)
     """95% bootstrap interval ``[low, high]`` of each metric, resampling examples (all
     attempts of one together; :mod:`tooleval_agents.intervals`)."""
+    cost: dict[str, Any] = Field(default_factory=dict)
+    """Dollars (:func:`tooleval_agents.costs.run_cost`): ``model_usd``, ``judge_usd``,
+    ``total_usd``, ``per_example_usd``, ``per_success_usd``, ``prices_as_of`` and the models
+    of ``unknown_price`` (their amounts are ``None``)."""
     epochs: dict[str, Any] = Field(default_factory=dict)
     """With ``--epochs`` above 1: ``{"n": N, "sd": {metric: mean per-example standard
     deviation across attempts}}`` (pass@k and pass^k are among ``metrics``)."""
@@ -335,7 +344,8 @@ class RunDir:
 def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
               results: Sequence[ExampleResult], *, examples: int,
               wall_s: float | None = None, epochs: int = 1,
-              headline: Sequence[str] = ()) -> RunSummary:
+              headline: Sequence[str] = (), model: str | None = None,
+              judge: str | None = None) -> RunSummary:
     """The one summary computation (the runner's and re-scoring's): metrics pooled by
     ``aggregate`` over the stored scores of every non-infra result; infra errors, examples not
     run yet, retries and cache hits counted apart; token usage (totals and means over every
@@ -368,7 +378,11 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
         counts["judged"] = verdicts.count("ok")
         counts["judge_errors"] = verdicts.count("error")
     totals = {k: float(sum(getattr(r.usage, k) for r in results))
-              for k in ("input_tokens", "output_tokens", "model_calls", "cache_hits")}
+              for k in ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
+                        "cache_hits")}
+    totals.update({f"judge_{k}": float(sum(getattr(r.judge_usage, k) for r in results))
+                   for k in ("input_tokens", "output_tokens", "cached_input_tokens")})
+    totals["judge_calls"] = float(sum(r.judge_usage.model_calls for r in results))
     usage = {**totals, **{f"{k}_per_example": (totals[k] / len(results) if results else 0.0)
                           for k in ("input_tokens", "output_tokens", "model_calls")}}
     lat = sorted(r.latency_s for r in scored)
@@ -385,16 +399,22 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
     for r, s in zip(scored, scores, strict=True):
         groups.setdefault(r.index, []).append(s)
     ci = bootstrap_intervals(list(groups.values()), aggregate) if scores else {}
+    per_attempt = [(r.index, dict(s.scores)) for r, s in zip(scored, scores, strict=True)]
+    binary = binary_metrics([a for _, a in per_attempt], list(headline or metrics))
     spread: dict[str, Any] = {}
     if epochs > 1:
         counts["epochs"] = epochs
-        per_attempt = [(r.index, dict(s.scores)) for r, s in zip(scored, scores, strict=True)]
-        binary = binary_metrics([a for _, a in per_attempt], list(headline or metrics))
         extra, sd = epoch_summary(per_attempt, epochs, binary)
         metrics.update(extra)
         spread = {"n": epochs, "sd": sd}
+    # A success is a 100 on the first success-type headline metric (e.g. AppBench success).
+    successes = (sum(a.get(binary[0]) == 100.0 for _, a in per_attempt) if binary else None)
+    cost = run_cost(model=model, judge=judge, usage=usage, examples=len(results),
+                    successes=successes)
+    if binary:
+        cost["success_metric"] = binary[0]
     return RunSummary(experiment=experiment, metrics=metrics, counts=counts, usage=usage,
-                      latency_s=latency, ci=ci, epochs=spread)
+                      latency_s=latency, ci=ci, epochs=spread, cost=cost)
 
 
 def _complete_length(data: bytes) -> int:

@@ -254,6 +254,8 @@ class CallStats:
     """Answers served by the response cache."""
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    """Input tokens served from the provider's prompt cache (part of ``input_tokens``)."""
     kinds: list[str] = field(default_factory=list)
     """Infrastructure kind of each failed try, in order."""
     epoch: int = 0
@@ -274,15 +276,17 @@ class CallStats:
                 self.transcript[run_id].update(update)
 
     def answered(self, result: ChatResult) -> None:
-        tokens_in = tokens_out = 0
+        tokens_in = tokens_out = cached = 0
         for gen in result.generations:
             usage = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
             tokens_in += int(usage.get("input_tokens", 0) or 0)
             tokens_out += int(usage.get("output_tokens", 0) or 0)
+            cached += int((usage.get("input_token_details") or {}).get("cache_read", 0) or 0)
         with self._lock:
             self.calls += 1
             self.input_tokens += tokens_in
             self.output_tokens += tokens_out
+            self.cached_input_tokens += cached
 
     def failed(self, kind: str | None, retrying: bool,
                exc: BaseException | None = None) -> None:

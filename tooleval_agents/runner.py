@@ -589,20 +589,22 @@ class _Experiment:
         timeout and concurrency bound those calls too)."""
         value: ExampleScore | None = None
         status = harness.get("status") if isinstance(harness, dict) else "infra_error"
-        if status != "infra_error" and self.scorer.ascore is not None:
-            answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
-            try:
-                value = _as_score(await self.scorer.ascore(
-                    split_epoch(example.inputs)[0], answer, example.outputs or {}))
-            except Exception as exc:  # a scorer failure is recorded on the example
-                value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
-        return self.score(example, outputs, harness, value)
+        with collect_stats() as judge:
+            if status != "infra_error" and self.scorer.ascore is not None:
+                answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
+                try:
+                    value = _as_score(await self.scorer.ascore(
+                        split_epoch(example.inputs)[0], answer, example.outputs or {}))
+                except Exception as exc:  # a scorer failure is recorded on the example
+                    value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+        return self.score(example, outputs, harness, value, judge)
 
     def score(self, example: Example, outputs: dict[str, Any],
               harness: dict[str, Any] | None,
-              value: ExampleScore | None = None) -> ExampleResult:
+              value: ExampleScore | None = None,
+              judge: CallStats | None = None) -> ExampleResult:
         """One example's result: status, score (unless an infrastructure error; ``value``
-        when already scored), usage."""
+        when already scored, with the judge calls it took in ``judge``), usage."""
         eid = str(example.id)
         inputs, epoch = split_epoch(example.inputs)
         if not isinstance(harness, dict):
@@ -615,10 +617,12 @@ class _Experiment:
         if status != "infra_error":
             answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
             if value is None:
-                try:
-                    value = _as_score(self.scorer.score(inputs, answer, example.outputs or {}))
-                except Exception as exc:  # a scorer failure is recorded on the example
-                    value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+                with collect_stats() as judge:  # a judged scorer's model calls
+                    try:
+                        value = _as_score(self.scorer.score(inputs, answer,
+                                                            example.outputs or {}))
+                    except Exception as exc:  # a scorer failure is recorded on the example
+                        value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
             score = value.model_dump(mode="json")
             with self._lock:
                 self.scores[eid] = value
@@ -631,8 +635,13 @@ class _Experiment:
             error_kind=harness.get("error_kind"),
             usage=Usage(input_tokens=stats.get("input_tokens", 0),
                         output_tokens=stats.get("output_tokens", 0),
+                        cached_input_tokens=stats.get("cached_input_tokens", 0),
                         model_calls=stats.get("calls", 0),
                         cache_hits=stats.get("cache_hits", 0)),
+            judge_usage=Usage() if judge is None else Usage(
+                input_tokens=judge.input_tokens, output_tokens=judge.output_tokens,
+                cached_input_tokens=judge.cached_input_tokens, model_calls=judge.calls,
+                cache_hits=judge.cache_hits),
             latency_s=float(harness.get("latency_s") or 0.0),
             retries=int(stats.get("retries", 0)),
             attempt=prev.attempt + 1 if prev is not None else 1,
@@ -689,7 +698,8 @@ def _as_score(value: Any) -> ExampleScore:
 def _stats_dict(stats: CallStats) -> dict[str, Any]:
     return {"calls": stats.calls, "retries": stats.retries, "failures": stats.failures,
             "cache_hits": stats.cache_hits, "input_tokens": stats.input_tokens,
-            "output_tokens": stats.output_tokens, "kinds": list(stats.kinds)}
+            "output_tokens": stats.output_tokens, "cached_input_tokens": stats.cached_input_tokens,
+            "kinds": list(stats.kinds)}
 
 
 def _feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
@@ -708,12 +718,14 @@ def _feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
 
 def summarize(name: str, scorer: Scorer, examples: Sequence[Example],
               results: dict[str, ExampleResult], *, wall_s: float | None = None,
-              epochs: int = 1) -> RunSummary:
+              epochs: int = 1, model: str | None = None,
+              judge: str | None = None) -> RunSummary:
     """Corpus metrics and counts over every example (every attempt) of the run (see the
     module docstring)."""
     latest = [results[str(e.id)] for e in examples if str(e.id) in results]
     return results_summarize(name, scorer.aggregate, latest, examples=len(examples),
-                             wall_s=wall_s, epochs=epochs, headline=scorer.headline)
+                             wall_s=wall_s, epochs=epochs, headline=scorer.headline,
+                             model=model, judge=judge)
 
 
 # ----------------------------------------------------------------------------- LangSmith
@@ -985,7 +997,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                 await asyncio.to_thread(client.flush)
 
         summary = summarize(name, scorer, attempts, run_dir.results(),
-                            wall_s=time.perf_counter() - started, epochs=spec.epochs)
+                            wall_s=time.perf_counter() - started, epochs=spec.epochs,
+                            model=label, judge=config.judge["spec"] if config.judge else None)
         run_dir.write_summary(summary)
         summary = summary.model_copy(update={"run_dir": str(run_dir.path)})
         if session is not None:

@@ -62,6 +62,13 @@ def check_options(option: list[str] | None, rescore: bool) -> None:
                    code=2)
 
 
+def _usd(value: float, total: float) -> str:
+    # NaN: no price known (the total is NaN too), or nothing to divide by (no success)
+    if total != total:
+        return "unknown price"
+    return "n/a" if value != value else f"{value:.5f}"
+
+
 def _num(value: float) -> str:
     return format_metric(value)  # NaN: not run, or nothing to count
 
@@ -128,12 +135,14 @@ def show_comparison(result: Any) -> None:
                        "summary.json; latency: scored examples)")
     cost.add_column("run")
     for col in ("examples", "infra errors", "input tokens", "output tokens", "model calls",
-                "latency s"):
+                "latency s", "$ per example", "$ per success"):
         cost.add_column(col, justify="right")
     for label, row in result.costs.iterrows():
         cost.add_row(escape(str(label)), str(int(row["examples"])), str(int(row["infra_errors"])),
                      _num(row["mean_input_tokens"]), _num(row["mean_output_tokens"]),
-                     _num(row["mean_model_calls"]), _num(row["mean_latency_s"]))
+                     _num(row["mean_model_calls"]), _num(row["mean_latency_s"]),
+                     _usd(row["cost_per_example_usd"], row["cost_usd"]),
+                     _usd(row["cost_per_success_usd"], row["cost_usd"]))
     console.print(cost)
     for note in result.notes:
         console.print(f"[dim]- {escape(note)}[/]", highlight=False)

@@ -31,6 +31,7 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.contracts import Split, format_metric
+from tooleval_agents.costs import describe
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import Benchmark, get_benchmark, strategies
 from tooleval_agents.rescore import parse_options
@@ -223,7 +224,8 @@ def _row(split: Split, summary: Any, out: Path, strategy: str | None,
             "benchmark": split.benchmark, "task": split.task, "subset": split.subset,
             "strategy": strategy, "model": model, "metrics": summary.metrics,
             "counts": summary.counts, "usage": summary.usage, "latency_s": summary.latency_s,
-            "ci": summary.ci, **({"epochs": summary.epochs} if summary.epochs else {})}
+            "ci": summary.ci, "cost": summary.cost,
+            **({"epochs": summary.epochs} if summary.epochs else {})}
 
 
 def _show(row: dict[str, Any]) -> None:
@@ -245,8 +247,13 @@ def _show(row: dict[str, Any]) -> None:
     console.print(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
                   f"{int(usage.get('output_tokens', 0))}, model calls: "
                   f"{int(usage.get('model_calls', 0))}, cache hits: "
-                  f"{int(usage.get('cache_hits', 0))}; results in {row['run_dir']}",
+                  f"{int(usage.get('cache_hits', 0))}"
+                  + (f", judge tokens in/out: {int(usage.get('judge_input_tokens', 0))}/"
+                     f"{int(usage.get('judge_output_tokens', 0))} in "
+                     f"{int(usage.get('judge_calls', 0))} calls" if usage.get("judge_calls")
+                     else "") + f"; results in {row['run_dir']}",
                   markup=False, highlight=False)
+    console.print(describe(row.get("cost") or {}), markup=False, highlight=False)
 
 
 def _headline(bench: Benchmark, split: Split, rows: list[dict[str, Any]]) -> list[str]:

@@ -87,10 +87,13 @@ def _run_id(path: Path, taken: set[str]) -> str:
 
 def _row(result: Any) -> dict[str, Any]:
     score = result.score or {}
-    return {"id": result.example_id, "index": result.index, "status": result.status,
+    key = str(result.index) if not result.epoch else f"{result.index}@{result.epoch}"
+    return {"id": result.example_id, "index": result.index, "epoch": result.epoch, "key": key,
+            "status": result.status,
             "error_kind": result.error_kind, "scores": score.get("scores") or {},
             "error": (result.error or score.get("error") or "")[:300],
             "tokens": result.usage.input_tokens + result.usage.output_tokens,
+            "judge_tokens": result.judge_usage.input_tokens + result.judge_usage.output_tokens,
             "calls": result.usage.model_calls, "latency_s": round(result.latency_s, 3)}
 
 
@@ -102,7 +105,9 @@ def _detail(result: Any, prompts: dict[str, Any]) -> dict[str, Any]:
                                    for m in call.messages],
                       "tools": prompts.get(call.tools) if call.tools else None,
                       "output": call.output, "error": call.error})
-    return {**result.model_dump(mode="json", exclude={"model_calls"}), "model_calls": calls}
+    key = str(result.index) if not result.epoch else f"{result.index}@{result.epoch}"
+    return {**result.model_dump(mode="json", exclude={"model_calls"}), "key": key,
+            "model_calls": calls}
 
 
 def _headline(config: Any, metrics: dict[str, Any]) -> list[str]:
@@ -120,7 +125,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
     rd = RunDir(path)
     config = rd.read_config()
     summary = rd.read_summary() if (path / "summary.json").is_file() else None
-    results = sorted(rd.results().values(), key=lambda r: r.index)
+    results = sorted(rd.results().values(), key=lambda r: (r.index, r.epoch))
     prompts = _read_prompts(path)
     folder = data_dir / rid
     folder.mkdir(parents=True, exist_ok=True)
@@ -145,7 +150,8 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "headline": _headline(config, summary.metrics if summary else {}),
             "counts": summary.counts if summary else {},
             "usage": summary.usage if summary else {},
-            "latency_s": summary.latency_s if summary else {}}
+            "latency_s": summary.latency_s if summary else {},
+            "cost": summary.cost if summary else {}}
     return meta, len(results)
 
 

@@ -46,6 +46,13 @@ function num(value) {
   return String(value);
 }
 
+function usd(cost) {
+  if (!cost || !("total_usd" in cost)) return "";
+  if (cost.total_usd === null) return "unknown price";
+  const per = cost.per_success_usd === null ? "" : ` (${cost.per_success_usd.toFixed(4)} per success)`;
+  return cost.total_usd.toFixed(4) + per;
+}
+
 function pretty(value) {
   if (typeof value === "string") return value;
   return JSON.stringify(value, null, 2);
@@ -88,7 +95,7 @@ function nOfN(run) {
 function runsPage(runs) {
   const names = [...new Set(runs.flatMap(headline))];
   const table = el("table", {id: "runs"},
-    el("thead", {}, el("tr", {}, ["run", "split", "n", ...names, "tokens/example"].map(
+    el("thead", {}, el("tr", {}, ["run", "split", "n", ...names, "tokens/example", "cost $"].map(
       (h) => el("th", {}, h)))),
     el("tbody", {}, runs.map((run) => el("tr", {"data-run": run.id},
       el("td", {}, el("a", {href: link(["run", run.id])}, runLabel(run))),
@@ -96,7 +103,8 @@ function runsPage(runs) {
       el("td", {class: "num"}, nOfN(run)),
       names.map((m) => el("td", {class: "num"}, m in run.metrics ? num(run.metrics[m]) : "")),
       el("td", {class: "num"}, num((run.usage.input_tokens_per_example || 0) +
-                                   (run.usage.output_tokens_per_example || 0)))))));
+                                   (run.usage.output_tokens_per_example || 0))),
+      el("td", {class: "num"}, usd(run.cost))))));
   return [el("h1", {}, runs.length + " run(s)"), table];
 }
 
@@ -114,7 +122,7 @@ function sortRows(rows, key, desc) {
     key === "tokens" ? r.tokens : key === "latency" ? r.latency_s : r.scores[key];
   const sorted = [...rows].sort((a, b) => {
     const x = value(a), y = value(b);
-    if (x === y) return a.index - b.index;
+    if (x === y) return a.index - b.index || a.epoch - b.epoch;
     if (x === undefined || x === null) return 1;
     if (y === undefined || y === null) return -1;
     return x < y ? -1 : 1;
@@ -155,8 +163,8 @@ function runPage(run, rows, params) {
     el("thead", {}, el("tr", {}, head("index", "#"), head("status", "status"),
       el("th", {}, "error kind"), metrics.map((m) => head(m, m)),
       head("tokens", "tokens"), head("latency", "latency s"))),
-    el("tbody", {}, slice.map((r) => el("tr", {"data-index": r.index, class: r.status},
-      el("td", {}, el("a", {href: link(["run", run.id, "ex", String(r.index)])}, String(r.index))),
+    el("tbody", {}, slice.map((r) => el("tr", {"data-index": r.key, class: r.status},
+      el("td", {}, el("a", {href: link(["run", run.id, "ex", r.key])}, r.key)),
       el("td", {}, r.status), el("td", {}, r.error_kind || ""),
       metrics.map((m) => el("td", {class: "num"}, m in r.scores ? num(r.scores[m]) : "")),
       el("td", {class: "num"}, r.tokens), el("td", {class: "num"}, num(r.latency_s))))));
@@ -215,10 +223,11 @@ function exampleColumn(run, detail) {
 }
 
 async function examplePage(run, rows, index, params, runs) {
-  const row = rows.find((r) => String(r.index) === index);
+  // index: "37", or "37@2" for the third attempt of example 37 (--epochs)
+  const row = rows.find((r) => r.key === index);
   if (!row) return [el("p", {class: "error"}, `no example ${index} in ${run.experiment}`)];
   const chunk = await load(run.id + "/chunk-" + row.chunk);
-  const detail = chunk.find((d) => String(d.index) === index);
+  const detail = chunk.find((d) => d.key === index);
   const others = runs.filter((r) => r.id !== run.id && r.split === run.split);
   const withId = params.get("with");
   const columns = [exampleColumn(run, detail)];
@@ -226,15 +235,15 @@ async function examplePage(run, rows, index, params, runs) {
     const other = runs.find((r) => r.id === withId);
     if (other) {
       const otherRows = await load(other.id + "/index");
-      const otherRow = otherRows.find((r) => String(r.index) === index);
+      const otherRow = otherRows.find((r) => r.key === index);
       const otherDetail = otherRow ?
-        (await load(other.id + "/chunk-" + otherRow.chunk)).find((d) => String(d.index) === index) : null;
+        (await load(other.id + "/chunk-" + otherRow.chunk)).find((d) => d.key === index) : null;
       columns.push(exampleColumn(other, otherDetail));
     }
   }
   const position = rows.indexOf(row);
   const nav = (delta) => rows[position + delta] ?
-    el("a", {href: link(["run", run.id, "ex", String(rows[position + delta].index)], params)},
+    el("a", {href: link(["run", run.id, "ex", rows[position + delta].key], params)},
        delta < 0 ? "← previous" : "next →") : null;
   const compare = others.length ? el("label", {}, "side by side with ",
     el("select", {onchange: (e) => { const p = new URLSearchParams(params);

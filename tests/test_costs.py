@@ -1,0 +1,101 @@
+"""Cost: the judge's tokens apart from the model's, dollars from the dated price table (or
+"unknown price", never a guess), a user's price file, cost per success; shown by run and
+compare."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_langsmith import loopback_only
+from fake_openai import ChatRequest, FakeOpenAI
+from test_judge_endpoint import VERDICT, is_judge
+from test_runner import _appbench_responder
+from typer.testing import CliRunner
+
+from tooleval_agents.cli import app
+from tooleval_agents.costs import ENV, price_for, run_cost
+from tooleval_agents.results import RunDir
+
+
+@pytest.fixture(autouse=True)
+def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for var in ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_PROXY",
+                ENV):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-costs")
+    with loopback_only(monkeypatch) as refused:
+        yield
+    assert refused == [], f"tried to reach {refused}"
+
+
+def invoke(*args: str | Path) -> Any:
+    return CliRunner().invoke(app, list(map(str, args)))
+
+
+def test_judge_tokens_are_counted_apart_and_priced_with_the_judges_model(
+        samples: Path, tmp_path: Path) -> None:
+    def respond(req: ChatRequest) -> str:
+        return VERDICT if is_judge(req) else "1. Find the file\n2. Open it"
+
+    with FakeOpenAI(respond) as server:
+        result = invoke("run", "ultratool", "--task", "planning", "--lang", "en", "--model",
+                        "reference", "--judge", "openai:gpt-4o-mini", "--judge-arg",
+                        f"base_url={server.base_url}", "--data-dir", samples, "--out",
+                        tmp_path, "--no-cache", "--json")
+        sent, answered = server.usage()
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    usage, cost = report["usage"], report["cost"]
+    assert (usage["judge_input_tokens"], usage["judge_output_tokens"]) == (sent, answered)
+    assert usage["judge_calls"] == report["counts"]["judged"] > 0
+    lines = RunDir(report["run_dir"]).results().values()
+    assert sum(r.judge_usage.input_tokens for r in lines) == sent
+    assert all(r.usage.model_calls == 1 and r.judge_usage.model_calls == 1 for r in lines)
+    assert cost["model_usd"] == 0.0  # the offline model is free
+    assert cost["judge_usd"] == pytest.approx((sent * 0.15 + answered * 0.60) / 1e6)
+    assert cost["total_usd"] == cost["judge_usd"] and cost["prices_as_of"] == ["2025-06-01"]
+    shown = invoke("compare", report["run_dir"], "--n-boot", "0", "--json")
+    assert shown.exit_code == 0, shown.output
+    [row] = json.loads(shown.stdout)["costs"].values()
+    assert row["cost_usd"] == pytest.approx(cost["total_usd"])
+    assert row["judge_input_tokens"] == sent
+
+
+def test_an_unknown_price_is_said_and_a_users_price_file_fixes_it(
+        samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = ("run", "appbench", "--category", "ss", "--model", "openai:fake-model",
+            "--data-dir", samples, "--out", tmp_path, "--no-cache")
+    with FakeOpenAI(_appbench_responder(samples)) as server:
+        url = ("--model-arg", f"base_url={server.base_url}")
+        shown = invoke(*args, *url)
+        assert shown.exit_code == 0, shown.output
+        assert "cost: unknown price for openai:fake-model" in shown.output
+        compared = invoke("compare", *tmp_path.iterdir(), "--n-boot", "0", "--json")
+        assert [r["cost_usd"] for r in json.loads(compared.stdout)["costs"].values()] == [None]
+        prices = tmp_path.parent / "prices.json"
+        prices.write_text(json.dumps({"as_of": "2026-11-01", "models": {
+            "openai:fake-model": {"input": 1.0, "output": 2.0}}}))
+        monkeypatch.setenv(ENV, str(prices))
+        priced = json.loads(invoke(*args, *url, "--json", "--fresh").stdout)
+        sent, answered = server.usage()
+    cost = priced["cost"]
+    assert priced["metrics"]["success"] == 100.0
+    assert cost["total_usd"] == pytest.approx(
+        (priced["usage"]["input_tokens"] * 1.0 + priced["usage"]["output_tokens"] * 2.0) / 1e6)
+    assert cost["per_success_usd"] == pytest.approx(cost["total_usd"] / 6)  # 6 samples, all won
+    assert cost["prices_as_of"] == ["2026-11-01"] and cost["success_metric"] == "success"
+    assert sent > 0 and answered > 0
+
+
+def test_prices_match_specs_and_bare_names_and_never_guess() -> None:
+    assert price_for("openai:gpt-4o") == price_for("gpt-4o")
+    assert price_for("reference") is not None and price_for("reference").cost(10, 10) == 0.0
+    assert price_for("openai:qwen2.5-coder-1.5b") is None
+    cost = run_cost(model="openai:local", judge="openai:gpt-4o", examples=2, successes=1,
+                    usage={"input_tokens": 10.0, "judge_input_tokens": 1e6, "judge_calls": 2})
+    assert cost["total_usd"] is None and cost["judge_usd"] == pytest.approx(2.5)
+    assert cost["unknown_price"] == ["openai:local"]
