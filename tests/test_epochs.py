@@ -31,6 +31,8 @@ def test_three_epochs_give_pass_at_k_and_pass_hat_k_deterministically(samples: P
     assert m["success_pass@3"] > m["success_pass@1"]
     assert first.counts["examples"] == 3 * 5 and first.counts["epochs"] == 3
     assert first.epochs["n"] == 3 and first.epochs["sd"]["success"] > 0
+    low, high = first.ci["success_pass^3"]  # pass^k has an interval too
+    assert low <= m["success_pass^3"] <= high
     results = sorted(first.results(), key=lambda r: (r.index, r.epoch))
     assert [(r.index, r.epoch) for r in results] == [(i, e) for i in range(5) for e in range(3)]
     assert all(EPOCH_KEY not in (r.inputs or {}) for r in results)
@@ -78,4 +80,4 @@ def test_pass_hat_k_counts_only_examples_with_every_attempt() -> None:
     metrics, _ = epoch_summary(rows, 2, ["ok"])
     assert metrics["ok_pass^2"] == 100.0
     assert epoch_summary([(0, {"ok": 0.0})], 2, ["ok"])[0]["ok_pass@2"] is None  # n/a
-    assert bootstrap_intervals([[1]], lambda xs: {"m": 1.0}) == {}
+    assert bootstrap_intervals([[1]], lambda gs: {"m": 1.0}) == {}

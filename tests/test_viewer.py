@@ -103,6 +103,7 @@ def test_the_site_renders_runs_examples_and_one_example_in_chromium(runs: Path,
     home = render(site.index)
     assert len(re.findall(r'<tr data-run="', home)) == 4
     assert "execute_repair · noisy-reference:0.6" in home
+    assert '<div class="ci">' in home  # intervals beside the headline metrics
     rid = "appbench-plan-mm-execute_repair-noisy-reference_0.6"
     listing = render(site.index, f"#/run/{rid}")
     results = RunDir(runs / rid).results()
@@ -124,7 +125,8 @@ def test_the_site_renders_runs_examples_and_one_example_in_chromium(runs: Path,
                  '"used_app": ['):  # the gold answer
         assert _escaped(text) in body
     for section in ("<h3>scores</h3>", "<summary>trace</summary>", "<summary>gold answer</summary>",
-                    "<summary>raw outputs</summary>", "model call 1"):
+                    "<summary>raw outputs</summary>", "model call 1",
+                    "<summary>scoring saw: execution</summary>", "cost $0.00000"):
         assert section in body
     assert (example.score or {})["comments"]["success"] in body.replace("&gt;", ">")
 

@@ -272,6 +272,9 @@ class ExampleScore(BaseModel):
     """Categorical results, e.g. ``error_kind`` -> ``incorrect_json``."""
     error: str | None = None
     """Why the example could not be scored (e.g. the judge failed after retries)."""
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    """What scoring saw, for a person asking why (e.g. ``{"execution": [...]}``: the answer's
+    calls run on the stubs); shown by ``tooleval view``, never a metric."""
 
     def merge(self, *others: ExampleScore) -> ExampleScore:
         """One score from several families' scores of the same example (the one rule):
@@ -290,7 +293,8 @@ class ExampleScore(BaseModel):
             parts={k: v for s in every for k, v in s.parts.items()},
             comments={k: v for s in every for k, v in s.comments.items()},
             labels={k: v for s in every for k, v in s.labels.items()},
-            error="; ".join(errors) or None)
+            error="; ".join(errors) or None,
+            evidence={k: v for s in every for k, v in s.evidence.items()})
 
 
 def feedback(result: ExampleScore) -> list[dict[str, Any]]:

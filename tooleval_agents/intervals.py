@@ -17,13 +17,13 @@ LEVEL = 0.95
 
 
 def bootstrap_intervals(groups: Sequence[Sequence[Any]],
-                        aggregate: Callable[[Sequence[Any]], dict[str, float | None]], *,
+                        statistic: Callable[[list[Sequence[Any]]], dict[str, float | None]], *,
                         n_boot: int = N_BOOT, seed: int = 0,
                         level: float = LEVEL) -> dict[str, list[float]]:
-    """``metric -> [low, high]`` for every metric ``aggregate`` gives a number on at least
-    half the resamples; none for a single group (nothing to resample).
+    """``metric -> [low, high]`` for every metric ``statistic`` (of a resample of the
+    groups) gives a number on at least half the resamples; none for a single group.
 
-    >>> mean = lambda xs: {"m": 100.0 * sum(xs) / len(xs)}
+    >>> mean = lambda gs: {"m": 100.0 * sum(x for g in gs for x in g) / len(gs)}
     >>> bootstrap_intervals([[1], [0], [1], [1]], mean, n_boot=100)["m"][1]
     100.0
     """
@@ -32,8 +32,8 @@ def bootstrap_intervals(groups: Sequence[Sequence[Any]],
     rng = random.Random(seed)
     draws: dict[str, list[float]] = {}
     for _ in range(n_boot):
-        sample = [s for _ in groups for s in groups[rng.randrange(len(groups))]]
-        for name, value in aggregate(sample).items():
+        sample = [groups[rng.randrange(len(groups))] for _ in groups]
+        for name, value in statistic(sample).items():
             if isinstance(value, int | float):
                 draws.setdefault(name, []).append(float(value))
     tail = (1.0 - level) / 2.0

@@ -395,12 +395,20 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
     # None (n/a: nothing to count) stays None: JSON null, shown as "n/a (0 of N)".
     metrics = ({k: None if v is None else float(v) for k, v in aggregate(scores).items()}
                if scores else {})
+    per_attempt = [(r.index, dict(s.scores)) for r, s in zip(scored, scores, strict=True)]
+    binary = binary_metrics([a for _, a in per_attempt], list(headline or metrics))
     groups: dict[int, list[ExampleScore]] = {}
     for r, s in zip(scored, scores, strict=True):
         groups.setdefault(r.index, []).append(s)
-    ci = bootstrap_intervals(list(groups.values()), aggregate) if scores else {}
-    per_attempt = [(r.index, dict(s.scores)) for r, s in zip(scored, scores, strict=True)]
-    binary = binary_metrics([a for _, a in per_attempt], list(headline or metrics))
+
+    def statistic(sample: list[Sequence[ExampleScore]]) -> dict[str, float | None]:
+        out = dict(aggregate([s for g in sample for s in g]))
+        if epochs > 1:  # pass@k / pass^k of the resampled examples
+            out.update(epoch_summary([(i, dict(s.scores)) for i, g in enumerate(sample)
+                                      for s in g], epochs, binary)[0])
+        return out
+
+    ci = bootstrap_intervals(list(groups.values()), statistic) if scores else {}
     spread: dict[str, Any] = {}
     if epochs > 1:
         counts["epochs"] = epochs

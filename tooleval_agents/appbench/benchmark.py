@@ -15,6 +15,7 @@ from tooleval_agents.appbench.depgraph import scales
 from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.contracts import (
     ExampleFields,
+    ExampleScore,
     Located,
     Metrics,
     Options,
@@ -158,7 +159,8 @@ class AppBenchBenchmark(Benchmark):
                     executor = AppExecutor(catalog, sample)
                     trace = executor.execute(calls)
                     executed = score_appbench_trace(trace).merge(
-                        score_trajectory(*trajectories(trace, executor)))
+                        score_trajectory(*trajectories(trace, executor)),
+                        ExampleScore(evidence={"execution": trace.model_dump(mode="json")}))
                 except Exception as exc:  # recorded with its denominators, never raised
                     error = f"could not execute: {type(exc).__name__}: {str(exc)[:300]}"
                     executed = execution_failure(len(sample.output.api_results), len(calls),

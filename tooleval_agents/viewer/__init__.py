@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tooleval_agents.costs import price_for
 from tooleval_agents.jsonio import atomic_write_text
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import CONFIG, RunDir
@@ -151,8 +153,16 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "counts": summary.counts if summary else {},
             "usage": summary.usage if summary else {},
             "latency_s": summary.latency_s if summary else {},
-            "cost": summary.cost if summary else {}}
+            "cost": summary.cost if summary else {},
+            "ci": summary.ci if summary else {},
+            "prices": {"model": _price(config.model.get("spec")),
+                       "judge": _price((config.judge or {}).get("spec"))}}
     return meta, len(results)
+
+
+def _price(spec: str | None) -> dict[str, Any] | None:
+    price = price_for(spec)
+    return None if price is None else dataclasses.asdict(price)
 
 
 def _read_prompts(path: Path) -> dict[str, Any]:

@@ -53,6 +53,14 @@ function usd(cost) {
   return cost.total_usd.toFixed(4) + per;
 }
 
+function callCost(price, usage) {
+  if (!price || !usage) return null;
+  const cached = usage.cached_input_tokens || 0;
+  const cachedRate = price.cached_input === null ? price.input : price.cached_input;
+  return ((usage.input_tokens - cached) * price.input + cached * cachedRate +
+          usage.output_tokens * price.output) / 1e6;
+}
+
 function pretty(value) {
   if (typeof value === "string") return value;
   return JSON.stringify(value, null, 2);
@@ -101,7 +109,8 @@ function runsPage(runs) {
       el("td", {}, el("a", {href: link(["run", run.id])}, runLabel(run))),
       el("td", {}, run.split),
       el("td", {class: "num"}, nOfN(run)),
-      names.map((m) => el("td", {class: "num"}, m in run.metrics ? num(run.metrics[m]) : "")),
+      names.map((m) => el("td", {class: "num"}, m in run.metrics ? num(run.metrics[m]) : "",
+        (run.ci || {})[m] ? el("div", {class: "ci"}, `${num(run.ci[m][0])}–${num(run.ci[m][1])}`) : null)),
       el("td", {class: "num"}, num((run.usage.input_tokens_per_example || 0) +
                                    (run.usage.output_tokens_per_example || 0))),
       el("td", {class: "num"}, usd(run.cost))))));
@@ -190,6 +199,14 @@ function message(m) {
     el("pre", {}, pretty(m.content)), calls);
 }
 
+function exampleCost(run, detail) {
+  const prices = run.prices || {};
+  const model = callCost(prices.model, detail.usage);
+  const judged = detail.judge_usage && detail.judge_usage.model_calls;
+  const judge = judged ? callCost(prices.judge, detail.judge_usage) : 0;
+  return model === null || judge === null ? "unknown price" : "$" + (model + judge).toFixed(5);
+}
+
 function exampleColumn(run, detail) {
   if (!detail) return el("div", {class: "column"}, el("h2", {}, runLabel(run)),
                          el("p", {}, "this run has no such example"));
@@ -210,7 +227,10 @@ function exampleColumn(run, detail) {
     el("p", {class: "status " + detail.status}, detail.status +
        (detail.error_kind ? " · " + detail.error_kind : "") + (detail.error ? ": " + detail.error : "")),
     el("p", {class: "muted"}, `tokens ${detail.usage.input_tokens} in / ${detail.usage.output_tokens} out · ` +
-       `${detail.usage.model_calls} model call(s) · ${num(detail.latency_s)} s`),
+       `${detail.usage.model_calls} model call(s) · ${num(detail.latency_s)} s` +
+       (detail.judge_usage && detail.judge_usage.model_calls ?
+        ` · judge ${detail.judge_usage.input_tokens} in / ${detail.judge_usage.output_tokens} out` : "") +
+       ` · cost ${exampleCost(run, detail)}`),
     el("h3", {}, "scores"), scores,
     score.error ? el("p", {class: "error"}, score.error) : null,
     block("input", detail.inputs),
@@ -219,7 +239,8 @@ function exampleColumn(run, detail) {
     block("raw outputs", out.raw_outputs, false),
     block("prediction", out.prediction),
     out.parse_error ? el("p", {class: "error"}, "parse error: " + out.parse_error) : null,
-    block("trace", out.trace));
+    block("trace", out.trace),
+    Object.entries(score.evidence || {}).map(([k, v]) => block("scoring saw: " + k, v, false)));
 }
 
 async function examplePage(run, rows, index, params, runs) {
