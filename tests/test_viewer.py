@@ -39,6 +39,9 @@ def render(page: Path, route: str = "") -> str:
         raise AssertionError("TOOLEVAL_REQUIRE_CHROMIUM is set but no Chromium is installed")
     done = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-extensions",
+         # no background connections: this machine's closed network refuses them
+         "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync",
          f"--user-data-dir={page.parent / '.chromium'}", "--virtual-time-budget=10000",
          "--dump-dom", page.as_uri() + route],
         capture_output=True, text=True, timeout=120, check=False)

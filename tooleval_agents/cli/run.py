@@ -272,8 +272,10 @@ def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
     done = [r for r in rows if r.get("experiment")]
     axes = [k for k in ("strategy", "model", "agent", "strategy_options")
             if len({json.dumps(r.get(k), sort_keys=True) for r in done}) > 1]
-    for key in dict.fromkeys((r["task"], r["subset"]) for r in done):
-        group = [r for r in done if (r["task"], r["subset"]) == key]
+    keys = list(dict.fromkeys((r["task"], r["subset"]) for r in done))
+    groups = {k: [r for r in done if (r["task"], r["subset"]) == k] for k in keys}
+    groups = {k: g for k, g in groups.items() if len(g) > 1}  # one run: already shown
+    for key, group in groups.items():
         split = bench.split(*key)
         metrics = _headline(bench, split, group)
         table = Table(title=f"{split.name}: {len(group)} runs")
@@ -292,8 +294,8 @@ def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
                           *[format_metric(r["metrics"].get(m), n) for m in metrics],
                           f"{tokens:.0f}")
         console.print(table)
-    if len(done) > 1:
-        dirs = " ".join(str(r["run_dir"]) for r in done)
+    if groups:
+        dirs = " ".join(str(r["run_dir"]) for g in groups.values() for r in g)
         console.print(f"paired differences with CIs: tooleval compare {dirs}",
                       markup=False, highlight=False, soft_wrap=True)
 
