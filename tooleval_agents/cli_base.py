@@ -36,8 +36,12 @@ build_app = typer.Typer(help="Rebuild test sets upstream never published (one su
                         rich_markup_mode="markdown")
 data_app.add_typer(build_app, name="build")
 
+judge_app = typer.Typer(help="Check an LLM judge (commands the benchmarks declare).",
+                        no_args_is_help=True, rich_markup_mode="markdown")
+app.add_typer(judge_app, name="judge")
+
 GROUPS: dict[str, typer.Typer] = {"root": app, "data": data_app, "build": build_app,
-                                  "score": score_app}
+                                  "score": score_app, "judge": judge_app}
 """The command groups a benchmark may add its own commands to
 (:meth:`~tooleval_agents.registry.Benchmark.add_commands`)."""
 

@@ -107,6 +107,7 @@ class UltraToolBenchmark(Benchmark):
 
         groups["build"].command("ultratool")(cli.build)
         groups["score"].command("ultratool")(cli.score)
+        groups["judge"].command("agreement")(cli.agreement)
 
     def report_tables(self, runs: Sequence[Any]) -> list[Any]:
         from tooleval_agents.ultratool.report import UltraToolLayout  # deferred: pandas, matplotlib

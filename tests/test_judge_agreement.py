@@ -1,0 +1,105 @@
+"""``tooleval judge agreement``: a live judge re-scores the plans of recorded judgments and the
+two are correlated per dimension (Pearson, Spearman, bootstrap CIs), with scripted judges on a
+loopback server: one that agrees, one that gives every plan the same score (n/a, not 0)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_langsmith import loopback_only
+from fake_openai import ChatRequest, FakeOpenAI
+from test_judge_endpoint import DIMENSIONS, VERDICT
+from typer.testing import CliRunner
+
+from evaluators.judge_agreement import correlate, spearman
+from tooleval_agents.cli import app
+
+KEYS = {"accuracy": "Accuracy Score", "completeness": "Completeness Score",
+        "executability": "Executability Score", "syntactic_soundness": "Syntactic Soundness Score",
+        "structural_rationality": "Structural Rationality Score",
+        "efficiency": "Efficiency Score", "overall": "Overall Score"}
+
+
+@pytest.fixture(autouse=True)
+def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for var in ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-agreement")
+    with loopback_only(monkeypatch) as refused:
+        yield
+    assert refused == [], f"tried to reach {refused}"
+
+
+def recorded(path: Path, n: int = 8) -> dict[str, dict[str, int]]:
+    """A planning_eval.json in the official format: plan text -> its recorded scores."""
+    plans = {}
+    lines = []
+    for i in range(n):
+        plan = f"1. Step one of plan {i}\n2. Step two of plan {i}"
+        scores = {k: 1 + (i * (j + 2)) % 10 for j, k in enumerate(KEYS)}
+        plans[plan] = scores
+        lines.append(json.dumps({
+            "data": {"data": {"input": f"Question {i}?", "reference": "1. Do it"},
+                     "init output": plan},
+            "eval": [{"Reasoning": "r", KEYS[k]: v} for k, v in scores.items()]}))
+    path.write_text("\n".join(lines) + "\n")
+    return plans
+
+
+def agreement(path: Path, url: str, *extra: str) -> Any:
+    result = CliRunner().invoke(app, ["judge", "agreement", "--judge", "openai:checked",
+                                      "--judge-arg", f"base_url={url}", "--judgments",
+                                      str(path), "--n-boot", "200", "--json", *extra])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_a_judge_that_agrees_correlates_1_and_a_constant_one_is_na(tmp_path: Path) -> None:
+    path = tmp_path / "planning_eval.json"
+    plans = recorded(path)
+
+    def mirror(req: ChatRequest) -> str:
+        scores = next(s for plan, s in plans.items() if plan in req.prompt)
+        return json.dumps({d: {"reason": "as recorded", "score": scores[d]} for d in DIMENSIONS})
+
+    with FakeOpenAI(mirror) as server:
+        report = agreement(path, server.base_url)
+        assert len(server.log) == 8
+    assert report["judged"] == 8 and report["live_errors"] == 0
+    for key, c in report["dimensions"].items():
+        assert c["n"] == 8 and c["mean_abs_diff"] == 0.0, key
+        assert c["spearman"] == pytest.approx(1.0) and c["pearson"] == pytest.approx(1.0), key
+        assert c["spearman_ci"][0] == pytest.approx(1.0)
+
+    with FakeOpenAI(lambda req: VERDICT) as server:  # 8 for every plan: no spread
+        flat = agreement(path, server.base_url, "--limit", "5")
+    assert flat["judged"] == 5
+    assert all(c["pearson"] is None and c["spearman"] is None
+               for c in flat["dimensions"].values())
+
+
+def test_the_published_gpt4_judgments_are_read_and_compared(shared_data: Path) -> None:
+    path = shared_data / "ultratool/predictions/English-dataset/gpt-4/eval/planning_eval.json"
+    lines = [json.loads(x) for x in path.read_text().splitlines()[:12]]
+
+    def mirror(req: ChatRequest) -> str:
+        line = next(x for x in lines if x["data"]["init output"].strip()[:200] in req.prompt)
+        scores = {k: next(v for e in line["eval"] for kk, v in e.items() if kk == name)
+                  for k, name in KEYS.items()}
+        return json.dumps({d: {"reason": "as recorded", "score": scores[d]} for d in DIMENSIONS})
+
+    with FakeOpenAI(mirror) as server:
+        report = agreement(path, server.base_url, "--limit", "12")
+    assert report["judged"] == 12 and report["live_errors"] == 0
+    overall = report["dimensions"]["overall"]
+    assert overall["n"] == 12 and overall["mean_abs_diff"] == 0.0
+
+
+def test_correlations_handle_ties_and_too_few_pairs() -> None:
+    assert spearman([1, 1, 2, 3], [5, 5, 6, 9]) == pytest.approx(1.0)
+    few = correlate([1, 2], [2, 1], n_boot=10)
+    assert few.pearson is None and few.pearson_ci is None and few.n == 2

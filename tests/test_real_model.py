@@ -1,0 +1,84 @@
+"""Every strategy of both benchmarks, and the judge, against a real model: SmolLM2-135M-Instruct
+served by llama-cpp-python on 127.0.0.1 (:mod:`local_model`), two examples each.
+
+A tiny model answers badly; what is asserted is what a harness owes a real model: no crash or
+hang, every example scored or recorded with an error kind, denominators kept (a metric is a
+number in range or n/a, never a made-up 0 or 100 over nothing), tokens recorded, and a rerun
+resumes without calling the model again. Marked ``real_model``; skipped with the reason where
+the ``local`` extra is not installed (``.ci/run`` installs it and requires it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from local_model import ALIAS, REQUIRE, missing, serve
+
+from tooleval_agents.registry import get_benchmark, strategies
+from tooleval_agents.results import RunDir
+from tooleval_agents.retry import RetryPolicy
+from tooleval_agents.runner import run_experiment
+
+pytestmark = [pytest.mark.real_model,
+              pytest.mark.skipif(missing() is not None and not REQUIRE,
+                                 reason=f"no local model: {missing()}")]
+
+SUBSET = {"appbench": "ss", "ultratool": "en"}
+JUDGED = {"planning", "tool_creation"}
+COUNTS = {"plan_step_count_diff", "tool_calls", "agent_turns"}
+"""Metrics that are counts, not 0-100 shares."""
+
+
+def cases() -> list[tuple[str, str, str]]:
+    """(benchmark, strategy, task): every strategy on every task it solves."""
+    out = []
+    for bench in ("appbench", "ultratool"):
+        tasks = sorted({s.task for s in get_benchmark(bench).splits()})
+        for (_, name), strategy in sorted(strategies(bench).items()):
+            out += [(bench, name, t) for t in tasks
+                    if strategy.tasks is None or t in strategy.tasks]
+    return out
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    if missing() is not None:
+        raise AssertionError(f"TOOLEVAL_REQUIRE_REAL_MODEL is set but {missing()}")
+    with serve() as url:
+        yield url
+
+
+@pytest.mark.parametrize(("benchmark", "strategy", "task"), cases())
+def test_a_real_model_runs_every_strategy(server: str, samples: Path, tmp_path: Path,
+                                          benchmark: str, strategy: str, task: str) -> None:
+    judge = f"openai:{ALIAS}" if task in JUDGED else None
+    kwargs: dict[str, Any] = {
+        "task": task, "subset": SUBSET[benchmark], "strategy": strategy,
+        "model": f"openai:{ALIAS}", "model_kwargs": {"base_url": server, "api_key": "local",
+                                                     "temperature": 0},
+        "judge": judge, "judge_kwargs": {"base_url": server, "api_key": "local"} if judge
+        else None, "limit": 2, "max_concurrency": 1, "data_dir": samples, "out": tmp_path,
+        "upload": False, "cache": False, "progress": False,
+        "retry": RetryPolicy(max_attempts=2, timeout=240)}
+    summary = run_experiment(benchmark, **kwargs)
+    counts = summary.counts
+    assert counts["examples"] == 2 and counts["not_run"] == 0
+    assert counts["ok"] + counts["model_errors"] + counts["infra_errors"] == 2
+    results = summary.results()
+    for r in results:
+        assert r.status == "ok" or r.error_kind, (r.status, r.error)
+        if r.status != "infra_error":
+            assert r.usage.model_calls > 0 and r.usage.input_tokens > 0, r.usage
+            assert r.model_calls and r.model_calls[0].messages  # the transcript was kept
+    for name, value in summary.metrics.items():
+        assert value is None or name in COUNTS or 0.0 <= value <= 100.0, (name, value)
+    if judge is not None and counts["scored"]:
+        assert summary.usage["judge_calls"] > 0  # the judge ran, its tokens counted apart
+    lines = (Path(summary.run_dir) / "examples.jsonl").read_text()
+    again = run_experiment(benchmark, **kwargs)  # resumes: nothing runs again
+    assert (Path(summary.run_dir) / "examples.jsonl").read_text() == lines
+    assert again.metrics == summary.metrics
+    assert RunDir(summary.run_dir).read_config().model["spec"] == f"openai:{ALIAS}"
