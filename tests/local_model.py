@@ -54,7 +54,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(*, n_ctx: int = 8192, timeout: float = 180.0) -> Iterator[str]:
+def serve(*, n_ctx: int = 16384, timeout: float = 180.0) -> Iterator[str]:
     """The server's base URL (``http://127.0.0.1:PORT/v1``) while it runs."""
     model = gguf()
     if model is None:

@@ -114,8 +114,11 @@ def test_default_cap_is_sent_and_a_user_cap_wins(samples: Path, tmp_path: Path) 
         second = run_cli(*common, "--model", "openai:local", "--model-arg", f"base_url={url}",
                          "--model-arg", "max_tokens=77", "--out", tmp_path / "b")
         caps = [_cap(r) for r in server.log]
+        legacy = [r.body.get("max_tokens") for r in server.log]
     assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
     assert caps == [1024, 77]
+    # llama-cpp-python's server ignores max_completion_tokens: the older field goes too.
+    assert legacy == [1024, 77]
     assert "--max-concurrency" not in first.stderr  # concurrency 1: no hint
     config = RunDir(json.loads(first.stdout)["run_dir"]).read_config()
     assert config.model["params"].get("max_tokens") == 1024

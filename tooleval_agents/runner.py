@@ -190,7 +190,7 @@ def experiment_name(split: Split, strategy: str, model: str) -> str:
 ENDPOINT_ARGS = frozenset({
     "base_url", "api_base", "openai_api_base", "azure_endpoint", "endpoint", "api_key",
     "openai_api_key", "timeout", "request_timeout", "max_retries", "organization",
-    "openai_organization", "streaming"})
+    "openai_organization", "streaming", "default_headers", "api_version"})
 """Model arguments that say where and how to reach a model, not how it answers: a server
 restarted on another port resumes the same run."""
 
@@ -271,7 +271,9 @@ _OUTPUT_CAPS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "num
 """Model arguments that already bound an answer's length (any one disables the default cap)."""
 _ENDPOINT_ARGS = ("base_url", "api_base", "openai_api_base", "azure_endpoint", "api_version",
                   "default_headers", "api_key", "openai_api_key")
-"""Model arguments that say where (and as whom) a provider is reached."""
+"""Model arguments that say where (and as whom) a provider is reached (a judge of the same
+provider without its own takes them from the model)."""
+_SERVER_URLS = ("base_url", "api_base", "openai_api_base")
 
 
 def _provider_model(spec: str, kwargs: dict[str, Any], *,
@@ -292,6 +294,16 @@ def _provider_model(spec: str, kwargs: dict[str, Any], *,
         if (max_tokens is not None and "max_tokens" in fields
                 and not any(k in kwargs for k in _OUTPUT_CAPS)):
             extra["max_tokens"] = max_tokens
+        cap = next((kwargs[k] for k in ("max_tokens", "max_completion_tokens") if k in kwargs),
+                   extra.get("max_tokens"))
+        if cap is not None and "extra_body" in fields and any(k in kwargs for k in _SERVER_URLS):
+            # langchain-openai sends the cap as max_completion_tokens, which OpenAI-compatible
+            # servers such as llama-cpp-python's ignore: a rambling model then held the server
+            # for minutes. Such a server also gets the older max_tokens.
+            body = dict(kwargs.get("extra_body") or {})
+            body.setdefault("max_tokens", cap)
+            extra["extra_body"] = body
+            kwargs = {k: v for k, v in kwargs.items() if k != "extra_body"}
         return resolve_model(spec, **extra, **kwargs) if extra else model
     except (ValueError, ToolevalError):
         raise
