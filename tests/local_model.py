@@ -54,16 +54,18 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(*, n_ctx: int = 16384, timeout: float = 180.0) -> Iterator[str]:
-    """The server's base URL (``http://127.0.0.1:PORT/v1``) while it runs."""
-    model = gguf()
+def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 16384,
+          timeout: float = 180.0) -> Iterator[str]:
+    """The server's base URL (``http://127.0.0.1:PORT/v1``) while it runs (``gguf_file``:
+    another model than the packaged one, named ``alias``)."""
+    model = gguf_file or gguf()
     if model is None:
         raise RuntimeError(missing() or "no model")
     port = _free_port()
     log = open(os.devnull, "w")  # noqa: SIM115  (closed below, after the server)
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
-         "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", ALIAS,
+         "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", alias,
          "--n_threads", "2", "--verbose", "False"],
         stdout=log, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/v1"
@@ -75,7 +77,7 @@ def serve(*, n_ctx: int = 16384, timeout: float = 180.0) -> Iterator[str]:
                 raise RuntimeError(f"the llama-cpp-python server exited: {err[-2000:]}")
             try:
                 with urllib.request.urlopen(f"{url}/models", timeout=2) as answer:
-                    if ALIAS in json.loads(answer.read())["data"][0]["id"]:
+                    if alias in json.loads(answer.read())["data"][0]["id"]:
                         break
             except (OSError, ValueError, KeyError, IndexError):
                 pass

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from tooleval_agents.errors import ToolevalError
 from tooleval_agents.reference_models import (
     DEFAULT_NOISE_RATE,
     AnswerKey,
@@ -55,3 +57,65 @@ def resolve_model(spec: ModelSpec, *, answer_key: AnswerKey | None = None,
     from langchain.chat_models import init_chat_model
 
     return init_chat_model(spec, **kwargs)
+
+
+JUDGE_MAX_TOKENS = 2048
+"""Default cap on a judge's answer (a planning verdict with seven reasons is ~600 tokens): a
+judge that never stops must not hold a one-request local server for its whole context."""
+OUTPUT_CAPS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "num_predict",
+               "max_new_tokens")
+"""Model arguments that already bound an answer's length (any one disables the default cap)."""
+ENDPOINT_ARGS = ("base_url", "api_base", "openai_api_base", "azure_endpoint", "endpoint",
+                 "api_version", "default_headers", "api_key", "openai_api_key", "organization",
+                 "openai_organization")
+"""Model arguments that say where (and as whom) a provider is reached: a judge of the same
+provider without its own takes them from the model, and they are not part of a run's
+identity (a server restarted on another port resumes the same run)."""
+_SERVER_URLS = ("base_url", "api_base", "openai_api_base")
+
+
+def provider_model(spec: str, kwargs: dict[str, Any], *,
+                   max_tokens: int | None = None) -> BaseChatModel:
+    """``init_chat_model`` with the client's own retries off when the model has them (the
+    run's :class:`~tooleval_agents.retry.RetryPolicy` is the only one), and ``max_tokens`` as
+    a default cap when the model has that field and the user set no cap of their own.
+
+    Raises:
+        ToolevalError: the provider's client refused to start (no API key, a bad argument).
+    """
+    try:
+        model = resolve_model(spec, **kwargs)
+        fields = type(model).model_fields
+        extra: dict[str, Any] = {}
+        if "max_retries" in fields and "max_retries" not in kwargs:
+            extra["max_retries"] = 0
+        if (max_tokens is not None and "max_tokens" in fields
+                and not any(k in kwargs for k in OUTPUT_CAPS)):
+            extra["max_tokens"] = max_tokens
+        cap = next((kwargs[k] for k in ("max_tokens", "max_completion_tokens") if k in kwargs),
+                   extra.get("max_tokens"))
+        if cap is not None and "extra_body" in fields and any(k in kwargs for k in _SERVER_URLS):
+            # langchain-openai sends the cap as max_completion_tokens, which OpenAI-compatible
+            # servers such as llama-cpp-python's ignore: a rambling model then held the server
+            # for minutes. Such a server also gets the older max_tokens.
+            body = dict(kwargs.get("extra_body") or {})
+            body.setdefault("max_tokens", cap)
+            extra["extra_body"] = body
+            kwargs = {k: v for k, v in kwargs.items() if k != "extra_body"}
+        return resolve_model(spec, **extra, **kwargs) if extra else model
+    except (ValueError, ToolevalError):
+        raise
+    except Exception as exc:  # e.g. openai.OpenAIError "Missing credentials"
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise ToolevalError(
+            f"cannot create model {spec!r}: {type(exc).__name__}: {first} (set the provider's "
+            "API key in the environment, e.g. OPENAI_API_KEY, or fix --model-arg)") from exc
+
+
+def judge_model(spec: ModelSpec, kwargs: Mapping[str, Any] | None = None) -> BaseChatModel:
+    """A judge from its spec: temperature 0 unless ``kwargs`` say otherwise, answers capped at
+    :data:`JUDGE_MAX_TOKENS` unless they set a cap (an instance is used as it is)."""
+    if isinstance(spec, BaseChatModel):
+        return spec
+    return provider_model(spec, {"temperature": 0, **(kwargs or {})},
+                          max_tokens=JUDGE_MAX_TOKENS)

@@ -195,13 +195,13 @@ def rescore_results(
             not one of its examples.
         DatasetMissingError: the split's data is absent.
     """
-    from tooleval_agents.models import resolve_model
+    from tooleval_agents.models import judge_model
 
     rd = RunDir(run_dir)
     config = rd.read_config()
     if isinstance(judge, str):
         # As in a run: temperature 0 unless the caller says otherwise.
-        judge = resolve_model(judge, **{"temperature": 0, **(judge_kwargs or {})})
+        judge = judge_model(judge, judge_kwargs)
     scorer = scorer_for(config, judge=judge, scoring_options=scoring_options)
     if scoring_options:
         config = config.model_copy(update={"scoring_options": {

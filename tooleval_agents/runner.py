@@ -91,7 +91,13 @@ from tooleval_agents.langsmith_datasets import (
     push,
     to_examples,
 )
-from tooleval_agents.models import is_offline, resolve_model
+from tooleval_agents.models import (
+    ENDPOINT_ARGS,
+    JUDGE_MAX_TOKENS,
+    is_offline,
+    provider_model,
+    resolve_model,
+)
 from tooleval_agents.redaction import (
     TRANSPORT_ARGS,
     known_secrets,
@@ -187,17 +193,14 @@ def experiment_name(split: Split, strategy: str, model: str) -> str:
     return f"{split.name}-{path_safe(strategy)}-{path_safe(model)}"
 
 
-ENDPOINT_ARGS = frozenset({
-    "base_url", "api_base", "openai_api_base", "azure_endpoint", "endpoint", "api_key",
-    "openai_api_key", "timeout", "request_timeout", "max_retries", "organization",
-    "openai_organization", "streaming", "default_headers", "api_version"})
-"""Model arguments that say where and how to reach a model, not how it answers: a server
-restarted on another port resumes the same run."""
+CONNECTION_ARGS = frozenset({"timeout", "request_timeout", "max_retries", "streaming"})
+"""Model arguments about the connection, not the answers (left out of a run's identity, with
+the endpoint and transport ones)."""
 
 
 def identity_suffix(**parts: Any) -> str:
     """``-<8 hex>`` naming what else changes a run's results (strategy and scoring options,
-    model and judge arguments but their endpoints (:data:`ENDPOINT_ARGS`) and transport;
+    model and judge arguments but their endpoints, transport and connection settings;
     secrets masked first), ``""`` when none is set: runs that differ only there get their own
     directories, default runs keep a plain name.
 
@@ -206,7 +209,8 @@ def identity_suffix(**parts: Any) -> str:
     >>> identity_suffix(strategy_options={"k": 3}) != identity_suffix(strategy_options={"k": 5})
     True
     """
-    given = {k: {a: x for a, x in v.items() if a not in ENDPOINT_ARGS | TRANSPORT_ARGS}
+    apart = {*ENDPOINT_ARGS, *TRANSPORT_ARGS, *CONNECTION_ARGS}
+    given = {k: {a: x for a, x in v.items() if a not in apart}
              if k.endswith("kwargs") and isinstance(v, Mapping) else v for k, v in parts.items()}
     given = {k: v for k, v in given.items() if v}
     if not given:
@@ -266,54 +270,6 @@ def _benchmark(benchmark: str | Benchmark) -> Benchmark:
     return benchmark
 
 
-_OUTPUT_CAPS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "num_predict",
-                "max_new_tokens")
-"""Model arguments that already bound an answer's length (any one disables the default cap)."""
-_ENDPOINT_ARGS = ("base_url", "api_base", "openai_api_base", "azure_endpoint", "api_version",
-                  "default_headers", "api_key", "openai_api_key")
-"""Model arguments that say where (and as whom) a provider is reached (a judge of the same
-provider without its own takes them from the model)."""
-_SERVER_URLS = ("base_url", "api_base", "openai_api_base")
-
-
-def _provider_model(spec: str, kwargs: dict[str, Any], *,
-                    max_tokens: int | None = None) -> BaseChatModel:
-    """``init_chat_model`` with the client's own retries off when the model has them (the
-    run's :class:`RetryPolicy` is the only one), and ``max_tokens`` as a default cap when the
-    model has that field and the user set no cap of their own.
-
-    Raises:
-        ToolevalError: the provider's client refused to start (no API key, a bad argument).
-    """
-    try:
-        model = resolve_model(spec, **kwargs)
-        fields = type(model).model_fields
-        extra: dict[str, Any] = {}
-        if "max_retries" in fields and "max_retries" not in kwargs:
-            extra["max_retries"] = 0
-        if (max_tokens is not None and "max_tokens" in fields
-                and not any(k in kwargs for k in _OUTPUT_CAPS)):
-            extra["max_tokens"] = max_tokens
-        cap = next((kwargs[k] for k in ("max_tokens", "max_completion_tokens") if k in kwargs),
-                   extra.get("max_tokens"))
-        if cap is not None and "extra_body" in fields and any(k in kwargs for k in _SERVER_URLS):
-            # langchain-openai sends the cap as max_completion_tokens, which OpenAI-compatible
-            # servers such as llama-cpp-python's ignore: a rambling model then held the server
-            # for minutes. Such a server also gets the older max_tokens.
-            body = dict(kwargs.get("extra_body") or {})
-            body.setdefault("max_tokens", cap)
-            extra["extra_body"] = body
-            kwargs = {k: v for k, v in kwargs.items() if k != "extra_body"}
-        return resolve_model(spec, **extra, **kwargs) if extra else model
-    except (ValueError, ToolevalError):
-        raise
-    except Exception as exc:  # e.g. openai.OpenAIError "Missing credentials"
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise ToolevalError(
-            f"cannot create model {spec!r}: {type(exc).__name__}: {first} (set the provider's "
-            "API key in the environment, e.g. OPENAI_API_KEY, or fix --model-arg)") from exc
-
-
 def _provider(spec: str) -> str:
     return spec.split(":", 1)[0] if ":" in spec else ""
 
@@ -325,7 +281,7 @@ def judge_arguments(model: str | BaseChatModel, model_kwargs: dict[str, Any] | N
 
     A judge is deterministic unless told otherwise (``temperature`` 0). When the judge names
     the same provider as the model and no endpoint of its own, it is sent where the model is
-    (``base_url`` and the other :data:`_ENDPOINT_ARGS` the model was given): a judge
+    (``base_url`` and the other :data:`ENDPOINT_ARGS` the model was given): a judge
     ``openai:NAME`` next to a local ``--model-arg base_url=...`` must not go to the public API.
 
     >>> judge_arguments("openai:m", {"base_url": "http://127.0.0.1:8765/v1"}, "openai:j", None)
@@ -334,8 +290,8 @@ def judge_arguments(model: str | BaseChatModel, model_kwargs: dict[str, Any] | N
     out = {"temperature": 0, **(judge_kwargs or {})}
     inherited: list[str] = []
     if (isinstance(model, str) and _provider(model) and _provider(model) == _provider(judge)
-            and not any(k in out for k in _ENDPOINT_ARGS)):
-        for key in _ENDPOINT_ARGS:
+            and not any(k in out for k in ENDPOINT_ARGS)):
+        for key in ENDPOINT_ARGS:
             if key in (model_kwargs or {}):
                 out[key] = (model_kwargs or {})[key]
                 inherited.append(key)
@@ -858,7 +814,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         answer_key = AnswerKey()  # filled once the workflow is built (see below)
         inner = resolve_model(spec.model, answer_key=answer_key)
     elif isinstance(spec.model, str):
-        inner = _provider_model(spec.model, kwargs, max_tokens=bench.max_tokens(split))
+        inner = provider_model(spec.model, kwargs, max_tokens=bench.max_tokens(split))
     else:
         inner = spec.model
     register_secrets_in({k: getattr(inner, k) for k in type(inner).model_fields
@@ -891,7 +847,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             jkw, judge_inherited = judge_arguments(spec.model, spec.model_kwargs, spec.judge,
                                                    spec.judge_kwargs)
             register_secrets_in(jkw)
-            judge_model = _provider_model(spec.judge, jkw)
+            judge_model = provider_model(spec.judge, jkw, max_tokens=JUDGE_MAX_TOKENS)
         else:
             judge_model = spec.judge
         judge_inner = judge_model

@@ -145,7 +145,7 @@ def agreement(
     import asyncio
 
     from evaluators.judge_agreement import judge_agreement
-    from tooleval_agents.models import resolve_model
+    from tooleval_agents.models import judge_model
     from tooleval_agents.rescore import parse_options
 
     if lang not in LANGS:
@@ -160,7 +160,7 @@ def agreement(
             if judgments is not None:
                 raise FileNotFoundError(f"--judgments: no such file {path}")
             raise DatasetMissingError("ultratool", Path(path), root)
-        model = resolve_model(judge, **{"temperature": 0, **kwargs})
+        model = judge_model(judge, kwargs)
         report = asyncio.run(judge_agreement(Path(path), model, limit=limit,
                                              lang=lang,
                                              concurrency=max_concurrency, n_boot=n_boot,
