@@ -12,6 +12,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -47,6 +48,15 @@ def gguf() -> Path | None:
     return None
 
 
+def _die_with_parent() -> None:
+    # Linux: the server gets SIGTERM when the process that started it dies (a killed test run
+    # must not leave a server generating on both cores).
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -67,7 +77,7 @@ def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 163
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
          "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", alias,
          "--n_threads", "2", "--verbose", "False"],
-        stdout=log, stderr=subprocess.PIPE, text=True)
+        stdout=log, stderr=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + timeout
