@@ -5,6 +5,7 @@ Registered by :meth:`UltraToolBenchmark.add_commands`."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -23,6 +24,7 @@ from tooleval_agents.cli_base import (
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
+from tooleval_agents.rescore import parse_options
 from tooleval_agents.ultratool.loaders import load_task, raw_path
 from tooleval_agents.ultratool.rebuild import REBUILT, RebuiltTask, upstream_removal, write_rebuilt
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
@@ -142,11 +144,8 @@ def agreement(
     """Judge the plans of recorded judgments again with --judge and correlate the two judges
     per dimension: Pearson and Spearman with bootstrap 95% intervals, mean absolute difference
     (the paper's check of GPT-4 against people, §4.4)."""
-    import asyncio
-
-    from evaluators.judge_agreement import judge_agreement
-    from tooleval_agents.models import judge_model
-    from tooleval_agents.rescore import parse_options
+    from evaluators.judge_agreement import judge_agreement  # deferred: LangChain
+    from tooleval_agents.models import judge_model  # deferred: LangChain
 
     if lang not in LANGS:
         raise fail(f"--lang must be en or zh, got {lang!r}", code=2)
