@@ -748,7 +748,10 @@ def tool_creation_example_score(judgments: Sequence[Judgment]) -> ExampleScore:
         for k in keys:  # a missing tool scores 0; an absent or invalid score adds nothing
             parts[_metric("tool_creation", k)].hits += (j.score100(k) or 0.0) / 100.0
     missing = sum(1 for j in judgments if j.missing_prediction)
-    result = ExampleScore(parts=parts, labels={"judge": "error" if errors else "ok"})
+    # Nothing created for any gold step: nothing went to the judge (as for an empty plan).
+    label = "error" if errors else "missing_prediction" if judgments and missing == len(
+        judgments) else "ok"
+    result = ExampleScore(parts=parts, labels={"judge": label})
     if errors:
         result.error = "; ".join(errors)
     elif judgments:

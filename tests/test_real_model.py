@@ -83,8 +83,13 @@ def test_a_real_model_runs_every_strategy(server: str, samples: Path, tmp_path: 
             assert r.model_calls and r.model_calls[0].messages  # the transcript was kept
     for name, value in summary.metrics.items():
         assert value is None or name in COUNTS or 0.0 <= value <= 100.0, (name, value)
-    if judge is not None and counts["scored"]:
-        assert summary.usage["judge_calls"] > 0  # the judge ran, its tokens counted apart
+    if judge is not None:
+        # Every scored example was judged (its tokens counted apart) or had nothing to judge.
+        verdicts = [(r.score or {}).get("labels", {}).get("judge") for r in results
+                    if r.status != "infra_error"]
+        assert all(v in ("ok", "error", "missing_prediction") for v in verdicts), verdicts
+        sent = sum(v in ("ok", "error") for v in verdicts)
+        assert (summary.usage["judge_calls"] > 0) == (sent > 0), (verdicts, summary.usage)
     finished = {r.example_id: r.finished_at for r in results if r.status != "infra_error"}
     again = run_experiment(benchmark, **kwargs)  # resumes: only infra errors run again
     kept = {r.example_id: r.finished_at for r in again.results() if r.example_id in finished}
