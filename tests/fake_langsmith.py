@@ -628,3 +628,17 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     yield refused
+
+
+@contextmanager
+def openai_on_loopback(monkeypatch: pytest.MonkeyPatch, api_key: str,
+                       *unset: str) -> Iterator[None]:
+    """An OpenAI client that can only reach this machine: no base URL, organisation, project
+    or proxy from the environment (nor the variables ``unset``), a fake ``api_key``, and every
+    connection elsewhere refused -- and a failure if one was tried."""
+    for var in ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_PROXY", *unset):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", api_key)
+    with loopback_only(monkeypatch) as refused:
+        yield
+    assert refused == [], f"tried to reach {refused}"

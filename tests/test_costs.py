@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_langsmith import loopback_only
+from fake_langsmith import openai_on_loopback
 from fake_openai import ChatRequest, FakeOpenAI
 from test_judge_endpoint import VERDICT, is_judge
 from test_runner import _appbench_responder
@@ -23,13 +23,8 @@ from tooleval_agents.results import RunDir
 
 @pytest.fixture(autouse=True)
 def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for var in ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_PROXY",
-                ENV):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-costs")
-    with loopback_only(monkeypatch) as refused:
+    with openai_on_loopback(monkeypatch, "sk-test-costs", ENV):
         yield
-    assert refused == [], f"tried to reach {refused}"
 
 
 def invoke(*args: str | Path) -> Any:

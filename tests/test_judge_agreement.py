@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_langsmith import loopback_only
+from fake_langsmith import openai_on_loopback
 from fake_openai import ChatRequest, FakeOpenAI
 from test_judge_endpoint import DIMENSIONS, VERDICT
 from typer.testing import CliRunner
@@ -26,12 +26,8 @@ KEYS = {"accuracy": "Accuracy Score", "completeness": "Completeness Score",
 
 @pytest.fixture(autouse=True)
 def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for var in ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-agreement")
-    with loopback_only(monkeypatch) as refused:
+    with openai_on_loopback(monkeypatch, "sk-test-agreement"):
         yield
-    assert refused == [], f"tried to reach {refused}"
 
 
 def recorded(path: Path, n: int = 8) -> dict[str, dict[str, int]]:

@@ -31,7 +31,7 @@ import pandas as pd
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Scorer
 from tooleval_agents.costs import run_cost
-from tooleval_agents.epochs import binary_metrics
+from tooleval_agents.epochs import successes
 from tooleval_agents.rescore import rescore_results, scorer_for, stored_score
 from tooleval_agents.results import ExampleResult, RunConfig, RunDir
 
@@ -353,14 +353,12 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
                  "judge_cached_input_tokens": sum(r.judge_usage.cached_input_tokens
                                                   for r in recorded),
                  "judge_calls": sum(r.judge_usage.model_calls for r in recorded)}
-        binary = binary_metrics([dict(s.scores) for s in run.scores.values()],
-                                list(run.scorer.headline))
-        successes = (sum(s.scores.get(binary[0]) == 100.0 for s in run.scores.values())
-                     if binary else None)
+        _, won = successes([dict(s.scores) for s in run.scores.values()],
+                           list(run.scorer.headline))
         cost = run_cost(model=run.config.model.get("spec"),
                         judge=(run.config.judge or {}).get("spec"),
                         usage={k: float(v) for k, v in usage.items()},
-                        examples=len(recorded), successes=successes)
+                        examples=len(recorded), successes=won)
 
         def usd(value: float | None) -> float:
             return np.nan if value is None else float(value)

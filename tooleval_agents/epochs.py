@@ -57,8 +57,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     """Probability that at least one of ``k`` attempts drawn from ``n`` (``c`` successful)
     succeeds.
 
-    >>> pass_at_k(3, 1, 1), pass_at_k(3, 1, 3)
-    (0.3333333333333333, 1.0)
+    >>> round(pass_at_k(3, 1, 1), 4), pass_at_k(3, 1, 3)
+    (0.3333, 1.0)
     """
     return 1.0 - comb(n - c, k) / comb(n, k)
 
@@ -82,7 +82,7 @@ def epoch_summary(attempts: Sequence[tuple[int, dict[str, float]]], epochs: int,
     >>> rows = [(0, {"ok": 100.0}), (0, {"ok": 0.0}), (1, {"ok": 100.0}), (1, {"ok": 100.0})]
     >>> metrics, sd = epoch_summary(rows, 2, ["ok"])
     >>> metrics["ok_pass@2"], metrics["ok_pass^2"], sd["ok"]
-    (100.0, 50.0, 35.35533905932738)
+    (100.0, 50.0, 25.0)
     """
     by_example: dict[int, list[dict[str, float]]] = defaultdict(list)
     for index, scores in attempts:
@@ -116,5 +116,19 @@ def binary_metrics(scores: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
     return out
 
 
+def successes(scores: Sequence[Mapping[str, Any]],
+              headline: Sequence[str]) -> tuple[str | None, int | None]:
+    """The metric a success is counted on -- the first success-type one of ``headline`` -- and
+    how many of ``scores`` reached 100 on it (``(None, None)``: no such metric).
+
+    >>> successes([{"success": 100.0, "f1": 50.0}, {"success": 0.0, "f1": 80.0}], ["f1", "success"])
+    ('success', 1)
+    """
+    binary = binary_metrics(scores, headline)
+    if not binary:
+        return None, None
+    return binary[0], sum(s.get(binary[0]) == 100.0 for s in scores)
+
+
 __all__ = ["EPOCH_KEY", "binary_metrics", "epoch_id", "epoch_summary", "pass_at_k",
-           "pass_hat_k", "split_epoch", "with_epochs"]
+           "pass_hat_k", "split_epoch", "successes", "with_epochs"]

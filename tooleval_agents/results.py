@@ -32,7 +32,7 @@ try:  # POSIX; elsewhere a run directory is not locked
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 from tooleval_agents.costs import run_cost
-from tooleval_agents.epochs import binary_metrics, epoch_summary
+from tooleval_agents.epochs import binary_metrics, epoch_summary, successes
 from tooleval_agents.intervals import bootstrap_intervals
 from tooleval_agents.jsonio import atomic_write_text
 
@@ -416,11 +416,11 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
         metrics.update(extra)
         spread = {"n": epochs, "sd": sd}
     # A success is a 100 on the first success-type headline metric (e.g. AppBench success).
-    successes = (sum(a.get(binary[0]) == 100.0 for _, a in per_attempt) if binary else None)
+    success_metric, won = successes([a for _, a in per_attempt], list(headline or metrics))
     cost = run_cost(model=model, judge=judge, usage=usage, examples=len(results),
-                    successes=successes)
-    if binary:
-        cost["success_metric"] = binary[0]
+                    successes=won)
+    if success_metric is not None:
+        cost["success_metric"] = success_metric
     return RunSummary(experiment=experiment, metrics=metrics, counts=counts, usage=usage,
                       latency_s=latency, ci=ci, epochs=spread, cost=cost)
 

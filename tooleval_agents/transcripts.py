@@ -86,6 +86,23 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def read_prompts(run_dir: Path | str) -> dict[str, Any]:
+    """A run directory's stored messages and tool definitions by id (a torn last line, left
+    by a killed run, is skipped)."""
+    out: dict[str, Any] = {}
+    path = Path(run_dir) / PROMPTS
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and "id" in row:
+            out[str(row["id"])] = row.get("value")
+    return out
+
+
 class PromptStore:
     """A run directory's ``prompts.jsonl``: ``{"id", "value"}`` lines, each value once."""
 
@@ -93,21 +110,11 @@ class PromptStore:
         self.path = Path(run_dir) / PROMPTS
         self.secrets = secrets
         self._lock = threading.Lock()
-        self._known: set[str] = set(self.read())
+        self._known: set[str] = set(read_prompts(run_dir))
 
     def read(self) -> dict[str, Any]:
-        """Every stored value by id (a torn last line is skipped)."""
-        out: dict[str, Any] = {}
-        if not self.path.is_file():
-            return out
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(row, dict) and "id" in row:
-                out[str(row["id"])] = row.get("value")
-        return out
+        """Every stored value by id (:func:`read_prompts`)."""
+        return read_prompts(self.path.parent)
 
     def put(self, value: Any) -> str:
         """Store ``value`` (secrets masked) unless stored already; its id."""
@@ -136,5 +143,11 @@ class PromptStore:
         return out
 
 
-__all__ = ["PROMPTS", "RECORDER", "PromptStore", "TranscriptRecorder",
-           "message_record"]
+__all__ = [
+    "PROMPTS",
+    "RECORDER",
+    "PromptStore",
+    "TranscriptRecorder",
+    "message_record",
+    "read_prompts",
+]

@@ -34,7 +34,7 @@ from tooleval_agents.costs import price_for
 from tooleval_agents.jsonio import atomic_write_text
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import CONFIG, RunDir
-from tooleval_agents.transcripts import PROMPTS
+from tooleval_agents.transcripts import read_prompts
 
 CHUNK = 50
 """Examples per detail file: opening one example loads its chunk only."""
@@ -87,10 +87,15 @@ def _run_id(path: Path, taken: set[str]) -> str:
     return rid
 
 
+def _key(result: Any) -> str:
+    """An example's name in the site's links: ``37``, or ``37@2`` for its third attempt."""
+    return str(result.index) if not result.epoch else f"{result.index}@{result.epoch}"
+
+
 def _row(result: Any) -> dict[str, Any]:
     score = result.score or {}
-    key = str(result.index) if not result.epoch else f"{result.index}@{result.epoch}"
-    return {"id": result.example_id, "index": result.index, "epoch": result.epoch, "key": key,
+    return {"id": result.example_id, "index": result.index, "epoch": result.epoch,
+            "key": _key(result),
             "status": result.status,
             "error_kind": result.error_kind, "scores": score.get("scores") or {},
             "error": (result.error or score.get("error") or "")[:300],
@@ -107,8 +112,7 @@ def _detail(result: Any, prompts: dict[str, Any]) -> dict[str, Any]:
                                    for m in call.messages],
                       "tools": prompts.get(call.tools) if call.tools else None,
                       "output": call.output, "error": call.error})
-    key = str(result.index) if not result.epoch else f"{result.index}@{result.epoch}"
-    return {**result.model_dump(mode="json", exclude={"model_calls"}), "key": key,
+    return {**result.model_dump(mode="json", exclude={"model_calls"}), "key": _key(result),
             "model_calls": calls}
 
 
@@ -128,7 +132,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
     config = rd.read_config()
     summary = rd.read_summary() if (path / "summary.json").is_file() else None
     results = sorted(rd.results().values(), key=lambda r: (r.index, r.epoch))
-    prompts = _read_prompts(path)
+    prompts = read_prompts(path)
     folder = data_dir / rid
     folder.mkdir(parents=True, exist_ok=True)
     chunks: dict[str, int] = {}
@@ -163,19 +167,6 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
 def _price(spec: str | None) -> dict[str, Any] | None:
     price = price_for(spec)
     return None if price is None else dataclasses.asdict(price)
-
-
-def _read_prompts(path: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    file = path / PROMPTS
-    if file.is_file():
-        for line in file.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue  # a torn last line
-            out[str(row.get("id"))] = row.get("value")
-    return out
 
 
 def build_site(paths: Sequence[Path | str], out: Path | str) -> Site:
