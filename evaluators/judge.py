@@ -62,6 +62,7 @@ from evaluators.judge_prompts import (
     OVERALL,
     OVERALL_ALIASES,
     REASON_KEYS,
+    JudgePrompt,
     JudgeTask,
     build_prompt,
     retry_prompt,
@@ -579,11 +580,12 @@ class _Item(BaseModel):
 
 
 def _plan_item(*, question: str, reference: str, prediction: str | None, lang: Lang | None,
-               structured: bool, index: int | None = None) -> _Item:
+               structured: bool, index: int | None = None,
+               prompt_set: JudgePrompt = build_prompt) -> _Item:
     lang = lang or detect_lang(question, reference)
     answer = clean_plan(prediction)
-    prompt = (build_prompt("planning", lang, question=question, reference=reference,
-                           answer=answer, structured=structured) if answer.strip() else None)
+    prompt = (prompt_set("planning", lang, question=question, reference=reference,
+                         answer=answer, structured=structured) if answer.strip() else None)
     return _Item(task="planning", lang=lang, prompt=prompt, index=index)
 
 
@@ -599,12 +601,13 @@ def _step_text(step: str) -> str:
 
 
 def _tool_item(*, step: str, reference_tool: Any, created_tool: Any, lang: Lang | None,
-               structured: bool, index: int | None = None) -> _Item:
+               structured: bool, index: int | None = None,
+               prompt_set: JudgePrompt = build_prompt) -> _Item:
     lang = lang or detect_lang(step)
     has_tool = isinstance(created_tool, dict) and bool(created_tool)
-    prompt = (build_prompt("tool_creation", lang, question=_step_text(step),
-                           reference=_render_tool(reference_tool),
-                           answer=_render_tool(created_tool), structured=structured)
+    prompt = (prompt_set("tool_creation", lang, question=_step_text(step),
+                         reference=_render_tool(reference_tool),
+                         answer=_render_tool(created_tool), structured=structured)
               if has_tool else None)
     return _Item(task="tool_creation", lang=lang, prompt=prompt, index=index, step=step)
 
@@ -637,7 +640,8 @@ def _missing(item: _Item, judge: BaseChatModel) -> Judgment:
 
 def judge_plan(judge: BaseChatModel, *, question: str, reference: str, prediction: str | None,
                lang: Lang | None = None, max_retries: int = 2, structured: bool = True,
-               index: int | None = None) -> Judgment:
+               index: int | None = None,
+        prompt_set: JudgePrompt | None = None) -> Judgment:
     """Judge one predicted plan against the reference plan.
 
     Args:
@@ -650,43 +654,51 @@ def judge_plan(judge: BaseChatModel, *, question: str, reference: str, predictio
         max_retries: extra attempts after an exception or an unusable answer.
         structured: use ``with_structured_output`` when the model supports it.
         index: sample index, stored on the judgment for replay.
+        prompt_set: the judge prompts (default ours, :func:`~evaluators.judge_prompts.
+            build_prompt`); a set of its own, e.g. the official templates, is answered as text
+            in the layout it asks for (no structured output).
     """
-    runnable, structured = _runnable(judge, "planning", structured)
+    runnable, structured = _runnable(judge, "planning", structured and prompt_set is None)
     item = _plan_item(question=question, reference=reference, prediction=prediction, lang=lang,
-                      structured=structured, index=index)
+                      structured=structured, index=index, prompt_set=prompt_set or build_prompt)
     return _judge_item(judge, runnable, item, max_retries)
 
 
 async def ajudge_plan(judge: BaseChatModel, *, question: str, reference: str,
                       prediction: str | None, lang: Lang | None = None, max_retries: int = 2,
-                      structured: bool = True, index: int | None = None) -> Judgment:
+                      structured: bool = True, index: int | None = None,
+        prompt_set: JudgePrompt | None = None) -> Judgment:
     """Async :func:`judge_plan`."""
-    runnable, structured = _runnable(judge, "planning", structured)
+    runnable, structured = _runnable(judge, "planning", structured and prompt_set is None)
     item = _plan_item(question=question, reference=reference, prediction=prediction, lang=lang,
-                      structured=structured, index=index)
+                      structured=structured, index=index, prompt_set=prompt_set or build_prompt)
     return await _ajudge_item(judge, runnable, item, max_retries)
 
 
 def judge_tool(judge: BaseChatModel, *, step: str, reference_tool: Any, created_tool: Any,
                lang: Lang | None = None, max_retries: int = 2, structured: bool = True,
-               index: int | None = None) -> Judgment:
+               index: int | None = None,
+        prompt_set: JudgePrompt | None = None) -> Judgment:
     """Judge one created tool skeleton against the gold skeleton for ``step``.
 
     A ``created_tool`` that is not a non-empty dict is not judged (``missing_prediction``).
     """
-    runnable, structured = _runnable(judge, "tool_creation", structured)
+    runnable, structured = _runnable(judge, "tool_creation", structured and prompt_set is None)
     item = _tool_item(step=step, reference_tool=reference_tool, created_tool=created_tool,
-                      lang=lang, structured=structured, index=index)
+                      lang=lang, structured=structured, index=index,
+                      prompt_set=prompt_set or build_prompt)
     return _judge_item(judge, runnable, item, max_retries)
 
 
 async def ajudge_tool(judge: BaseChatModel, *, step: str, reference_tool: Any,
                       created_tool: Any, lang: Lang | None = None, max_retries: int = 2,
-                      structured: bool = True, index: int | None = None) -> Judgment:
+                      structured: bool = True, index: int | None = None,
+        prompt_set: JudgePrompt | None = None) -> Judgment:
     """Async :func:`judge_tool`."""
-    runnable, structured = _runnable(judge, "tool_creation", structured)
+    runnable, structured = _runnable(judge, "tool_creation", structured and prompt_set is None)
     item = _tool_item(step=step, reference_tool=reference_tool, created_tool=created_tool,
-                      lang=lang, structured=structured, index=index)
+                      lang=lang, structured=structured, index=index,
+                      prompt_set=prompt_set or build_prompt)
     return await _ajudge_item(judge, runnable, item, max_retries)
 
 

@@ -17,7 +17,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from tooleval_agents.ultratool.records import Lang
 
@@ -242,6 +242,14 @@ def _json_items(task: JudgeTask, lang: Lang) -> str:
     keys = [d.score_key(lang) for d in DIMENSIONS[task]] + [overall_key(lang)]
     lines = [f'  {{"{reason}": "...", "{k}": {score}}}' for k in keys]
     return "[\n" + ",\n".join(lines) + "\n]"
+
+
+class JudgePrompt(Protocol):
+    """A judge prompt set: :func:`build_prompt` (ours), or the official templates
+    (:func:`evaluators.judge_official.official_judge_prompts`)."""
+
+    def __call__(self, task: JudgeTask, lang: Lang, *, question: str, reference: str,
+                 answer: str, structured: bool = False) -> str: ...
 
 
 def build_prompt(task: JudgeTask, lang: Lang, *, question: str, reference: str, answer: str,

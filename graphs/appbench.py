@@ -54,11 +54,19 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from langchain_core.messages import BaseMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field as PydanticField
 
 from evaluators.appbench_parse import ParsedAnswer, gold_answer, parse_answer
+from graphs.appbench_official import SAMPLING as OFFICIAL_SAMPLING
+from graphs.appbench_official import (
+    OfficialTexts,
+    demo_answer,
+    load_official,
+    official_messages,
+)
 from graphs.appbench_prompts import (
     DEMO_TEMPLATE,
     DEMOS_INTRO,
@@ -289,7 +297,15 @@ def _read_plan_node(state: WorkflowState) -> NodeUpdate:
     return {**plan, "trace": [], "scratch": _scratch(state, calls=calls, unparsed=unparsed)}
 
 
-class FewShotOptions(Options):
+class PromptOptions(Options):
+    """Options of the strategies the paper defines (``hierarchical``, ``flat``)."""
+
+    prompts: Literal["ours", "official"] = "ours"
+    """The prompt set: ``ours`` (our wording, :mod:`graphs.appbench_prompts`) or ``official``
+    (the upstream templates read from the fetched code; :mod:`graphs.appbench_official`)."""
+
+
+class FewShotOptions(PromptOptions):
     """Options of ``few_shot``."""
 
     k: int = PydanticField(default=3, ge=0, strict=True)
@@ -311,13 +327,36 @@ class AppBenchStrategy(Strategy):
     benchmark = "appbench"
     tasks: tuple[str, ...] | None = ("plan",)
 
+    def __init__(self) -> None:
+        self._official: dict[str, OfficialTexts] = {}
+        """Split key -> the official texts of the latest build with ``prompts=official`` (the
+        reference model's stage markers are taken from them)."""
+
     def input_key(self, split: Split, inputs: dict[str, Any]) -> str:
         return instruction_of(inputs)
 
     def gold_answers(self, split: Split, inputs: dict[str, Any],
                      reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
         sample = reference_sample(reference_outputs, instruction_of(inputs))
-        return [GoldAnswer(PLAN_MARKER, gold_answer(sample), "call_lines")]
+        return [GoldAnswer(self._markers(split)[1], gold_answer(sample), "call_lines")]
+
+    def model_defaults(self, options: dict[str, Any]) -> dict[str, Any]:
+        return dict(OFFICIAL_SAMPLING) if options.get("prompts") == "official" else {}
+
+    def _official_texts(self, ctx: StrategyContext) -> OfficialTexts | None:
+        """The official texts when the run asks for them (remembered for the markers)."""
+        if getattr(self.read_options(ctx), "prompts", "ours") != "official":
+            self._official.pop(ctx.split.key, None)
+            return None
+        texts = self._official[ctx.split.key] = load_official(resolve_data_dir(ctx.data_dir))
+        return texts
+
+    def _markers(self, split: Split) -> tuple[str, str]:
+        """Phrases only the selection and only the planning prompt contain."""
+        texts = self._official.get(split.key)
+        if texts is None:
+            return SELECT_MARKER, PLAN_MARKER
+        return texts.app_desc(), texts.plan_template.split("{", 1)[0].strip()[:80]
 
     def _check(self, ctx: StrategyContext) -> CatalogText:
         if ctx.split.benchmark != "appbench":
@@ -325,7 +364,8 @@ class AppBenchStrategy(Strategy):
         return CatalogText(load_catalog())
 
     @staticmethod
-    def _add_selection(graph: StateGraph[Any], ctx: StrategyContext, text: CatalogText) -> None:
+    def _add_selection(graph: StateGraph[Any], ctx: StrategyContext, text: CatalogText,
+                       official: OfficialTexts | None = None) -> None:
         """Nodes ``select`` (model) and ``read_apps``: hierarchical stage 1."""
 
         def read_apps(state: WorkflowState) -> NodeUpdate:
@@ -334,8 +374,12 @@ class AppBenchStrategy(Strategy):
             return {"scratch": _scratch(state, selected_apps=apps or list(text.catalog.apps),
                                         unknown_apps=unknown, app_selection_fallback=fallback)}
 
-        graph.add_node("select", model_call_node(ctx.model, lambda s: build_messages(
-            select_prompt(text, instruction_of(s["inputs"]))), name="select"))
+        def messages(state: WorkflowState) -> list[BaseMessage]:
+            if official is not None:
+                return official_messages(official.select_system(), state["inputs"]["input"])
+            return build_messages(select_prompt(text, instruction_of(state["inputs"])))
+
+        graph.add_node("select", model_call_node(ctx.model, messages, name="select"))
         graph.add_node("read_apps", read_apps)
         graph.add_edge("select", "read_apps")
 
@@ -344,13 +388,21 @@ class Hierarchical(AppBenchStrategy):
     """Select apps, then plan with only those apps' APIs (the paper's main protocol)."""
 
     name = "hierarchical"
+    options = PromptOptions
 
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         text = self._check(ctx)
+        official = self._official_texts(ctx)
         graph = StateGraph(WorkflowState)
-        self._add_selection(graph, ctx, text)
-        graph.add_node("plan", model_call_node(ctx.model, lambda s: build_messages(plan_prompt(
-            text, instruction_of(s["inputs"]), s["scratch"]["selected_apps"])), name="plan"))
+        self._add_selection(graph, ctx, text, official)
+
+        def messages(state: WorkflowState) -> list[BaseMessage]:
+            apps = state["scratch"]["selected_apps"]
+            if official is not None:
+                return official_messages(official.plan_system(apps), state["inputs"]["input"])
+            return build_messages(plan_prompt(text, instruction_of(state["inputs"]), apps))
+
+        graph.add_node("plan", model_call_node(ctx.model, messages, name="plan"))
         graph.add_node("read_plan", _read_plan_node)
         graph.add_edge(START, "select")
         graph.add_edge("read_apps", "plan")
@@ -361,7 +413,7 @@ class Hierarchical(AppBenchStrategy):
     def gold_answers(self, split: Split, inputs: dict[str, Any],
                      reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
         sample = reference_sample(reference_outputs, instruction_of(inputs))
-        return [GoldAnswer(SELECT_MARKER, gold_app_list(sample), "app_list"),
+        return [GoldAnswer(self._markers(split)[0], gold_app_list(sample), "app_list"),
                 *super().gold_answers(split, inputs, reference_outputs)]
 
 
@@ -369,12 +421,19 @@ class Flat(AppBenchStrategy):
     """One planning prompt with all 15 apps (paper §5.2)."""
 
     name = "flat"
+    options = PromptOptions
 
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         text = self._check(ctx)
+        official = self._official_texts(ctx)
+
+        def messages(state: WorkflowState) -> list[BaseMessage]:
+            if official is not None:
+                return official_messages(official.plan_system(), state["inputs"]["input"])
+            return build_messages(plan_prompt(text, instruction_of(state["inputs"])))
+
         graph = StateGraph(WorkflowState)
-        graph.add_node("plan", model_call_node(ctx.model, lambda s: build_messages(plan_prompt(
-            text, instruction_of(s["inputs"]))), name="plan"))
+        graph.add_node("plan", model_call_node(ctx.model, messages, name="plan"))
         graph.add_node("read_plan", _read_plan_node)
         graph.add_edge(START, "plan")
         graph.add_edge("plan", "read_plan")
@@ -399,7 +458,15 @@ class FewShot(AppBenchStrategy):
             chosen, source = choose_demos(pool, instruction_of(state["inputs"]), k)
             return {"scratch": _scratch(state, demos=chosen, demo_source=source)}
 
+        official = self._official_texts(ctx)
+
         def messages(state: WorkflowState) -> Any:
+            if official is not None:
+                demos = [(pool[i].input, demo_answer(pool[i].output.used_app,
+                                                     pool[i].output.api_results))
+                         for i in state["scratch"]["demos"]]
+                return official_messages(official.plan_system(), state["inputs"]["input"],
+                                         demos)
             shown = [render_demo(pool[i]) for i in state["scratch"]["demos"]]
             return build_messages(plan_prompt(text, instruction_of(state["inputs"]),
                                               demos=shown))

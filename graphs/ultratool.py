@@ -39,7 +39,10 @@ examples with the same plan but different toolsets are told apart by the ``refer
 
 from __future__ import annotations
 
-from typing import Any, cast
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal, cast
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -54,10 +57,23 @@ from graphs.common import (
     render_json,
 )
 from graphs.state import WorkflowState
+from graphs.ultratool_official import (
+    DEMO_LANG,
+    SAMPLING,
+    OfficialTemplates,
+    load_templates,
+    official_prompt,
+    sample_key,
+    template_key,
+    upstream_samples,
+)
 from graphs.ultratool_prompts import FIELDS, INSTRUCTIONS, LABELS, MARKERS, Labels, PromptLang
-from tooleval_agents.contracts import GoldAnswer, Split, Strategy, StrategyContext
+from tooleval_agents.contracts import GoldAnswer, Options, Split, Strategy, StrategyContext
 from tooleval_agents.datadir import resolve_data_dir
-from tooleval_agents.ultratool.loaders import load_example
+from tooleval_agents.errors import DatasetMissingError
+from tooleval_agents.jsonio import load_json
+from tooleval_agents.registry import get_benchmark
+from tooleval_agents.ultratool.loaders import example_path, load_example
 from tooleval_agents.ultratool.records import TASKS, UltraToolTask
 
 
@@ -131,20 +147,73 @@ def parse_model_answer(task: UltraToolTask, text: str) -> NodeUpdate:
     return {"prediction": parsed.value, "parse_error": None}
 
 
+class OneShotOptions(Options):
+    """Options of ``one_shot``."""
+
+    prompts: Literal["ours", "official"] = "ours"
+    """The prompt set: ``ours`` (our wording, JSON inputs) or ``official`` (the upstream
+    templates read from the fetched ``inference/utils.py``; :mod:`graphs.ultratool_official`)."""
+
+
+@dataclass(frozen=True)
+class _Official:
+    """What an official-prompt workflow reads once: templates, demonstration, raw samples."""
+
+    templates: OfficialTemplates
+    demo: dict[str, Any]
+    samples: dict[str, dict[str, Any]]
+
+    def sample(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        # The upstream JSON of the sample (its key order); inputs from elsewhere as they are.
+        return self.samples.get(sample_key(inputs), inputs)
+
+    def prompt(self, task: UltraToolTask, inputs: dict[str, Any]) -> str:
+        return official_prompt(self.templates, task, self.sample(inputs), self.demo)
+
+    def user_part(self, inputs: dict[str, Any]) -> str:
+        sample = self.sample(inputs)
+        return self.templates.inputs[template_key(sample)].format_map(sample)
+
+
+def _load_official(split: Split, task: UltraToolTask, lang: PromptLang,
+                   data_dir: Path) -> _Official:
+    demo = example_path(data_dir, task, DEMO_LANG)
+    if not demo.is_file():
+        raise DatasetMissingError("ultratool", demo, data_dir)
+    return _Official(templates=load_templates(data_dir, lang), demo=load_json(demo),
+                     samples=upstream_samples(get_benchmark(split.benchmark)
+                                              .locate(split, data_dir).path))
+
+
 class UltraToolOneShot(Strategy):
-    """The paper's protocol: one prompt, a one-shot demonstration in the sample's language."""
+    """The paper's protocol: one prompt with a one-shot demonstration, in our words or in the
+    official ones (``-O prompts=official``)."""
 
     benchmark = "ultratool"
     name = "one_shot"
     tasks: tuple[str, ...] | None = TASKS
+    options = OneShotOptions
+
+    def __init__(self) -> None:
+        self._official: dict[str, _Official] = {}
+        """Split key -> the official prompt set of the latest build with it (the reference
+        model's answer key is stated after the build, from the same texts)."""
 
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         task, lang = task_and_lang(ctx.split)
-        demo = load_example(resolve_data_dir(ctx.data_dir), task, lang).official()
-        header = prompt_header(task, lang, demo)
+        data_dir = resolve_data_dir(ctx.data_dir)
+        model = ctx.model
+        if self.read_options(ctx).prompts == "official":
+            official = self._official[ctx.split.key] = _load_official(ctx.split, task, lang,
+                                                                      data_dir)
+            render = partial(official.prompt, task)
+        else:
+            self._official.pop(ctx.split.key, None)
+            header = prompt_header(task, lang, load_example(data_dir, task, lang).official())
+            render = partial(render_prompt, header, task, lang)
 
         def prompt(state: WorkflowState) -> NodeUpdate:
-            return {"scratch": {"prompt": render_prompt(header, task, lang, state["inputs"])}}
+            return {"scratch": {"prompt": render(state["inputs"])}}
 
         def parse(state: WorkflowState) -> NodeUpdate:
             return parse_model_answer(task, state["raw_outputs"][-1])
@@ -152,7 +221,7 @@ class UltraToolOneShot(Strategy):
         graph = StateGraph(WorkflowState)
         graph.add_node("prompt", prompt)
         graph.add_node("model", model_call_node(
-            ctx.model, lambda state: build_messages(state["scratch"]["prompt"])))
+            model, lambda state: build_messages(state["scratch"]["prompt"])))
         graph.add_node("parse", parse)
         graph.add_edge(START, "prompt")
         graph.add_edge("prompt", "model")
@@ -160,17 +229,23 @@ class UltraToolOneShot(Strategy):
         graph.add_edge("parse", END)
         return graph.compile(name=f"ultratool-{self.name}-{task}-{lang}")
 
+    def model_defaults(self, options: dict[str, Any]) -> dict[str, Any]:
+        return dict(SAMPLING) if options.get("prompts") == "official" else {}
+
     def input_key(self, split: Split, inputs: dict[str, Any]) -> str:
         task, lang = task_and_lang(split)
-        return render_input(task, lang, inputs)
+        official = self._official.get(split.key)
+        return official.user_part(inputs) if official else render_input(task, lang, inputs)
 
     def gold_answers(self, split: Split, inputs: dict[str, Any],
                      reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
         task, lang = task_and_lang(split)
-        return [GoldAnswer(marker=MARKERS[task][lang],
+        # One prompt per example: the official one needs no marker (we may not add one).
+        marker = "" if split.key in self._official else MARKERS[task][lang]
+        return [GoldAnswer(marker=marker,
                            text=gold_text(task, reference_outputs["reference"]),
                            format="plan_text" if task == "planning" else "json_steps")]
 
 
-__all__ = ["UltraToolOneShot", "gold_text", "parse_model_answer", "prompt_header", "render_input",
-           "render_prompt", "task_and_lang"]
+__all__ = ["OneShotOptions", "UltraToolOneShot", "gold_text", "parse_model_answer",
+           "prompt_header", "render_input", "render_prompt", "task_and_lang"]

@@ -30,7 +30,8 @@ DEFERRED = {
     "tooleval_agents.ultratool.benchmark": {
         "graphs.ultratool", "graphs.plan_create_use", "graphs.ultratool_tools",
         "evaluators.ultratool_kv", "evaluators.trajectory", "evaluators.parsing",
-        "evaluators.judge", "evaluators.planning_structure", "evaluators.plan_create_use",
+        "evaluators.judge", "evaluators.judge_official", "evaluators.planning_structure",
+        "evaluators.plan_create_use",
         "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
     },
     "tooleval_agents.appbench.benchmark": {

@@ -25,13 +25,23 @@ def test_lookup_by_last_input_block_and_marker() -> None:
 
 
 def test_unknown_input_missing_block_and_marker_fail_clearly() -> None:
-    model = ReferenceChatModel(answer_key=AnswerKey.build([("a", _gold("a"))]))
+    model = ReferenceChatModel(answer_key=AnswerKey.build([("alpha", _gold("alpha"))]))
     with pytest.raises(LookupError, match="unknown example input"):
         model.invoke("Write the calls <input>zzz</input>")
-    with pytest.raises(LookupError, match="no <input>"):
+    with pytest.raises(LookupError, match=r"no <input>.*no known example input"):
         model.invoke("Write the calls")
     with pytest.raises(LookupError, match="no stage marker"):
-        model.invoke("Something else <input>a</input>")
+        model.invoke("Something else <input>alpha</input>")
+
+
+def test_without_input_tags_the_known_input_ending_last_is_the_example() -> None:
+    # An official prompt set has no <input> tags: demonstrations (other known inputs) come
+    # first, the example's own input last, whatever the lengths.
+    key = AnswerKey.build([("a much longer demonstration request", _gold("demo")),
+                           ("short request", _gold("own"))])
+    model = ReferenceChatModel(answer_key=key)
+    prompt = "Write the calls\na much longer demonstration request\nshort request"
+    assert model.invoke(prompt).content == "calls for own"
 
 
 def test_shared_input_with_different_gold_is_refused_not_guessed() -> None:

@@ -203,11 +203,42 @@ class Strategy(ABC):
     def build(self, ctx: StrategyContext) -> Runnable[Any, Any]:
         """The workflow; input ``{"inputs": example.inputs}``."""
 
+    def model_defaults(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Model arguments the strategy's protocol prescribes under ``options`` (validated),
+        e.g. an official prompt set's temperature. A provider model gets each one the user did
+        not set (``--model-arg`` wins); a model instance is used as it is. Default: none."""
+        return {}
+
     def read_options(self, ctx: StrategyContext) -> Any:
         """``ctx.options`` as this strategy's :attr:`options` model (defaults filled in),
         with the same one-line errors as the runner's check."""
         model = self.options or Options
         return model(**validate_options(f"strategy {self.name}", self.options, ctx.options))
+
+
+def with_prompt_set(prompts: str | None, *,
+                    strategy: tuple[str, type[BaseModel] | None, Mapping[str, Any] | None],
+                    scoring: tuple[str, type[BaseModel] | None, Mapping[str, Any] | None],
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The strategy's and the scorer's given options with ``prompts=<prompts>`` added to each
+    whose options declare ``prompts`` (``(name, options model, given)`` each).
+
+    Raises:
+        ValueError: neither declares a prompt set, or one was also given as an option.
+    """
+    out = []
+    for _name, model, given in (strategy, scoring):
+        options = dict(given or {})
+        if prompts is not None and model is not None and "prompts" in model.model_fields:
+            if "prompts" in options and options["prompts"] != prompts:
+                raise ValueError(f"prompt set given twice: --prompts {prompts} and "
+                                 f"prompts={options['prompts']}")
+            options["prompts"] = prompts
+        out.append(options)
+    if prompts is not None and all("prompts" not in o for o in out):
+        raise ValueError(f"--prompts {prompts}: strategy {strategy[0]} offers no prompt sets, "
+                         f"nor does the scorer of {scoring[0]}")
+    return out[0], out[1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ def score_predictions(bench: Benchmark, split: Split, path: str | Path,
                                bench.scoring_options(split), options)
     examples = to_examples(split, Path(data_dir))
     answers = bench.read_predictions(split, Path(path), len(examples))
-    scorer = bench.scorer(split, options=checked)
+    scorer = bench.scorer(split, options={**checked, "data_dir": Path(data_dir)})
     scores: list[ExampleScore] = []
     for example, answer in zip(examples, answers, strict=True):
         try:

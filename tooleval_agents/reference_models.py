@@ -105,20 +105,23 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
 
     def example(self, prompt: str, *, anywhere: bool = False) -> tuple[str, list[GoldAnswer]]:
         """The digest and gold answers of the example a prompt is about: the text of its last
-        ``<input>`` block, else (``anywhere``: for an agent that writes its own prompts) the
-        longest known input text the prompt contains. ``LookupError`` explains why there is
-        none."""
+        ``<input>`` block, else (``anywhere``: for an agent that writes its own prompts, or an
+        official prompt set) the known input text that ends last in the prompt.
+        ``LookupError`` explains why there is none."""
         block = last_input_block(prompt)
         if block is not None:
             digest = input_digest(block)
         elif not anywhere:
             raise LookupError("reference model: the prompt has no <input>...</input> block")
         else:
-            found = [(len(t), d) for d, t in self.texts.items() if t and t in prompt]
+            # The example's own input comes last in every layout (demonstrations first):
+            # the known input ending last wins, the longest one at a tie.
+            found = [(prompt.rfind(t) + len(t), len(t), d) for d, t in self.texts.items()
+                     if t and t in prompt]
             if not found:
                 raise LookupError("reference model: the prompt holds no <input>...</input> "
                                   "block and no known example input")
-            digest = max(found)[1]
+            digest = max(found)[2]
             block = self.texts[digest]
         if digest in self.ambiguous:
             raise LookupError(f"reference model: several examples share the input "
@@ -132,7 +135,8 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
         """The example digest and the gold text answer for a prompt (the first of its
         answers whose stage marker the prompt contains); ``LookupError`` explains why there
         is none."""
-        digest, answers = self.example(prompt)
+        # Anywhere: an official prompt set wraps nothing in <input> tags.
+        digest, answers = self.example(prompt, anywhere=True)
         for answer in answers:
             if answer.format != TOOL_PLAN and answer.marker in prompt:
                 return digest, answer

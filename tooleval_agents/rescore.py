@@ -117,6 +117,8 @@ def scorer_for(config: RunConfig, *, judge: Any = None,
     ``scoring_options``; ``judge`` when given, else (with ``stored_judge`` and a judged run)
     a :class:`StoredJudge` so stored judge scores are still pooled."""
     options: dict[str, Any] = {**config.scoring_options, **(scoring_options or {})}
+    if config.dataset.data_dir:  # where an official judge prompt set is read from
+        options.setdefault("data_dir", Path(config.dataset.data_dir))
     if judge is not None:
         options["judge"] = judge
     elif stored_judge and config.judge is not None:

@@ -81,6 +81,7 @@ from tooleval_agents.contracts import (
     StrategyContext,
     feedback,
     validate_options,
+    with_prompt_set,
 )
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.epochs import split_epoch, with_epochs
@@ -788,10 +789,13 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                          f"--agent; strategies that can: "
                          f"{', '.join(_agent_strategies(bench.name, split)) or 'none'}")
     agent_name = agent_label(spec.agent) if spec.agent is not None else None
+    given_strategy, given_scoring = with_prompt_set(
+        spec.prompts, strategy=(strategy_name, strat.options, spec.strategy_options),
+        scoring=(split.name, bench.scoring_options(split), spec.scoring_options))
     strategy_options = validate_options(f"strategy {strategy_name}", strat.options,
-                                        spec.strategy_options)
+                                        given_strategy)
     scoring_options = validate_options(f"{bench.name} {split.task} scoring",
-                                       bench.scoring_options(split), spec.scoring_options)
+                                       bench.scoring_options(split), given_scoring)
     offline = isinstance(spec.model, str) and is_offline(spec.model)
     if offline and not isinstance(strat, ReferenceAnswers):
         raise ValueError(f"strategy {strategy_name!r} cannot run with the offline model "
@@ -814,7 +818,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         answer_key = AnswerKey()  # filled once the workflow is built (see below)
         inner = resolve_model(spec.model, answer_key=answer_key)
     elif isinstance(spec.model, str):
-        inner = provider_model(spec.model, kwargs, max_tokens=bench.max_tokens(split))
+        inner = provider_model(spec.model, {**strat.model_defaults(strategy_options), **kwargs},
+                               max_tokens=bench.max_tokens(split))
     else:
         inner = spec.model
     register_secrets_in({k: getattr(inner, k) for k in type(inner).model_fields
@@ -857,8 +862,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             inner=judge_model, policy=spec.retry or RetryPolicy(),
             cache=judge_cache if judge_cache is not None else False)
     scoring = dict(scoring_options)
-    scorer = bench.scorer(split, options={**scoring, **({"judge": judge_model}
-                                                       if judge_model is not None else {})})
+    scorer = bench.scorer(split, options={**scoring, "data_dir": data, **(
+        {"judge": judge_model} if judge_model is not None else {})})
     try:
         graph = strat.build(StrategyContext(model=wrapped, split=split, data_dir=data,
                                             options=dict(strategy_options), agent=factory))

@@ -70,6 +70,9 @@ class RunSpec:
     """The strategy's options (validated against what it declares)."""
     scoring_options: dict[str, Any] | None = None
     """The scorer's options (validated against what the benchmark declares)."""
+    prompts: str | None = None
+    """Prompt set (e.g. ``official``): the ``prompts`` option of the strategy and of the
+    scorer (a judge's prompts), for each that declares one; an error when neither does."""
     cache: bool | str | Path | BaseCache = True
     """Response cache: ``True`` (per-user file), a path, a ``BaseCache``, or ``False``."""
     progress: bool | None = None

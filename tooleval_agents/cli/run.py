@@ -30,10 +30,10 @@ from tooleval_agents.cli_base import (
     fail,
     print_json,
 )
-from tooleval_agents.contracts import Split, format_metric
+from tooleval_agents.contracts import Split, format_metric, validate_options, with_prompt_set
 from tooleval_agents.costs import describe
 from tooleval_agents.redaction import redact_text
-from tooleval_agents.registry import Benchmark, get_benchmark, strategies
+from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, strategies
 from tooleval_agents.rescore import parse_options
 from tooleval_agents.results import RunDir
 from tooleval_agents.selection import parse_samples
@@ -322,6 +322,11 @@ def run_command(
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-O", help="Strategy option KEY=VALUE (repeatable), e.g. -O k=3; "
         "-O k=3,4,5 runs one run per value.")] = None,
+    prompts: Annotated[str | None, typer.Option(
+        "--prompts", help="Prompt set of the strategy and of the judge, where they offer "
+        "several: ours (default) or official (the upstream templates, read from the files "
+        "`tooleval data fetch` got; a missing one is named with the command that gets it).")
+    ] = None,
     agent: Annotated[list[str] | None, typer.Option(
         "--agent", help="Your agent: module.path:factory or path/to/file.py:factory, where "
         "factory(model, tools) returns a runnable over {'messages': [...]} (e.g. "
@@ -422,6 +427,17 @@ def run_command(
                 for t in choose_tasks(bench, task, strat)
                 for s in choose_subsets(bench, t, lang, category, subset)]
         splits = list(dict.fromkeys(split for split, _ in plan))
+        if prompts is not None:  # a prompt set nobody offers fails now, not per split
+            for split, named_strategy in plan:
+                declared = get_strategy(bench.name,
+                                        named_strategy or bench.default_strategy(split))
+                for opts in grid:
+                    given, scoring_given = with_prompt_set(
+                        prompts, strategy=(declared.name, declared.options, opts),
+                        scoring=(split.name, bench.scoring_options(split), {}))
+                    validate_options(f"strategy {declared.name}", declared.options, given)
+                    validate_options(f"{split.name} scoring", bench.scoring_options(split),
+                                     scoring_given)
         policy = RetryPolicy(max_attempts=max_attempts, timeout=timeout)
         if judge is None:  # a split scored only by a judge fails now, not after the others ran
             for split in splits:
@@ -453,7 +469,7 @@ def run_command(
                 agent=user_agent, samples=samples, epochs=epochs,
                 model=model_spec, judge=judge, limit=limit, max_concurrency=max_concurrency,
                 rps=rps, out=out, upload=upload, data_dir=data_dir,
-                strategy_options=options,
+                strategy_options=options, prompts=prompts,
                 scoring_options={"scoring": scoring} if scoring else None, cache=cache,
                 progress=show_progress, fresh=fresh, retry=policy,
                 model_kwargs=model_kwargs, judge_kwargs=judge_kwargs)

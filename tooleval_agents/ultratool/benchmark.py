@@ -7,18 +7,19 @@ from collections.abc import Mapping, Sequence
 from functools import cache, lru_cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tooleval_agents.contracts import (
     ExampleFields,
     ExampleScore,
     Located,
     Metrics,
+    Options,
     Scorer,
     Split,
     Strategy,
 )
-from tooleval_agents.datadir import source_of
+from tooleval_agents.datadir import resolve_data_dir, source_of
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.jsonio import iter_jsonl
 from tooleval_agents.registry import Benchmark
@@ -46,6 +47,14 @@ TASK_DESCRIPTIONS = {
     "raw": "full samples: question, reference plan with tool calls, tools, domain",
 }
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+class JudgeScoring(Options):
+    """Scoring options of the judged tasks (``planning``, ``tool_creation``)."""
+
+    prompts: Literal["ours", "official"] = "ours"
+    """The judge's prompts: ours, or the official templates read from the fetched
+    ``evaluation/config.py`` (:mod:`evaluators.judge_official`)."""
 
 
 class UltraToolBenchmark(Benchmark):
@@ -131,6 +140,10 @@ class UltraToolBenchmark(Benchmark):
 
         return [UltraToolOneShot(), PlanCreateUse(), UltraToolTools()]
 
+    def scoring_options(self, split: Split) -> type[Options] | None:
+        """The judged tasks take the judge's prompt set (``prompts``)."""
+        return JudgeScoring if split.task in ("planning", "tool_creation") else None
+
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         """Key-value metrics for the four key-value tasks; for planning the offline structure
         metrics, plus the LLM judge when ``options["judge"]`` is a chat model; tool creation
@@ -147,10 +160,15 @@ class UltraToolBenchmark(Benchmark):
             return Scorer(score=kv_score,
                           aggregate=lambda scores: ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
                           headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
-        if task == "planning":
-            return _planning_scorer(opts.get("judge"), split.subset)
-        if task == "tool_creation":
-            return _tool_creation_scorer(opts.get("judge"), split.subset)
+        if task in ("planning", "tool_creation"):
+            judge = opts.get("judge")
+            prompt_set = None
+            if judge is not None and opts.get("prompts") == "official":
+                from evaluators.judge_official import official_judge_prompts
+
+                prompt_set = official_judge_prompts(resolve_data_dir(opts.get("data_dir")))
+            make = _planning_scorer if task == "planning" else _tool_creation_scorer
+            return make(judge, split.subset, prompt_set)
         if task == "raw":
             # The raw samples are solved end to end by the plan_create_use workflow.
             from evaluators import plan_create_use as pcu
@@ -206,7 +224,7 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
                   headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
 
 
-def _planning_scorer(judge: Any, lang: str) -> Scorer:
+def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
     from evaluators.judge import (
         aggregate_planning,
         ajudge_plan,
@@ -227,7 +245,7 @@ def _planning_scorer(judge: Any, lang: str) -> Scorer:
             return result
         return result.merge(planning_example_score(judge_plan(
             judge, question=inputs["input"], reference=reference_outputs["reference"],
-            prediction=plan, lang=lang)))  # type: ignore[arg-type]
+            prediction=plan, lang=lang, prompt_set=prompt_set)))  # type: ignore[arg-type]
 
     async def ascore(inputs: dict[str, Any], outputs: dict[str, Any],
                      reference_outputs: dict[str, Any]) -> ExampleScore:
@@ -235,7 +253,7 @@ def _planning_scorer(judge: Any, lang: str) -> Scorer:
         result = score_plan_structure(plan, reference_outputs["reference"])
         return result.merge(planning_example_score(await ajudge_plan(
             judge, question=inputs["input"], reference=reference_outputs["reference"],
-            prediction=plan, lang=lang)))  # type: ignore[arg-type]
+            prediction=plan, lang=lang, prompt_set=prompt_set)))  # type: ignore[arg-type]
 
     def aggregate(scores: Sequence[ExampleScore]) -> Metrics:
         out = aggregate_plan_structure(scores)
@@ -247,7 +265,7 @@ def _planning_scorer(judge: Any, lang: str) -> Scorer:
                   headline=("planning",) if judge is not None else ("plan_rouge_l",))
 
 
-def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
+def _tool_creation_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
     from evaluators.judge import (
         aggregate_tool_creation,
         ajudge_tool,
@@ -266,14 +284,16 @@ def _tool_creation_scorer(judge: Any, lang: str) -> Scorer:
               reference_outputs: dict[str, Any]) -> ExampleScore:
         return tool_creation_example_score([
             judge_tool(judge, step=pair.step, reference_tool=pair.reference_tool,
-                       created_tool=pair.created_tool, lang=lang)  # type: ignore[arg-type]
+                       created_tool=pair.created_tool, lang=lang,  # type: ignore[arg-type]
+                       prompt_set=prompt_set)
             for pair in tools_to_judge(outputs, reference_outputs)])
 
     async def ascore(inputs: dict[str, Any], outputs: dict[str, Any],
                      reference_outputs: dict[str, Any]) -> ExampleScore:
         return tool_creation_example_score([
             await ajudge_tool(judge, step=pair.step, reference_tool=pair.reference_tool,
-                              created_tool=pair.created_tool, lang=lang)  # type: ignore[arg-type]
+                              created_tool=pair.created_tool, lang=lang,  # type: ignore[arg-type]
+                       prompt_set=prompt_set)
             for pair in tools_to_judge(outputs, reference_outputs)])
 
     return Scorer(score=score, aggregate=aggregate_tool_creation, ascore=ascore,
