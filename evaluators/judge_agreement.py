@@ -24,6 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from evaluators.judge import DIMENSIONS, OVERALL, Judgment, Lang, ajudge_plan
+from evaluators.judge_prompts import JudgePrompt
 from evaluators.judge_replay import RecordedJudgment, read_judgments
 
 
@@ -144,8 +145,11 @@ def agreement(recorded: Sequence[Judgment], live: Sequence[Judgment], *, n_boot:
 
 async def judge_agreement(path: Path, judge: BaseChatModel, *, limit: int = 50,
                           lang: Lang | None = None, concurrency: int = 4,
-                          n_boot: int = 1000, seed: int = 0) -> AgreementReport:
-    """Live-judge the first ``limit`` usable recorded plans of ``path`` and correlate."""
+                          n_boot: int = 1000, seed: int = 0,
+                          prompt_set: JudgePrompt | None = None) -> AgreementReport:
+    """Live-judge the first ``limit`` usable recorded plans of ``path`` and correlate
+    (``prompt_set``: the live judge's prompts, default ours; the published GPT-4 judgments
+    were made with the official ones, :mod:`evaluators.judge_official`)."""
     usable: list[RecordedJudgment] = [
         r for r in read_judgments(path, "planning", lang)
         if r.judgment.error is None and r.question and r.reference is not None
@@ -159,7 +163,8 @@ async def judge_agreement(path: Path, judge: BaseChatModel, *, limit: int = 50,
         async with gate:
             return await ajudge_plan(judge, question=r.question or "",
                                      reference=r.reference or "", prediction=r.prediction,
-                                     lang=r.judgment.lang, index=r.judgment.index)
+                                     lang=r.judgment.lang, index=r.judgment.index,
+                                     prompt_set=prompt_set)
 
     live = await asyncio.gather(*(one(r) for r in usable))
     return agreement([r.judgment for r in usable], live, n_boot=n_boot, seed=seed)

@@ -41,7 +41,8 @@ DEFERRED = {
         "tooleval_agents.appbench.cli", "tooleval_agents.appbench.report",
     },
     "tooleval_agents.ultratool.cli": {"evaluators.ultratool_scoring",
-                                      "evaluators.judge_agreement", "tooleval_agents.models"},
+                                      "evaluators.judge_agreement", "evaluators.judge_official",
+                                      "tooleval_agents.models"},
     "tooleval_agents.appbench.cli": {"evaluators.appbench_scoring"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).

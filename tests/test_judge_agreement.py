@@ -5,6 +5,7 @@ loopback server: one that agrees, one that gives every plan the same score (n/a,
 from __future__ import annotations
 
 import json
+import runpy
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -99,3 +100,24 @@ def test_correlations_handle_ties_and_too_few_pairs() -> None:
     assert spearman([1, 1, 2, 3], [5, 5, 6, 9]) == pytest.approx(1.0)
     few = correlate([1, 2], [2, 1], n_boot=10)
     assert few.pearson is None and few.pearson_ci is None and few.n == 2
+
+
+def test_official_judge_prompts_reach_the_live_judge(shared_data: Path) -> None:
+    # The recorded GPT-4 judgments were made with the official templates: --prompts official
+    # sends those (read from the fetched evaluation/config.py) and reads the official layout.
+    path = shared_data / "ultratool/predictions/English-dataset/gpt-4/eval/planning_eval.json"
+    lines = [json.loads(x) for x in path.read_text().splitlines()[:3]]
+    config = runpy.run_path(str(shared_data / "ultratool/evaluation/config.py"))
+    head = config["en_prompt_plan"].split("{question}")[0].replace("{{", "{").replace("}}", "}")
+
+    def official(req: ChatRequest) -> str:
+        assert req.prompt.startswith(head.strip()) or head.strip() in req.prompt
+        line = next(x for x in lines if x["data"]["init output"].strip()[:200] in req.prompt)
+        return json.dumps(line["eval"])  # the recorded answer, official keys and all
+
+    with FakeOpenAI(official) as server:
+        report = agreement(path, server.base_url, "--limit", "3", "--prompts", "official",
+                           "--data-dir", str(shared_data))
+        assert len(server.log) == 3
+    assert report["judged"] == 3 and report["live_errors"] == 0
+    assert report["dimensions"]["overall"]["mean_abs_diff"] == 0.0

@@ -134,6 +134,10 @@ def agreement(
         "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Plans to judge (the first N "
                                        "usable ones).")] = 50,
+    prompts: Annotated[str, typer.Option(
+        "--prompts", help="The live judge's prompts: ours, or official (the templates the "
+        "recorded GPT-4 judgments were made with, from the fetched evaluation/config.py).")
+    ] = "ours",
     max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1,
                                                  help="Judge calls in flight.")] = 4,
     n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap resamples.")] = 1000,
@@ -145,10 +149,13 @@ def agreement(
     per dimension: Pearson and Spearman with bootstrap 95% intervals, mean absolute difference
     (the paper's check of GPT-4 against people, §4.4)."""
     from evaluators.judge_agreement import judge_agreement  # deferred: LangChain
+    from evaluators.judge_official import official_judge_prompts
     from tooleval_agents.models import judge_model  # deferred: LangChain
 
     if lang not in LANGS:
         raise fail(f"--lang must be en or zh, got {lang!r}", code=2)
+    if prompts not in ("ours", "official"):
+        raise fail(f"--prompts must be ours or official, got {prompts!r}", code=2)
     try:
         kwargs = parse_options(judge_arg or [])
         folder = {"en": "English-dataset", "zh": "Chinese-dataset"}[lang]
@@ -160,10 +167,11 @@ def agreement(
                 raise FileNotFoundError(f"--judgments: no such file {path}")
             raise DatasetMissingError("ultratool", Path(path), root)
         model = judge_model(judge, kwargs)
+        prompt_set = official_judge_prompts(root) if prompts == "official" else None
         report = asyncio.run(judge_agreement(Path(path), model, limit=limit,
                                              lang=lang,
                                              concurrency=max_concurrency, n_boot=n_boot,
-                                             seed=seed))
+                                             seed=seed, prompt_set=prompt_set))
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
     if json_out:
