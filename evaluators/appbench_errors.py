@@ -17,10 +17,12 @@ Metrics (all 0-100):
 * ``key_error_independent`` / ``key_error_dependent`` / ``value_error_independent`` /
   ``value_error_dependent``: share of **samples** (every sample in the denominator) with at
   least one such error. Per-sample shares are what Table 4 reports: its dependent-error rates
-  fall in MS "because of a smaller percentage of dependency cases", and SS has none ("-").
+  fall in MS "because of a smaller percentage of dependency cases", and SS has none ("-"):
+  the two ``dependent`` flags are n/a (``None``) over a corpus in which no judged gold
+  argument is a dependency (every SS corpus), not a 0 that reads as "no error".
 * ``value_error_time_share`` / ``value_error_space_share``: share of all value-error
   **arguments** (pooled over the corpus) that are time- or space-related (Table 4 "T/S"). An
-  argument may be both or neither; with no value errors the share is 0.
+  argument may be both or neither; with no value errors the share is n/a.
 
 Time- and space-related arguments (decided on the gold key, whose name states the slot):
 
@@ -55,6 +57,8 @@ FLAG_METRICS = ("key_error_independent", "key_error_dependent", "value_error_ind
                 "value_error_dependent")
 SHARE_METRICS = ("value_error_time_share", "value_error_space_share")
 ERROR_METRICS = FLAG_METRICS + SHARE_METRICS
+DEPENDENT_ARGS = "dependent_args"
+"""Part of a sample: its judged gold arguments that are dependencies (hits) of all judged."""
 
 
 class ArgOutcome(BaseModel):
@@ -108,6 +112,8 @@ def error_part(outcomes: Sequence[ArgOutcome]) -> tuple[dict[str, float], dict[s
                                        total=len(wrong)),
         "value_error_space_share": Part(hits=sum(is_space_arg(o.key) for o in wrong),
                                         total=len(wrong)),
+        DEPENDENT_ARGS: Part(hits=sum(o.kind == "dependent" for o in outcomes),
+                             total=len(outcomes)),
     }
     return scores, parts
 
@@ -115,6 +121,8 @@ def error_part(outcomes: Sequence[ArgOutcome]) -> tuple[dict[str, float], dict[s
 def aggregate_errors(scores: Sequence[ExampleScore]) -> Metrics:
     """The six Table-4 metrics over a corpus."""
     out = {name: mean_score(scores, name) for name in FLAG_METRICS}
+    if not any(s.parts[DEPENDENT_ARGS].hits for s in scores if DEPENDENT_ARGS in s.parts):
+        out.update(key_error_dependent=None, value_error_dependent=None)  # nothing to count
     out.update({name: pooled(scores, name) for name in SHARE_METRICS})
     return out
 

@@ -91,9 +91,11 @@ def test_strict_gives_gold_answers_100_everywhere(data: dict[str, list[AppBenchS
         assert report.metrics[name] == 100.0, name
     # SS plans have no dependency: edge F1 has nothing to count (n/a), elsewhere 100.
     assert report.metrics["edge_f1"] == (None if category == "ss" else 100.0)
-    for name in ("key_error_independent", "key_error_dependent", "value_error_independent",
-                 "value_error_dependent"):
+    for name in ("key_error_independent", "value_error_independent"):
         assert report.metrics[name] == 0.0, name
+    # No SS argument is a dependency: the dependent-error rates are n/a there (Table 4's "-").
+    for name in ("key_error_dependent", "value_error_dependent"):
+        assert report.metrics[name] == (None if category == "ss" else 0.0), name
     # Shares of value errors that are time / space related: no value error, nothing to share.
     for name in ("value_error_time_share", "value_error_space_share"):
         assert report.metrics[name] is None, name
