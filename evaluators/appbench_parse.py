@@ -11,7 +11,8 @@ What counts as a call:
   ``]`` before the next ``App: [`` (so quotes, apostrophes and commas inside values are safe).
   A body holding several calls (``[a = f(...), b = g(...)]``) gives each of them
   (:func:`~tooleval_agents.appbench.lines.split_calls`); a returned-argument list closed
-  before the ``=`` (``App: [a, b] = api(...)``) is read as ``App: [a, b = api(...)]``.
+  before the ``=`` (``App: [a, b] = api(...)``) is read as ``App: [a, b = api(...)]``, also
+  when the returned arguments come with values (``App: [a='x', b=2] = api(...)``: the keys).
   A missing closing ``]`` or ``)`` (a cut-off answer) or a missing returned-argument list is
   tolerated. A body that does not parse is retried cut after its last ``)``, so wrapped calls
   (``Plan: [Restaurants: [... = api(...)]]``, ``[A: [...], B: [...]]``) keep every call; an
@@ -47,6 +48,11 @@ _APP_OPEN = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*)\s*:\s*\[")
 _APP_PLAIN = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*:\s*(?!\[)(\S.*)$")
 # ``App: [a, b] = api(...)``: the bracket closed after the returned arguments.
 _OUTS_FIRST = re.compile(rf"^\s*+({IDENTS})\s*+\]\s*+=\s*+(\S.*)$", re.S)
+# ``App: [k='v', k2=2] = api(...)``: returned arguments written with (made-up) values, the
+# bracket closed before the call (a real 1.5B model's shape). No ``]`` inside the pairs.
+_VALUED_OUTS_FIRST = re.compile(
+    r"^\s*+([A-Za-z_]\w*+\s*+=[^\]]*+)\]\s*+=\s*+([A-Za-z_][\w.]*+\s*+\(.*)$", re.S)
+_PAIR_KEY = re.compile(r"(?:^|,)\s*+([A-Za-z_]\w*+)\s*+=(?!=)")
 # An identifier (starting where no other name character precedes it) and ``(``: with the
 # lookbehind and possessive runs each word is tried once, so the search is linear (the former
 # ``[A-Za-z_][\w.]*\s*\(.*#`` retried every suffix of a long word: 22 s on 30k characters).
@@ -83,6 +89,12 @@ def _segments(line: str) -> list[tuple[str, str]]:
         if outs_first:
             rest = outs_first.group(2).rstrip()
             out.append((m.group(1), f"{outs_first.group(1)} = {rest.removesuffix(']')}"))
+            continue
+        valued = _VALUED_OUTS_FIRST.match(span)
+        if valued:  # the returned arguments are the keys; their values say nothing
+            names = ", ".join(_PAIR_KEY.findall(valued.group(1)))
+            rest = valued.group(2).rstrip()
+            out.append((m.group(1), f"{names} = {rest.removesuffix(']')}"))
             continue
         close = span.rfind("]")
         out.append((m.group(1), span[:close] if close >= 0 else span))

@@ -10,6 +10,9 @@ the ``local`` extra is not installed (``.ci/run`` installs it and requires it).
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +49,22 @@ def cases() -> list[tuple[str, str, str]]:
     return out
 
 
+OFFICIAL = [("appbench", "hierarchical", "plan"), ("ultratool", "one_shot", "tool_usage")]
+"""Cases run again with the official prompt set (read from the shared data's upstream files)."""
+REPORT = os.environ.get("TOOLEVAL_REAL_MODEL_REPORT")
+"""A file to append each case's figures to (JSON Lines: n, wall time, tokens, metrics)."""
+
+
+def _report(case: str, summary: Any, seconds: float) -> None:
+    if not REPORT:
+        return
+    row = {"case": case, "n": summary.counts["examples"], "ok": summary.counts["ok"],
+           "wall_s": round(seconds, 1), "usage": summary.usage,
+           "metrics": {k: summary.metrics[k] for k in list(summary.metrics)[:4]}}
+    with open(REPORT, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row) + "\n")
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     if missing() is not None:
@@ -57,7 +76,22 @@ def server() -> Iterator[str]:
 @pytest.mark.parametrize(("benchmark", "strategy", "task"), cases())
 def test_a_real_model_runs_every_strategy(server: str, samples: Path, tmp_path: Path,
                                           benchmark: str, strategy: str, task: str) -> None:
+    check_real_run(server, samples, tmp_path, benchmark, strategy, task)
+
+
+@pytest.mark.parametrize(("benchmark", "strategy", "task"), OFFICIAL)
+def test_a_real_model_answers_the_official_prompts(server: str, shared_data: Path,
+                                                   tmp_path: Path, benchmark: str,
+                                                   strategy: str, task: str) -> None:
+    check_real_run(server, shared_data, tmp_path, benchmark, strategy, task, prompts="official",
+                   limit=1)
+
+
+def check_real_run(server: str, data_dir: Path, tmp_path: Path, benchmark: str, strategy: str,
+                   task: str, *, prompts: str | None = None, limit: int | None = None) -> None:
+    """One case: run, check what a harness owes a real model, resume."""
     judge = f"openai:{ALIAS}" if task in JUDGED else None
+    n = limit or LIMIT[benchmark]
     kwargs: dict[str, Any] = {
         "task": task, "subset": SUBSET[benchmark], "strategy": strategy,
         # Short answers keep the suite fast (a cap the harness must handle like any other).
@@ -67,12 +101,14 @@ def test_a_real_model_runs_every_strategy(server: str, samples: Path, tmp_path: 
         # unusable one must be recorded as a judge error, not wait out a long generation.
         "judge": judge, "judge_kwargs": {"base_url": server, "api_key": "local",
                                          "max_tokens": 256} if judge else None,
-        "limit": LIMIT[benchmark], "max_concurrency": 1, "data_dir": samples, "out": tmp_path,
-        "upload": False, "cache": False, "progress": False,
+        "limit": n, "max_concurrency": 1, "data_dir": data_dir, "out": tmp_path,
+        "upload": False, "cache": False, "progress": False, "prompts": prompts,
         "retry": RetryPolicy(max_attempts=2, timeout=240)}
+    started = time.perf_counter()
     summary = run_experiment(benchmark, **kwargs)
+    _report(f"{benchmark}/{strategy}/{task}" + (f" ({prompts} prompts)" if prompts else ""),
+            summary, time.perf_counter() - started)
     counts = summary.counts
-    n = LIMIT[benchmark]
     assert counts["examples"] == n and counts["not_run"] == 0
     assert counts["ok"] + counts["model_errors"] + counts["infra_errors"] == n
     results = summary.results()
