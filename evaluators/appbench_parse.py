@@ -25,8 +25,8 @@ What counts as a call:
 * A bare ``r = api(...)`` / ``api(...)`` line whose API is in the catalog or whose arguments
   carry ``#``: a call with ``app=None`` (the app was not named, which scores as a wrong app).
 
-Bullets (``-``, ``*``, ``•``, ``1.``, ``1)``), markdown emphasis, inline backticks and fence
-lines (```` ``` ````) are stripped first.
+Reasoning blocks (``<think>...</think>``), bullets (``-``, ``*``, ``•``, ``1.``, ``1)``),
+markdown emphasis, inline backticks and fence lines (```` ``` ````) are stripped first.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
+from evaluators.parsing import without_reasoning
 from tooleval_agents.appbench.lines import IDENTS, parse_call_line, split_calls
 from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
@@ -186,6 +187,7 @@ def parse_answer(text: object) -> ParsedAnswer:
     out = ParsedAnswer()
     if not isinstance(text, str):
         return out
+    text = without_reasoning(text)  # a call drafted while reasoning is not the answer
     for raw_line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         if _FENCE.match(raw_line):
             continue

@@ -9,7 +9,8 @@ these without ever calling ``eval()``:
    literal (re-quoted to JSON when that is exact, else ``ast.literal_eval``); the common case;
 2. otherwise a small lexer that knows both quote styles walks each candidate list, re-emits it as
    a Python literal and repairs what it can *outside* string values only: JSON names
-   (``true``/``false``/``null``), trailing, missing and full-width commas, missing or stray
+   (``true``/``false``/``null``), trailing, missing and full-width commas (and full-width
+   colons, brackets and braces ``：［］｛｝``), missing or stray
    closing brackets, unquoted ``<placeholders>``, unescaped apostrophes (lenient second pass),
    truncation (the complete items of a cut-off list are kept, the partial last one dropped) and,
    as a last resort, items that are broken on their own (dropped, the others kept);
@@ -117,13 +118,15 @@ ParseResult = ParsedList | ParseFailure
 _MAX_STARTS = 8  # candidate '[' positions tried by the repairing path (bounds the work on junk)
 _OPEN = {"[": "]", "{": "}", "(": ")"}
 _CLOSE = set(_OPEN.values())
+_FULLWIDTH = {"，": ",", "：": ":", "［": "[", "］": "]", "｛": "{", "｝": "}"}
+"""Full-width punctuation a Chinese answer uses for the list's own syntax (outside strings)."""
 _NAMES = {"true": "True", "false": "False", "null": "None", "none": "None", "True": "True",
           "False": "False", "None": "None", "Ellipsis": "..."}
 _TOKEN = re.compile(
     r"""(?P<space>\s+)
       |(?P<num>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)
       |(?P<word>[A-Za-z_]\w*)
-      |(?P<punct>[\[\]{}(),:，：])
+      |(?P<punct>[\[\]{}(),:，：［］｛｝])
       |(?P<ellipsis>\.\.\.|…)
       |(?P<comment>\#[^\n]*)
       |(?P<placeholder><[^<>"'\n]{1,200}>)
@@ -349,8 +352,8 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
             pos = end + 1
             continue
         pos = m.end()
-        if kind == "punct" and tok in "，：":
-            tok = "," if tok == "，" else ":"
+        if kind == "punct" and tok in _FULLWIDTH:
+            tok = _FULLWIDTH[tok]
             repairs.add("fullwidth_punctuation")
         if kind == "punct":
             if tok in _OPEN:
@@ -459,6 +462,19 @@ def _has_dict(value: list[Any]) -> bool:
     return any(isinstance(v, dict) for v in value)
 
 
+_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.S | re.I)
+
+
+def without_reasoning(text: str) -> str:
+    """The answer without a reasoning model's ``<think>...</think>`` blocks (an unclosed one
+    runs to the end: the answer was cut off while reasoning).
+
+    >>> without_reasoning("<think>maybe [1]?</think>\\n[2]")
+    '\\n[2]'
+    """
+    return _REASONING.sub("", text) if "<" in text else text
+
+
 def parse_list(text: Any) -> ParseResult:
     """Read the list a model answered, JSON or Python literal, with repairs; never raises.
 
@@ -475,6 +491,7 @@ def parse_list(text: Any) -> ParseResult:
         return ParsedList(value=text)
     if not isinstance(text, str):
         return ParseFailure(kind="empty_output", message=f"no text answer ({type(text).__name__})")
+    text = without_reasoning(text)
     if not text.strip():
         return ParseFailure(kind="empty_output", message="empty answer")
     first, last = text.find("["), text.rfind("]")
@@ -499,12 +516,13 @@ def _parse_repairing(text: str) -> ParseResult:
     """The slow path of :func:`parse_list`: lex each candidate list and repair it."""
     found: list[tuple[list[Any], set[str], bool]] = []
     any_truncated = False
-    starts = [m.start() for _, m in zip(range(_MAX_STARTS), re.finditer(r"\[", text),
+    starts = [m.start() for _, m in zip(range(_MAX_STARTS), re.finditer(r"[\[［]", text),
                                          strict=False)]
     candidates = [(s, False) for s in starts]
     first_bracket = starts[0] if starts else -1
-    if "{" in text:
-        candidates.append((text.index("{"), True))
+    brace = min((i for i in (text.find("{"), text.find("｛")) if i >= 0), default=-1)
+    if brace >= 0:
+        candidates.append((brace, True))
     covered = -1  # lists starting before this index lie inside an earlier candidate
     for start, implicit in candidates:
         if implicit and found:
@@ -784,10 +802,12 @@ class ParsedPlan(BaseModel):
 def clean_plan_text(answer: str) -> str:
     """The official planning clean-up before judging.
 
-    Chat-template tokens are removed; an answer not starting with ``1. `` is cut to start at
+    Reasoning blocks (:func:`without_reasoning`) and chat-template tokens are removed (no
+    published answer has either); an answer not starting with ``1. `` is cut to start at
     the first ``1. `` and loses a last paragraph that does not start with a digit (a closing
     remark).
     """
+    answer = without_reasoning(answer)
     for token in _CHAT_TOKENS:
         answer = answer.replace(token, "")
     if not answer.strip().startswith("1. "):

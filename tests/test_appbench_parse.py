@@ -144,3 +144,10 @@ def test_paper_value_check() -> None:
     assert value_matches("'Korean'", "category", "korean")  # user-aware literal for the key
     assert not value_matches("'2019-03-05'", "'2019-03-06'", "2019-03-01")
     assert value_matches("''", "'anything'", None)  # empty is a substring: official quirk
+
+
+def test_calls_drafted_while_reasoning_are_not_read() -> None:
+    answer = parse_answer("<think>maybe Hotels: [a = bookhouse(#where_to='X')]</think>\n"
+                          "Hotels: [address = searchhouse(#where_to='Paris')]")
+    assert [(c.app, c.api) for c in answer.calls] == [("Hotels", "searchhouse")]
+    assert answer.unparsed == []

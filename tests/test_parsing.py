@@ -112,6 +112,16 @@ def test_structural_repairs(text: str) -> None:
     assert set(result.repairs) - {"python_literal", "surrounding_text"}
 
 
+def test_fullwidth_brackets_braces_and_colons_of_a_chinese_answer() -> None:
+    # The list's own syntax in full-width forms; the same characters inside values are kept.
+    text = ('答案：［｛"step"："1.1 查询“天气”［北京］"，"tool"："weather"｝，'
+            '｛"step"："1.2 汇总"，"tool"："0"｝］')
+    result = ok(text)
+    assert result.value == [{"step": "1.1 查询“天气”［北京］", "tool": "weather"},
+                            {"step": "1.2 汇总", "tool": "0"}]
+    assert "fullwidth_punctuation" in result.repairs
+
+
 def test_object_left_open_before_the_next_item() -> None:
     text = ("[{'step': '1.2 w', 'param': {'path': 'a.txt', 'content': 'x'}, "
             "{'step': '2.1 d', 'param': {'path': 'b.txt'}}]")
@@ -268,3 +278,12 @@ def test_truncated_answers_keep_a_prefix_of_their_items(
     if isinstance(result, ParsedList):
         k = len(result.value)
         assert result.value == items[:k]
+
+
+def test_reasoning_blocks_are_not_the_answer() -> None:
+    # A reasoning model drafts lists and plans inside <think>: only what follows is answered.
+    text = '<think>First [{"step": "9.9 draft", "tool": "1"}]?</think>\n' + json.dumps(ITEMS)
+    assert ok(text).value == ITEMS
+    assert failed("<think>I was cut off while thinking [").kind == "empty_output"
+    plan = clean_plan_text("<think>1. a draft</think>\n1. Book\n1.1 Pay")
+    assert plan.strip() == "1. Book\n1.1 Pay"
