@@ -39,6 +39,7 @@ DEFERRED = {
         "evaluators.appbench_scoring", "evaluators.execution", "evaluators.trajectory",
         "tooleval_agents.appbench.catalog", "tooleval_agents.appbench.stubs",
         "tooleval_agents.appbench.cli", "tooleval_agents.appbench.report",
+        "tooleval_agents.appbench.depgraph",
     },
     "tooleval_agents.ultratool.cli": {"evaluators.ultratool_scoring",
                                       "evaluators.judge_agreement", "evaluators.judge_official",

@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 from tooleval_agents.appbench import loaders
 from tooleval_agents.appbench.corruptions import FORMATS
-from tooleval_agents.appbench.depgraph import scales
 from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.contracts import (
     ExampleFields,
@@ -188,6 +187,10 @@ class AppBenchBenchmark(Benchmark):
                  "path": str(sgd if from_sgd else CATALOG_PATH)}]
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
+        # Deferred: networkx (0.15 s) is loaded only when AppBench examples are made, not by
+        # every command that lists the registered benchmarks.
+        from tooleval_agents.appbench.depgraph import scales
+
         parallel, sequential = scales(record.calls)
         return ExampleFields(
             inputs={"input": record.input},
