@@ -23,7 +23,14 @@ from pathlib import Path
 
 from evaluators.judge_prompts import JudgePrompt, JudgeTask
 from tooleval_agents.ultratool.records import Lang
-from tooleval_agents.upstream import UpstreamError, assigned, literal, parse_source, upstream_file
+from tooleval_agents.upstream import (
+    UpstreamError,
+    assigned,
+    literal,
+    only,
+    parse_source,
+    upstream_file,
+)
 
 SOURCE = "ultratool"
 CONFIG = "evaluation/config.py"
@@ -54,15 +61,15 @@ def _templates(path: Path, mtime_ns: int) -> dict[tuple[JudgeTask, Lang], str]:
                  for t in n.targets if isinstance(t, ast.Name)}
     out: dict[tuple[JudgeTask, Lang], str] = {}
     for task, table in TABLES.items():
-        values = assigned(tree, table)
-        if len(values) != 1 or not isinstance(values[0], ast.Dict):
-            raise UpstreamError(f"{path}: no single dict {table}")
-        entries = {literal(k): v for k, v in zip(values[0].keys, values[0].values, strict=True)
+        value = only(assigned(tree, table), f"{path}: {table}")
+        if not isinstance(value, ast.Dict):
+            raise UpstreamError(f"{path}: {table} is not a dict")
+        entries = {literal(k): v for k, v in zip(value.keys, value.values, strict=True)
                    if k is not None}
         for lang, key in LANGS.items():
-            value = entries.get(key)
-            name = value.id if isinstance(value, ast.Name) else None
-            if name not in constants:
+            entry = entries.get(key)
+            name = entry.id if isinstance(entry, ast.Name) else None
+            if name is None or name not in constants:
                 raise UpstreamError(f"{path}: {table}[{key!r}] is not a template constant")
             out[(task, lang)] = constants[name]
     return out

@@ -45,6 +45,7 @@ from tooleval_agents.upstream import (
     assigned,
     function,
     literal,
+    only,
     parse_source,
     read_text,
     upstream_file,
@@ -94,11 +95,9 @@ class OfficialTexts:
 def load_official(data_dir: Path) -> OfficialTexts:
     """The official texts from the fetched, sha-checked upstream files under ``data_dir``."""
     agent = upstream_file(SOURCE, AGENT, data_dir)
-    found = assigned(function(parse_source(agent), "find_required_app", within="MetaAgent"),
-                     "app_instruction")
-    if len(found) != 1:
-        raise UpstreamError(f"{agent}: no single app_instruction in find_required_app")
-    select = literal(found[0])
+    select = literal(only(assigned(function(parse_source(agent), "find_required_app",
+                                            within="MetaAgent"), "app_instruction"),
+                          f"{agent}: app_instruction"))
     if not isinstance(select, str):
         raise UpstreamError(f"{agent}: app_instruction is not a string")
     return OfficialTexts(select_template=select,
@@ -137,7 +136,7 @@ def read_app_classes(mobile: Path,
     """App -> the ``self.desc`` literal of its class, in ``Mobile.app_list`` order; each app's
     file is ``module_path(<module imported in mobile.py>)``."""
     tree = parse_source(mobile)
-    order = literal(_one(assigned(function(tree, "__init__", within="Mobile"), "self.app_list"),
+    order = literal(only(assigned(function(tree, "__init__", within="Mobile"), "self.app_list"),
                          f"{mobile}: Mobile.app_list"))
     modules = {alias.name: node.module.rsplit(".", 1)[-1] for node in tree.body
                if isinstance(node, ast.ImportFrom) and node.module
@@ -148,14 +147,8 @@ def read_app_classes(mobile: Path,
             raise UpstreamError(f"{mobile}: app {app!r} is not imported from apps.*")
         path = module_path(modules[app])
         init = function(parse_source(path), "__init__", within=app)
-        apps[app] = literal(_one(assigned(init, "self.desc"), f"{path}: {app}.desc"))
+        apps[app] = literal(only(assigned(init, "self.desc"), f"{path}: {app}.desc"))
     return apps
-
-
-def _one(values: list[ast.expr], what: str) -> ast.expr:
-    if len(values) != 1:
-        raise UpstreamError(f"{what}: expected one assignment, found {len(values)}")
-    return values[0]
 
 
 def demo_answer(used_app: Sequence[str], api_results: Sequence[str]) -> str:

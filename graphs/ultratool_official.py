@@ -43,6 +43,7 @@ from tooleval_agents.upstream import (
     function,
     join,
     literal,
+    only,
     parse_source,
     upstream_file,
 )
@@ -84,16 +85,12 @@ def _read(path: Path, mtime_ns: int, lang: PromptLang) -> OfficialTemplates:
     fn = function(parse_source(path), FUNCTIONS[lang])
     tables = {}
     for name in ("USER_PROMPT", "PROMPT_DICT", "EXAMPLE_DICT"):
-        values = assigned(fn, name)
-        if len(values) != 1:
-            raise UpstreamError(f"{path}: {FUNCTIONS[lang]} assigns {name} {len(values)} times")
-        tables[name] = literal(values[0])
-    frame = [v for stmt in branch(fn, "method", "few_shot_cot") for v in assigned(stmt, "content")]
-    if len(frame) != 1:
-        raise UpstreamError(f"{path}: no single few-shot prompt in {FUNCTIONS[lang]}")
+        tables[name] = literal(only(assigned(fn, name), f"{path}: {FUNCTIONS[lang]}.{name}"))
+    frame = only([v for stmt in branch(fn, "method", "few_shot_cot")
+                  for v in assigned(stmt, "content")], f"{path}: the few-shot prompt")
     return OfficialTemplates(instructions=tables["USER_PROMPT"], inputs=tables["PROMPT_DICT"],
                              examples=tables["EXAMPLE_DICT"],
-                             frame=tuple(concatenation(frame[0])))
+                             frame=tuple(concatenation(frame)))
 
 
 def upstream_samples(path: Path) -> dict[str, dict[str, Any]]:

@@ -20,11 +20,13 @@ import ast
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.fetch import source_manifest
 from tooleval_agents.jsonio import sha256_file
+
+T = TypeVar("T")
 
 
 class UpstreamError(ToolevalError):
@@ -79,10 +81,10 @@ def function(tree: ast.AST, name: str, *, within: str | None = None) -> ast.Func
     """The function (or method of class ``within``) called ``name``."""
     scope: ast.AST = tree
     if within is not None:
-        scope = _only([n for n in ast.walk(tree)
+        scope = only([n for n in ast.walk(tree)
                        if isinstance(n, ast.ClassDef) and n.name == within], f"class {within}")
     found = [n for n in ast.walk(scope) if isinstance(n, ast.FunctionDef) and n.name == name]
-    return _only(found, f"function {name}")
+    return only(found, f"function {name}")
 
 
 def assigned(scope: ast.AST, target: str) -> list[ast.expr]:
@@ -155,11 +157,12 @@ def _spelled(node: ast.expr) -> str | None:
     return None
 
 
-def _only(found: list[Any], what: str) -> Any:
+def only(found: list[T], what: str) -> T:
+    """The one item of ``found`` (a definition or an assignment upstream makes once)."""
     if len(found) != 1:
-        raise UpstreamError(f"{what}: expected one definition upstream, found {len(found)}")
+        raise UpstreamError(f"{what}: expected one upstream, found {len(found)}")
     return found[0]
 
 
 __all__ = ["Name", "UpstreamError", "assigned", "branch", "concatenation", "function", "join",
-           "literal", "parse_source", "read_text", "upstream_file"]
+           "literal", "only", "parse_source", "read_text", "upstream_file"]
