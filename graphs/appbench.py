@@ -20,6 +20,9 @@ Graphs::
                     execute --(errors and round < max_rounds)--> repair -> read_plan -> execute
                     execute --(no errors, or max_rounds reached)--> END
 
+``hierarchical``, ``flat`` and ``few_shot`` take ``-O prompts=official``: the upstream prompts
+and chat layout instead of ours (:mod:`graphs.appbench_official`).
+
 * ``hierarchical`` (the paper's main protocol): the model names the needed apps from one line per
   app (a JSON list, read tolerantly: known names anywhere in the answer, singular or any case);
   then plans with only those apps' APIs. An answer naming no known app falls back to all apps

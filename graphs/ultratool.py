@@ -5,7 +5,8 @@ B.6): the task statement with its output format, the task's demonstration from
 ``example/<task>.json`` *in the sample's language*, then the example's input (question, plan and
 toolset as the task has them). The graph is ``prompt -> model -> parse``:
 
-* ``prompt`` renders the prompt (text in :mod:`graphs.ultratool_prompts`) into
+* ``prompt`` renders the prompt (text in :mod:`graphs.ultratool_prompts`; with
+  ``-O prompts=official`` the upstream one, :mod:`graphs.ultratool_official`) into
   ``scratch["prompt"]``;
 * ``model`` asks the chat model once (one ``raw_outputs`` entry, usage);
 * ``parse`` reads the answer with :mod:`evaluators.parsing`: for ``planning`` the prediction is
