@@ -497,8 +497,7 @@ def plan_problems(calls: Sequence[AppCall], unparsed: Sequence[str],
     problems = [f"this piece could not be read as a call line: {piece}" for piece in unparsed]
     if not calls:
         problems.append("the answer holds no call line of the form "
-                        "AppName: [returned = api(#argument='value')], e.g. Hotels: [address = "
-                        "searchhouse(#where_to='Paris')]")
+                        "App: [returned = api(#argument='value')] (App: the app's name)")
     for done in trace.calls:
         for error in done.errors:
             problems.append(f"call {done.index + 1} ({calls[done.index].raw}): "

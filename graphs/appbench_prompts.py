@@ -15,9 +15,10 @@ being 2019-03-01. Deliberate differences:
   values, not as Python ``str()`` of nested dicts; SGD default values are not shown, since the
   task says there are none;
 * app selection asks for a JSON list (``["Hotels", "Weather"]``) instead of ``[app1, app2]``;
-* the answer format is shown as a concrete line (``Hotels: [address, phone_number =
-  searchhouse(...)]``), not as a placeholder: a real model (Qwen2.5-Coder-1.5B) copied the
-  placeholder ``App:`` literally into every line, and wrote values into the returned list;
+* rule 1 says the app's name replaces ``App`` (never the word itself): a real model
+  (Qwen2.5-Coder-1.5B) copied the placeholder ``App:`` into every line. Showing a concrete line
+  instead (``Hotels: [address = searchhouse(...)]``) was tried and worse: the same model then
+  named the app but dropped the API (SS, 3 samples: API F1 57 -> 0);
 * the example's instruction sits inside ``<input>`` tags, demonstrations inside ``<example>``
   tags (how the ``reference`` model recognises the example);
 * the repair prompt (strategy ``execute_repair``) is ours: the paper has no execution feedback.
@@ -58,15 +59,13 @@ The user's request:
 {marker}"""
 
 PLAN_RULES = f"""\
-Answer with one line per API call, in the order the calls must run, and nothing else. A line \
-looks like this one, which calls the API searchhouse of the app Hotels:
-Hotels: [address, phone_number = searchhouse(#where_to='Paris', #number_of_adults=2)]
+Answer with one line per API call, in the order the calls must run, and nothing else:
+App: [returned_1, returned_2, ... = api_name(#argument='value', #other_argument=returned_name)]
 
 Rules:
-1. Start each line with the name of the app whose API it calls (Hotels, Trains, ...; never the \
-word "App"), then the call in square brackets; app and API spelled exactly as listed.
-2. Before the "=" list the names of the arguments the API returns, as listed under "returns" \
-(names only, no values).
+1. App is an app's name (Hotels, Trains, ...: never the word "App" itself) and api_name one of \
+that app's APIs, both spelled exactly as listed.
+2. Before the "=" list the arguments the API returns, as listed under "returns".
 3. Write each input argument as #name=value. Give every required argument. Give an optional \
 argument only when the user states its value; leave the others out.
 4. A value stated by the user is a literal in single quotes: #city='San Jose'. Write it in the \
