@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
@@ -146,10 +146,13 @@ def agreement(recorded: Sequence[Judgment], live: Sequence[Judgment], *, n_boot:
 async def judge_agreement(path: Path, judge: BaseChatModel, *, limit: int = 50,
                           lang: Lang | None = None, concurrency: int = 4,
                           n_boot: int = 1000, seed: int = 0,
-                          prompt_set: JudgePrompt | None = None) -> AgreementReport:
+                          prompt_set: JudgePrompt | None = None,
+                          on_judged: Callable[[int, int], None] | None = None,
+                          ) -> AgreementReport:
     """Live-judge the first ``limit`` usable recorded plans of ``path`` and correlate
     (``prompt_set``: the live judge's prompts, default ours; the published GPT-4 judgments
-    were made with the official ones, :mod:`evaluators.judge_official`)."""
+    were made with the official ones, :mod:`evaluators.judge_official`; ``on_judged(done,
+    total)`` after each live judgment, e.g. for a progress bar)."""
     usable: list[RecordedJudgment] = [
         r for r in read_judgments(path, "planning", lang)
         if r.judgment.error is None and r.question and r.reference is not None
@@ -158,13 +161,19 @@ async def judge_agreement(path: Path, judge: BaseChatModel, *, limit: int = 50,
         raise ValueError(f"{path}: no usable recorded planning judgment (with question, gold "
                          "plan and judged plan) to compare with")
     gate = asyncio.Semaphore(concurrency)
+    done = 0
 
     async def one(r: RecordedJudgment) -> Judgment:
+        nonlocal done
         async with gate:
-            return await ajudge_plan(judge, question=r.question or "",
-                                     reference=r.reference or "", prediction=r.prediction,
-                                     lang=r.judgment.lang, index=r.judgment.index,
-                                     prompt_set=prompt_set)
+            judgment = await ajudge_plan(judge, question=r.question or "",
+                                         reference=r.reference or "", prediction=r.prediction,
+                                         lang=r.judgment.lang, index=r.judgment.index,
+                                         prompt_set=prompt_set)
+        done += 1
+        if on_judged is not None:
+            on_judged(done, len(usable))
+        return judgment
 
     live = await asyncio.gather(*(one(r) for r in usable))
     return agreement([r.judgment for r in usable], live, n_boot=n_boot, seed=seed)

@@ -11,12 +11,14 @@ from typing import Annotated, Literal
 
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
     console,
+    err_console,
     fail,
     handle_errors,
     print_json,
@@ -168,10 +170,14 @@ def agreement(
             raise DatasetMissingError("ultratool", Path(path), root)
         model = judge_model(judge, kwargs)
         prompt_set = official_judge_prompts(root) if prompts == "official" else None
-        report = asyncio.run(judge_agreement(Path(path), model, limit=limit,
-                                             lang=lang,
-                                             concurrency=max_concurrency, n_boot=n_boot,
-                                             seed=seed, prompt_set=prompt_set))
+        with Progress(TextColumn("judging"), BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn(), console=err_console,
+                      disable=not err_console.is_terminal, transient=True) as bar:
+            task = bar.add_task("judging", total=None)
+            report = asyncio.run(judge_agreement(
+                Path(path), model, limit=limit, lang=lang, concurrency=max_concurrency,
+                n_boot=n_boot, seed=seed, prompt_set=prompt_set,
+                on_judged=lambda done, total: bar.update(task, completed=done, total=total)))
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
     if json_out:
