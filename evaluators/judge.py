@@ -11,7 +11,10 @@ How a judgment is obtained:
   first cut to start at ``1. `` (:func:`~evaluators.planning_structure.clean_plan`).
 * When the model supports ``with_structured_output`` the answer is requested in a pydantic
   schema (:class:`PlanningVerdict`, :class:`ToolCreationVerdict`); otherwise (the method raises
-  ``NotImplementedError``), or when the structured answer does not validate, the text is parsed
+  ``NotImplementedError``, or the provider refuses the request, as llama-cpp-python's
+  OpenAI-compatible server refuses ``response_format: json_schema``: the item is asked again
+  for text, with the JSON layout in the prompt), or when the structured answer does not
+  validate, the text is parsed
   tolerantly (:func:`parse_judge_output`: JSON, Python literals, ``Accuracy Score: 7`` lines; the
   English and Chinese dimension names and the official keys such as ``准确性分数``, ``总分``).
 * A score outside 1-10 or not a number is rejected, never clamped. The retry policy lives in
@@ -485,6 +488,11 @@ def _interpret(response: Any, task: JudgeTask, lang: Lang, model: str) -> Judgme
     return parse_judge_output(_message_text(response), task, lang=lang, model=model)
 
 
+_REFUSED_STRUCTURED = re.compile(r"response_format|json_schema|tool_choice|\btools?\b.{0,40}"
+                                 r"not (?:be )?supported|function.?calling", re.I | re.S)
+"""A provider's error that refuses structured output as such (not an answer or a timeout)."""
+
+
 class _Exchange:
     """One item's conversation with the judge.
 
@@ -496,9 +504,10 @@ class _Exchange:
     """
 
     def __init__(self, *, task: JudgeTask, lang: Lang, prompt: str, max_retries: int,
-                 model: str) -> None:
+                 model: str, text_prompt: str | None = None) -> None:
         self.task, self.lang, self.model = task, lang, model
         self.prompt = prompt
+        self.text_prompt = text_prompt
         self.max_attempts = 1 + max(0, max_retries)
         self.attempts = 0
         self.messages: list[BaseMessage] = [HumanMessage(prompt)]
@@ -512,6 +521,17 @@ class _Exchange:
             return None
         self.attempts += 1
         return self.messages
+
+    def as_text(self, exc: Exception) -> bool:
+        """Whether to ask again for a plain-text answer: the provider refused the
+        structured-output request itself (e.g. llama-cpp-python's server rejects
+        ``response_format: json_schema``). Once per item; that attempt does not count."""
+        if self.text_prompt is None or not _REFUSED_STRUCTURED.search(str(exc)):
+            return False
+        self.prompt, self.text_prompt = self.text_prompt, None
+        self.messages = [HumanMessage(self.prompt)]
+        self.attempts -= 1
+        return True
 
     def failed(self, exc: Exception) -> None:
         self.errors.append(f"attempt {self.attempts}: {type(exc).__name__}: "
@@ -538,23 +558,29 @@ class _Exchange:
                               + " | ".join(self.errors))
 
 
-def _run(runnable: Runnable, exchange: _Exchange) -> Judgment:
+def _run(runnable: Runnable, exchange: _Exchange, judge: BaseChatModel) -> Judgment:
     while (messages := exchange.next_messages()) is not None:
         try:
             response = runnable.invoke(messages)
         except Exception as exc:
-            exchange.failed(exc)
+            if runnable is not judge and exchange.as_text(exc):
+                runnable = judge
+            else:
+                exchange.failed(exc)
             continue
         exchange.received(response)
     return exchange.outcome()
 
 
-async def _arun(runnable: Runnable, exchange: _Exchange) -> Judgment:
+async def _arun(runnable: Runnable, exchange: _Exchange, judge: BaseChatModel) -> Judgment:
     while (messages := exchange.next_messages()) is not None:
         try:
             response = await runnable.ainvoke(messages)
         except Exception as exc:
-            exchange.failed(exc)
+            if runnable is not judge and exchange.as_text(exc):
+                runnable = judge
+            else:
+                exchange.failed(exc)
             continue
         exchange.received(response)
     return exchange.outcome()
@@ -575,6 +601,9 @@ class _Item(BaseModel):
     lang: Lang
     prompt: str | None
     """None when there is nothing to judge (missing prediction)."""
+    text_prompt: str | None = None
+    """The prompt for a plain-text answer (the JSON layout spelled out), when ``prompt`` is
+    for structured output: used if the provider refuses the structured-output request."""
     index: int | None = None
     step: str | None = None
 
@@ -584,9 +613,15 @@ def _plan_item(*, question: str, reference: str, prediction: str | None, lang: L
                prompt_set: JudgePrompt = build_prompt) -> _Item:
     lang = lang or detect_lang(question, reference)
     answer = clean_plan(prediction)
-    prompt = (prompt_set("planning", lang, question=question, reference=reference,
-                         answer=answer, structured=structured) if answer.strip() else None)
-    return _Item(task="planning", lang=lang, prompt=prompt, index=index)
+    if not answer.strip():
+        return _Item(task="planning", lang=lang, prompt=None, index=index)
+
+    def prompt(as_structured: bool) -> str:
+        return prompt_set("planning", lang, question=question, reference=reference,
+                          answer=answer, structured=as_structured)
+
+    return _Item(task="planning", lang=lang, prompt=prompt(structured), index=index,
+                 text_prompt=prompt(False) if structured else None)
 
 
 def _render_tool(tool: Any) -> str:
@@ -605,24 +640,30 @@ def _tool_item(*, step: str, reference_tool: Any, created_tool: Any, lang: Lang 
                prompt_set: JudgePrompt = build_prompt) -> _Item:
     lang = lang or detect_lang(step)
     has_tool = isinstance(created_tool, dict) and bool(created_tool)
-    prompt = (prompt_set("tool_creation", lang, question=_step_text(step),
-                         reference=_render_tool(reference_tool),
-                         answer=_render_tool(created_tool), structured=structured)
-              if has_tool else None)
-    return _Item(task="tool_creation", lang=lang, prompt=prompt, index=index, step=step)
+    if not has_tool:
+        return _Item(task="tool_creation", lang=lang, prompt=None, index=index, step=step)
+
+    def prompt(as_structured: bool) -> str:
+        return prompt_set("tool_creation", lang, question=_step_text(step),
+                          reference=_render_tool(reference_tool),
+                          answer=_render_tool(created_tool), structured=as_structured)
+
+    return _Item(task="tool_creation", lang=lang, prompt=prompt(structured), index=index,
+                 step=step, text_prompt=prompt(False) if structured else None)
 
 
 def _judge_item(judge: BaseChatModel, runnable: Runnable, item: _Item,
                 max_retries: int) -> Judgment:
     exchange = _start(judge, item, max_retries)
-    judgment = _missing(item, judge) if exchange is None else _run(runnable, exchange)
+    judgment = _missing(item, judge) if exchange is None else _run(runnable, exchange, judge)
     return judgment.model_copy(update={"index": item.index, "step": item.step})
 
 
 async def _ajudge_item(judge: BaseChatModel, runnable: Runnable, item: _Item,
                        max_retries: int) -> Judgment:
     exchange = _start(judge, item, max_retries)
-    judgment = _missing(item, judge) if exchange is None else await _arun(runnable, exchange)
+    judgment = (_missing(item, judge) if exchange is None
+                else await _arun(runnable, exchange, judge))
     return judgment.model_copy(update={"index": item.index, "step": item.step})
 
 
@@ -630,7 +671,8 @@ def _start(judge: BaseChatModel, item: _Item, max_retries: int) -> _Exchange | N
     if item.prompt is None:
         return None
     return _Exchange(task=item.task, lang=item.lang, prompt=item.prompt,
-                     max_retries=max_retries, model=_model_name(judge))
+                     text_prompt=item.text_prompt, max_retries=max_retries,
+                     model=_model_name(judge))
 
 
 def _missing(item: _Item, judge: BaseChatModel) -> Judgment:

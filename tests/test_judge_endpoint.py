@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 from fake_langsmith import openai_on_loopback
-from fake_openai import ChatRequest, FakeOpenAI
+from fake_openai import ChatRequest, FakeOpenAI, Fault
 from typer.testing import CliRunner
 
+from evaluators.judge import judge_plan
 from tooleval_agents.cli import app
+from tooleval_agents.models import judge_model
 from tooleval_agents.results import RunDir
 from tooleval_agents.runner import judge_arguments
 
@@ -118,3 +120,24 @@ def test_judge_arg_without_judge_is_refused(samples: Path, tmp_path: Path) -> No
                      "--judge-arg", "base_url=http://127.0.0.1:1/v1", "--data-dir", samples,
                      "--out", tmp_path)
     assert result.exit_code != 0 and "--judge-arg needs --judge" in result.output
+
+
+def test_a_server_refusing_structured_output_is_asked_for_text() -> None:
+    # llama-cpp-python's server answers 500 to response_format json_schema (langchain-openai's
+    # structured output): every judgment failed against a local judge. Now the item is asked
+    # again for a plain-text answer, with the JSON layout in the prompt.
+    text = json.dumps([{"Reason": "ok", f"{d.replace('_', ' ').title()} Score": 7}
+                       for d in DIMENSIONS] + [{"Reason": "ok", "Overall Score": 7}])
+
+    def local_server(req: ChatRequest) -> Any:
+        if "response_format" in req.body or "tools" in req.body:
+            return Fault(500, retry_after_ms=None, message="1 validation error: ('body', "
+                         "'response_format', 'type'): Input should be 'text' or 'json_object'")
+        return text
+
+    with FakeOpenAI(local_server) as server:
+        judge = judge_model("openai:local", {"base_url": server.base_url, "api_key": "x"})
+        judgment = judge_plan(judge, question="Q?", reference="1. a", prediction="1. b",
+                              lang="en", max_retries=0)
+        assert [r.status for r in server.log] == [500, 200]
+    assert judgment.ok and judgment.score100() == 70.0 and judgment.attempts == 1
