@@ -522,16 +522,20 @@ class _Exchange:
         self.attempts += 1
         return self.messages
 
-    def as_text(self, exc: Exception) -> bool:
-        """Whether to ask again for a plain-text answer: the provider refused the
-        structured-output request itself (e.g. llama-cpp-python's server rejects
-        ``response_format: json_schema``). Once per item; that attempt does not count."""
-        if self.text_prompt is None or not _REFUSED_STRUCTURED.search(str(exc)):
-            return False
+    def after_error(self, exc: Exception, runnable: Runnable,
+                    judge: BaseChatModel) -> Runnable:
+        """What to ask next after a call raised: the plain ``judge`` with the text prompt when
+        the provider refused the structured-output request itself (e.g. llama-cpp-python's
+        server rejects ``response_format: json_schema``; once per item, and that attempt does
+        not count), else nothing more (:meth:`failed`)."""
+        if (runnable is judge or self.text_prompt is None
+                or not _REFUSED_STRUCTURED.search(str(exc))):
+            self.failed(exc)
+            return runnable
         self.prompt, self.text_prompt = self.text_prompt, None
         self.messages = [HumanMessage(self.prompt)]
         self.attempts -= 1
-        return True
+        return judge
 
     def failed(self, exc: Exception) -> None:
         self.errors.append(f"attempt {self.attempts}: {type(exc).__name__}: "
@@ -563,10 +567,7 @@ def _run(runnable: Runnable, exchange: _Exchange, judge: BaseChatModel) -> Judgm
         try:
             response = runnable.invoke(messages)
         except Exception as exc:
-            if runnable is not judge and exchange.as_text(exc):
-                runnable = judge
-            else:
-                exchange.failed(exc)
+            runnable = exchange.after_error(exc, runnable, judge)
             continue
         exchange.received(response)
     return exchange.outcome()
@@ -577,10 +578,7 @@ async def _arun(runnable: Runnable, exchange: _Exchange, judge: BaseChatModel) -
         try:
             response = await runnable.ainvoke(messages)
         except Exception as exc:
-            if runnable is not judge and exchange.as_text(exc):
-                runnable = judge
-            else:
-                exchange.failed(exc)
+            runnable = exchange.after_error(exc, runnable, judge)
             continue
         exchange.received(response)
     return exchange.outcome()

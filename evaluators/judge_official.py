@@ -18,7 +18,6 @@ step; we show the whole description).
 from __future__ import annotations
 
 import ast
-from functools import cache
 from pathlib import Path
 
 from evaluators.judge_prompts import JudgePrompt, JudgeTask
@@ -29,6 +28,7 @@ from tooleval_agents.upstream import (
     literal,
     only,
     parse_source,
+    per_version,
     upstream_file,
 )
 
@@ -42,8 +42,7 @@ LANGS: dict[Lang, str] = {"en": "en", "zh": "ch"}
 
 def official_judge_prompts(data_dir: Path) -> JudgePrompt:
     """The official judge templates as a prompt set (see the module docstring)."""
-    path = upstream_file(SOURCE, CONFIG, data_dir)
-    templates = _templates(path, path.stat().st_mtime_ns)
+    templates = _templates(upstream_file(SOURCE, CONFIG, data_dir))
 
     def prompt(task: JudgeTask, lang: Lang, *, question: str, reference: str, answer: str,
                structured: bool = False) -> str:
@@ -53,8 +52,8 @@ def official_judge_prompts(data_dir: Path) -> JudgePrompt:
     return prompt
 
 
-@cache
-def _templates(path: Path, mtime_ns: int) -> dict[tuple[JudgeTask, Lang], str]:
+@per_version
+def _templates(path: Path) -> dict[tuple[JudgeTask, Lang], str]:
     tree = parse_source(path)
     constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
                  and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)

@@ -348,10 +348,13 @@ class AppBenchStrategy(Strategy):
 
     def _official_texts(self, ctx: StrategyContext) -> OfficialTexts | None:
         """The official texts when the run asks for them (remembered for the markers)."""
+        # Rebound, not mutated: the runner builds on its own copy of the strategy.
+        others = {k: v for k, v in self._official.items() if k != ctx.split.key}
         if getattr(self.read_options(ctx), "prompts", "ours") != "official":
-            self._official.pop(ctx.split.key, None)
+            self._official = others
             return None
-        texts = self._official[ctx.split.key] = load_official(resolve_data_dir(ctx.data_dir))
+        texts = load_official(resolve_data_dir(ctx.data_dir))
+        self._official = {**others, ctx.split.key: texts}
         return texts
 
     def _markers(self, split: Split) -> tuple[str, str]:
@@ -359,7 +362,7 @@ class AppBenchStrategy(Strategy):
         texts = self._official.get(split.key)
         if texts is None:
             return SELECT_MARKER, PLAN_MARKER
-        return texts.app_desc(), texts.plan_template.split("{", 1)[0].strip()[:80]
+        return texts.app_desc, texts.plan_template.split("{", 1)[0].strip()[:80]
 
     def _check(self, ctx: StrategyContext) -> CatalogText:
         if ctx.split.benchmark != "appbench":
@@ -379,7 +382,7 @@ class AppBenchStrategy(Strategy):
 
         def messages(state: WorkflowState) -> list[BaseMessage]:
             if official is not None:
-                return official_messages(official.select_system(), state["inputs"]["input"])
+                return official_messages(official.select_system, state["inputs"]["input"])
             return build_messages(select_prompt(text, instruction_of(state["inputs"])))
 
         graph.add_node("select", model_call_node(ctx.model, messages, name="select"))

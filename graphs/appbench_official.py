@@ -34,7 +34,7 @@ import ast
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from tooleval_agents.upstream import (
     literal,
     only,
     parse_source,
+    per_version,
     read_text,
     upstream_file,
 )
@@ -72,24 +73,32 @@ class OfficialTexts:
     """Planning; placeholder ``{app_api_list}``."""
     apps: dict[str, dict[str, Any]]
     """App -> its description dict, in upstream's app order."""
-    _apis: dict[tuple[str, ...], str] = field(default_factory=dict)
+    _plans: dict[tuple[str, ...], str] = field(default_factory=dict)
 
+    @cached_property
     def app_desc(self) -> str:
         """Every app's one-line description (``flat_apps_apis(..., True)`` upstream)."""
         return "".join(f"{app}: {desc['desc']} \n\n " for app, desc in self.apps.items())
 
     def app_api_list(self, apps: Sequence[str] | None = None) -> str:
         """The given apps' description dicts (all when ``None``), in upstream's app order."""
-        key = tuple(a for a in self.apps if apps is None or a in apps)
-        if key not in self._apis:
-            self._apis[key] = "".join(f"{app}: {self.apps[app]} \n\n " for app in key)
-        return self._apis[key]
+        return "".join(f"{app}: {self.apps[app]} \n\n " for app in self._order(apps))
 
+    @cached_property
     def select_system(self) -> str:
-        return self.select_template.format(app_desc=self.app_desc())
+        """The app-selection system message."""
+        return self.select_template.format(app_desc=self.app_desc)
 
     def plan_system(self, apps: Sequence[str] | None = None) -> str:
-        return self.plan_template.format(app_api_list=self.app_api_list(apps))
+        """The planning system message with the given apps (all when ``None``); rendered
+        once per app set (a run asks for the same few hundreds of times)."""
+        key = self._order(apps)
+        if key not in self._plans:
+            self._plans[key] = self.plan_template.format(app_api_list=self.app_api_list(key))
+        return self._plans[key]
+
+    def _order(self, apps: Sequence[str] | None) -> tuple[str, ...]:
+        return tuple(a for a in self.apps if apps is None or a in apps)
 
 
 def load_official(data_dir: Path) -> OfficialTexts:
@@ -110,13 +119,12 @@ def app_descriptions(data_dir: Path) -> dict[str, dict[str, Any]]:
     ``derived/apps_apis.json``."""
     derived = data_dir / SOURCE / DERIVED
     if not (data_dir / SOURCE / MOBILE).is_file() and derived.is_file():
-        return _derived(derived, derived.stat().st_mtime_ns)
-    mobile = upstream_file(SOURCE, MOBILE, data_dir)
-    return _from_classes(mobile, mobile.stat().st_mtime_ns)
+        return _derived(derived)
+    return _from_classes(upstream_file(SOURCE, MOBILE, data_dir))
 
 
-@cache
-def _derived(path: Path, mtime_ns: int) -> dict[str, dict[str, Any]]:
+@per_version
+def _derived(path: Path) -> dict[str, dict[str, Any]]:
     value = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(value, dict) or not all(isinstance(v, dict) and "desc" in v
                                               for v in value.values()):
@@ -124,8 +132,8 @@ def _derived(path: Path, mtime_ns: int) -> dict[str, dict[str, Any]]:
     return value
 
 
-@cache
-def _from_classes(mobile: Path, mtime_ns: int) -> dict[str, dict[str, Any]]:
+@per_version
+def _from_classes(mobile: Path) -> dict[str, dict[str, Any]]:
     data_dir = mobile.parents[3]  # <data_dir>/appbench/code/apps/mobile.py
     return read_app_classes(mobile, lambda module: upstream_file(
         SOURCE, f"{APPS}/{module}.py", data_dir))

@@ -203,13 +203,13 @@ class UltraToolOneShot(Strategy):
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         task, lang = task_and_lang(ctx.split)
         data_dir = resolve_data_dir(ctx.data_dir)
-        model = ctx.model
         if self.read_options(ctx).prompts == "official":
-            official = self._official[ctx.split.key] = _load_official(ctx.split, task, lang,
-                                                                      data_dir)
+            official = _load_official(ctx.split, task, lang, data_dir)
+            # Rebound, not mutated: the runner builds on its own copy of the strategy.
+            self._official = {**self._official, ctx.split.key: official}
             render = partial(official.prompt, task)
         else:
-            self._official.pop(ctx.split.key, None)
+            self._official = {k: v for k, v in self._official.items() if k != ctx.split.key}
             header = prompt_header(task, lang, load_example(data_dir, task, lang).official())
             render = partial(render_prompt, header, task, lang)
 
@@ -222,7 +222,7 @@ class UltraToolOneShot(Strategy):
         graph = StateGraph(WorkflowState)
         graph.add_node("prompt", prompt)
         graph.add_node("model", model_call_node(
-            model, lambda state: build_messages(state["scratch"]["prompt"])))
+            ctx.model, lambda state: build_messages(state["scratch"]["prompt"])))
         graph.add_node("parse", parse)
         graph.add_edge(START, "prompt")
         graph.add_edge("prompt", "model")

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from tooleval_agents.upstream import (
     literal,
     only,
     parse_source,
+    per_version,
     upstream_file,
 )
 
@@ -76,12 +76,11 @@ class OfficialTemplates:
 
 def load_templates(data_dir: Path, lang: PromptLang) -> OfficialTemplates:
     """The official templates of ``lang`` from the fetched, sha-checked upstream file."""
-    path = upstream_file(SOURCE, UTILS, data_dir)
-    return _read(path, path.stat().st_mtime_ns, lang)
+    return _read(upstream_file(SOURCE, UTILS, data_dir), lang)
 
 
-@cache
-def _read(path: Path, mtime_ns: int, lang: PromptLang) -> OfficialTemplates:
+@per_version
+def _read(path: Path, lang: PromptLang) -> OfficialTemplates:
     fn = function(parse_source(path), FUNCTIONS[lang])
     tables = {}
     for name in ("USER_PROMPT", "PROMPT_DICT", "EXAMPLE_DICT"):
@@ -93,14 +92,10 @@ def _read(path: Path, mtime_ns: int, lang: PromptLang) -> OfficialTemplates:
                              frame=tuple(concatenation(frame)))
 
 
+@per_version
 def upstream_samples(path: Path) -> dict[str, dict[str, Any]]:
     """The samples of a split file as its JSON has them (key order kept), by
     :func:`sample_key`. Our records normalise the order of a tool's keys; ``str()`` shows it."""
-    return _samples(path, path.stat().st_mtime_ns)
-
-
-@cache
-def _samples(path: Path, mtime_ns: int) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for number, text in iter_jsonl(path):
         try:

@@ -29,7 +29,7 @@ from evaluators.judge import judge_plan, judge_tool
 from evaluators.judge_official import official_judge_prompts
 from graphs.appbench_official import app_descriptions, load_official, read_app_classes
 from tooleval_agents.cli import app
-from tooleval_agents.contracts import StrategyContext, with_prompt_set
+from tooleval_agents.contracts import StrategyContext, resolve_options
 from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.runner import run_experiment
 from tooleval_agents.ultratool.records import TASKS
@@ -71,10 +71,15 @@ def _upstream_module(path: Path) -> ModuleType:
     return module
 
 
+def _fresh(benchmark: str, strategy: str) -> Any:
+    # Not the registered object: an official build is remembered on the strategy it ran on.
+    return type(get_strategy(benchmark, strategy))()
+
+
 def _run_strategy(benchmark: str, strategy: str, split: Any, data: Path, inputs: dict[str, Any],
                   answer: str = "[]") -> list[list[BaseMessage]]:
     model = Recorder(answer=answer)
-    graph = get_strategy(benchmark, strategy).build(StrategyContext(
+    graph = _fresh(benchmark, strategy).build(StrategyContext(
         model=model, split=split, data_dir=data, options={"prompts": "official"}))
     graph.invoke({"inputs": inputs})
     return model.seen
@@ -154,15 +159,15 @@ def test_official_judge_scoring_option_and_identity(shared_data: Path, tmp_path:
     assert options is not None and "prompts" in options.model_fields
     assert bench.scoring_options(bench.split("tool_usage", "en")) is None
     # --prompts reaches the strategy and the judge's scorer; neither taking one is an error
-    strategy, scoring = with_prompt_set(
+    strategy, scoring = resolve_options(
         "official", strategy=("one_shot", get_strategy("ultratool", "one_shot").options, None),
         scoring=("planning", options, {}))
     assert strategy == {"prompts": "official"} and scoring == {"prompts": "official"}
     with pytest.raises(ValueError, match="offers no prompt sets"):
-        with_prompt_set("official", strategy=("tools", None, None),
+        resolve_options("official", strategy=("tools", None, None),
                         scoring=("tool_usage", None, None))
     with pytest.raises(ValueError, match="given twice"):
-        with_prompt_set("official", strategy=("one_shot", get_strategy(
+        resolve_options("official", strategy=("one_shot", get_strategy(
             "ultratool", "one_shot").options, {"prompts": "ours"}), scoring=("x", None, None))
 
 
@@ -225,7 +230,7 @@ def test_appbench_few_shot_sends_demonstrations_as_turns(shared_data: Path,
                                                         mm_sample: Any) -> None:
     split, inputs, _ = mm_sample
     model = Recorder(answer="")
-    graph = get_strategy("appbench", "few_shot").build(StrategyContext(
+    graph = _fresh("appbench", "few_shot").build(StrategyContext(
         model=model, split=split, data_dir=shared_data, options={"prompts": "official", "k": 2}))
     graph.invoke({"inputs": inputs})
     [messages] = model.seen

@@ -216,28 +216,29 @@ class Strategy(ABC):
         return model(**validate_options(f"strategy {self.name}", self.options, ctx.options))
 
 
-def with_prompt_set(prompts: str | None, *,
+def resolve_options(prompts: str | None, *,
                     strategy: tuple[str, type[BaseModel] | None, Mapping[str, Any] | None],
                     scoring: tuple[str, type[BaseModel] | None, Mapping[str, Any] | None],
                     ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The strategy's and the scorer's given options with ``prompts=<prompts>`` added to each
-    whose options declare ``prompts`` (``(name, options model, given)`` each).
+    """A run's strategy and scoring options, validated (:func:`validate_options`), with
+    ``prompts=<prompts>`` (``--prompts``) added to each whose options declare ``prompts``.
+    Each side is ``(what, options model, given)``, e.g. ``("strategy few_shot", ...)``.
 
     Raises:
-        ValueError: neither declares a prompt set, or one was also given as an option.
+        ValueError: a bad option, a prompt set neither side declares, or one given twice.
     """
     out = []
-    for _name, model, given in (strategy, scoring):
+    for what, model, given in (strategy, scoring):
         options = dict(given or {})
         if prompts is not None and model is not None and "prompts" in model.model_fields:
             if "prompts" in options and options["prompts"] != prompts:
                 raise ValueError(f"prompt set given twice: --prompts {prompts} and "
                                  f"prompts={options['prompts']}")
             options["prompts"] = prompts
-        out.append(options)
+        out.append(validate_options(what, model, options))
     if prompts is not None and all("prompts" not in o for o in out):
-        raise ValueError(f"--prompts {prompts}: strategy {strategy[0]} offers no prompt sets, "
-                         f"nor does the scorer of {scoring[0]}")
+        raise ValueError(f"--prompts {prompts}: {strategy[0]} offers no prompt sets, nor does "
+                         f"the {scoring[0]}")
     return out[0], out[1]
 
 

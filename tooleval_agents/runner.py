@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import hashlib
 import inspect
 import io
@@ -80,8 +81,7 @@ from tooleval_agents.contracts import (
     Strategy,
     StrategyContext,
     feedback,
-    validate_options,
-    with_prompt_set,
+    resolve_options,
 )
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.epochs import split_epoch, with_epochs
@@ -780,7 +780,9 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     factory = resolve_agent(spec.agent) if spec.agent is not None else None
     strategy_name = spec.strategy or (agent_strategy(bench.name, split) if factory is not None
                                       else bench.default_strategy(split))
-    strat: Strategy = get_strategy(bench.name, strategy_name)
+    # The run's own copy: a strategy may keep what its build read (an official prompt set) to
+    # state its gold answers; the registered object stays as it was for other runs and callers.
+    strat: Strategy = copy.copy(get_strategy(bench.name, strategy_name))
     if strat.tasks is not None and split.task not in strat.tasks:
         raise ValueError(f"strategy {strategy_name!r} does not solve {bench.name} task "
                          f"{split.task!r} (it solves {list(strat.tasks)})")
@@ -789,13 +791,11 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                          f"--agent; strategies that can: "
                          f"{', '.join(_agent_strategies(bench.name, split)) or 'none'}")
     agent_name = agent_label(spec.agent) if spec.agent is not None else None
-    given_strategy, given_scoring = with_prompt_set(
-        spec.prompts, strategy=(strategy_name, strat.options, spec.strategy_options),
-        scoring=(split.name, bench.scoring_options(split), spec.scoring_options))
-    strategy_options = validate_options(f"strategy {strategy_name}", strat.options,
-                                        given_strategy)
-    scoring_options = validate_options(f"{bench.name} {split.task} scoring",
-                                       bench.scoring_options(split), given_scoring)
+    strategy_options, scoring_options = resolve_options(
+        spec.prompts, strategy=(f"strategy {strategy_name}", strat.options,
+                                spec.strategy_options),
+        scoring=(f"{bench.name} {split.task} scoring", bench.scoring_options(split),
+                 spec.scoring_options))
     offline = isinstance(spec.model, str) and is_offline(spec.model)
     if offline and not isinstance(strat, ReferenceAnswers):
         raise ValueError(f"strategy {strategy_name!r} cannot run with the offline model "

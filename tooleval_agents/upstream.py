@@ -17,8 +17,9 @@ Example::
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,10 +28,25 @@ from tooleval_agents.fetch import source_manifest
 from tooleval_agents.jsonio import sha256_file
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 class UpstreamError(ToolevalError):
     """An upstream file is missing, differs from the pinned one, or lacks what we read."""
+
+
+def per_version(read: Callable[..., R]) -> Callable[..., R]:
+    """``read(path, *args)`` memoised per file version (path and modification time): upstream
+    texts are read once per run, and again only when the file changed."""
+    @cache
+    def versioned(path: Path, mtime_ns: int, *args: Any) -> R:
+        return read(path, *args)
+
+    @wraps(read)
+    def call(path: Path, *args: Any) -> R:
+        return versioned(path, path.stat().st_mtime_ns, *args)
+
+    return call
 
 
 def upstream_file(source: str, path: str, data_dir: Path) -> Path:
@@ -51,16 +67,14 @@ def upstream_file(source: str, path: str, data_dir: Path) -> Path:
         raise UpstreamError(f"{local} not found: the official prompts are read from the "
                             f"upstream files; get them with: tooleval data fetch {source}"
                             f"{include} --data-dir {data_dir}")
-    if _sha256(local, local.stat().st_mtime_ns) != pinned[path].sha256:
+    if _sha256(local) != pinned[path].sha256:
         raise UpstreamError(f"{local} differs from the pinned upstream file ({entry.repo}@"
                             f"{entry.commit[:7]}); check it with: tooleval data verify {source} "
                             f"--data-dir {data_dir}")
     return local
 
 
-@cache
-def _sha256(path: Path, mtime_ns: int) -> str:
-    return sha256_file(path)  # memoised per file version: prompts are read once per workflow
+_sha256 = per_version(sha256_file)
 
 
 def read_text(source: str, path: str, data_dir: Path) -> str:
@@ -165,4 +179,4 @@ def only(found: list[T], what: str) -> T:
 
 
 __all__ = ["Name", "UpstreamError", "assigned", "branch", "concatenation", "function", "join",
-           "literal", "only", "parse_source", "read_text", "upstream_file"]
+           "literal", "only", "parse_source", "per_version", "read_text", "upstream_file"]

@@ -30,7 +30,7 @@ from tooleval_agents.cli_base import (
     fail,
     print_json,
 )
-from tooleval_agents.contracts import Split, format_metric, validate_options, with_prompt_set
+from tooleval_agents.contracts import Split, format_metric, resolve_options
 from tooleval_agents.costs import describe
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, strategies
@@ -432,12 +432,10 @@ def run_command(
                 declared = get_strategy(bench.name,
                                         named_strategy or bench.default_strategy(split))
                 for opts in grid:
-                    given, scoring_given = with_prompt_set(
-                        prompts, strategy=(declared.name, declared.options, opts),
-                        scoring=(split.name, bench.scoring_options(split), {}))
-                    validate_options(f"strategy {declared.name}", declared.options, given)
-                    validate_options(f"{split.name} scoring", bench.scoring_options(split),
-                                     scoring_given)
+                    resolve_options(prompts, strategy=(f"strategy {declared.name}",
+                                                       declared.options, opts),
+                                    scoring=(f"{bench.name} {split.task} scoring",
+                                             bench.scoring_options(split), {}))
         policy = RetryPolicy(max_attempts=max_attempts, timeout=timeout)
         if judge is None:  # a split scored only by a judge fails now, not after the others ran
             for split in splits:
