@@ -14,6 +14,8 @@ import asyncio
 import json
 import os
 import re
+import signal
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -58,6 +60,7 @@ from tooleval_agents.runner import (
     experiment_name,
     identity_suffix,
     run_experiment,
+    run_sync,
 )
 from tooleval_agents.transcripts import PROMPTS
 
@@ -682,3 +685,27 @@ def test_model_params_hold_no_secret() -> None:
     assert params["model_name"] == "gpt-4o-mini" and params["temperature"] == 0
     assert SECRET not in json.dumps(params)
     assert "openai_api_key" not in params
+
+
+def test_an_interrupt_winds_down_every_task_of_the_run_loop() -> None:
+    # LangSmith starts tasks of its own beside the run; left running after Ctrl-C they died at
+    # interpreter shutdown with tracebacks on stderr (seen in CI under load).
+    started = threading.Event()
+    side: list[asyncio.Task[None]] = []
+
+    async def forever() -> None:
+        await asyncio.sleep(3600)
+
+    async def run() -> None:
+        side.append(asyncio.get_running_loop().create_task(forever()))
+        started.set()
+        await asyncio.sleep(3600)
+
+    def interrupt() -> None:
+        started.wait(10)
+        os.kill(os.getpid(), signal.SIGINT)  # a real signal wakes the waiting main thread
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(run())
+    assert side and side[0].done() and side[0].cancelled()

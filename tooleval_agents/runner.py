@@ -1099,10 +1099,28 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     try:
         return future.result()
     except KeyboardInterrupt:
-        future.cancel()
+        # Cancelling the future alone returns at once while LangSmith's own tasks run on; they
+        # then die at interpreter shutdown with tracebacks. Wind every task down first.
+        winding = asyncio.run_coroutine_threadsafe(_cancel_tasks(_WIND_DOWN_S), loop)
         with contextlib.suppress(Exception):
-            future.result(timeout=5)
+            winding.result(timeout=_WIND_DOWN_S + 1)
         raise
+
+
+_WIND_DOWN_S = 10.0
+
+
+async def _cancel_tasks(timeout: float) -> None:
+    """Cancel every other task on the runner loop and wait (up to ``timeout`` s) for them to
+    end; their errors are read here, so none is reported later as never retrieved."""
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=timeout)
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            task.exception()
 
 
 def run_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client | None = None,
