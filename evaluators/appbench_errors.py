@@ -42,8 +42,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from evaluators.base import ExampleScore, Part, mean_score, pooled
+from evaluators.base import ExampleScore, Part
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.corpus import Scores, as_corpus
 
 ArgKind = Literal["independent", "dependent"]
 ArgStatus = Literal["ok", "key_error", "value_error"]
@@ -118,12 +119,15 @@ def error_part(outcomes: Sequence[ArgOutcome]) -> tuple[dict[str, float], dict[s
     return scores, parts
 
 
-def aggregate_errors(scores: Sequence[ExampleScore]) -> Metrics:
-    """The six Table-4 metrics over a corpus."""
-    out = {name: mean_score(scores, name) for name in FLAG_METRICS}
-    if not any(s.parts[DEPENDENT_ARGS].hits for s in scores if DEPENDENT_ARGS in s.parts):
-        out.update(key_error_dependent=None, value_error_dependent=None)  # nothing to count
-    out.update({name: pooled(scores, name) for name in SHARE_METRICS})
+def aggregate_errors(scores: Scores) -> Metrics:
+    """The six Table-4 metrics over a corpus; the dependent-argument rates are n/a when the
+    corpus has no dependent argument (nothing to count)."""
+    c = as_corpus(scores)
+    none_dependent = c.hits(DEPENDENT_ARGS) == 0
+    out = {name: c.na_where(none_dependent, c.mean(name))
+           if name in ("key_error_dependent", "value_error_dependent") else c.mean(name)
+           for name in FLAG_METRICS}
+    out.update({name: c.pooled(name) for name in SHARE_METRICS})
     return out
 
 

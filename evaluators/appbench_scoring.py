@@ -46,6 +46,7 @@ from evaluators.graph_metrics import GRAPH_METRICS, aggregate_graph, graph_score
 from evaluators.metrics_common import corpus_f1
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.corpus import Corpus, Scores, Sum, as_corpus
 
 Scoring = Literal["paper", "strict"]
 MAIN_METRICS = ("app_f1", "api_f1", "success", "app_em", "api_em")
@@ -94,12 +95,11 @@ def _totals(scores: Sequence[ExampleScore], key: str) -> tuple[float, float]:
     return hits, total
 
 
-def _f1(scores: Sequence[ExampleScore], name: str) -> float | None:
+def _f1(c: Corpus, name: str) -> Sum:
     """Pooled F1: the precision and recall parts share their hits (one count per example);
     n/a when nothing was expected or predicted."""
-    hits, n_pred = _totals(scores, f"{name}_precision")
-    _, n_gold = _totals(scores, f"{name}_recall")
-    return corpus_f1(hits, n_pred, n_gold)
+    return corpus_f1(c, c.hits(f"{name}_precision"), c.total(f"{name}_precision"),
+                     c.total(f"{name}_recall"))
 
 
 def failure_score(n_gold: int, error: str, *, scoring: Scoring = "strict") -> ExampleScore:
@@ -186,13 +186,14 @@ def score_outputs(inputs: Any, outputs: Any, reference_outputs: Any, *,
     return score_example(sample, answer_text(outputs, scoring=scoring), scoring=scoring)
 
 
-def aggregate(scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate(scores: Scores) -> Metrics:
     """Corpus metrics: F1s pooled (micro), success and EMs as means over all samples, then the
     error analysis and graph metrics."""
-    out = {"app_f1": _f1(scores, "app"), "api_f1": _f1(scores, "api")}
-    out.update({k: mean_score(scores, k) for k in ("success", "app_em", "api_em")})
-    out.update(aggregate_errors(scores))
-    out.update(aggregate_graph(scores))
+    c = as_corpus(scores)
+    out = {"app_f1": _f1(c, "app"), "api_f1": _f1(c, "api")}
+    out.update({k: c.mean(k) for k in ("success", "app_em", "api_em")})
+    out.update(aggregate_errors(c))
+    out.update(aggregate_graph(c))
     return out
 
 

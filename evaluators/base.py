@@ -24,9 +24,10 @@ from tooleval_agents.contracts import (
     mean_score,
     pooled,
 )
+from tooleval_agents.corpus import Corpus, as_corpus
 
-__all__ = ["AggregateFn", "ExampleScore", "Part", "ScoreFn", "feedback", "langsmith_evaluators",
-           "mean_score", "pooled"]
+__all__ = ["AggregateFn", "Corpus", "ExampleScore", "Part", "ScoreFn", "as_corpus", "feedback",
+           "langsmith_evaluators", "mean_score", "pooled"]
 
 
 def langsmith_evaluators(

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from evaluators.base import ExampleScore, Part, mean_score, pooled
+from evaluators.base import ExampleScore, Part
 from evaluators.metrics_common import f1
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
@@ -35,6 +35,7 @@ from tooleval_agents.appbench.stubs import AppExecutor
 from tooleval_agents.appbench.stubs import ExecutionTrace as AppTrace
 from tooleval_agents.appbench.tools import tool_name
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.corpus import Scores, as_corpus
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.records import PlanStep, RawSample, ToolSkeleton
 from tooleval_agents.ultratool.stubs import ExecutionTrace as ToolTrace
@@ -125,12 +126,13 @@ def score_ultratool_execution(sample: RawSample, plan: Sequence[PlanItem],
     return score_ultratool_trace(trace, gold_tools(sample))
 
 
-def aggregate_ultratool_execution(scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate_ultratool_execution(scores: Scores) -> Metrics:
     """Corpus figures: pooled shares and mean per-example scores (0-100)."""
+    c = as_corpus(scores)
     return {
-        **{k: pooled(scores, k) for k in ("valid_calls", "strict_calls", "resolved_references",
-                                          "named_references")},
-        **{k: mean_score(scores, k) for k in ("tool_set_f1", "executable")},
+        **{k: c.pooled(k) for k in ("valid_calls", "strict_calls", "resolved_references",
+                                    "named_references")},
+        **{k: c.mean(k) for k in ("tool_set_f1", "executable")},
     }
 
 
@@ -197,8 +199,9 @@ def execution_failure(n_gold: int, n_calls: int, error: str) -> ExampleScore:
         comments={"executed_success": f"not executed: {error}"}, error=error)
 
 
-def aggregate_appbench_execution(scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate_appbench_execution(scores: Scores) -> Metrics:
     """Corpus figures: mean executed success and the pooled call shares (0-100)."""
-    return {"executed_success": mean_score(scores, "executed_success"),
-            "gold_calls_reached": pooled(scores, "gold_calls_reached"),
-            "calls_ok": pooled(scores, "calls_ok")}
+    c = as_corpus(scores)
+    return {"executed_success": c.mean("executed_success"),
+            "gold_calls_reached": c.pooled("gold_calls_reached"),
+            "calls_ok": c.pooled("calls_ok")}

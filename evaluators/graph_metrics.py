@@ -31,11 +31,12 @@ from collections.abc import Sequence
 import networkx as nx
 
 from evaluators.appbench_parse import UNPARSED_API
-from evaluators.base import ExampleScore, Part, mean_score
+from evaluators.base import ExampleScore, Part
 from evaluators.metrics_common import corpus_f1, f1
 from tooleval_agents.appbench.depgraph import build_dag, is_topological, scales
 from tooleval_agents.appbench.records import AppCall
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.corpus import Scores, as_corpus
 
 GRAPH_METRICS = ("node_f1", "edge_f1", "graph_em", "pred_topological")
 
@@ -93,22 +94,18 @@ def graph_scores(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> ExampleSco
     )
 
 
-def aggregate_graph(scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate_graph(scores: Scores) -> Metrics:
     """Corpus node/edge F1 (pooled) and the shares of exact graphs and valid orders.
 
     A scoring failure keeps the parts it has in the pools (its gold calls stay in the node
     recall). With no edge expected and none predicted (SS) ``edge_f1`` is n/a (``None``):
     nothing was there to get right or wrong.
     """
-    def total(key: str) -> tuple[float, float]:
-        return (sum(s.parts[key].hits for s in scores if key in s.parts),
-                sum(s.parts[key].total for s in scores if key in s.parts))
-
-    out: Metrics = {}
-    for kind in ("node", "edge"):
-        hits, n_pred = total(f"{kind}_precision")
-        _, n_gold = total(f"{kind}_recall")
-        out[f"{kind}_f1"] = corpus_f1(hits, n_pred, n_gold)
-    out["graph_em"] = mean_score(scores, "graph_em")
-    out["pred_topological"] = mean_score(scores, "pred_topological")
+    c = as_corpus(scores)
+    out: Metrics = {f"{kind}_f1": corpus_f1(c, c.hits(f"{kind}_precision"),
+                                            c.total(f"{kind}_precision"),
+                                            c.total(f"{kind}_recall"))
+                    for kind in ("node", "edge")}
+    out["graph_em"] = c.mean("graph_em")
+    out["pred_topological"] = c.mean("pred_topological")
     return out

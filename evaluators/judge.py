@@ -59,7 +59,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field, model_validator
 
-from evaluators.base import ExampleScore, Part, mean_score, pooled
+from evaluators.base import ExampleScore, Part
 from evaluators.judge_prompts import (
     DIMENSIONS,
     OVERALL,
@@ -73,6 +73,7 @@ from evaluators.judge_prompts import (
 from evaluators.parsing import ParsedList, parse_list
 from evaluators.planning_structure import clean_plan, prediction_text
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.corpus import Scores, as_corpus
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.ultratool.records import Lang, step_id
 
@@ -772,7 +773,7 @@ def planning_example_score(judgment: Judgment) -> ExampleScore:
     )
 
 
-def aggregate_planning(scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate_planning(scores: Scores) -> Metrics:
     """Means over *all* examples: a judge error or a missing plan counts 0.
 
     Also ``planning_judge_errors`` (a count of examples, not 0-100) and ``planning_judged``
@@ -780,10 +781,10 @@ def aggregate_planning(scores: Sequence[ExampleScore]) -> Metrics:
     not hidden in the mean.
     """
     keys = [_metric("planning", d.key) for d in DIMENSIONS["planning"]] + ["planning"]
-    out = {k: mean_score(scores, k) for k in keys}
-    ok = [s for s in scores if s.error is None]
-    out["planning_judge_errors"] = float(len(scores) - len(ok))
-    out["planning_judged"] = mean_score(ok, "planning")
+    c = as_corpus(scores)
+    out = {k: c.mean(k) for k in keys}
+    out["planning_judge_errors"] = c.errors
+    out["planning_judged"] = c.ratio(c.score("planning", ok_only=True), c.n - c.errors)
     return out
 
 
@@ -813,14 +814,15 @@ def tool_creation_example_score(judgments: Sequence[Judgment]) -> ExampleScore:
     return result
 
 
-def aggregate_tool_creation(scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate_tool_creation(scores: Scores) -> Metrics:
     """Pooled over all gold steps (the paper's *local* level): 100 * sum(overall/10) / steps.
 
     Also ``tool_creation_judge_errors``: a count of examples with a failed judgment, not 0-100.
     """
     keys = [_metric("tool_creation", d.key) for d in DIMENSIONS["tool_creation"]]
-    out = {k: pooled(scores, k) for k in [*keys, "tool_creation"]}
-    out["tool_creation_judge_errors"] = float(sum(1 for s in scores if s.error is not None))
+    c = as_corpus(scores)
+    out = {k: c.pooled(k) for k in [*keys, "tool_creation"]}
+    out["tool_creation_judge_errors"] = c.errors
     return out
 
 

@@ -1,10 +1,12 @@
 """Small metric formulas shared by the evaluator families (one definition each).
 
->>> f1(2, 3, 2), f1(0, 0, 0), f1(0, 0, 0, empty=100.0), corpus_f1(0, 0, 0)
-(80.0, 0.0, 100.0, None)
+>>> f1(2, 3, 2), f1(0, 0, 0), f1(0, 0, 0, empty=100.0)
+(80.0, 0.0, 100.0)
 """
 
 from __future__ import annotations
+
+from tooleval_agents.corpus import Corpus, Sum
 
 
 def f1(hits: float, n_pred: float, n_gold: float, *, empty: float = 0.0) -> float:
@@ -19,7 +21,7 @@ def f1(hits: float, n_pred: float, n_gold: float, *, empty: float = 0.0) -> floa
     return 200.0 * hits / (n_pred + n_gold)
 
 
-def corpus_f1(hits: float, n_pred: float, n_gold: float) -> float | None:
-    """Pooled F1 over a corpus; ``None`` (n/a) when nothing was expected or predicted (a corpus
-    F1 with nothing to count is neither 0 nor 100)."""
-    return f1(hits, n_pred, n_gold) if n_pred or n_gold else None
+def corpus_f1(corpus: Corpus, hits: Sum, n_pred: Sum, n_gold: Sum) -> Sum:
+    """Pooled F1 over a corpus (:func:`f1` of its sums); n/a when nothing was expected or
+    predicted (a corpus F1 with nothing to count is neither 0 nor 100)."""
+    return corpus.ratio(200.0 * hits, n_pred + n_gold)

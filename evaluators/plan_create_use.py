@@ -33,7 +33,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -48,6 +48,7 @@ from evaluators.execution import (
 from evaluators.planning_structure import aggregate_plan_structure, score_plan_structure
 from evaluators.trajectory import aggregate_trajectory, score_tool_use, score_trajectory
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.corpus import Scores, as_corpus
 from tooleval_agents.ultratool.records import PlanStep
 from tooleval_agents.ultratool.stubs import CallTrace, ExecutionTrace
 
@@ -131,12 +132,13 @@ def score_plan_create_use(inputs: dict[str, Any], outputs: dict[str, Any],
         score_tool_use(outputs.get("trace") if isinstance(outputs, dict) else None))
 
 
-def aggregate_plan_create_use(scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate_plan_create_use(scores: Scores) -> Metrics:
     """Corpus figures (0-100, ``plan_step_count_diff`` a mean count): means of the planning
     metrics, pooled call and reference shares, mean ``tool_set_f1`` and ``executable``, the
     trajectory matches and (agent runs) tool errors, calls and turns."""
-    return {**aggregate_plan_structure(scores), **aggregate_ultratool_execution(scores),
-            **aggregate_trajectory(scores)}
+    c = as_corpus(scores)
+    return {**aggregate_plan_structure(c), **aggregate_ultratool_execution(c),
+            **aggregate_trajectory(c)}
 
 
 def create_plan_create_use_evaluators() -> tuple[Callable[..., list[dict[str, Any]]],

@@ -34,9 +34,10 @@ from typing import Any
 from pydantic import BaseModel
 from rapidfuzz.distance import LCSseq
 
-from evaluators.base import ExampleScore, feedback, mean_score
+from evaluators.base import ExampleScore, feedback
 from evaluators.parsing import clean_plan_text, numbering_problems
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.corpus import Scores, as_corpus
 
 NUMBERING = "plan_numbering_valid"
 STEP_RATIO = "plan_step_count_ratio"
@@ -164,9 +165,10 @@ def score_plan_structure(prediction: str | None, reference: str) -> ExampleScore
     )
 
 
-def aggregate_plan_structure(scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate_plan_structure(scores: Scores) -> Metrics:
     """Mean of each structure metric over all plans (an empty prediction scores 0, diff = g)."""
-    return {k: mean_score(scores, k) for k in STRUCTURE_METRICS}
+    c = as_corpus(scores)
+    return {k: c.mean(k) for k in STRUCTURE_METRICS}
 
 
 OUTPUT_KEYS: tuple[str, ...] = ("plan", "output", "answer", "prediction", "init output")

@@ -35,7 +35,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from tooleval_agents.contracts import ExampleScore, Metrics, Part, mean_score, pooled
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.corpus import Scores, as_corpus
 
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
 MATCH_MODES: tuple[MatchMode, ...] = ("strict", "unordered", "subset", "superset")
@@ -203,13 +204,13 @@ def score_tool_use(trace: Sequence[Mapping[str, Any]] | None) -> ExampleScore:
                                "agent_turns": Part(hits=int(agent.get("turns") or 0), total=1)})
 
 
-def aggregate_trajectory(scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate_trajectory(scores: Scores) -> Metrics:
     """Mean trajectory matches (0-100), the pooled tool-error rate (0-100), and tool calls and
     model turns per example (counts); n/a where nothing was counted."""
-    out: Metrics = {f"trajectory_{m}": mean_score(scores, f"trajectory_{m}")
-                    for m in MATCH_MODES}
-    out["tool_error_rate"] = pooled(scores, "tool_errors")
+    c = as_corpus(scores)
+    out: Metrics = {f"trajectory_{m}": c.mean(f"trajectory_{m}") for m in MATCH_MODES}
+    out["tool_error_rate"] = c.pooled("tool_errors")
     for key in ("tool_calls", "agent_turns"):  # per example: pooled hits over 1 per example
-        value = pooled(scores, key)
+        value = c.pooled(key)
         out[key] = None if value is None else value / 100.0
     return out

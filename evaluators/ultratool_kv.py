@@ -43,7 +43,7 @@ from typing import Any, Literal, NamedTuple
 
 from rapidfuzz.distance import Levenshtein
 
-from evaluators.base import ExampleScore, langsmith_evaluators, pooled
+from evaluators.base import ExampleScore, langsmith_evaluators
 from evaluators.parsing import (
     ErrorKind,
     OfficialFamily,
@@ -54,6 +54,7 @@ from evaluators.parsing import (
     parse_list,
 )
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.corpus import Scores, as_corpus
 
 AwarenessTask = Literal["tool_usage_awareness", "tool_creation_awareness"]
 KVTask = Literal["tool_usage_awareness", "tool_creation_awareness", "tool_selection",
@@ -469,13 +470,14 @@ def _usage_hallucinated(inputs: dict[str, Any], matched: list[dict[str, Any] | N
 # --------------------------------------------------------------------------------------------
 # Aggregation and LangSmith evaluators.
 
-def aggregate(task: KVTask, scores: Sequence[ExampleScore]) -> Metrics:
+def aggregate(task: KVTask, scores: Scores) -> Metrics:
     """Corpus metrics (0-100, unrounded) of a task from per-example scores, pooled.
 
     Global and JSON-format rates have one part per example (denominator = samples); local and
     tool usage pool over gold steps.
     """
-    return {name: pooled(scores, name) for name in metric_names(task)}
+    c = as_corpus(scores)
+    return {name: c.pooled(name) for name in metric_names(task)}
 
 
 ScoreFn = Callable[..., ExampleScore]

@@ -8,6 +8,7 @@ test_reports.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Container
 from pathlib import Path
@@ -248,3 +249,37 @@ def test_run_with_only_infra_errors_has_no_metrics(tmp_path: Path, samples: Path
     assert (result.differences["n_examples"] == 0).all()
     assert result.costs.loc[label, "scored"] == 0
     assert any("no example scored by both" in n for n in result.notes)
+
+
+def _per_resample(run: Any) -> Any:
+    """The run with its scorer's aggregate called once per resample (the reference path)."""
+    return dataclasses.replace(run, scorer=dataclasses.replace(run.scorer, vectorized=False))
+
+
+@pytest.mark.parametrize("subset", ["ss", "mm"])
+def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
+        tmp_path: Path, shared_data: Path, subset: str) -> None:
+    # Real AppBench data: pooled F1s, means, n/a-able error rates and graph F1s all resampled.
+    first = range(60)
+    gold = make_run(tmp_path, "gold", subset=subset, data_dir=shared_data, source="official",
+                    only=first)
+    noisy = make_run(tmp_path, "noisy", subset=subset, data_dir=shared_data, source="official",
+                     answer=appbench_noisy(0.5), model="noisy-reference:0.5", only=first)
+    runs = [load_run(gold), load_run(noisy)]
+    assert all(r.scorer.vectorized for r in runs)
+    fast = compare(runs, n_boot=300, seed=5).differences
+    slow = compare([_per_resample(r) for r in runs], n_boot=300, seed=5).differences
+    assert len(fast) > 20 and list(fast["metric"]) == list(slow["metric"])
+    for column in ("a", "b", "diff", "ci_low", "ci_high"):
+        x, y = fast[column].to_numpy(float), slow[column].to_numpy(float)
+        assert np.array_equal(np.isnan(x), np.isnan(y)), column
+        assert np.allclose(x[~np.isnan(x)], y[~np.isnan(y)], rtol=0, atol=1e-9), column
+    assert (fast["significant"] == slow["significant"]).all()
+    assert fast["ci_low"].notna().sum() > 10  # intervals were computed, not all n/a
+
+
+def test_resamples_are_drawn_in_blocks_with_the_numbers_of_one_draw() -> None:
+    from tooleval_agents.compare import BLOCK, _draws
+
+    whole = np.random.default_rng(3).integers(0, 37, size=(2 * BLOCK + 5, 37))
+    assert np.array_equal(np.concatenate(list(_draws(3, 2 * BLOCK + 5, 37))), whole)

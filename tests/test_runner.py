@@ -709,3 +709,30 @@ def test_an_interrupt_winds_down_every_task_of_the_run_loop() -> None:
     with pytest.raises(KeyboardInterrupt):
         run_sync(run())
     assert side and side[0].done() and side[0].cancelled()
+
+
+def test_a_run_goes_through_langsmith_in_batches_and_records_every_example(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # LangSmith keeps each evaluate call's rows until it returns: a run is cut in batches so
+    # memory does not grow with the run. 40 examples, 1 at a time, batches of 16.
+    import tooleval_agents.runner as runner_module
+
+    calls: list[int] = []
+    real = runner_module.BATCH
+    monkeypatch.setattr(runner_module, "BATCH", 4)
+    import langsmith.evaluation as evaluation
+
+    original = evaluation.aevaluate
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(len(kwargs["data"]))
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "aevaluate", counting)
+    data = write_toy(tmp_path / "data", n=40)
+    summary = run_experiment("toy", subset="en", model="reference", out=tmp_path / "runs",
+                             data_dir=data, progress=False, cache=False, max_concurrency=1)
+    assert real == 256 and calls == [16, 16, 8]
+    assert summary.counts["scored"] == 40 and summary.metrics == {"accuracy": 100.0}
+    lines = _lines(tmp_path / "runs" / summary.experiment)
+    assert sorted(r["index"] for r in lines) == list(range(40))

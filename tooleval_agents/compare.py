@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Scorer
+from tooleval_agents.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.costs import run_cost
 from tooleval_agents.epochs import successes
 from tooleval_agents.rescore import rescore_results, scorer_for, stored_score
@@ -201,14 +202,35 @@ def _floats(metrics: Metrics) -> dict[str, float]:
     return {k: np.nan if v is None else float(v) for k, v in metrics.items()}
 
 
-def _boot_metrics(run: RunData, ids: Sequence[str], idx: np.ndarray,
+BLOCK = 64
+"""Resamples drawn and pooled at a time (memory: BLOCK x examples counts)."""
+
+
+def _draws(seed: int, n_boot: int, n: int) -> Iterator[np.ndarray]:
+    """The resamples' drawn positions, ``BLOCK`` rows at a time: the same numbers as one
+    ``default_rng(seed).integers(0, n, size=(n_boot, n))`` draw, without holding it whole."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_boot, BLOCK):
+        yield rng.integers(0, n, size=(min(BLOCK, n_boot - start), n))
+
+
+def _boot_metrics(run: RunData, ids: Sequence[str], seed: int, n_boot: int,
                   names: Sequence[str]) -> np.ndarray:
-    """``aggregate`` of every resample: array (n_boot, len(names)), NaN for absent metrics."""
+    """``aggregate`` of every resample: array (n_boot, len(names)), NaN for absent metrics.
+    A vectorized scorer pools each block of resamples as one matrix product; another is
+    called once per resample."""
     scores = [run.scores[i] for i in ids]
-    out = np.full((idx.shape[0], len(names)), np.nan)
-    for b, row in enumerate(idx):
-        metrics = _floats(run.scorer.aggregate([scores[i] for i in row]))
-        out[b] = [metrics.get(m, np.nan) for m in names]
+    if run.scorer.vectorized:
+        return aggregate_resamples(run.scorer.aggregate, Columns(scores),
+                                   (counts_of(block, len(ids))
+                                    for block in _draws(seed, n_boot, len(ids))), names)
+    out = np.full((n_boot, len(names)), np.nan)
+    b = 0
+    for block in _draws(seed, n_boot, len(ids)):
+        for row in block:
+            metrics = _floats(run.scorer.aggregate([scores[i] for i in row]))
+            out[b] = [metrics.get(m, np.nan) for m in names]
+            b += 1
     return out
 
 
@@ -292,11 +314,10 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
             point_b = _floats(b.scorer.aggregate([b.scores[k] for k in common]))
             if n_boot > 0:
                 key = tuple(common)
-                idx = np.random.default_rng(seed).integers(0, len(common),
-                                                           size=(n_boot, len(common)))
                 for run in (a, b):
                     if (run.label, key) not in cache:
-                        cache[(run.label, key)] = _boot_metrics(run, common, idx, names)
+                        cache[(run.label, key)] = _boot_metrics(run, common, seed, n_boot,
+                                                                names)
                 diffs = cache[(b.label, key)] - cache[(a.label, key)]
             for j, m in enumerate(names):
                 if m not in point_a and m not in point_b:

@@ -401,3 +401,6 @@ class Scorer:
     ascore: AsyncScoreFn | None = None
     """``score`` as a coroutine, for scorers that call a model (an LLM judge): the runner
     awaits it, so the run's timeout, retries and concurrency bound the judge's calls too."""
+    vectorized: bool = False
+    """``aggregate`` also takes a :class:`~tooleval_agents.corpus.Corpus` (it reads only corpus
+    sums): bootstraps then pool every resample at once instead of calling it per resample."""

@@ -17,7 +17,8 @@ import hashlib
 import json
 import os
 import statistics
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -25,6 +26,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from tooleval_agents.contracts import ExampleScore, Metrics
+from tooleval_agents.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.errors import DataFormatError, ToolevalError
 
 try:  # POSIX; elsewhere a run directory is not locked
@@ -33,10 +35,11 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 from tooleval_agents.costs import run_cost
 from tooleval_agents.epochs import binary_metrics, epoch_summary, successes
-from tooleval_agents.intervals import bootstrap_intervals
+from tooleval_agents.intervals import bootstrap_intervals, vectorized_intervals
 from tooleval_agents.jsonio import atomic_write_text
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
+_ID_PREFIX = b'{"example_id":"'
 LOCK = ".lock"
 """Held (``flock``) by the process running the directory; holds its PID."""
 
@@ -296,26 +299,67 @@ class RunDir:
             DataFormatError: a complete line that is not UTF-8 or not a valid result (file
                 and 1-based line number in the message).
         """
-        file = self.path / EXAMPLES
-        if not file.is_file():
-            return {}
-        data = file.read_bytes()
-        data = data[:_complete_length(data)]
         out: dict[str, ExampleResult] = {}
-        for number, raw in enumerate(data.split(b"\n")[:-1], start=1):
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataFormatError(file, f"not UTF-8 text ({exc.reason})",
-                                      line=number) from exc
-            try:
-                result = ExampleResult.model_validate_json(text)
-            except ValueError as exc:
-                raise DataFormatError(file, str(exc).splitlines()[0], line=number) from exc
+        for number, _, raw in self._lines():
+            result = self._parse(number, raw)
             out[result.example_id] = result
         return out
+
+    def latest(self) -> dict[str, tuple[int, int]]:
+        """Where the latest line of each example is (id -> line number, byte offset), found
+        without keeping any result: what :meth:`iter_results` reads from."""
+        out: dict[str, tuple[int, int]] = {}
+        for number, offset, raw in self._lines():
+            # Our own lines start with the id; anything else is parsed (and checked) whole.
+            if raw.startswith(_ID_PREFIX) and (end := raw.find(b'"', len(_ID_PREFIX))) > 0:
+                example_id = raw[len(_ID_PREFIX):end].decode("utf-8", "replace")
+            else:
+                example_id = self._parse(number, raw).example_id
+            out[example_id] = (number, offset)
+        return out
+
+    def iter_results(self, order: Iterable[str] | None = None) -> Iterator[ExampleResult]:
+        """The latest result of each example, one at a time (a run too large to hold whole):
+        in ``order`` (example ids; one without a result is skipped), else in the order the
+        examples first appear in the file.
+
+        Raises:
+            DataFormatError: as :meth:`results`, for the lines read.
+        """
+        where = self.latest()
+        if not where:
+            return
+        with (self.path / EXAMPLES).open("rb") as fh:
+            for example_id in where if order is None else order:
+                if (at := where.get(example_id)) is not None:
+                    fh.seek(at[1])
+                    yield self._parse(at[0], fh.readline())
+
+    def _lines(self) -> Iterator[tuple[int, int, bytes]]:
+        """(1-based number, byte offset, bytes) of every complete non-blank line, streamed; a
+        torn last line (no newline) is left out."""
+        file = self.path / EXAMPLES
+        if not file.is_file():
+            return
+        offset = 0
+        with file.open("rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                if not raw.endswith(b"\n"):
+                    return
+                if raw.strip():
+                    yield number, offset, raw
+                offset += len(raw)
+
+    def _parse(self, number: int, raw: bytes) -> ExampleResult:
+        file = self.path / EXAMPLES
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(file, f"not UTF-8 text ({exc.reason})", line=number) from exc
+        try:
+            return ExampleResult.model_validate_json(text)
+        except ValueError as exc:
+            raise DataFormatError(file, str(exc).splitlines()[0], line=number) from exc
 
     def repair_torn_tail(self) -> bool:
         """Cut a last line a crash left half-written (no trailing newline), so appends start
@@ -341,51 +385,84 @@ class RunDir:
         return summary.model_copy(update={"run_dir": str(self.path)})
 
 
-def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
-              results: Sequence[ExampleResult], *, examples: int,
+def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
+              results: Iterable[ExampleResult], *, examples: int,
               wall_s: float | None = None, epochs: int = 1,
               headline: Sequence[str] = (), model: str | None = None,
-              judge: str | None = None) -> RunSummary:
+              judge: str | None = None, vectorized: bool = False) -> RunSummary:
     """The one summary computation (the runner's and re-scoring's): metrics pooled by
     ``aggregate`` over the stored scores of every non-infra result; infra errors, examples not
     run yet, retries and cache hits counted apart; token usage (totals and means over every
     recorded result, infra errors included) and latency (over the scored results).
     :func:`tooleval_agents.compare.costs` uses the same definitions.
 
+    ``results`` are read once, one at a time; with ``vectorized`` (the scorer's
+    ``aggregate`` takes a :class:`~tooleval_agents.corpus.Corpus`) only a few numbers per
+    example are kept, and the confidence intervals pool every resample at once.
+
     Raises:
         ValueError: a non-infra result without a stored score.
     """
-    scored = [r for r in results if r.status != "infra_error"]
-    missing = [r.example_id for r in scored if r.score is None]
-    if missing:
-        raise ValueError(f"example {missing[0]} has no stored score: re-score the run")
-    scores = [ExampleScore.model_validate(r.score) for r in scored]
-    counts = {
+    counts = Counter[str]()
+    usage_keys = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
+                  "cache_hits")
+    totals = dict.fromkeys([*usage_keys, "judge_input_tokens", "judge_output_tokens",
+                            "judge_cached_input_tokens", "judge_calls"], 0.0)
+    latencies: list[float] = []
+    columns = Columns()
+    kept: list[ExampleScore] = []  # the scores themselves, for an aggregate of score lists
+    # Per scored attempt: its example and the scores success counting and epochs read.
+    per_attempt: list[tuple[int, dict[str, float]]] = []
+    groups: dict[int, list[int]] = {}
+    recorded = 0
+    for r in results:
+        recorded += 1
+        counts[r.status] += 1
+        counts["retried"] += r.retries > 0 or r.attempt > 1
+        counts["cached"] += r.usage.cache_hits > 0 and r.usage.model_calls == 0
+        for k in usage_keys:
+            totals[k] += getattr(r.usage, k)
+        totals["judge_input_tokens"] += r.judge_usage.input_tokens
+        totals["judge_output_tokens"] += r.judge_usage.output_tokens
+        totals["judge_cached_input_tokens"] += r.judge_usage.cached_input_tokens
+        totals["judge_calls"] += r.judge_usage.model_calls
+        if r.status == "infra_error":
+            continue
+        if r.score is None:
+            raise ValueError(f"example {r.example_id} has no stored score: re-score the run")
+        score = ExampleScore.model_validate(r.score)
+        counts["scoring_errors"] += score.error is not None
+        if "judge" in score.labels:
+            counts[f"verdict_{score.labels['judge']}"] += 1
+        latencies.append(r.latency_s)
+        groups.setdefault(r.index, []).append(len(per_attempt))
+        per_attempt.append((r.index, {k: v for k, v in score.scores.items()
+                                      if not headline or k in headline}))
+        if vectorized:
+            columns.add(score)
+        else:
+            kept.append(ExampleScore.model_construct(scores=score.scores, parts=score.parts,
+                                                     labels=score.labels, error=score.error))
+    scored = len(per_attempt)
+    summary_counts = {
         "examples": examples,
-        "scored": len(scored),
-        "ok": sum(r.status == "ok" for r in results),
-        "model_errors": sum(r.status == "model_error" for r in results),
-        "infra_errors": sum(r.status == "infra_error" for r in results),
-        "not_run": examples - len(results),
-        "retried": sum(r.retries > 0 or r.attempt > 1 for r in results),
-        "cached": sum(r.usage.cache_hits > 0 and r.usage.model_calls == 0 for r in results),
-        "scoring_errors": sum(s.error is not None for s in scores),
+        "scored": scored,
+        "ok": counts["ok"],
+        "model_errors": counts["model_error"],
+        "infra_errors": counts["infra_error"],
+        "not_run": examples - recorded,
+        "retried": counts["retried"],
+        "cached": counts["cached"],
+        "scoring_errors": counts["scoring_errors"],
     }
     # Judged scorers label each example ``judge``: ok / error / missing_prediction. A run whose
     # judge answered nothing must not pass for one that scored 0 (see ``tooleval run``).
-    verdicts = [s.labels["judge"] for s in scores if "judge" in s.labels]
-    if verdicts:
-        counts["judged"] = verdicts.count("ok")
-        counts["judge_errors"] = verdicts.count("error")
-    totals = {k: float(sum(getattr(r.usage, k) for r in results))
-              for k in ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
-                        "cache_hits")}
-    totals.update({f"judge_{k}": float(sum(getattr(r.judge_usage, k) for r in results))
-                   for k in ("input_tokens", "output_tokens", "cached_input_tokens")})
-    totals["judge_calls"] = float(sum(r.judge_usage.model_calls for r in results))
-    usage = {**totals, **{f"{k}_per_example": (totals[k] / len(results) if results else 0.0)
+    if any(k.startswith("verdict_") for k in counts):
+        summary_counts["judged"] = counts["verdict_ok"]
+        summary_counts["judge_errors"] = counts["verdict_error"]
+    usage = {**totals, **{f"{k}_per_example": (totals[k] / recorded if recorded else 0.0)
                           for k in ("input_tokens", "output_tokens", "model_calls")}}
-    lat = sorted(r.latency_s for r in scored)
+    lat = sorted(latencies)
     latency: dict[str, float] = {}
     if lat:
         latency = {"mean": statistics.fmean(lat), "p50": lat[len(lat) // 2],
@@ -393,36 +470,45 @@ def summarize(experiment: str, aggregate: Callable[[Sequence[Any]], Metrics],
     if wall_s is not None:
         latency["wall"] = wall_s
     # None (n/a: nothing to count) stays None: JSON null, shown as "n/a (0 of N)".
-    metrics = ({k: None if v is None else float(v) for k, v in aggregate(scores).items()}
-               if scores else {})
-    per_attempt = [(r.index, dict(s.scores)) for r, s in zip(scored, scores, strict=True)]
+    corpus: Any = columns.corpus() if vectorized else kept
+    metrics = ({k: None if v is None else float(v) for k, v in aggregate(corpus).items()}
+               if scored else {})
     binary = binary_metrics([a for _, a in per_attempt], list(headline or metrics))
-    groups: dict[int, list[ExampleScore]] = {}
-    for r, s in zip(scored, scores, strict=True):
-        groups.setdefault(r.index, []).append(s)
+    if not scored:
+        ci: dict[str, list[float]] = {}
+    elif vectorized and epochs == 1:  # one attempt per example: a group is a row
+        ci = vectorized_intervals(columns, aggregate, list(metrics))
+    else:
+        names = list(metrics)
 
-    def statistic(sample: list[Sequence[ExampleScore]]) -> dict[str, float | None]:
-        out = dict(aggregate([s for g in sample for s in g]))
-        if epochs > 1:  # pass@k / pass^k of the resampled examples
-            out.update(epoch_summary([(i, dict(s.scores)) for i, g in enumerate(sample)
-                                      for s in g], epochs, binary)[0])
-        return out
+        def pool(drawn: list[int]) -> dict[str, float | None]:
+            if not vectorized:
+                return dict(aggregate([kept[i] for i in drawn]))
+            row = aggregate_resamples(aggregate, columns, [counts_of([drawn], scored)],
+                                      names)[0]
+            return {k: None if v != v else float(v) for k, v in zip(names, row, strict=True)}
 
-    ci = bootstrap_intervals(list(groups.values()), statistic) if scores else {}
+        def statistic(sample: list[Sequence[int]]) -> dict[str, float | None]:
+            out = pool([i for g in sample for i in g])
+            if epochs > 1:  # pass@k / pass^k of the resampled examples
+                out.update(epoch_summary([(j, per_attempt[i][1]) for j, g in enumerate(sample)
+                                          for i in g], epochs, binary)[0])
+            return out
+
+        ci = bootstrap_intervals(list(groups.values()), statistic)
     spread: dict[str, Any] = {}
     if epochs > 1:
-        counts["epochs"] = epochs
+        summary_counts["epochs"] = epochs
         extra, sd = epoch_summary(per_attempt, epochs, binary)
         metrics.update(extra)
         spread = {"n": epochs, "sd": sd}
     # A success is a 100 on the first success-type headline metric (e.g. AppBench success).
     success_metric, won = successes([a for _, a in per_attempt], list(headline or metrics))
-    cost = run_cost(model=model, judge=judge, usage=usage, examples=len(results),
-                    successes=won)
+    cost = run_cost(model=model, judge=judge, usage=usage, examples=recorded, successes=won)
     if success_metric is not None:
         cost["success_metric"] = success_metric
-    return RunSummary(experiment=experiment, metrics=metrics, counts=counts, usage=usage,
-                      latency_s=latency, ci=ci, epochs=spread, cost=cost)
+    return RunSummary(experiment=experiment, metrics=metrics, counts=summary_counts,
+                      usage=usage, latency_s=latency, ci=ci, epochs=spread, cost=cost)
 
 
 def _complete_length(data: bytes) -> int:

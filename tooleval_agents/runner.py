@@ -83,6 +83,7 @@ from tooleval_agents.contracts import (
     feedback,
     resolve_options,
 )
+from tooleval_agents.corpus import Columns
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.epochs import split_epoch, with_epochs
 from tooleval_agents.errors import ToolevalError
@@ -450,6 +451,16 @@ class _Appender:
                 return
 
 
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """What a resumed run keeps of a result already on file."""
+
+    status: Status
+    attempt: int
+    index: int
+    data_digest: str | None
+
+
 @dataclass
 class _Experiment:
     """Everything resolved for one run, and the per-example bookkeeping."""
@@ -459,12 +470,17 @@ class _Experiment:
     scorer: Scorer
     examples: list[Example]
     run_dir: RunDir
-    prior: dict[str, ExampleResult]
+    prior: dict[str, Prior]
     workflow: Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
     progress: _Progress
     index: dict[str, int] = field(default_factory=dict)
-    scores: dict[str, Any] = field(default_factory=dict)
-    """Example id -> ExampleScore of every scored example (prior and new)."""
+    columns: Columns = field(default_factory=Columns)
+    """The numbers of every scored example (prior and new), for the progress headline of a
+    vectorized scorer: a few floats per example, not the scores."""
+    kept: list[ExampleScore] = field(default_factory=list)
+    """The scores themselves, for a scorer whose aggregate needs them."""
+    fresh: dict[str, ExampleScore] = field(default_factory=dict)
+    """Scores not yet turned into LangSmith feedback (one per example in flight)."""
     finished: set[str] = field(default_factory=set)
     """Example ids recorded by this invocation."""
     upload: bool = False
@@ -537,7 +553,7 @@ class _Experiment:
         # On file when the evaluator returns (the next example may count on it).
         self.record(result)
         self.progress.advance(self._headline())
-        return {"results": _feedback(result, self.scores.get(result.example_id))}
+        return {"results": _feedback(result, self.fresh.pop(result.example_id, None))}
 
     def finish(self, example: Example, outputs: dict[str, Any],
                harness: dict[str, Any] | None) -> ExampleResult:
@@ -594,7 +610,8 @@ class _Experiment:
                         value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
             score = value.model_dump(mode="json")
             with self._lock:
-                self.scores[eid] = value
+                self.tally(value)
+                self.fresh[eid] = value
         stats = harness.get("stats") or {}
         prev = self.prior.get(eid)
         result = ExampleResult(
@@ -621,17 +638,25 @@ class _Experiment:
             data_digest=example_digest(inputs, example.outputs or {}))
         return result
 
+    def tally(self, score: ExampleScore) -> None:
+        """Count one scored example in the progress headline (caller holds the lock)."""
+        if self.scorer.vectorized:
+            self.columns.add(score)
+        else:
+            self.kept.append(score)
+
     def _headline(self) -> str | None:
         now = time.monotonic()
         if not self.progress.enabled or now - self._headline_at < 0.5:
             return None
         self._headline_at = now
-        with self._lock:
-            scores = list(self.scores.values())
-        if not scores or not self.scorer.headline:
+        if not (self.columns or self.kept) or not self.scorer.headline:
             return ""
         try:
-            metrics = self.scorer.aggregate(scores)
+            with self._lock:
+                scores: Any = (self.columns.corpus() if self.scorer.vectorized
+                               else list(self.kept))
+                metrics = self.scorer.aggregate(scores)
         except Exception:
             return ""
         return "  ".join(f"{k} {v:.1f}" for k in self.scorer.headline
@@ -685,16 +710,16 @@ def _feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- summary
 
-def summarize(name: str, scorer: Scorer, examples: Sequence[Example],
-              results: dict[str, ExampleResult], *, wall_s: float | None = None,
-              epochs: int = 1, model: str | None = None,
+def summarize(name: str, scorer: Scorer, examples: Sequence[Example], run_dir: RunDir, *,
+              wall_s: float | None = None, epochs: int = 1, model: str | None = None,
               judge: str | None = None) -> RunSummary:
     """Corpus metrics and counts over every example (every attempt) of the run (see the
-    module docstring)."""
-    latest = [results[str(e.id)] for e in examples if str(e.id) in results]
-    return results_summarize(name, scorer.aggregate, latest, examples=len(examples),
-                             wall_s=wall_s, epochs=epochs, headline=scorer.headline,
-                             model=model, judge=judge)
+    module docstring), its results read one at a time."""
+    return results_summarize(name, scorer.aggregate,
+                             run_dir.iter_results(str(e.id) for e in examples),
+                             examples=len(examples), wall_s=wall_s, epochs=epochs,
+                             headline=scorer.headline, model=model, judge=judge,
+                             vectorized=scorer.vectorized)
 
 
 # ----------------------------------------------------------------------------- LangSmith
@@ -909,11 +934,16 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                                source=(examples[0].metadata or {}).get("source"),
                                data_dir=str(Path(data).resolve())),
             versions=package_versions())
-        prior: dict[str, ExampleResult] = {}
+        prior: dict[str, Prior] = {}
+        prior_scores: list[ExampleScore] = []
         if (run_dir.path / CONFIG).is_file():
             old = run_dir.read_config()
             run_dir.repair_torn_tail()
-            prior = run_dir.results()
+            for result in run_dir.iter_results():  # one at a time: only what resume needs
+                prior[result.example_id] = Prior(result.status, result.attempt, result.index,
+                                                 result.data_digest)
+                if result.status != "infra_error":
+                    prior_scores.append(ExampleScore.model_validate(result.score or {}))
             _check_resumable(run_dir.path, old, config, every, prior)
             config = config.model_copy(update={"created_at": old.created_at,
                                                "langsmith": old.langsmith})
@@ -956,8 +986,9 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             upload=do_upload, threaded_scoring=judge_model is not None,
             index={str(e.id): int((e.metadata or {}).get("index", i % len(examples)))
                    for i, e in enumerate(attempts)})
-        exp.scores = {eid: ExampleScore.model_validate(r.score or {}) for eid, r in prior.items()
-                      if r.status != "infra_error"}
+        for score in prior_scores:
+            exp.tally(score)
+        del prior_scores
 
         if pending:
             try:
@@ -969,7 +1000,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             if do_upload:
                 await asyncio.to_thread(client.flush)
 
-        summary = summarize(name, scorer, attempts, run_dir.results(),
+        summary = summarize(name, scorer, attempts, run_dir,
                             wall_s=time.perf_counter() - started, epochs=spec.epochs,
                             model=label, judge=config.judge["spec"] if config.judge else None)
         run_dir.write_summary(summary)
@@ -1012,27 +1043,38 @@ async def _aevaluate(exp: _Experiment, pending: list[Example], *, client: Client
                    max_concurrency=max_concurrency, metadata=metadata)
 
 
+BATCH = 256
+"""Examples per ``aevaluate`` call at least: LangSmith keeps every row of a call (run, example,
+feedback) until the call ends, so a run holds one batch of them, not all."""
+
+
 async def _consume(exp: _Experiment, target: Callable[..., Any], pending: list[Example], *,
                    client: Client, session: TracerSession | None, upload: bool,
                    max_concurrency: int, metadata: dict[str, Any]) -> None:
     from langsmith.evaluation import aevaluate
 
+    # Each batch ends with its slowest examples while the slots idle: 16 examples per slot
+    # keeps that tail small.
+    size = max(BATCH, 16 * max_concurrency)
     with exp.progress:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            # aevaluate prints the experiment name and warns that upload_results=False is
-            # beta: neither belongs on our stdout.
-            warnings.simplefilter("ignore")
-            results = await aevaluate(
-                target, data=pending, evaluators=[_RowEvaluator(exp)], client=client,
-                max_concurrency=max_concurrency, upload_results=upload,
-                experiment=session, experiment_prefix=None if session is not None else exp.name,
-                metadata=metadata, blocking=False)
-        async for _row in results:
-            pass  # rows arrive in completion order; results are joined on example id
+        for start in range(0, len(pending), size):
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                # aevaluate prints the experiment name and warns that upload_results=False is
+                # beta: neither belongs on our stdout.
+                warnings.simplefilter("ignore")
+                results = await aevaluate(
+                    target, data=pending[start:start + size], evaluators=[_RowEvaluator(exp)],
+                    client=client, max_concurrency=max_concurrency, upload_results=upload,
+                    experiment=session,
+                    experiment_prefix=None if session is not None else exp.name,
+                    metadata=metadata, blocking=False)
+            async for _row in results:
+                pass  # rows arrive in completion order; results are joined on example id
+            del results
 
 
 def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence[Example],
-                     prior: Mapping[str, ExampleResult]) -> None:
+                     prior: Mapping[str, Prior]) -> None:
     # Every example the directory holds, and the old selection, taken from today's data, must
     # be the data they ran on; the new selection may then differ (a larger --limit extends).
     data = {str(e.id): e for e in every}
@@ -1095,9 +1137,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     if threading.current_thread().name == "tooleval-runner":
         coro.close()
         raise RuntimeError("run_experiment called from inside a run: await arun_experiment")
-    future = asyncio.run_coroutine_threadsafe(coro, loop)
-    try:
-        return future.result()
+    try:  # scheduled inside: an interrupt that lands as the run starts winds it down too
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
     except KeyboardInterrupt:
         # Cancelling the future alone returns at once while LangSmith's own tasks run on; they
         # then die at interpreter shutdown with tracebacks. Wind every task down first.

@@ -170,7 +170,7 @@ class AppBenchBenchmark(Benchmark):
             return {**aggregate(scores), **aggregate_appbench_execution(scores),
                     **aggregate_trajectory(scores)}
 
-        return Scorer(score=score, aggregate=aggregate_all,
+        return Scorer(score=score, aggregate=aggregate_all, vectorized=True,
                       headline=("success", "executed_success", "app_f1", "api_f1"))
 
     def resources(self, data_dir: Path) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
 )
+from tooleval_agents.corpus import Scores, as_corpus
 from tooleval_agents.datadir import resolve_data_dir, source_of
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.jsonio import iter_jsonl
@@ -159,7 +160,8 @@ class UltraToolBenchmark(Benchmark):
                 return _tool_call_scorer(task, kv_score)
             return Scorer(score=kv_score,
                           aggregate=lambda scores: ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
-                          headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
+                          headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
+                          vectorized=True)
         if task in ("planning", "tool_creation"):
             judge = opts.get("judge")
             prompt_set = None
@@ -174,7 +176,8 @@ class UltraToolBenchmark(Benchmark):
             from evaluators import plan_create_use as pcu
 
             return Scorer(score=pcu.score_plan_create_use,
-                          aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE)
+                          aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE,
+                          vectorized=True)
         raise KeyError(f"ultratool task {task!r} has no scorer")
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
@@ -221,7 +224,8 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
     return Scorer(score=score,
                   aggregate=lambda scores: {**ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
                                             **aggregate_trajectory(scores)},
-                  headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
+                  headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
+                  vectorized=True)
 
 
 def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
@@ -255,14 +259,16 @@ def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
             judge, question=inputs["input"], reference=reference_outputs["reference"],
             prediction=plan, lang=lang, prompt_set=prompt_set)))  # type: ignore[arg-type]
 
-    def aggregate(scores: Sequence[ExampleScore]) -> Metrics:
-        out = aggregate_plan_structure(scores)
+    def aggregate(scores: Scores) -> Metrics:
+        c = as_corpus(scores)
+        out = aggregate_plan_structure(c)
         if judge is not None:
-            out.update(aggregate_planning(scores))
+            out.update(aggregate_planning(c))
         return out
 
     return Scorer(score=score, aggregate=aggregate, ascore=ascore if judge is not None else None,
-                  headline=("planning",) if judge is not None else ("plan_rouge_l",))
+                  headline=("planning",) if judge is not None else ("plan_rouge_l",),
+                  vectorized=True)
 
 
 def _tool_creation_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
@@ -297,7 +303,7 @@ def _tool_creation_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scor
             for pair in tools_to_judge(outputs, reference_outputs)])
 
     return Scorer(score=score, aggregate=aggregate_tool_creation, ascore=ascore,
-                  headline=("tool_creation",))
+                  headline=("tool_creation",), vectorized=True)
 
 
 @lru_cache(maxsize=4)

@@ -1,0 +1,139 @@
+"""Corpus sums: one aggregate for a run (floats) and for a bootstrap (arrays of resamples), the
+summary computed from streamed results, and run files read one result at a time."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tooleval_agents.contracts import ExampleScore, Part, mean_score, pooled
+from tooleval_agents.corpus import Columns, Corpus, as_corpus, counts_of
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.intervals import bootstrap_intervals, vectorized_intervals
+from tooleval_agents.results import EXAMPLES, ExampleResult, RunDir, summarize
+
+
+def random_scores(n: int, seed: int) -> list[ExampleScore]:
+    """Scores with missing keys, n/a-prone parts (0 of 0) and scoring errors."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        s = ExampleScore()
+        if rng.random() < 0.8:
+            total = float(rng.randint(0, 3))
+            s.parts["found"] = Part(hits=float(rng.randint(0, int(total))), total=total)
+        if rng.random() < 0.9:
+            s.scores["exact"] = rng.choice([0.0, 100.0])
+        s.scores["quality"] = rng.random() * 10
+        if rng.random() < 0.1:
+            s.error = "judge failed"
+            s.scores["quality"] = 0.0
+        out.append(s)
+    return out
+
+
+def aggregate(scores: Any) -> dict[str, Any]:
+    c = as_corpus(scores)
+    return {"found": c.pooled("found"), "exact": c.mean("exact"), "errors": c.errors,
+            "quality_judged": c.ratio(c.score("quality", ok_only=True), c.n - c.errors),
+            "exact_if_found": c.na_where(c.hits("found") == 0, c.mean("exact"))}
+
+
+def by_hand(scores: Sequence[ExampleScore]) -> dict[str, Any]:
+    """The same metrics with the list functions they replace."""
+    ok = [s for s in scores if s.error is None]
+    found = sum(s.parts["found"].hits for s in scores if "found" in s.parts)
+    return {"found": pooled(scores, "found"), "exact": mean_score(scores, "exact"),
+            "errors": float(len(scores) - len(ok)),
+            "quality_judged": mean_score(ok, "quality"),
+            "exact_if_found": None if not found else mean_score(scores, "exact")}
+
+
+def test_a_corpus_gives_exactly_the_numbers_of_the_list_functions() -> None:
+    for seed in range(5):
+        scores = random_scores(137, seed)
+        assert aggregate(scores) == by_hand(scores)  # equal floats, not approximately
+    nothing = [ExampleScore(parts={"found": Part(hits=0, total=0)})]
+    assert aggregate(nothing)["found"] is None and aggregate(nothing)["exact_if_found"] is None
+    assert aggregate([])["exact"] is None
+
+
+def test_columns_grow_as_scores_arrive_and_keep_running_sums() -> None:
+    scores = random_scores(50, 1)
+    columns = Columns()
+    for i, s in enumerate(scores, start=1):
+        columns.add(s)
+        assert aggregate(columns.corpus()) == by_hand(scores[:i])
+    assert len(columns) == 50
+
+
+def test_resampled_sums_are_the_aggregates_of_the_resamples() -> None:
+    scores = random_scores(40, 2)
+    rng = np.random.default_rng(0)
+    draws = rng.integers(0, 40, size=(25, 40))
+    resampled = aggregate(Columns(scores).resampled(counts_of(draws, 40)))
+    for b, row in enumerate(draws):
+        expected = by_hand([scores[i] for i in row])
+        for name, value in expected.items():
+            got = resampled[name][b]
+            assert (np.isnan(got) if value is None else got == pytest.approx(value, abs=1e-9))
+
+
+def test_vectorized_intervals_equal_the_per_resample_bootstrap() -> None:
+    scores = random_scores(300, 3)
+    slow = bootstrap_intervals([[s] for s in scores],
+                               lambda sample: by_hand([s for g in sample for s in g]))
+    fast = vectorized_intervals(Columns(scores), aggregate, list(by_hand(scores)))
+    assert fast.keys() == slow.keys() and len(fast) >= 4
+    for name in slow:
+        assert fast[name] == pytest.approx(slow[name], abs=1e-9)
+
+
+def _result(i: int, score: ExampleScore | None, status: str = "ok",
+            example_id: str | None = None) -> ExampleResult:
+    return ExampleResult(example_id=example_id or f"e{i}", index=i, status=status,  # type: ignore[arg-type]
+                         outputs={}, score=None if score is None else score.model_dump(),
+                         latency_s=0.1 * i)
+
+
+def test_summary_of_a_vectorized_scorer_equals_the_summary_of_the_scores() -> None:
+    scores = random_scores(120, 4)
+    results = [_result(i, s) for i, s in enumerate(scores)]
+    results.append(_result(120, None, status="infra_error"))
+    kept = summarize("x", aggregate, results, examples=125, headline=("exact",))
+    streamed = summarize("x", aggregate, iter(results), examples=125, headline=("exact",),
+                         vectorized=True)
+    assert streamed.metrics == kept.metrics and streamed.counts == kept.counts
+    assert streamed.counts["not_run"] == 4 and streamed.counts["infra_errors"] == 1
+    assert streamed.ci.keys() == kept.ci.keys()
+    for name in kept.ci:
+        assert streamed.ci[name] == pytest.approx(kept.ci[name], abs=1e-9)
+    assert streamed.cost == kept.cost and streamed.latency_s == kept.latency_s
+
+
+def test_run_files_are_read_one_result_at_a_time_latest_line_winning(tmp_path: Path) -> None:
+    rd = RunDir(tmp_path)
+    first = _result(0, ExampleScore(scores={"exact": 0.0}), status="infra_error")
+    for r in (first, _result(1, ExampleScore()), _result(0, ExampleScore(scores={"exact": 100.0}))):
+        rd.append(r)
+    with (tmp_path / EXAMPLES).open("a") as fh:
+        fh.write('{"example_id":"e2","index":2,"sta')  # torn by a crash
+    assert list(rd.latest()) == ["e0", "e1"]
+    assert [r.status for r in rd.iter_results()] == ["ok", "ok"]
+    assert [r.example_id for r in rd.iter_results(["e1", "missing", "e0"])] == ["e1", "e0"]
+    assert list(rd.iter_results()) == list(rd.results().values())
+    with (tmp_path / EXAMPLES).open("a") as fh:
+        fh.write("\n" + json.dumps({"example_id": "e3", "index": "not a number"}) + "\n")
+    with pytest.raises(DataFormatError, match=r"examples.jsonl:5:"):
+        list(rd.iter_results())
+
+
+def test_a_corpus_is_one_already() -> None:
+    c = Columns(random_scores(3, 0)).corpus()
+    assert isinstance(c, Corpus) and as_corpus(c) is c

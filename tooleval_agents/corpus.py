@@ -1,0 +1,232 @@
+"""Sums over a corpus of example scores: what every pooled metric is computed from.
+
+A corpus metric is a function of sums over the examples: a part's hits and totals, a
+per-example score, the number of examples and of scoring errors. An aggregate written against
+:class:`Corpus` (``c = as_corpus(scores)``, then ``c.pooled(key)``, ``c.mean(key)``, ...)
+therefore serves two callers with one definition:
+
+* a run: the sums of its scores, in example order (floats; ``None`` for n/a), the numbers
+  :func:`~tooleval_agents.contracts.pooled` and :func:`~tooleval_agents.contracts.mean_score`
+  give;
+* a bootstrap: :meth:`Columns.resampled` holds the sums of many resamples at once (numpy
+  arrays, one value per resample; NaN for n/a), computed as one matrix product of resample
+  counts and per-example columns, so a resample costs no pass over Python objects.
+
+A scorer whose ``aggregate`` is written this way says so (``Scorer(vectorized=True)``).
+
+Example::
+
+    def aggregate(scores):
+        c = as_corpus(scores)
+        return {"accuracy": c.mean("correct"), "recall": c.pooled("found")}
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from tooleval_agents.contracts import ExampleScore
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Scores: TypeAlias = "Sequence[ExampleScore] | Corpus"
+"""What an aggregate takes: the scores of a corpus, or their sums."""
+Sum = Any
+"""A corpus quantity: a float (one corpus) or a numpy array with one value per resample."""
+
+_N, _ERRORS = ("n", ""), ("errors", "")
+
+
+class Corpus:
+    """Sums over one corpus of example scores (floats; n/a is ``None``)."""
+
+    def __init__(self, columns: Columns) -> None:
+        self._columns = columns
+
+    def _sum(self, column: tuple[str, str]) -> Sum:
+        return self._columns.total(column)
+
+    @property
+    def n(self) -> Sum:
+        """Examples in the corpus."""
+        return self._sum(_N)
+
+    @property
+    def errors(self) -> Sum:
+        """Examples whose score has an ``error``."""
+        return self._sum(_ERRORS)
+
+    def hits(self, key: str) -> Sum:
+        """Sum of the hits of part ``key`` (an example without it adds 0)."""
+        return self._sum(("hits", key))
+
+    def total(self, key: str) -> Sum:
+        """Sum of the totals of part ``key``."""
+        return self._sum(("total", key))
+
+    def score(self, key: str, *, ok_only: bool = False) -> Sum:
+        """Sum of per-example score ``key`` (missing: 0); ``ok_only``: over the examples
+        without a scoring error."""
+        return self._sum(("score_ok" if ok_only else "score", key))
+
+    def ratio(self, numerator: Sum, denominator: Sum) -> Sum:
+        """``numerator / denominator``; n/a where the denominator is 0."""
+        return numerator / denominator if denominator else None
+
+    def na_where(self, condition: Sum, value: Sum) -> Sum:
+        """``value``, n/a where ``condition`` holds."""
+        return None if condition else value
+
+    def pooled(self, key: str) -> Sum:
+        """100 * sum(hits) / sum(total) of part ``key``; n/a over a total of 0."""
+        return self.ratio(100.0 * self.hits(key), self.total(key))
+
+    def mean(self, key: str) -> Sum:
+        """Mean of per-example score ``key`` over every example (missing: 0); n/a over none."""
+        return self.ratio(self.score(key), self.n)
+
+
+class Resampled(Corpus):
+    """The sums of many resamples of one corpus at once: every quantity is a numpy array with
+    one value per resample (NaN for n/a)."""
+
+    def __init__(self, columns: Columns, sums: np.ndarray, index: Mapping[tuple[str, str], int]):
+        super().__init__(columns)
+        self._sums, self._index = sums, index
+
+    def _sum(self, column: tuple[str, str]) -> Sum:
+        import numpy as np
+
+        at = self._index.get(column)
+        return np.zeros(self._sums.shape[0]) if at is None else self._sums[:, at]
+
+    def ratio(self, numerator: Sum, denominator: Sum) -> Sum:
+        import numpy as np
+
+        numerator, denominator = np.broadcast_arrays(np.asarray(numerator, dtype=float),
+                                                     np.asarray(denominator, dtype=float))
+        out = np.full(numerator.shape, np.nan)
+        np.divide(numerator, denominator, out=out, where=denominator != 0)
+        return out
+
+    def na_where(self, condition: Sum, value: Sum) -> Sum:
+        import numpy as np
+
+        return np.where(condition, np.nan, value)
+
+
+class Columns:
+    """Per-example numbers of a corpus, one column per quantity (``("hits", key)``, ...),
+    appended as scores arrive: a few floats per example instead of the score objects."""
+
+    def __init__(self, scores: Iterable[ExampleScore] = ()) -> None:
+        self._data: dict[tuple[str, str], array[float]] = {}
+        self._totals: dict[tuple[str, str], float] = {}
+        self._len = 0
+        for score in scores:
+            self.add(score)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def add(self, score: ExampleScore) -> None:
+        """Append one example's numbers (a column first seen here is 0 for earlier ones)."""
+        ok = score.error is None
+        row: dict[tuple[str, str], float] = {_ERRORS: 0.0 if ok else 1.0}
+        for key, part in score.parts.items():
+            row["hits", key] = part.hits
+            row["total", key] = part.total
+        for key, value in score.scores.items():
+            row["score", key] = value
+            row["score_ok", key] = value if ok else 0.0
+        for column, value in row.items():
+            values = self._data.get(column)
+            if values is None:
+                values = self._data[column] = array("d", bytes(8 * self._len))
+                self._totals[column] = 0.0
+            values.append(value)
+            # Added in example order from 0 (earlier rows' zeros change nothing): the sum
+            # pooled() and mean_score() compute, kept up to date.
+            self._totals[column] += value
+        self._len += 1
+        for values in self._data.values():
+            if len(values) < self._len:
+                values.append(0.0)
+
+    def values(self, column: tuple[str, str]) -> Sequence[float]:
+        """One column, in example order (empty when no example has it)."""
+        return self._data.get(column, ())
+
+    def total(self, column: tuple[str, str]) -> float:
+        """The sum of one column, in example order."""
+        return float(self._len) if column == _N else self._totals.get(column, 0.0)
+
+    def corpus(self) -> Corpus:
+        """The sums over every example."""
+        return Corpus(self)
+
+    def resampled(self, counts: np.ndarray) -> Resampled:
+        """The sums of the resamples given as ``counts`` (resamples x examples: how often
+        each example is drawn)."""
+        import numpy as np
+
+        index = {column: i for i, column in enumerate((_N, *self._data))}
+        matrix = np.empty((self._len, len(index)))
+        matrix[:, 0] = 1.0
+        for column, i in index.items():
+            if column != _N:
+                matrix[:, i] = np.frombuffer(self._data[column], dtype=float)
+        return Resampled(self, counts @ matrix, index)
+
+
+def as_corpus(scores: Scores) -> Corpus:
+    """``scores`` as a :class:`Corpus` (one already is one)."""
+    return scores if isinstance(scores, Corpus) else Columns(scores).corpus()
+
+
+def resample_counts(draws: Iterator[Sequence[int]] | Iterable[Sequence[int]], n: int,
+                    chunk: int = 64) -> Iterator[np.ndarray]:
+    """Resamples (each a sequence of drawn example positions) as count matrices of at most
+    ``chunk`` rows: row ``b``, column ``i`` = how often resample ``b`` drew example ``i``."""
+    rows: list[Sequence[int]] = []
+    for draw in draws:
+        rows.append(draw)
+        if len(rows) == chunk:
+            yield counts_of(rows, n)
+            rows = []
+    if rows:
+        yield counts_of(rows, n)
+
+
+def counts_of(draws: Sequence[Sequence[int]] | np.ndarray, n: int) -> np.ndarray:
+    """Draws (resamples x positions drawn) as counts (resamples x ``n`` examples)."""
+    import numpy as np
+
+    idx = np.asarray(draws, dtype=np.int64)
+    idx = idx + (np.arange(idx.shape[0], dtype=np.int64) * n)[:, None]
+    return np.bincount(idx.ravel(), minlength=idx.shape[0] * n).reshape(-1, n).astype(float)
+
+
+def aggregate_resamples(aggregate: Callable[[Any], Mapping[str, Any]], columns: Columns,
+                        counts: Iterable[np.ndarray], names: Sequence[str]) -> np.ndarray:
+    """``aggregate`` of every resample (vectorised): array (resamples, len(names)), NaN for a
+    metric that is n/a or absent."""
+    import numpy as np
+
+    blocks = []
+    for block in counts:
+        metrics = aggregate(columns.resampled(block))
+        out = np.full((block.shape[0], len(names)), np.nan)
+        for j, name in enumerate(names):
+            value = metrics.get(name)
+            if value is not None:
+                out[:, j] = np.asarray(value, dtype=float)
+        blocks.append(out)
+    return np.concatenate(blocks) if blocks else np.empty((0, len(names)))
+
+
+__all__ = ["Columns", "Corpus", "Resampled", "Scores", "Sum", "aggregate_resamples", "as_corpus",
+           "counts_of", "resample_counts"]
