@@ -167,6 +167,13 @@ def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tmp_path:
                       "--data-dir", data, "--json")
     assert scored.returncode == 0, scored.stderr
     assert json.loads(scored.stdout)["metrics"] == {"correct": 75.0}
+    perfect = tmp_path / "perfect.txt"
+    perfect.write_text("Paris\nLima\nRome\nTokyo\n", encoding="utf-8")
+    both = tooleval(plugin, "score", "trivia", "--lang", "fr", "--predictions",
+                    tmp_path / "*.txt", "--data-dir", data, "--json")  # the generic command
+    assert both.returncode == 0, both.stderr
+    assert [(Path(e["predictions"]).name, e["metrics"]) for e in json.loads(both.stdout)] == [
+        ("answers.txt", {"correct": 75.0}), ("perfect.txt", {"correct": 100.0})]
 
     compared = tooleval(plugin, "compare", gold_dir, noisy_dir)
     assert compared.returncode == 0, compared.stderr

@@ -38,6 +38,9 @@ class PredictionReport(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     """``examples``, ``answered``, ``missing`` (scored as empty answers), ``scoring_errors``."""
     scoring_options: dict[str, Any] = Field(default_factory=dict)
+    headline: tuple[str, ...] = Field(default=(), exclude=True)
+    """The scorer's headline metrics (the columns when several files are scored); not in
+    the JSON, which keeps its shape."""
 
 
 def score_predictions(bench: Benchmark, split: Split, path: str | Path,
@@ -63,4 +66,4 @@ def score_predictions(bench: Benchmark, split: Split, path: str | Path,
         metrics=scorer.aggregate(scores),
         counts={"examples": len(examples), "answered": len(examples) - missing,
                 "missing": missing, "scoring_errors": sum(s.error is not None for s in scores)},
-        scoring_options=checked)
+        scoring_options=checked, headline=tuple(scorer.headline))

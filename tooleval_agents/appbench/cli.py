@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.table import Table
 
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import Category
+from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
@@ -23,6 +24,17 @@ from tooleval_agents.cli_base import (
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.prediction_files import (
+    PREDICTIONS_HELP,
+    FilesArgument,
+    ProgressOption,
+    ScoredFile,
+    prediction_files,
+    score_files,
+)
+
+if TYPE_CHECKING:  # annotations only: the metrics load when the command runs
+    from evaluators.appbench_scoring import AppBenchReport
 
 
 def _items(path: Path) -> tuple[list[Any], list[int] | None]:
@@ -97,9 +109,11 @@ def read_predictions(path: Path, n_samples: int) -> tuple[list[str | None], int]
 
 def appbench(
     category: Annotated[Category, typer.Option("--category", help="ss, sm, ms or mm.")],
-    predictions: Annotated[Path, typer.Option(
+    predictions: Annotated[list[Path] | None, typer.Option(
         "--predictions", help="JSON array or JSON Lines of output strings or "
-        "{index, output} objects, aligned with the test file.")],
+        "{index, output} objects, aligned with the test file." + PREDICTIONS_HELP,
+        show_default=False)] = None,
+    more: FilesArgument = None,
     scoring: Annotated[Literal["paper", "strict"], typer.Option(
         "--scoring", help="strict (default): call-by-call; paper: the official "
         "evaluation.py bug for bug.")] = "strict",
@@ -107,26 +121,51 @@ def appbench(
         "--drop-errors", help="paper only: leave out samples whose output is null, as the "
         "official run did (default: they score as empty answers).")] = False,
     data_dir: DataDirOption = None,
+    progress: ProgressOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Score AppBench answers: F1 app/API, success, EM, error analysis and graph metrics."""
-    from evaluators.appbench_scoring import score_appbench
+    """Score AppBench answers: F1 app/API, success, EM, error analysis and graph metrics.
+    Several files or a glob: one result per file, all of --category."""
+    from evaluators.appbench_scoring import MAIN_METRICS, score_appbench
 
-    try:
-        samples = load_category(resolve_data_dir(data_dir), category)
-        outputs, missing = read_predictions(predictions, len(samples))
+    paths, many = prediction_files(predictions, more)
+    samples: list[AppBenchSample] = []  # read once for every file
+
+    def run(path: Path) -> tuple[AppBenchReport, dict[str, int], dict[str, Any]]:
+        if not samples:
+            samples.extend(load_category(resolve_data_dir(data_dir), category))
+        outputs, missing = read_predictions(path, len(samples))
         report = score_appbench(samples, outputs, scoring=scoring, drop_errors=drop_errors,
                                 category=category)
+        counts = {**report.counts, "missing_answers": missing}
+        return report, counts, {"benchmark": "appbench", "category": category,
+                                "scoring": scoring, "metrics": report.metrics,
+                                "counts": counts,
+                                "by_scale": [c.model_dump() for c in report.by_scale]}
+
+    if many:
+        def score_one(path: Path) -> ScoredFile:
+            report, counts, summary = run(path)
+            missing = counts["missing_answers"]
+            return ScoredFile(
+                labels={"category": category}, json=summary, n=len(samples),
+                metrics={m: report.metrics[m] for m in MAIN_METRICS if m in report.metrics},
+                warnings=[f"{missing} of {len(samples)} samples have no answer in the file: "
+                          "scored as empty answers"] if missing else [])
+
+        score_files(paths, score_one, title=f"AppBench ({scoring} scoring)",
+                    json_out=json_out, progress=progress)
+        return
+    try:
+        report, counts, summary = run(paths[0])
     except (ToolevalError, OSError, ValueError) as exc:
         raise handle_errors(exc) from exc
-    counts = {**report.counts, "missing_answers": missing}
+    missing = counts["missing_answers"]
     if missing:  # kept in every denominator as empty answers: say so
         err_console.print(f"[yellow]warning:[/] {missing} of {len(samples)} samples have no "
                           "answer in the file: scored as empty answers", highlight=False)
     if json_out:
-        print_json({"benchmark": "appbench", "category": category, "scoring": scoring,
-                    "metrics": report.metrics, "counts": counts,
-                    "by_scale": [c.model_dump() for c in report.by_scale]})
+        print_json(summary)
         return
     table = Table(title=f"AppBench {category.upper()} ({scoring} scoring)")
     table.add_column("metric")

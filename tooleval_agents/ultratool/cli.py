@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
@@ -26,10 +26,22 @@ from tooleval_agents.cli_base import (
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
+from tooleval_agents.prediction_files import (
+    PREDICTIONS_HELP,
+    FilesArgument,
+    ProgressOption,
+    ScoredFile,
+    prediction_files,
+    score_files,
+)
 from tooleval_agents.rescore import parse_options
 from tooleval_agents.ultratool.loaders import load_task, raw_path
+from tooleval_agents.ultratool.paths import prediction_split
 from tooleval_agents.ultratool.rebuild import REBUILT, RebuiltTask, upstream_removal, write_rebuilt
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
+
+if TYPE_CHECKING:  # annotations only: the metrics load when a command runs
+    from evaluators.ultratool_scoring import TaskReport
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
@@ -79,30 +91,78 @@ def build(
 
 
 def score(
-    task: Annotated[UltraToolTask, typer.Option("--task", help="The UltraTool dimension.")],
-    lang: Annotated[Lang, typer.Option("--lang", help="en or zh.")],
-    predictions: Annotated[Path, typer.Option(
+    predictions: Annotated[list[Path] | None, typer.Option(
         "--predictions", help="The published format (JSON Lines of {data, \"init output\"}), "
         "JSON Lines of {index, output}, or a JSON array of output strings; aligned with the "
-        "test set.")],
+        "test set." + PREDICTIONS_HELP, show_default=False)] = None,
+    more: FilesArgument = None,
+    task: Annotated[UltraToolTask | None, typer.Option(
+        "--task", help="The UltraTool dimension (default: each file's name, as published: "
+        ".../tool_usage.json).", show_default=False)] = None,
+    lang: Annotated[Lang | None, typer.Option(
+        "--lang", help="en or zh (default: each file's folder, as published: "
+        "English-dataset/..., Chinese-dataset/...).", show_default=False)] = None,
     judgments: Annotated[Path | None, typer.Option(
         "--judgments", help="planning / tool_creation: recorded judge outputs to replay "
-        "(e.g. the published eval/planning_eval.json).")] = None,
+        "(e.g. the published eval/planning_eval.json); one predictions file only.")] = None,
     parser: Annotated[Literal["robust", "official"], typer.Option(
         "--parser", help="robust (default): safe parsing with tokenizer-aware repairs; "
         "official: the paper's post-processing, defects included, to compare with its "
         "tables.")] = "robust",
     data_dir: DataDirOption = None,
+    progress: ProgressOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Score UltraTool answers: awareness / selection accuracy (global, local), tool-usage
-    Levenshtein, JSON-format rate, error kinds; planning and tool creation via the judge."""
+    Levenshtein, JSON-format rate, error kinds; planning and tool creation via the judge.
+    Several files or a glob: one result per file, each file's task and language from its
+    path unless --task / --lang say them for all."""
     from evaluators.ultratool_scoring import load_predictions, score_task
+
+    paths, many = prediction_files(predictions, more)
+    if many and judgments is not None:
+        # Recorded judgments are of one file's plans: pairing them with another's is wrong.
+        raise fail("--judgments replays one predictions file's judgments: score that file "
+                   "on its own", code=2)
+    root = resolve_data_dir(data_dir)
+    records: dict[tuple[str, str], list[Any]] = {}  # each test set read once for all files
+
+    def split_of(path: Path) -> tuple[UltraToolTask, Lang]:
+        named_task, named_lang = prediction_split(path)
+        found_task, found_lang = task or named_task, lang or named_lang
+        if found_task is None or found_lang is None:
+            unknown = [o for o, v in (("--task", found_task), ("--lang", found_lang))
+                       if v is None]
+            raise ValueError(f"{path}: its path does not tell its "
+                             f"{' or '.join(o[2:] for o in unknown)} (published files are "
+                             f"<English|Chinese>-dataset/<model>/<task>.json): pass "
+                             f"{' and '.join(unknown)}")
+        return found_task, found_lang
+
+    def run(path: Path, split: tuple[UltraToolTask, Lang]) -> TaskReport:
+        the_task, the_lang = split
+        if split not in records:
+            records[split] = load_task(root, the_task, the_lang)
+        outputs = load_predictions(path, records[split])
+        return score_task(the_task, records[split], outputs, lang=the_lang, parser=parser,
+                          judgments=judgments)
+
+    if many:
+        def score_one(path: Path) -> ScoredFile:
+            split = split_of(path)
+            report = run(path, split)
+            return ScoredFile(labels={"task": split[0], "lang": split[1]}, json=report.summary(),
+                              metrics=dict(report.metrics), n=report.counts.samples,
+                              notes=list(report.notes))
+
+        score_files(paths, score_one, title="UltraTool", json_out=json_out, progress=progress)
+        return
     try:
-        records = load_task(resolve_data_dir(data_dir), task, lang)
-        outputs = load_predictions(predictions, records)
-        report = score_task(task, records, outputs, lang=lang, parser=parser,
-                            judgments=judgments)
+        split = split_of(paths[0])
+    except ValueError as exc:
+        raise fail(str(exc), code=2) from None
+    try:
+        report = run(paths[0], split)
     except (ToolevalError, OSError, ValueError) as exc:
         raise handle_errors(exc) from exc
     except NotImplementedError as exc:
@@ -110,7 +170,7 @@ def score(
     if json_out:
         print_json(report.summary())
         return
-    table = Table(title=f"UltraTool {task} ({lang})")
+    table = Table(title=f"UltraTool {split[0]} ({split[1]})")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report.metrics.items():
