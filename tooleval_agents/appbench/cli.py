@@ -106,6 +106,9 @@ def appbench(
     drop_errors: Annotated[bool, typer.Option(
         "--drop-errors", help="paper only: leave out samples whose output is null, as the "
         "official run did (default: they score as empty answers).")] = False,
+    graph: Annotated[bool | None, typer.Option(
+        "--graph/--no-graph", help="the graph metrics and robust parse counts (default: with "
+        "strict only).")] = None,
     data_dir: DataDirOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -116,7 +119,7 @@ def appbench(
         samples = load_category(resolve_data_dir(data_dir), category)
         outputs, missing = read_predictions(predictions, len(samples))
         report = score_appbench(samples, outputs, scoring=scoring, drop_errors=drop_errors,
-                                category=category)
+                                category=category, graph=graph)
     except (ToolevalError, OSError, ValueError) as exc:
         raise handle_errors(exc) from exc
     counts = {**report.counts, "missing_answers": missing}

@@ -99,7 +99,8 @@ def score(
     Levenshtein, JSON-format rate, error kinds; planning and tool creation via the judge."""
     from evaluators.ultratool_scoring import load_predictions, score_task
     try:
-        records = load_task(resolve_data_dir(data_dir), task, lang)
+        # Each record's official dict, made once: the alignment check and the scorer read it.
+        records = [r.official() for r in load_task(resolve_data_dir(data_dir), task, lang)]
         outputs = load_predictions(predictions, records)
         report = score_task(task, records, outputs, lang=lang, parser=parser,
                             judgments=judgments)
