@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-
-from pydantic import BaseModel, Field
+from dataclasses import dataclass, field
 
 from evaluators.appbench_errors import ArgOutcome, ArgStatus, error_part
 from evaluators.base import ExampleScore, Part
@@ -61,14 +60,16 @@ _LINE = re.compile(r"^\s*(?P<app>[^:]*):\s*\[(?P<body>.*\(.*)\]")
 _API = re.compile(r"^(?P<ret>.*?)=\s*(?P<api>[^(=]*)\(")
 
 
-class PaperCall(BaseModel):
-    """One predicted or gold line as the official scorer reads it."""
+@dataclass(frozen=True, slots=True)
+class PaperCall:
+    """One predicted or gold line as the official scorer reads it (a plain dataclass: several
+    are made per answer, and nothing here needs validating)."""
 
     app: str
     """Text before the first ``:`` (stripped); empty for a gold line."""
     api: str
     """Lowercased API name, cut after the first ``_``; empty without a returned-argument list."""
-    args: dict[str, str] = Field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict)
     """``#key`` (lowercased) -> value as written (quotes kept)."""
 
 

@@ -8,8 +8,9 @@ Two profiles (``scoring``):
 * ``paper`` (:mod:`evaluators.appbench_paper`): the official ``evaluation.py`` bug for bug.
 
 Both report ``app_f1``, ``api_f1``, ``success``, ``app_em``, ``api_em`` (paper Table 3 / 11),
-the Table-4 error analysis (:mod:`evaluators.appbench_errors`, judged the profile's way) and the
-graph metrics (:mod:`evaluators.graph_metrics`, always on the robust parse), each 0-100 and
+the Table-4 error analysis (:mod:`evaluators.appbench_errors`, judged the profile's way) and,
+with ``strict`` or ``graph=True``, the graph metrics (:mod:`evaluators.graph_metrics`, always on
+the robust parse; ``paper`` alone skips them and the robust parse), each 0-100 and
 unrounded; plus success by the gold's (parallel, sequential) scale (paper Figure 4; every cell
 is reported with its sample count - the paper left out cells under 10 samples).
 
@@ -39,11 +40,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from evaluators.appbench_errors import aggregate_errors, error_counts
-from evaluators.appbench_paper import score_paper
+from evaluators.appbench_paper import parse_paper_answer, score_paper
 from evaluators.appbench_strict import score_strict, strict_calls
 from evaluators.base import ExampleScore, Part, langsmith_evaluators, mean_score
 from evaluators.graph_metrics import GRAPH_METRICS, aggregate_graph, graph_scores
 from evaluators.metrics_common import corpus_f1
+from tooleval_agents.appbench.depgraph import scales
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.contracts import Metrics
 from tooleval_agents.corpus import Corpus, Scores, Sum, as_corpus
@@ -102,20 +104,25 @@ def _f1(c: Corpus, name: str) -> Sum:
                      c.total(f"{name}_recall"))
 
 
-def failure_score(n_gold: int, error: str, *, scoring: Scoring = "strict") -> ExampleScore:
+def failure_score(n_gold: int, error: str, *, scoring: Scoring = "strict",
+                  graph: bool | None = None) -> ExampleScore:
     """The score of an example that could not be scored: every metric 0, ``error`` set, and
     the parts that can be sized kept in the pools: ``n_gold`` gold calls (``len(api_results)``)
     in the app, API and node recall totals with no hit, nothing predicted. Edge parts are left
-    out (the gold edges are unknown), so an all-error corpus reads 0, not 100.
+    out (the gold edges are unknown), so an all-error corpus reads 0, not 100. Without graph
+    metrics (``graph``: see :func:`score_example`) the node parts and graph scores are left out.
 
     >>> r = failure_score(2, "bad reference")
     >>> r.parts["api_recall"].total, r.scores["success"], r.error
     (2.0, 0.0, 'bad reference')
     """
+    graphs = _with_graph(scoring, graph)
     parts = {f"{name}_{side}": Part(hits=0.0, total=float(n_gold) if side == "recall" else 0.0)
-             for name in ("app", "api", "node") for side in ("precision", "recall")}
+             for name in ("app", "api", "node") if graphs or name != "node"
+             for side in ("precision", "recall")}
     return ExampleScore(
-        scores=dict.fromkeys((*MAIN_METRICS, *GRAPH_METRICS), 0.0), parts=parts,
+        scores=dict.fromkeys((*MAIN_METRICS, *(GRAPH_METRICS if graphs else ())), 0.0),
+        parts=parts,
         comments={"success": f"not scored: {error}"}, error=error,
         labels={"scoring": scoring, "pred_calls": "0", "gold_calls": str(n_gold),
                 "unparsed": "0"})
@@ -128,9 +135,19 @@ def _gold_size(sample: object) -> int:
         return 0
 
 
+def _with_graph(scoring: Scoring, graph: bool | None) -> bool:
+    return scoring == "strict" if graph is None else graph
+
+
 def score_example(sample: AppBenchSample, output: object, *,
-                  scoring: Scoring = "strict") -> ExampleScore:
-    """One answer scored: the profile's metrics, error analysis and graph metrics.
+                  scoring: Scoring = "strict", graph: bool | None = None) -> ExampleScore:
+    """One answer scored: the profile's metrics and error analysis, and with ``graph`` the
+    graph metrics (on the robust parse) and the parse counts.
+
+    ``graph=None`` (default): on for ``strict``; off for ``paper``, which then computes only
+    what the paper reports (no robust parse of the answer: ``pred_calls`` counts the lines the
+    official reading finds, and no ``unparsed`` label); the gold's scales (success by scale,
+    paper Figure 4) are labelled either way.
 
     >>> from tooleval_agents.appbench.records import AppBenchOutput
     >>> s = AppBenchSample(input="q", output=AppBenchOutput(used_app=["Weather"],
@@ -143,16 +160,24 @@ def score_example(sample: AppBenchSample, output: object, *,
     """
     if scoring not in ("paper", "strict"):
         raise ValueError(f"scoring must be 'paper' or 'strict', not {scoring!r}")
+    graphs = _with_graph(scoring, graph)
     try:
         base = score_paper(sample, output) if scoring == "paper" else score_strict(sample, output)
-        pred, gold, unparsed = strict_calls(sample, output)
-        graph = graph_scores(pred, gold)
+        if graphs:
+            pred, gold, unparsed = strict_calls(sample, output)
+            extra = graph_scores(pred, gold)
+            labels = {"pred_calls": str(len(pred) - unparsed), "unparsed": str(unparsed)}
+        else:
+            gold = sample.calls
+            parallel, sequential = scales(gold)
+            extra = ExampleScore(labels={"parallel_scale": str(parallel),
+                                         "sequential_scale": str(sequential)})
+            labels = {"pred_calls": str(len(parse_paper_answer(output)))}
     except Exception as exc:  # a malformed sample: recorded with its denominators, never raised
         return failure_score(_gold_size(sample), f"could not score: {type(exc).__name__}: "
-                             f"{str(exc)[:300]}", scoring=scoring)
-    return base.merge(graph, ExampleScore(labels={
-        "scoring": scoring, "pred_calls": str(len(pred) - unparsed),
-        "gold_calls": str(len(gold)), "unparsed": str(unparsed)}))
+                             f"{str(exc)[:300]}", scoring=scoring, graph=graphs)
+    return base.merge(extra, ExampleScore(labels={
+        "scoring": scoring, **labels, "gold_calls": str(len(gold))}))
 
 
 def reference_sample(inputs: Any, reference_outputs: Any) -> AppBenchSample:
@@ -174,7 +199,7 @@ def reference_size(reference_outputs: Any) -> int:
 
 
 def score_outputs(inputs: Any, outputs: Any, reference_outputs: Any, *,
-                  scoring: Scoring = "strict") -> ExampleScore:
+                  scoring: Scoring = "strict", graph: bool | None = None) -> ExampleScore:
     """One run's outputs scored against its reference (:func:`answer_text` picks the text);
     a malformed reference gives a :func:`failure_score`, never an exception."""
     try:
@@ -182,8 +207,9 @@ def score_outputs(inputs: Any, outputs: Any, reference_outputs: Any, *,
     except ValueError as exc:
         return failure_score(reference_size(reference_outputs),
                              f"reference_outputs is not an AppBench output: {exc}",
-                             scoring=scoring)
-    return score_example(sample, answer_text(outputs, scoring=scoring), scoring=scoring)
+                             scoring=scoring, graph=graph)
+    return score_example(sample, answer_text(outputs, scoring=scoring), scoring=scoring,
+                         graph=graph)
 
 
 def aggregate(scores: Scores) -> Metrics:
@@ -218,8 +244,9 @@ def _summary(scores: Sequence[ExampleScore]) -> Metrics:
 
 def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | None], *,
                    scoring: Scoring = "strict", drop_errors: bool = False,
-                   category: str | None = None) -> AppBenchReport:
-    """Score answers aligned with the samples (``outputs[i]`` answers ``samples[i]``).
+                   category: str | None = None, graph: bool | None = None) -> AppBenchReport:
+    """Score answers aligned with the samples (``outputs[i]`` answers ``samples[i]``);
+    ``graph``: the graph metrics (default: with ``strict`` only; see :func:`score_example`).
 
     ``None`` marks an answer whose inference failed: it scores as an empty answer, in every
     denominator. ``drop_errors=True`` (``paper`` only) leaves such samples out instead, as the
@@ -243,7 +270,7 @@ def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | No
             continue
         if not isinstance(output, str) or not output.strip():
             empty += 1
-        examples.append(score_example(sample, output or "", scoring=scoring))
+        examples.append(score_example(sample, output or "", scoring=scoring, graph=graph))
     if category is None and samples and samples[0].meta is not None:
         category = samples[0].meta.task
     counts = {

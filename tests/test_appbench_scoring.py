@@ -373,3 +373,21 @@ def test_cli_scores_a_predictions_file(data: dict[str, list[AppBenchSample]], sh
     bad = runner.invoke(app, ["score", "appbench", "--category", "sm", "--predictions",
                               str(short), "--data-dir", str(shared_data)])
     assert bad.exit_code == 1 and "3 predictions for 200 test samples" in bad.output
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_paper_alone_skips_the_graph_metrics_and_keeps_its_numbers(
+        data: dict[str, list[AppBenchSample]], category: str) -> None:
+    """``paper`` computes what the paper reports; ``graph=True`` adds the graph metrics (as
+    ``strict`` always does) without changing one paper number, success by scale included."""
+    samples = data[category]
+    answers = [official_gold_answer(s) for s in samples]
+    alone = score_appbench(samples, answers, scoring="paper")
+    full = score_appbench(samples, answers, scoring="paper", graph=True)
+    assert alone.metrics["node_f1"] is None and full.metrics["node_f1"] is not None
+    assert "node_f1" not in alone.examples[0].scores
+    graph_keys = {"node_f1", "edge_f1", "graph_em", "pred_topological"}
+    assert {k: v for k, v in alone.metrics.items() if k not in graph_keys} == \
+        {k: v for k, v in full.metrics.items() if k not in graph_keys}
+    assert alone.by_scale == full.by_scale
+    assert alone.counts["gold_calls"] == full.counts["gold_calls"]

@@ -23,7 +23,8 @@ def test_list_shows_benchmarks_tasks_strategies_and_metrics() -> None:
                                    "k (int, default 3)") and few_shot["offline_models"] is True
     tasks = json.loads(invoke("list", "tasks", "--json").stdout)  # type: ignore[attr-defined]
     plan = next(r for r in tasks if r["benchmark"] == "appbench")
-    assert plan["scoring_options"] == "scoring ('strict' | 'paper', default 'strict')"
+    assert plan["scoring_options"] == ("scoring ('strict' | 'paper', default 'strict'), "
+                                       "graph (bool | None, default None)")
     assert {r["benchmark"] for r in json.loads(
         invoke("list", "--json").stdout)} >= {"ultratool", "appbench"}  # type: ignore[attr-defined]
     metrics = json.loads(invoke("list", "metrics", "--json").stdout)  # type: ignore[attr-defined]

@@ -169,3 +169,23 @@ def test_missing_data_says_how_to_fetch(tmp_path: Path) -> None:
     assert f"tooleval data fetch appbench --data-dir {tmp_path}" in str(info.value)
     with pytest.raises(DatasetMissingError, match="tooleval data fetch ultratool"):
         load_raw(tmp_path, "zh")
+
+
+def test_a_run_reads_records_lazily_and_a_bad_one_fails_when_read(tmp_path: Path) -> None:
+    """Benchmark.load validates a record when it is first read (a run of --limit 1 reads one):
+    the bad line 2 stops nothing until it is read, then names its file, line and field."""
+    from tooleval_agents.registry import get_benchmark
+    from tooleval_agents.selection import select
+
+    folder = tmp_path / "ultratool" / "data" / "English-dataset" / "test_set"
+    folder.mkdir(parents=True)
+    good = {"input": "q", "reference": "1. a"}
+    (folder / "planning.json").write_text(json.dumps(good) + "\n" + json.dumps({"input": "q"})
+                                          + "\n", encoding="utf-8")
+    bench = get_benchmark("ultratool")
+    records = bench.load(bench.split("planning", "en"), tmp_path)
+    assert len(records) == 2 and records[0].meta.index == 0  # type: ignore[attr-defined]
+    assert select(records, limit=1) == [records[0]]
+    with pytest.raises(DataFormatError) as info:
+        list(records)
+    assert info.value.line == 2 and info.value.field == "reference"

@@ -7,9 +7,9 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -41,23 +41,90 @@ DAMAGED = (" -- damaged or cut short? `tooleval data verify SOURCE` checks a fet
            "against its pinned sha256 and `tooleval data fetch SOURCE` restores it")
 
 
+T = TypeVar("T")
+
+
+class LazySequence(Sequence[T]):
+    """``count`` items, item ``i`` made by ``make(i)`` when first read, then kept. Records
+    read from a file this way are validated one by one as they are read: a run of
+    ``--limit 1`` validates one record, not the split, and ``len()`` costs nothing."""
+
+    def __init__(self, count: int, make: Callable[[int], T]) -> None:
+        self._make = make
+        self._done: list[T | None] = [None] * count
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        position = range(len(self))[index]  # IndexError and negative indices as for a list
+        item = self._done[position]
+        if item is None:
+            item = self._done[position] = self._make(position)
+        return item
+
+    def __iter__(self) -> Iterator[T]:
+        return (self[i] for i in range(len(self)))
+
+
+def _validator(path: Path, items: list[tuple[int, Any]], model: type[M],
+               context: dict[str, Any] | None,
+               finish: Callable[[M, int], None] | None) -> Callable[[int], M]:
+    """Validation of item ``position``: ``items`` are ``(line number, JSON text)`` pairs of a
+    JSON Lines file or ``(index, parsed item)`` pairs of a JSON array; ``finish(record,
+    position)`` completes a fresh record (sets its ``meta``)."""
+    def validate(position: int) -> M:
+        where, item = items[position]
+        try:
+            if isinstance(item, str):
+                record = model.model_validate_json(item, context=context)
+            else:
+                record = model.model_validate(item, context=context)
+        except ValidationError as exc:
+            if exc.errors()[0]["type"] == "json_invalid":
+                raise DataFormatError(path, f"invalid JSON ({exc.errors()[0]['msg']})"
+                                      f"{DAMAGED}", line=where) from exc
+            field, msg = first_error(exc)
+            if isinstance(item, str):
+                raise DataFormatError(path, msg, line=where, field=field) from exc
+            raise DataFormatError(path, msg, field=f"[{where}].{field}") from exc
+        if finish is not None:
+            finish(record, position)
+        return record
+    return validate
+
+
+def read_jsonl(path: Path, model: type[M], context: dict[str, Any] | None = None,
+               finish: Callable[[M, int], None] | None = None) -> LazySequence[M]:
+    """The lines of a JSON Lines file as ``model`` records, each validated when first read
+    (a bad one raises :class:`DataFormatError` with its line and field); blank lines skipped."""
+    items = list(iter_jsonl(path))
+    return LazySequence(len(items), _validator(path, items, model, context, finish))
+
+
+def read_items(path: Path, items: Any, model: type[M], context: dict[str, Any] | None = None,
+               finish: Callable[[M, int], None] | None = None) -> LazySequence[M]:
+    """A parsed JSON array as ``model`` records, each validated when first read (errors name
+    the record index)."""
+    if not isinstance(items, list):
+        raise DataFormatError(path, f"expected a JSON array, got {type(items).__name__}")
+    pairs = list(enumerate(items))
+    return LazySequence(len(pairs), _validator(path, pairs, model, context, finish))
+
+
 def load_jsonl(path: Path, model: type[M], context: dict[str, Any] | None = None) -> list[M]:
     """Validate every line of a JSON Lines file as ``model``.
 
     Raises:
         DataFormatError: with file, line and field of the first bad record.
     """
-    out: list[M] = []
-    for number, text in iter_jsonl(path):
-        try:
-            out.append(model.model_validate_json(text, context=context))
-        except ValidationError as exc:
-            if exc.errors()[0]["type"] == "json_invalid":
-                raise DataFormatError(path, f"invalid JSON ({exc.errors()[0]['msg']}){DAMAGED}",
-                                      line=number) from exc
-            field, msg = first_error(exc)
-            raise DataFormatError(path, msg, line=number, field=field) from exc
-    return out
+    return list(read_jsonl(path, model, context))
 
 
 def load_json(path: Path) -> Any:
@@ -75,16 +142,7 @@ def load_json(path: Path) -> Any:
 def validate_items(path: Path, items: Any, model: type[M],
                    context: dict[str, Any] | None = None) -> list[M]:
     """Validate a parsed JSON array as ``model`` records; errors name the record index."""
-    if not isinstance(items, list):
-        raise DataFormatError(path, f"expected a JSON array, got {type(items).__name__}")
-    out: list[M] = []
-    for index, item in enumerate(items):
-        try:
-            out.append(model.model_validate(item, context=context))
-        except ValidationError as exc:
-            field, msg = first_error(exc)
-            raise DataFormatError(path, msg, field=f"[{index}].{field}") from exc
-    return out
+    return list(read_items(path, items, model, context))
 
 
 def dump_jsonl(records: list[dict[str, Any]]) -> str:

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from tooleval_agents.contracts import Source, Split
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.jsonio import LazySequence
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import get_benchmark
 
@@ -105,15 +106,18 @@ def dataset_id(split: Split) -> uuid.UUID:
     return uuid.uuid5(NAMESPACE, split.name)
 
 
-def to_examples(split: Split, data_dir: Path) -> list[Example]:
+def to_examples(split: Split, data_dir: Path) -> Sequence[Example]:
     """Every record of ``split`` as a LangSmith example with a stable id.
 
     Metadata holds benchmark, task, the subset (as ``language`` or ``category``), what the
     benchmark adds (:meth:`~tooleval_agents.registry.Benchmark.to_example`,
-    :meth:`~tooleval_agents.registry.Benchmark.shared_metadata`), source and index.
+    :meth:`~tooleval_agents.registry.Benchmark.shared_metadata`), source and index. Records a
+    benchmark reads lazily (:class:`~tooleval_agents.jsonio.LazySequence`) give examples made
+    when first read: a run of ``--limit 1`` validates and converts one record.
 
     Raises:
-        DatasetMissingError, DataFormatError: the split's data is absent or malformed.
+        DatasetMissingError, DataFormatError: the split's data is absent or malformed (a
+            malformed record of a lazy split: when its example is read).
     """
     from langsmith.schemas import Example
 
@@ -122,8 +126,8 @@ def to_examples(split: Split, data_dir: Path) -> list[Example]:
     records = bench.load(split, data_dir)
     shared = bench.shared_metadata(split, data_dir, len(records))
     ds_id = dataset_id(split)
-    out: list[Example] = []
-    for position, record in enumerate(records):
+
+    def make(position: int, record: Any) -> Example:
         fields = bench.to_example(split, record)
         meta = getattr(record, "meta", None)
         index = meta.index if meta is not None else position
@@ -138,13 +142,18 @@ def to_examples(split: Split, data_dir: Path) -> list[Example]:
             for key, value in shared[index].items():
                 if value is not None:
                     metadata.setdefault(key, value)
-        out.append(Example(
+        return Example(
             id=example_id(split, index),
             dataset_id=ds_id,
             inputs=_jsonable(fields.inputs),
             outputs=_jsonable(fields.outputs),
             metadata=_jsonable(metadata),
-        ))
+        )
+
+    if isinstance(records, LazySequence):
+        # Their loaders number records by position, so ids are unique without a check.
+        return LazySequence(len(records), lambda i: make(i, records[i]))
+    out = [make(position, record) for position, record in enumerate(records)]
     ids = {e.id for e in out}
     if len(ids) != len(out):  # two records with one meta.index: ids would collide
         raise ToolevalError(f"{split.name}: record indices are not unique; cannot derive ids")
@@ -277,7 +286,7 @@ def _load(split: Split, data_dir: Path) -> tuple[list[Example] | None, str | Non
     """Examples of a split, or why they could not be built: one broken split (or benchmark
     plugin) is reported and does not stop the others."""
     try:
-        return to_examples(split, data_dir), None
+        return list(to_examples(split, data_dir)), None  # every record read here
     except (ToolevalError, OSError) as exc:
         return None, str(exc)
     except Exception as exc:  # a bug in a loader: report it with its type, go on

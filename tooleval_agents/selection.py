@@ -54,6 +54,8 @@ def select(examples: Sequence[T], samples: str | None = None,
     Raises:
         ValueError: an index the split does not have (naming its range).
     """
+    if not samples:  # sliced first: a lazy split makes only the examples a run takes
+        return list(examples[:limit] if limit is not None else examples)
     chosen = list(examples)
     if samples:
         wanted = parse_samples(samples)

@@ -37,6 +37,9 @@ class AppBenchScoring(Options):
     scoring: Literal["strict", "paper"] = "strict"
     """``paper``: the official script, bug for bug; ``strict``: multiset hits, normalised
     values, dependencies checked, nothing dropped from a denominator."""
+    graph: bool | None = None
+    """The graph metrics (node/edge F1, graph EM, topological order) and the robust parse
+    counts; default: with ``strict`` only (``paper`` computes only what the paper reports)."""
 
 
 class AppBenchBenchmark(Benchmark):
@@ -58,9 +61,10 @@ class AppBenchBenchmark(Benchmark):
             raise DatasetMissingError("appbench", path, Path(data_dir))
         return Located(path, source_of(data_dir))
 
-    def load(self, split: Split, data_dir: Path) -> list[Any]:
+    def load(self, split: Split, data_dir: Path) -> Sequence[Any]:
         category: Category = split.subset  # type: ignore[assignment]
-        return loaders.load_category(data_dir, category, source_of(data_dir))
+        located = self.locate(split, data_dir)
+        return loaders.read_file(located.path, category, located.source)
 
     def default_strategy(self, split: Split) -> str:
         return "hierarchical"
@@ -100,7 +104,8 @@ class AppBenchBenchmark(Benchmark):
         return AppBenchScoring
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
-        """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``.
+        """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``; ``options["graph"]``:
+        the graph metrics (default: with ``strict`` only).
 
         The profile scores :func:`evaluators.appbench_scoring.answer_text` of the outputs
         (``paper``: the raw answer ``raw_outputs[-1]``, as the official script saw it); the
@@ -138,6 +143,7 @@ class AppBenchBenchmark(Benchmark):
         if scoring not in ("paper", "strict"):
             raise ValueError(f"appbench option 'scoring' must be 'paper' or 'strict', "
                              f"got {scoring!r}")
+        graph = (options or {}).get("graph")
         catalog = load_catalog()
 
         def score(inputs: dict[str, Any], outputs: dict[str, Any],
@@ -147,11 +153,11 @@ class AppBenchBenchmark(Benchmark):
             except ValueError as exc:
                 n_gold = reference_size(reference_outputs)
                 error = f"reference_outputs is not an AppBench output: {exc}"
-                result = failure_score(n_gold, error, scoring=scoring)
+                result = failure_score(n_gold, error, scoring=scoring, graph=graph)
                 executed = execution_failure(n_gold, 0, error).merge(trajectory_failure(error))
             else:
                 result = score_example(sample, answer_text(outputs, scoring=scoring),
-                                       scoring=scoring)
+                                       scoring=scoring, graph=graph)
                 # Executed success: the canonical calls run on the stubs with the gold.
                 calls = parse_answer(answer_text(outputs)).calls
                 try:

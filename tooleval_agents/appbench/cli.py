@@ -120,6 +120,9 @@ def appbench(
     drop_errors: Annotated[bool, typer.Option(
         "--drop-errors", help="paper only: leave out samples whose output is null, as the "
         "official run did (default: they score as empty answers).")] = False,
+    graph: Annotated[bool | None, typer.Option(
+        "--graph/--no-graph", help="the graph metrics and robust parse counts (default: with "
+        "strict only).")] = None,
     data_dir: DataDirOption = None,
     progress: ProgressOption = None,
     json_out: JsonOption = False,
@@ -136,7 +139,7 @@ def appbench(
             samples.extend(load_category(resolve_data_dir(data_dir), category))
         outputs, missing = read_predictions(path, len(samples))
         report = score_appbench(samples, outputs, scoring=scoring, drop_errors=drop_errors,
-                                category=category)
+                                category=category, graph=graph)
         counts = {**report.counts, "missing_answers": missing}
         return report, counts, {"benchmark": "appbench", "category": category,
                                 "scoring": scoring, "metrics": report.metrics,

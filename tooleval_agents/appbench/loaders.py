@@ -8,7 +8,7 @@ from tooleval_agents.appbench.names import Category
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.contracts import RecordMeta, Source
 from tooleval_agents.errors import DatasetMissingError
-from tooleval_agents.jsonio import load_json, validate_items
+from tooleval_agents.jsonio import LazySequence, load_json, read_items
 
 
 def test_path(data_dir: Path, category: Category) -> Path:
@@ -16,13 +16,20 @@ def test_path(data_dir: Path, category: Category) -> Path:
     return Path(data_dir) / "appbench" / "data" / "test" / f"test_{category}.json"
 
 
+def read_file(path: Path, category: Category, source: Source = "official",
+              ) -> LazySequence[AppBenchSample]:
+    """Any file in the ``test_<category>.json`` format, each sample validated when first read
+    (what a run uses: ``--limit 1`` validates one sample)."""
+    def finish(sample: AppBenchSample, index: int) -> None:
+        sample.meta = RecordMeta(benchmark="appbench", task=category, index=index,
+                                 source=source, path=str(path))
+
+    return read_items(Path(path), load_json(Path(path)), AppBenchSample, finish=finish)
+
+
 def load_file(path: Path, category: Category, source: Source = "official") -> list[AppBenchSample]:
-    """Load any file in the ``test_<category>.json`` format."""
-    samples = validate_items(Path(path), load_json(Path(path)), AppBenchSample)
-    for i, s in enumerate(samples):
-        s.meta = RecordMeta(benchmark="appbench", task=category, index=i, source=source,
-                            path=str(path))
-    return samples
+    """Load any file in the ``test_<category>.json`` format (every sample validated)."""
+    return list(read_file(path, category, source))
 
 
 def load_category(data_dir: Path, category: Category, source: Source = "official",

@@ -142,7 +142,9 @@ def score(
     def run(path: Path, split: tuple[UltraToolTask, Lang]) -> TaskReport:
         the_task, the_lang = split
         if split not in records:
-            records[split] = load_task(root, the_task, the_lang)
+            # Each record's official dict, made once: the alignment check and the scorer
+            # read it.
+            records[split] = [r.official() for r in load_task(root, the_task, the_lang)]
         outputs = load_predictions(path, records[split])
         return score_task(the_task, records[split], outputs, lang=the_lang, parser=parser,
                           judgments=judgments)

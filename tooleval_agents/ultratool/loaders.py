@@ -1,5 +1,9 @@
 """Load UltraTool files (JSON Lines named ``.json``) into validated records.
 
+The ``load_*`` functions validate the whole file (a bad line fails the load); the ``read_*``
+ones give a :class:`~tooleval_agents.jsonio.LazySequence`, each record validated when first
+read (what a run uses: ``--limit 1`` validates one record).
+
 Every function takes the *data directory* (see :mod:`tooleval_agents.datadir`) and a language.
 Files that upstream never published (``tool_selection``, ``tool_creation_awareness``) are rebuilt
 from ``test.json`` by :mod:`tooleval_agents.ultratool.rebuild` unless the user supplies them.
@@ -15,7 +19,7 @@ from pydantic import ValidationError
 from tooleval_agents.contracts import RecordMeta, Source
 from tooleval_agents.datadir import source_of
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import first_error, load_json, load_jsonl
+from tooleval_agents.jsonio import LazySequence, first_error, load_json, read_jsonl
 from tooleval_agents.ultratool.paths import (
     example_path,
     raw_path,
@@ -45,17 +49,21 @@ def _require(path: Path, data_dir: Path) -> Path:
     return path
 
 
-def _with_meta(records: list[Any], *, task: str, lang: Lang, source: Source, path: Path) -> None:
-    for i, r in enumerate(records):
-        r.meta = RecordMeta(benchmark="ultratool", task=task, index=i, lang=lang, source=source,
-                            path=str(path))
+def _meta(task: str, lang: Lang, source: Source, path: Path) -> Any:
+    def finish(record: Any, index: int) -> None:
+        record.meta = RecordMeta(benchmark="ultratool", task=task, index=index, lang=lang,
+                                 source=source, path=str(path))
+    return finish
+
+
+def read_raw_file(path: Path, lang: Lang, source: Source = "official") -> LazySequence[RawSample]:
+    """Any file with the ``test.json`` schema, each record validated when first read."""
+    return read_jsonl(Path(path), RawSample, finish=_meta("raw", lang, source, Path(path)))
 
 
 def load_raw_file(path: Path, lang: Lang, source: Source = "official") -> list[RawSample]:
     """Load any file with the ``test.json`` schema (the test or dev set, or a user's own)."""
-    records = load_jsonl(Path(path), RawSample)
-    _with_meta(records, task="raw", lang=lang, source=source, path=Path(path))
-    return records
+    return list(read_raw_file(path, lang, source))
 
 
 def load_raw(data_dir: Path, lang: Lang) -> list[RawSample]:
@@ -64,12 +72,16 @@ def load_raw(data_dir: Path, lang: Lang) -> list[RawSample]:
     return load_raw_file(path, lang, source_of(data_dir))
 
 
+def read_task_file(path: Path, task: UltraToolTask, lang: Lang,
+                   source: Source = "official") -> LazySequence[_Task]:
+    """A test-set file of ``task``, each record validated when first read."""
+    return read_jsonl(Path(path), RECORD_TYPES[task], finish=_meta(task, lang, source, Path(path)))
+
+
 def load_task_file(path: Path, task: UltraToolTask, lang: Lang,
                    source: Source = "official") -> list[_Task]:
     """Load a test-set file of ``task`` from an explicit path."""
-    records: list[_Task] = list(load_jsonl(Path(path), RECORD_TYPES[task]))
-    _with_meta(records, task=task, lang=lang, source=source, path=Path(path))
-    return records
+    return list(read_task_file(path, task, lang, source))
 
 
 @overload
