@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,9 +45,12 @@ class RunData:
     """Column name in the tables (the experiment name, made unique)."""
     config: RunConfig
     results: dict[str, ExampleResult]
-    """Latest result per example id, every status."""
+    """Latest result per example id, every status, without its bulky fields (outputs, inputs,
+    references, model calls and score dump are emptied: a comparison reads none of them, and
+    a large run would not fit twice)."""
     scores: dict[str, ExampleScore]
-    """Score per example id of every example that is not an infra error."""
+    """Score per example id of every example that is not an infra error (without comments
+    and evidence)."""
     scorer: Scorer
     """The benchmark's scorer (its ``aggregate`` pools the stored scores)."""
     path: Path | None = None
@@ -68,6 +71,11 @@ class RunData:
             self._metrics = (_floats(self.scorer.aggregate(list(self.scores.values())))
                              if self.scores else {})
         return self._metrics
+
+
+_BULKY: dict[str, Any] = {"outputs": {}, "inputs": {}, "reference_outputs": {},
+                          "model_calls": [], "score": None}
+"""What a loaded run drops of each result."""
 
 
 def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
@@ -94,17 +102,22 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
         return run
     rd = run if isinstance(run, RunDir) else RunDir(run)
     notes: list[str] = []
+    stream: Iterable[ExampleResult]
     if rescore:
-        config, results, scorer, notes = rescore_results(
+        config, rescored, scorer, notes = rescore_results(
             rd.path, judge=judge, scoring_options=scoring_options, data_dir=data_dir)
+        stream = rescored.values()
     else:
         config = rd.read_config()
-        results = rd.results()
+        stream = rd.iter_results()  # one at a time: only the light copies are kept
         scorer = scorer_for(config, judge=judge, scoring_options=scoring_options,
                             stored_judge=True)
+    results: dict[str, ExampleResult] = {}
     scores: dict[str, ExampleScore] = {}
     missing: list[str] = []
-    for example_id, result in results.items():
+    for result in stream:
+        example_id = result.example_id
+        results[example_id] = result.model_copy(update=_BULKY)
         if result.status == "infra_error":
             continue
         try:
@@ -115,7 +128,9 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
         if score is None:
             missing.append(example_id)
         else:
-            scores[example_id] = score
+            scores[example_id] = ExampleScore.model_construct(
+                scores=score.scores, parts=score.parts, labels=score.labels, error=score.error,
+                comments={}, evidence={})
     if missing:
         raise ValueError(f"{rd.path}: {len(missing)} example(s) without a stored score (e.g. "
                          f"{missing[0]}): compare with rescore=True (--rescore) to score "
