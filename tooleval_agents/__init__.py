@@ -24,6 +24,7 @@ from tooleval_agents.contracts import (
     StrategyContext,
     pooled,
 )
+from tooleval_agents.corpus import Corpus, as_corpus
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import (
     ChecksumError,
@@ -46,6 +47,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Benchmark",
     "ChecksumError",
+    "Corpus",
     "DataFormatError",
     "DatasetMissingError",
     "ExampleFields",
@@ -62,6 +64,7 @@ __all__ = [
     "StrategyContext",
     "ToolevalError",
     "__version__",
+    "as_corpus",
     "benchmarks",
     "get_benchmark",
     "get_strategy",
