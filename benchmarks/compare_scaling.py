@@ -18,11 +18,13 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
-TOOLEVAL = [sys.executable, "-m", "tooleval_agents.cli"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from startup import TOOLEVAL, best  # the same whole-process timing
+
 MODELS = ("reference", "noisy-reference:0.3")
 
 
@@ -55,15 +57,6 @@ def synthetic(run: Path, n: int, out: Path) -> Path:
         if (run / extra).is_file():
             (target / extra).write_bytes((run / extra).read_bytes())
     return target
-
-
-def best(args: list[str], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run([*TOOLEVAL, *args], check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return round(min(times), 2)
 
 
 def main() -> None:

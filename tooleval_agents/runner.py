@@ -559,6 +559,7 @@ class _Experiment:
                harness: dict[str, Any] | None) -> ExampleResult:
         """Score one example and append its result (thread-safe)."""
         result = self.score(example, outputs, harness)
+        self.fresh.pop(result.example_id, None)  # no feedback goes to LangSmith for it
         self.record(result)
         return result
 
