@@ -178,8 +178,11 @@ def test_ctrl_c_mid_run_is_one_line_and_resumes(tmp_path: Path) -> None:
             str(tmp_path / "runs"), "--data-dir", str(data), "--no-cache", "--no-progress",
             "--max-concurrency", "2", "-O", "delay=0.25", "--json"]
     env = {**os.environ, "TOY_RUN": "1"}
+    # A shell's background job starts with SIGINT ignored, and a child inherits that: give
+    # the run the default handling a terminal's Ctrl-C meets.
     proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         file = _run_dir(tmp_path / "runs") / EXAMPLES

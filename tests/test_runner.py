@@ -694,20 +694,26 @@ def test_an_interrupt_winds_down_every_task_of_the_run_loop() -> None:
     side: list[asyncio.Task[None]] = []
 
     async def forever() -> None:
-        await asyncio.sleep(3600)
+        await asyncio.sleep(60)
 
     async def run() -> None:
         side.append(asyncio.get_running_loop().create_task(forever()))
         started.set()
-        await asyncio.sleep(3600)
+        await asyncio.sleep(60)
 
     def interrupt() -> None:
         started.wait(10)
         os.kill(os.getpid(), signal.SIGINT)  # a real signal wakes the waiting main thread
 
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        run_sync(run())
+    # Started as a shell's background job, this process may ignore SIGINT: handle it as a
+    # terminal's Ctrl-C would be, for this test only.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            run_sync(run())
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert side and side[0].done() and side[0].cancelled()
 
 
