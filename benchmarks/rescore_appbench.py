@@ -32,9 +32,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from rescore_ultratool import _best  # the same best-of-N CPU timing
 
 from evaluators.appbench_paper import ALIASES
 from evaluators.appbench_parse import official_gold_answer
@@ -116,15 +117,6 @@ def official_scores(samples: list[dict[str, Any]], answers: list[str]) -> dict[s
 
 
 # --- timing -----------------------------------------------------------------------------------
-
-def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.process_time()
-        result = fn()
-        best = min(best, time.process_time() - start)
-    return best, result
-
 
 def _wrong(sample: AppBenchSample) -> str:
     lines = official_gold_answer(sample).split("\n")

@@ -87,16 +87,6 @@ class AppBenchReport(BaseModel):
     """Per-sample scores, in sample order (dropped samples left out)."""
 
 
-def _totals(scores: Sequence[ExampleScore], key: str) -> tuple[float, float]:
-    hits = total = 0.0
-    for s in scores:
-        part = s.parts.get(key)
-        if part is not None:
-            hits += part.hits
-            total += part.total
-    return hits, total
-
-
 def _f1(c: Corpus, name: str) -> Sum:
     """Pooled F1: the precision and recall parts share their hits (one count per example);
     n/a when nothing was expected or predicted."""
