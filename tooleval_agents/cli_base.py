@@ -39,11 +39,19 @@ data_app.add_typer(build_app, name="build")
 judge_app = typer.Typer(help="Check an LLM judge (commands the benchmarks declare).",
                         no_args_is_help=True, rich_markup_mode="markdown")
 app.add_typer(judge_app, name="judge")
+construct_app = typer.Typer(help="Build new benchmark data with a chat model (one subcommand per "
+                            "benchmark that has a construction pipeline).",
+                            no_args_is_help=True, rich_markup_mode="markdown")
+app.add_typer(construct_app, name="build")
+export_app = typer.Typer(help="Write benchmark data in other formats (e.g. fine-tuning data).",
+                         no_args_is_help=True, rich_markup_mode="markdown")
+app.add_typer(export_app, name="export")
 
-GROUPS: dict[str, typer.Typer] = {"root": app, "data": data_app, "build": build_app,
+GROUPS: dict[str, typer.Typer] = {"root": app, "data": data_app, "data build": build_app,
+                                  "build": construct_app, "export": export_app,
                                   "score": score_app, "judge": judge_app}
 """The command groups a benchmark may add its own commands to
-(:meth:`~tooleval_agents.registry.Benchmark.add_commands`)."""
+(:meth:`~tooleval_agents.registry.Benchmark.add_commands`), keyed by their command path."""
 
 console = Console()
 # soft_wrap: error messages carry paths and commands to copy; never hard-wrap them.

@@ -131,9 +131,10 @@ class Benchmark(ABC):
         return {}
 
     def add_commands(self, groups: Mapping[str, Any]) -> None:
-        """Add the benchmark's own CLI commands to the Typer apps in ``groups`` (``root``,
-        ``data``, ``build`` -- ``tooleval data build <benchmark>`` --, ``score`` --
-        ``tooleval score <benchmark>``, else a generic one is given). Called once when the CLI
+        """Add the benchmark's own CLI commands to the Typer apps in ``groups``, keyed by command
+        path: ``root``, ``data``, ``data build`` (rebuild test sets upstream never published),
+        ``build`` (construct new data with a model), ``export``, ``judge``, ``score``
+        (``tooleval score <benchmark>``, else a generic one is given). Called once when the CLI
         starts; keep heavy imports inside the commands."""
         return None  # most benchmarks need no command of their own
 

@@ -118,7 +118,7 @@ class UltraToolBenchmark(Benchmark):
     def add_commands(self, groups: Mapping[str, Any]) -> None:
         from tooleval_agents.ultratool import cli  # deferred: Typer, only for the CLI
 
-        groups["build"].command("ultratool")(cli.build)
+        groups["data build"].command("ultratool")(cli.build)
         groups["score"].command("ultratool")(cli.score)
         groups["judge"].command("agreement")(cli.agreement)
 
