@@ -100,6 +100,32 @@ def is_space_arg(key: str) -> bool:
     return bool(SPACE_WORDS & set(key.lower().lstrip("#").split("_")))
 
 
+_KEY_KINDS: dict[str, tuple[bool, bool]] = {}
+
+
+def key_kinds(key: str) -> tuple[bool, bool]:
+    """``(time-related by its words, space-related)`` of an argument key: the key half of
+    :func:`is_time_arg` and :func:`is_space_arg`, kept per key (the keys are the catalog's
+    few dozen slot names).
+
+    >>> key_kinds("#departure_date"), key_kinds("where_to")
+    ((True, False), (False, True))
+    """
+    kinds = _KEY_KINDS.get(key)
+    if kinds is None:
+        words = set(key.lower().lstrip("#").split("_"))
+        kinds = (bool(TIME_WORDS & words), bool(SPACE_WORDS & words))
+        if len(_KEY_KINDS) >= 4096:
+            _KEY_KINDS.clear()
+        _KEY_KINDS[key] = kinds
+    return kinds
+
+
+def is_time_value(gold_value: str) -> bool:
+    """The value half of :func:`is_time_arg`: a literal shaped like a date or clock time."""
+    return _TIME_VALUE.match(gold_value) is not None
+
+
 def error_part(outcomes: Sequence[ArgOutcome]) -> tuple[dict[str, float], dict[str, Part]]:
     """Per-sample flags (0/100) and pooled time/space parts of a sample's argument outcomes."""
     scores = {

@@ -39,16 +39,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evaluators.appbench_errors import aggregate_errors, error_counts
-from evaluators.appbench_paper import parse_paper_answer, score_paper
-from evaluators.appbench_strict import score_strict, strict_calls
+from evaluators.appbench_errors import DEPENDENT_ARGS, aggregate_errors, error_counts
+from evaluators.appbench_paper import (
+    PaperResult,
+    paper_example,
+    paper_gold,
+    paper_result,
+    parse_paper_answer,
+    score_paper,
+)
+from evaluators.appbench_strict import score_strict, score_strict_calls, strict_calls
 from evaluators.base import ExampleScore, Part, langsmith_evaluators, mean_score
 from evaluators.graph_metrics import GRAPH_METRICS, aggregate_graph, graph_scores
 from evaluators.metrics_common import corpus_f1
-from tooleval_agents.appbench.depgraph import scales
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.contracts import Metrics
-from tooleval_agents.corpus import Corpus, Scores, Sum, as_corpus
+from tooleval_agents.corpus import Columns, Corpus, Scores, Sum, as_corpus
 
 Scoring = Literal["paper", "strict"]
 MAIN_METRICS = ("app_f1", "api_f1", "success", "app_em", "api_em")
@@ -152,16 +158,21 @@ def score_example(sample: AppBenchSample, output: object, *,
         raise ValueError(f"scoring must be 'paper' or 'strict', not {scoring!r}")
     graphs = _with_graph(scoring, graph)
     try:
-        base = score_paper(sample, output) if scoring == "paper" else score_strict(sample, output)
+        if scoring == "paper" and not graphs:  # what the paper reports, nothing else
+            gold_read = paper_gold(sample)
+            return paper_example(gold_read, paper_result(gold_read, output))
         if graphs:
             pred, gold, unparsed = strict_calls(sample, output)
+            base = score_paper(sample, output) if scoring == "paper" else \
+                score_strict_calls(pred, gold, unparsed)
             extra = graph_scores(pred, gold)
             labels = {"pred_calls": str(len(pred) - unparsed), "unparsed": str(unparsed)}
-        else:
+        else:  # strict without graph metrics
+            base = score_strict(sample, output)
+            gold_read = paper_gold(sample)
             gold = sample.calls
-            parallel, sequential = scales(gold)
-            extra = ExampleScore(labels={"parallel_scale": str(parallel),
-                                         "sequential_scale": str(sequential)})
+            extra = ExampleScore(labels={"parallel_scale": str(gold_read.parallel),
+                                         "sequential_scale": str(gold_read.sequential)})
             labels = {"pred_calls": str(len(parse_paper_answer(output)))}
     except Exception as exc:  # a malformed sample: recorded with its denominators, never raised
         return failure_score(_gold_size(sample), f"could not score: {type(exc).__name__}: "
@@ -242,6 +253,10 @@ def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | No
     denominator. ``drop_errors=True`` (``paper`` only) leaves such samples out instead, as the
     official run did (SS N=196); ``counts["dropped"]`` says how many.
 
+    ``paper`` without graph metrics is scored in one pass over plain numbers (each sample's gold
+    read once and kept: :func:`~evaluators.appbench_paper.paper_gold`); the report is the one
+    the general path gives, field for field.
+
     Raises:
         ValueError: lengths differ, an unknown profile, or ``drop_errors`` with ``strict``.
     """
@@ -253,6 +268,17 @@ def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | No
     if drop_errors and scoring != "paper":
         raise ValueError("drop_errors is the official scorer's behaviour: use it with "
                          "scoring='paper'; strict keeps every sample")
+    if category is None and samples and samples[0].meta is not None:
+        category = samples[0].meta.task
+    if scoring == "paper" and not _with_graph(scoring, graph):
+        fast = _score_paper_corpus(samples, outputs, drop_errors)
+        if fast is not None:
+            examples, dropped, empty, metrics, cells, tallies = fast
+            return AppBenchReport.model_construct(
+                category=category, scoring=scoring, metrics=metrics,
+                counts={"samples": len(samples), "scored": len(examples), "dropped": dropped,
+                        "empty_answers": empty, **tallies},
+                by_scale=cells, examples=examples)
     examples, dropped, empty = [], 0, 0
     for sample, output in zip(samples, outputs, strict=True):
         if output is None and drop_errors:
@@ -261,8 +287,6 @@ def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | No
         if not isinstance(output, str) or not output.strip():
             empty += 1
         examples.append(score_example(sample, output or "", scoring=scoring, graph=graph))
-    if category is None and samples and samples[0].meta is not None:
-        category = samples[0].meta.task
     counts = {
         "samples": len(samples),
         "scored": len(examples),
@@ -275,6 +299,116 @@ def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | No
     }
     return AppBenchReport(category=category, scoring=scoring, metrics=aggregate(examples),
                           counts=counts, by_scale=by_scale(examples), examples=examples)
+
+
+_PAPER_SCORES = ("success", "app_f1", "api_f1", "app_em", "api_em", "key_error_independent",
+                 "key_error_dependent", "value_error_independent", "value_error_dependent")
+_PAPER_PARTS = ("app_precision", "app_recall", "api_precision", "api_recall",
+                "value_error_time_share", "value_error_space_share", DEPENDENT_ARGS)
+_PAPER_COLUMNS = frozenset({("errors", ""),
+                            *((side, k) for k in _PAPER_PARTS for side in ("hits", "total")),
+                            *((kind, k) for k in _PAPER_SCORES for kind in ("score", "score_ok"))})
+"""The corpus columns of paper-only scores (:func:`evaluators.appbench_paper.paper_example`)."""
+
+
+class _PaperSums(Columns):
+    """The corpus sums of paper-only scores, added up from the plain results in the scoring
+    pass: the numbers :class:`~tooleval_agents.corpus.Columns` would give (every summed value
+    is a whole number, so the sums are exact in any order). A column these scores do not have
+    sums to 0, as there; anything else (a column not summed here, a column's values, resamples)
+    is read from the records."""
+
+    def __init__(self, examples: Sequence[ExampleScore], sums: dict[tuple[str, str], float]):
+        super().__init__()
+        self._examples, self._sums = examples, sums
+        self._len = len(examples)
+        self._from_records: Columns | None = None
+
+    def _records(self) -> Columns:
+        if self._from_records is None:
+            self._from_records = Columns(self._examples)
+        return self._from_records
+
+    def add(self, score: ExampleScore) -> None:
+        raise TypeError("the sums of a scored corpus take no more scores")
+
+    def total(self, column: tuple[str, str]) -> float:
+        value = self._sums.get(column)
+        if value is not None:
+            return value
+        if column == ("n", ""):
+            return float(self._len)
+        return self._records().total(column) if column in _PAPER_COLUMNS else 0.0
+
+    def values(self, column: tuple[str, str]) -> Sequence[float]:
+        return self._records().values(column)
+
+    def resampled(self, counts: Any) -> Any:
+        return self._records().resampled(counts)
+
+
+def _score_paper_corpus(
+    samples: Sequence[AppBenchSample], outputs: Sequence[str | None], drop_errors: bool,
+) -> tuple[list[ExampleScore], int, int, Metrics, list[ScaleCell], dict[str, int]] | None:
+    """``paper`` without graph metrics over a corpus in one pass: each example's score, and
+    the corpus sums, success by scale and counts from the same plain numbers (the records are
+    not read back). ``None`` when an example could not be scored (the general path then
+    aggregates its failure score)."""
+    examples: list[ExampleScore] = []
+    dropped = empty = 0
+    results: list[PaperResult] = []
+    cells: dict[tuple[int, float], list[int]] = {}
+    apps = lines = 0
+    for sample, output in zip(samples, outputs, strict=True):
+        if output is None and drop_errors:
+            dropped += 1
+            continue
+        if not isinstance(output, str) or not output.strip():
+            empty += 1
+        try:
+            gold = paper_gold(sample)
+            r = paper_result(gold, output or "")
+        except Exception:
+            return None
+        examples.append(paper_example(gold, r))
+        results.append(r)
+        apps += len(gold.apps)
+        lines += gold.lines
+        cell = cells.get((gold.parallel, gold.sequential))
+        if cell is None:
+            cell = cells[gold.parallel, gold.sequential] = [0, 0]
+        cell[0] += 1
+        cell[1] += r.success
+
+    (pred, app_hits, api_hits, success, _, api_em, _, app_em, key_ind, key_dep, val_ind, val_dep,
+     wrong, wrong_time, wrong_space, judged, dependent) = (
+        [sum(column) for column in zip(*results, strict=True)] if results
+        else [0] * len(PaperResult._fields))
+    sums: dict[tuple[str, str], float] = {
+        ("errors", ""): 0.0,
+        ("hits", "app_precision"): float(app_hits), ("total", "app_precision"): float(pred),
+        ("hits", "app_recall"): float(app_hits), ("total", "app_recall"): float(apps),
+        ("hits", "api_precision"): float(api_hits), ("total", "api_precision"): float(pred),
+        ("hits", "api_recall"): float(api_hits), ("total", "api_recall"): float(lines),
+        ("hits", "value_error_time_share"): float(wrong_time),
+        ("total", "value_error_time_share"): float(wrong),
+        ("hits", "value_error_space_share"): float(wrong_space),
+        ("total", "value_error_space_share"): float(wrong),
+        ("hits", DEPENDENT_ARGS): float(dependent), ("total", DEPENDENT_ARGS): float(judged),
+    }
+    for name, count in (("success", success), ("app_em", app_em), ("api_em", api_em),
+                        ("key_error_independent", key_ind), ("key_error_dependent", key_dep),
+                        ("value_error_independent", val_ind),
+                        ("value_error_dependent", val_dep)):
+        sums["score", name] = sums["score_ok", name] = 100.0 * count
+    metrics = aggregate(Corpus(_PaperSums(examples, sums)))
+    scale_cells = [ScaleCell.model_construct(parallel=p, sequential=q, samples=n,
+                                             success=100.0 * ok / n)
+                   for (p, q), (n, ok) in sorted(cells.items())]
+    tallies = {"unparsed_lines": 0, "pred_calls": pred, "gold_calls": lines,
+               "value_error_args": wrong, "value_error_time_args": wrong_time,
+               "value_error_space_args": wrong_space}
+    return examples, dropped, empty, metrics, scale_cells, tallies
 
 
 def answer_text(outputs: Any, *, scoring: Scoring = "strict") -> str:

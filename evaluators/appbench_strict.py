@@ -130,8 +130,28 @@ def strict_calls(sample: AppBenchSample, output: object) -> tuple[list[AppCall],
     """
     parsed = parse_answer(output)
     pred = [*parsed.calls, *(unparsed_call(piece) for piece in parsed.unparsed)]
-    return ([normalise_call(c) for c in pred], [normalise_call(c) for c in sample.calls],
-            len(parsed.unparsed))
+    return [normalise_call(c) for c in pred], normalised_gold(sample), len(parsed.unparsed)
+
+
+_GOLD_CALLS: dict[tuple[tuple[str, ...], tuple[str, ...]], list[AppCall]] = {}
+
+
+def normalised_gold(sample: AppBenchSample) -> list[AppCall]:
+    """:func:`~evaluators.appbench_parse.normalise_call` of every gold call, kept per gold
+    content (``used_app``, ``api_results``: what :attr:`AppBenchSample.calls` reads); the calls
+    are frozen, each caller gets its own list.
+
+    Raises:
+        ValueError: a gold line that does not parse (a malformed sample).
+    """
+    key = (tuple(sample.output.used_app), tuple(sample.output.api_results))
+    calls = _GOLD_CALLS.get(key)
+    if calls is None:
+        calls = [normalise_call(c) for c in sample.calls]
+        if len(_GOLD_CALLS) >= 8192:
+            _GOLD_CALLS.clear()
+        _GOLD_CALLS[key] = calls
+    return list(calls)
 
 
 def score_strict(sample: AppBenchSample, output: object) -> ExampleScore:
@@ -146,7 +166,13 @@ def score_strict(sample: AppBenchSample, output: object) -> ExampleScore:
     >>> r.scores["success"], r.scores["api_f1"], r.comments["success"]
     (0.0, 100.0, '1 extra argument key(s)')
     """
-    pred, gold, unparsed = strict_calls(sample, output)
+    return score_strict_calls(*strict_calls(sample, output))
+
+
+def score_strict_calls(pred: Sequence[AppCall], gold: Sequence[AppCall],
+                       unparsed: int) -> ExampleScore:
+    """:func:`score_strict` of calls already read by :func:`strict_calls` (the graph metrics
+    read the same calls: they are read once)."""
     parsed = pred[:len(pred) - unparsed]
     pairs = align(pred, gold)  # an unparsed stand-in never aligns: its API matches nothing
     outcomes, extra_keys = judge_arguments(pred, gold, pairs)

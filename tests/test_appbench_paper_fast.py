@@ -1,0 +1,318 @@
+"""The fast ``paper`` path gives exactly the numbers of a straightforward computation.
+
+The reference below is the ``paper`` profile written the plain way (the official regular
+expressions, ``Counter`` multisets, one validated :class:`ArgOutcome` per judged argument, the
+Table-4 parts from :func:`error_part`, the gold's scales from the networkx DAG, the corpus from
+the score records). Every report field of :func:`score_appbench` must equal it, bit for bit, on
+the real test sets of all four categories under several kinds of answers.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evaluators.appbench_errors import ArgOutcome, ArgStatus, error_counts, error_part
+from evaluators.appbench_paper import (
+    _API,
+    _LINE,
+    ALIASES,
+    _read_answer,
+    _read_body,
+    clear_gold_cache,
+    paper_gold,
+    plan_scales,
+)
+from evaluators.appbench_parse import gold_answer, official_gold_answer
+from evaluators.appbench_scoring import (
+    _PAPER_COLUMNS,
+    AppBenchReport,
+    _PaperSums,
+    aggregate,
+    by_scale,
+    score_appbench,
+    score_example,
+)
+from evaluators.metrics_common import f1
+from tooleval_agents.appbench.depgraph import scales
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.names import CATEGORIES
+from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+from tooleval_agents.contracts import ExampleScore, Part
+from tooleval_agents.corpus import Columns
+
+# --- the reference: the official scorer, the plain way ---------------------------------------
+
+
+def _ref_body(body: str) -> tuple[str, dict[str, str]]:
+    m = _API.match(body)
+    api = m.group("api").strip().lower() if m else ""
+    api = api.split("_", 1)[1] if "_" in api else api
+    start, end = body.find("("), body.rfind(")")
+    args: dict[str, str] = {}
+    if start >= 0:
+        for piece in (body[start + 1:end] if end > start else body[start + 1:]).split(", "):
+            parts = piece.split("=")
+            if len(parts) >= 2:
+                args[parts[0].strip().lower()] = parts[1].strip()
+    return api, args
+
+
+def _ref_answer(text: object) -> list[tuple[str, str, dict[str, str]]]:
+    if not isinstance(text, str):
+        return []
+    out = []
+    for line in text.split("\n"):
+        m = _LINE.match(line)
+        if m:
+            out.append((m.group("app").strip(), *_ref_body(m.group("body"))))
+    return out
+
+
+def _norm(value: str) -> str:
+    value = value.lower().strip().strip("'\"").strip()
+    return ALIASES.get(value, value)
+
+
+def _ref_example(sample: AppBenchSample, output: object) -> ExampleScore:
+    pred = _ref_answer(output)
+    gold = [_ref_body(line) for line in sample.output.api_results]
+    used_app = list(sample.output.used_app)
+    pred_apps, pred_apis = [p[0] for p in pred], [p[1] for p in pred]
+    gold_apis = [g[0] for g in gold]
+    app_hit = 1.0 if any(a in used_app for a in pred_apps) else 0.0
+    api_hit = 1.0 if any(a in gold_apis for a in pred_apis) else 0.0
+    pred_by_api = {p[1]: p[2] for p in pred}
+    gold_by_api = {g[0]: (i, g[1]) for i, g in enumerate(gold)}
+    aware = {k.lower(): v for k, v in sample.output.user_aware_arguments.items()}
+    outcomes = []
+    for api, (index, gold_args) in gold_by_api.items():
+        if api not in pred_by_api:
+            continue
+        for key, gold_value in gold_args.items():
+            predicted = pred_by_api[api].get(key)
+            status: ArgStatus
+            if predicted is None:
+                status = "key_error"
+            else:
+                p, g, ua = _norm(predicted), _norm(gold_value), aware.get(key.lstrip("#"))
+                ok = p == g or p in g or g in p or (ua is not None and p == _norm(ua))
+                status = "ok" if ok else "value_error"
+            outcomes.append(ArgOutcome(
+                call=index, api=api, key=key.lstrip("#"), status=status,
+                kind="independent" if gold_value.strip().startswith(("'", '"')) else "dependent",
+                gold=gold_value.strip("'\""), predicted=predicted))
+    apps_ok = Counter(pred_apps) == Counter(used_app)
+    apis_ok = Counter(pred_apis) == Counter(gold_apis)
+    args_ok = set(pred_by_api) >= set(gold_by_api) and all(o.status == "ok" for o in outcomes)
+    why = [msg for ok, msg in ((apps_ok, "apps differ from used_app"),
+                               (apis_ok, "API names differ"),
+                               (args_ok, "an argument is missing or wrong")) if not ok]
+    flags, error_parts = error_part(outcomes)
+    parallel, sequential = scales(sample.calls)
+    return ExampleScore(
+        scores={"success": 100.0 * (apps_ok and apis_ok and args_ok),
+                "app_f1": f1(app_hit, len(pred), len(used_app)),
+                "api_f1": f1(api_hit, len(pred), len(gold)),
+                "app_em": 100.0 * (sorted(a.lower() for a in pred_apps)
+                                   == sorted(a.lower() for a in used_app)),
+                "api_em": 100.0 * (sorted(pred_apis) == sorted(gold_apis)), **flags},
+        parts={"app_precision": Part(hits=app_hit, total=len(pred)),
+               "app_recall": Part(hits=app_hit, total=len(used_app)),
+               "api_precision": Part(hits=api_hit, total=len(pred)),
+               "api_recall": Part(hits=api_hit, total=len(gold)), **error_parts},
+        comments={"success": "; ".join(why) or "all apps, APIs and arguments match"},
+        labels={"parallel_scale": str(parallel), "sequential_scale": str(sequential),
+                "scoring": "paper", "pred_calls": str(len(pred)),
+                "gold_calls": str(len(sample.calls))},
+        error=None, evidence={})
+
+
+def _ref_report(samples: list[AppBenchSample], outputs: list[str | None], *,
+                drop_errors: bool = False) -> AppBenchReport:
+    kept = [(s, o) for s, o in zip(samples, outputs, strict=True)
+            if not (o is None and drop_errors)]
+    examples = [_ref_example(s, o or "") for s, o in kept]
+    counts = {"samples": len(samples), "scored": len(examples),
+              "dropped": len(samples) - len(kept),
+              "empty_answers": sum(not isinstance(o, str) or not o.strip() for _, o in kept),
+              "unparsed_lines": 0,
+              "pred_calls": sum(int(e.labels["pred_calls"]) for e in examples),
+              "gold_calls": sum(int(e.labels["gold_calls"]) for e in examples),
+              **error_counts(examples)}
+    return AppBenchReport(category=samples[0].meta.task if samples[0].meta else None,
+                          scoring="paper", metrics=aggregate(examples), counts=counts,
+                          by_scale=by_scale(examples), examples=examples)
+
+
+# --- answers ------------------------------------------------------------------------------------
+
+def _wrong(sample: AppBenchSample) -> str:
+    lines = official_gold_answer(sample).split("\n")
+    return re.sub(r"'([^']*)'", lambda m: f"'{m.group(1).upper()}X'", "\n".join(lines[:-1]))
+
+
+def _perturbed(rng: random.Random, sample: AppBenchSample, pool: list[str]) -> str:
+    """The official gold with lines dropped, repeated, shuffled, swapped for another sample's,
+    bulleted, upper-cased, with keys renamed, quotes lost, aliases, prose..."""
+    out = []
+    for line in official_gold_answer(sample).split("\n"):
+        r = rng.random()
+        if r < 0.1:
+            continue
+        edits = [lambda x: x.replace("'", "", 2), lambda x: x.upper(),
+                 lambda x: re.sub(r"#(\w+)=", lambda m: f"#{m.group(1)[::-1]}=", x, count=1),
+                 lambda x: "- **" + x.replace(":", "**:", 1), lambda x: x.replace(" = ", " ", 1),
+                 lambda x: rng.choice(pool), lambda x: x.replace("'", "'nyc", 1),
+                 lambda x: re.sub(r"=(\w+)\)", "='x')", x), lambda x: x.replace(", #", ",#")]
+        if r < 0.8:
+            line = edits[int(r * 10) - 1](line)
+        out.append(line)
+        if rng.random() < 0.1:
+            out.append(line)
+        if rng.random() < 0.05:
+            out.append("Note: [1]\nsome prose: here")
+    if rng.random() < 0.2:
+        rng.shuffle(out)
+    return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def data(shared_data: Path) -> dict[str, list[AppBenchSample]]:
+    return {c: load_category(shared_data, c) for c in CATEGORIES}
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_paper_scoring_equals_the_straightforward_computation(
+        data: dict[str, list[AppBenchSample]], category: str) -> None:
+    samples = data[category]
+    rng = random.Random(category)
+    pool = [line for s in samples for line in official_gold_answer(s).split("\n")]
+    with_gaps: list[str | None] = [_perturbed(rng, s, pool) for s in samples]
+    for i in range(0, len(samples), 7):
+        with_gaps[i] = None
+    for i in range(3, len(samples), 11):
+        with_gaps[i] = ""
+    perturbed: list[list[str | None]] = [[_perturbed(rng, s, pool) for s in samples]
+                                         for _ in range(2)]
+    answer_sets: list[list[str | None]] = [
+        [official_gold_answer(s) for s in samples], [gold_answer(s) for s in samples],
+        [_wrong(s) for s in samples], *perturbed, with_gaps]
+    for answers in answer_sets:
+        for drop_errors in (False, True):
+            clear_gold_cache()  # the first scoring reads the gold, the second reuses it
+            for _ in range(2):
+                got = score_appbench(samples, answers, scoring="paper", drop_errors=drop_errors)
+                want = _ref_report(samples, answers, drop_errors=drop_errors)
+                # model_dump (values, types, key order) and the records' states
+                assert got.model_dump() == want.model_dump()
+                assert list(got.metrics) == list(want.metrics)
+                assert [list(e.scores) for e in got.examples] == \
+                    [list(e.scores) for e in want.examples]
+                assert [e.__getstate__() for e in got.examples] == \
+                    [e.__getstate__() for e in want.examples]
+                assert [p.__getstate__() for e in got.examples for p in e.parts.values()] == \
+                    [p.__getstate__() for e in want.examples for p in e.parts.values()]
+                # one example at a time (the runner's path) gives the same records
+                assert [score_example(s, a or "", scoring="paper") for s, a in
+                        zip(samples, answers, strict=True) if a is not None or not drop_errors
+                        ] == got.examples
+
+
+def test_corpus_sums_equal_the_records_sums(data: dict[str, list[AppBenchSample]]) -> None:
+    """The sums added up in the scoring pass are the ones the score records give, for every
+    column paper scores have; any other column is 0, as in the records."""
+    samples = data["mm"]
+    rng = random.Random(3)
+    pool = [line for s in samples for line in official_gold_answer(s).split("\n")]
+    examples = score_appbench(samples, [_perturbed(rng, s, pool) for s in samples],
+                              scoring="paper").examples
+    columns = Columns(examples)
+    fast = _PaperSums(examples, {})
+    assert {k for e in examples for k in (*(("hits", p) for p in e.parts),
+                                          *(("score", s) for s in e.scores))} <= _PAPER_COLUMNS
+    for column in (*_PAPER_COLUMNS, ("hits", "node_precision"), ("score", "graph_em"),
+                   ("n", "")):
+        assert fast.total(column) == columns.total(column), column
+
+
+def test_the_answer_reader_agrees_with_the_official_patterns() -> None:
+    """``str`` searches in place of ``_LINE`` / ``_API`` (no backtracking): same calls."""
+    rng = random.Random(14)
+    pieces = ["Hotels", ": [", ":", "[", "]", "(", ")", "#k=", "'", '"', ", ", " = ", "=",
+              "searchhouse", "x", "\n", " ", "\t", "\r", "\u00a0", "\u2028", "\x1c", "Book_X",
+              "_", "#", ",", "==", "(("]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+        assert _read_answer(text) == _ref_answer(text), text
+        assert _read_body(text) == _ref_body(text), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_the_answer_reader_agrees_on_arbitrary_text(text: str) -> None:
+    assert _read_answer(text) == _ref_answer(text)
+    assert _read_body(text) == _ref_body(text)
+
+
+def test_gold_scales_equal_the_dependency_dag(data: dict[str, list[AppBenchSample]]) -> None:
+    for samples in data.values():
+        for sample in samples:
+            gold = paper_gold(sample)
+            assert (gold.parallel, gold.sequential) == scales(sample.calls)
+    assert plan_scales([]) == (0, 0.0)
+
+
+_NAMES = st.sampled_from(["a", "b", "name", "city", "True", "none", "x_1"])
+_VALUES = st.one_of(_NAMES, st.sampled_from(["'Paris'", "'a, b'", "'x=y'", "'it''s'", "''",
+                                             "'a, #b=c'", "\"q\"", "'(1)'", "2", "'NYC'"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(_NAMES, max_size=3), st.lists(
+    st.tuples(_NAMES, _VALUES), max_size=4)), min_size=1, max_size=5))
+def test_gold_scales_equal_the_dependency_dag_on_odd_lines(
+        plan: list[tuple[list[str], list[tuple[str, str]]]]) -> None:
+    """Lines outside the canonical shape (a quoted ``,`` or ``=``, repeated keys, unquoted
+    booleans) are read by the official-line parser: the scales still equal the DAG's."""
+    lines = [(f"{', '.join(returns)} = " if returns else "")
+             + f"f{i}(" + ", ".join(f"#{k}={v}" for k, v in args) + ")"
+             for i, (returns, args) in enumerate(plan)]
+    sample = AppBenchSample(input="q", output=AppBenchOutput(
+        used_app=["Weather"] * len(lines), used_api=[{}] * len(lines),
+        result_arguments=[[]] * len(lines), api_results=lines, middle_arguments=[],
+        user_aware_arguments={}))
+    gold = paper_gold(sample)
+    assert (gold.parallel, gold.sequential) == scales(sample.calls)
+
+
+def test_a_changed_gold_is_read_again_and_a_broken_one_fails(
+        data: dict[str, list[AppBenchSample]]) -> None:
+    sample = data["sm"][9].model_copy(deep=True)
+    answer = official_gold_answer(sample)
+    assert score_example(sample, answer, scoring="paper").scores["success"] == 100.0
+    sample.output.user_aware_arguments.clear()  # the gold is kept per content, not per object
+    sample.output.api_results[0] = re.sub(r"='[^']*'", "='zzz'", sample.output.api_results[0],
+                                          count=1)
+    assert score_example(sample, answer, scoring="paper") == _ref_example(sample, answer)
+    assert score_example(sample, answer, scoring="paper").scores["success"] == 0.0
+
+    broken = AppBenchSample.model_construct(input="q", output=AppBenchOutput.model_construct(
+        **{**sample.output.model_dump(), "api_results": ["not a call"]}))
+    r = score_example(broken, answer, scoring="paper")
+    assert r.error is not None and "could not score: ValueError" in r.error
+    assert "node_recall" not in r.parts and r.parts["api_recall"].total == 1
+    # in a corpus: the failure keeps its denominators, the others are scored as usual
+    good = data["sm"][:3]
+    report = score_appbench([*good, broken], [*(official_gold_answer(s) for s in good), answer],
+                            scoring="paper")
+    assert report.examples[3].error == r.error
+    want = [_ref_example(s, official_gold_answer(s)) for s in good] + [r]
+    assert report.metrics == aggregate(want) and report.examples == want
+    assert report.by_scale == by_scale(want)
