@@ -21,11 +21,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from tooleval_agents.contracts import ExampleScore, Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.errors import DataFormatError, ToolevalError
 
@@ -142,8 +142,9 @@ class ModelCall(BaseModel):
     """Why the call failed (the last try's error)."""
 
 
-class ExampleResult(BaseModel):
-    """One line of ``examples.jsonl``."""
+class ResultBase(BaseModel):
+    """The small fields of an ``examples.jsonl`` line (its bulky ones are
+    :class:`ExampleResult`'s)."""
 
     example_id: str
     index: int
@@ -151,11 +152,6 @@ class ExampleResult(BaseModel):
     epoch: int = 0
     """Which attempt (``--epochs``); every attempt has its own ``example_id``."""
     status: Status
-    outputs: dict[str, Any] = Field(default_factory=dict)
-    """The workflow's outputs: raw_outputs, prediction, parse_error, trace, usage."""
-    score: dict[str, Any] | None = None
-    """The :class:`~tooleval_agents.contracts.ExampleScore` dump (scores, parts, comments,
-    labels, error)."""
     error: str | None = None
     """Error message (secrets redacted) for ``model_error`` / ``infra_error``."""
     error_kind: str | None = None
@@ -168,6 +164,20 @@ class ExampleResult(BaseModel):
     """Provider retries spent on this example."""
     attempt: int = 1
     """1 for the first run, +1 per resume that retried it."""
+    data_digest: str | None = None
+    """:func:`example_digest` of the example's inputs and reference outputs when it ran: a
+    resume over changed data is refused, whichever selection ran the example."""
+    finished_at: str = Field(default_factory=now)
+
+
+class ExampleResult(ResultBase):
+    """One line of ``examples.jsonl``."""
+
+    outputs: dict[str, Any] = Field(default_factory=dict)
+    """The workflow's outputs: raw_outputs, prediction, parse_error, trace, usage."""
+    score: dict[str, Any] | None = None
+    """The :class:`~tooleval_agents.contracts.ExampleScore` dump (scores, parts, comments,
+    labels, error)."""
     inputs: dict[str, Any] | None = None
     """The example's inputs (what the strategy was given)."""
     reference_outputs: dict[str, Any] | None = None
@@ -175,11 +185,33 @@ class ExampleResult(BaseModel):
     model_calls: list[ModelCall] = Field(default_factory=list)
     """Every chat model call of the example: messages sent (ids in the run's
     ``prompts.jsonl``), tools bound, the answer."""
-    data_digest: str | None = None
-    """:func:`example_digest` of the example's inputs and reference outputs when it ran: a
-    resume over changed data is refused, whichever selection ran the example."""
-    finished_at: str = Field(default_factory=now)
 
+
+class ScoreHead(BaseModel):
+    """What pooling reads of a score dump: an :class:`ExampleScore` without comments and
+    evidence."""
+
+    scores: dict[str, float] = Field(default_factory=dict)
+    parts: dict[str, Part] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)
+    error: str | None = None
+
+    def example_score(self) -> ExampleScore:
+        """As an :class:`ExampleScore` (no comments, no evidence)."""
+        return ExampleScore.model_construct(scores=self.scores, parts=self.parts,
+                                            labels=self.labels, error=self.error, comments={},
+                                            evidence={})
+
+
+class ResultHead(ResultBase):
+    """A result line read without its bulky fields (outputs, inputs, references, model
+    calls), the score as a :class:`ScoreHead`: what tables and comparisons read, validated
+    at a fraction of the cost of a whole :class:`ExampleResult`."""
+
+    score: ScoreHead | None = None
+
+
+_Line = TypeVar("_Line", bound=ResultBase)
 
 class RunSummary(BaseModel):
     """``summary.json``."""
@@ -301,7 +333,7 @@ class RunDir:
         """
         out: dict[str, ExampleResult] = {}
         for number, _, raw in self._lines():
-            result = self._parse(number, raw)
+            result = self._parse(number, raw, ExampleResult)
             out[result.example_id] = result
         return out
 
@@ -314,7 +346,7 @@ class RunDir:
             if raw.startswith(_ID_PREFIX) and (end := raw.find(b'"', len(_ID_PREFIX))) > 0:
                 example_id = raw[len(_ID_PREFIX):end].decode("utf-8", "replace")
             else:
-                example_id = self._parse(number, raw).example_id
+                example_id = self._parse(number, raw, ResultHead).example_id
             out[example_id] = (number, offset)
         return out
 
@@ -326,6 +358,14 @@ class RunDir:
         Raises:
             DataFormatError: as :meth:`results`, for the lines read.
         """
+        return self._iter(ExampleResult, order)
+
+    def iter_heads(self, order: Iterable[str] | None = None) -> Iterator[ResultHead]:
+        """As :meth:`iter_results`, each line read as a :class:`ResultHead` (its bulky fields
+        skipped, not validated)."""
+        return self._iter(ResultHead, order)
+
+    def _iter(self, model: type[_Line], order: Iterable[str] | None) -> Iterator[_Line]:
         where = self.latest()
         if not where:
             return
@@ -333,7 +373,7 @@ class RunDir:
             for example_id in where if order is None else order:
                 if (at := where.get(example_id)) is not None:
                     fh.seek(at[1])
-                    yield self._parse(at[0], fh.readline())
+                    yield self._parse(at[0], fh.readline(), model)
 
     def _lines(self) -> Iterator[tuple[int, int, bytes]]:
         """(1-based number, byte offset, bytes) of every complete non-blank line, streamed; a
@@ -350,14 +390,14 @@ class RunDir:
                     yield number, offset, raw
                 offset += len(raw)
 
-    def _parse(self, number: int, raw: bytes) -> ExampleResult:
+    def _parse(self, number: int, raw: bytes, model: type[_Line]) -> _Line:
         file = self.path / EXAMPLES
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataFormatError(file, f"not UTF-8 text ({exc.reason})", line=number) from exc
         try:
-            return ExampleResult.model_validate_json(text)
+            return model.model_validate_json(text)
         except ValueError as exc:
             raise DataFormatError(file, str(exc).splitlines()[0], line=number) from exc
 
