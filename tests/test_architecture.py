@@ -33,6 +33,7 @@ DEFERRED = {
         "evaluators.judge", "evaluators.judge_official", "evaluators.planning_structure",
         "evaluators.plan_create_use",
         "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
+        "tooleval_agents.ultratool.build_cli",
     },
     "tooleval_agents.appbench.benchmark": {
         "graphs.appbench", "graphs.appbench_tools", "evaluators.appbench_parse",
@@ -44,6 +45,9 @@ DEFERRED = {
     "tooleval_agents.ultratool.cli": {"evaluators.ultratool_scoring",
                                       "evaluators.judge_agreement", "evaluators.judge_official",
                                       "tooleval_agents.models"},
+    "tooleval_agents.ultratool.build_cli": {"graphs.ultratool_build_run", "tooleval_agents.cache",
+                                            "tooleval_agents.models", "tooleval_agents.retry",
+                                            "tooleval_agents.runner"},
     "tooleval_agents.appbench.cli": {"evaluators.appbench_scoring"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).
