@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from math import comb
 from typing import Any
 
+from tooleval_agents.jsonio import LazySequence
+
 EPOCH_KEY = "__tooleval_epoch__"
 _NAMESPACE = uuid.UUID("5f0c7a52-3b9e-4a4b-9d0e-7f3a1c2b6e10")
 
@@ -32,18 +34,25 @@ def epoch_id(example_id: str, epoch: int) -> str:
     return example_id if epoch == 0 else str(uuid.uuid5(_NAMESPACE, f"{example_id}/{epoch}"))
 
 
-def with_epochs(examples: Sequence[Any], epochs: int) -> list[Any]:
-    """Every example once per epoch, epoch by epoch (LangSmith ``Example`` objects)."""
+def with_epochs(examples: Sequence[Any], epochs: int) -> Sequence[Any]:
+    """Every example once per epoch, epoch by epoch (LangSmith ``Example`` objects): a view,
+    each attempt made when read."""
     if epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {epochs}")
-    out = list(examples)
-    for epoch in range(1, epochs):
-        for example in examples:
-            out.append(example.model_copy(update={
-                "id": uuid.UUID(epoch_id(str(example.id), epoch)),
-                "inputs": {**(example.inputs or {}), EPOCH_KEY: epoch},
-                "metadata": {**(example.metadata or {}), "epoch": epoch}}))
-    return out
+    if epochs == 1:
+        return examples
+    n = len(examples)
+    return LazySequence(n * epochs, lambda p: attempt(examples[p % n], p // n), keep=False)
+
+
+def attempt(example: Any, epoch: int) -> Any:
+    """The ``epoch``-th attempt of ``example`` (epoch 0: the example itself)."""
+    if epoch == 0:
+        return example
+    return example.model_copy(update={
+        "id": uuid.UUID(epoch_id(str(example.id), epoch)),
+        "inputs": {**(example.inputs or {}), EPOCH_KEY: epoch},
+        "metadata": {**(example.metadata or {}), "epoch": epoch}})
 
 
 def split_epoch(inputs: Mapping[str, Any] | None) -> tuple[dict[str, Any], int]:

@@ -567,12 +567,16 @@ class _ExampleLike(Protocol):
     def outputs(self) -> Any: ...
 
 
-def dataset_hash(examples: Sequence[_ExampleLike]) -> str:
+def dataset_hash(examples: Iterable[_ExampleLike],
+                 visit: Callable[[Any], None] | None = None) -> str:
     """sha256 over the examples' ids, inputs and reference outputs, in order
     (:attr:`DatasetRef.hash`): the same ids over other data, or the same data in another
-    order, hash differently."""
+    order, hash differently. ``visit`` sees each example as it is hashed (what else a caller
+    reads of a lazy split rides on the same pass)."""
     digest = hashlib.sha256()
     for ex in examples:
+        if visit is not None:
+            visit(ex)
         digest.update(dumps([str(ex.id), ex.inputs, ex.outputs]).encode("utf-8"))
         digest.update(b"\n")
     return digest.hexdigest()
