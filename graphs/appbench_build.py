@@ -114,20 +114,21 @@ class Journal:
         self._lock = threading.Lock()
 
     def load(self) -> dict[str, JournalEntry]:
-        """The finished paths; a last line cut by a crash is ignored."""
+        """The finished paths. A line that is not JSON was cut by a crash (the next append
+        starts on a new line) and is ignored; its path is done again."""
         if not self.path.is_file():
             return {}
         out: dict[str, JournalEntry] = {}
         lines = self.path.read_text(encoding="utf-8").splitlines()
         for number, line in enumerate(lines, start=1):
-            if not line.strip():
+            try:
+                data = json.loads(line)
+            except ValueError:
                 continue
             try:
-                entry = JournalEntry.model_validate_json(line)
+                entry = JournalEntry.model_validate(data)
             except ValueError as exc:
-                if number == len(lines):
-                    break  # written half when the process died
-                raise DataFormatError(self.path, f"bad journal entry: {exc}",
+                raise DataFormatError(self.path, f"not a journal entry: {exc}",
                                       line=number) from exc
             out[entry.key] = entry
         return out
@@ -405,7 +406,7 @@ def run_build(settings: BuildSettings, writer: BaseChatModel | None = None,
     paths: list[SgdPath] = final["paths"]
     keys = {p.key for p in paths}
     entries = {} if settings.paths_only else journal.load()
-    statuses = Counter(e.status for k, e in entries.items() if k in keys)
+    statuses: Counter[str] = Counter(e.status for k, e in entries.items() if k in keys)
     if final.get("errors"):
         statuses["errors"] = len(final["errors"])
     files = output_files(settings)

@@ -76,11 +76,8 @@ Answer with one JSON object and nothing else:
 
 
 def conversation_text(path: SgdPath) -> str:
-    """The dialogue(s) as ``SPEAKER: text`` lines (joined dialogues separated by a rule)."""
-    lines: list[str] = []
-    for turn in path.turns:
-        lines.append(f"{turn.speaker}: {turn.text}")
-    return "\n".join(lines)
+    """The dialogue(s) as ``SPEAKER: text`` lines, joined dialogues one after the other."""
+    return "\n".join(f"{turn.speaker}: {turn.text}" for turn in path.turns)
 
 
 def calls_text(sample: AppBenchSample) -> str:
@@ -137,8 +134,9 @@ def read_scores(text: str) -> tuple[dict[str, float], str] | None:
             continue
         if not isinstance(data, dict):
             continue
-        scores = {k: data.get(k) for k in SCORE_KEYS}
-        if all(isinstance(v, int | float) and not isinstance(v, bool) and 1 <= v <= 10
-               for v in scores.values()):
-            return {k: float(v) for k, v in scores.items()}, str(data.get("reason", ""))[:300]
+        scores = {k: float(v) for k in SCORE_KEYS
+                  if isinstance(v := data.get(k), int | float) and not isinstance(v, bool)
+                  and 1 <= v <= 10}
+        if len(scores) == len(SCORE_KEYS):
+            return scores, str(data.get("reason", ""))[:300]
     return None

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from tooleval_agents.appbench.build_models import SCRIPTED, ScriptedBuildModel
-from tooleval_agents.appbench.names import CATEGORIES, Category
+from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.cli.run import parse_pairs
-from tooleval_agents.cli_base import JsonOption, console, handle_errors, print_json
+from tooleval_agents.cli_base import JsonOption, console, fail, handle_errors, print_json
 from tooleval_agents.errors import ToolevalError
 
 if TYPE_CHECKING:  # annotations only: LangChain loads when the command runs
@@ -81,8 +81,11 @@ def build_appbench(
 ) -> None:
     """Build AppBench samples from SGD dialogues: extract each dialogue's planning path,
     have --model write one instruction per path, keep those the judge scores at least
-    --threshold. The output scores like the official test files (`--data-dir` layout:
-    DIR/appbench/data/test/test_<category>.json)."""
+    --threshold. An --out name with {category} writes one file per category: with
+    DIR/appbench/data/test/test_{category}.json, `tooleval run appbench --data-dir DIR` and
+    `tooleval score appbench --data-dir DIR` read the built sets. Exit 1 when paths failed
+    with a provider error (run again to retry them), 130 when interrupted (run again to
+    resume)."""
     from graphs.appbench_build import BuildSettings, run_build
 
     try:
@@ -93,8 +96,7 @@ def build_appbench(
         wrong = sorted(set(category or ()) - set(CATEGORIES))
         if wrong:
             raise ToolevalError(f"--category {wrong[0]}: use one of {', '.join(CATEGORIES)}")
-        chosen: tuple[Category, ...] = tuple(  # type: ignore[assignment]
-            dict.fromkeys(category)) if category else CATEGORIES
+        chosen = tuple(c for c in CATEGORIES if c in category) if category else CATEGORIES
         kwargs = parse_pairs(model_arg, "--model-arg")
         writer = judge_model = None
         if not paths_only and model is not None:
@@ -120,8 +122,8 @@ def build_appbench(
                       "run)", markup=False)
     console.print(f"wrote {summary.written} samples to {summary.out}", markup=False)
     if summary.statuses.get("errors"):
-        console.print(f"{summary.statuses['errors']} paths failed with a provider error: run "
-                      "the same command again to retry them.", markup=False)
+        raise fail(f"{summary.statuses['errors']} paths failed with a provider error: run the "
+                   "same command again to retry them")
 
 
 def _counts(counts: dict[str, int]) -> str:
