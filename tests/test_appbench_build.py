@@ -7,15 +7,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fake_openai import FakeOpenAI
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from typer.testing import CliRunner
 
+from graphs.appbench import choose_demos, load_pool
 from graphs.appbench_build import BuildSettings, Journal, journal_path, run_build
 from graphs.appbench_build_prompts import read_scores
 from tooleval_agents.appbench.build_models import ScriptedBuildModel
 from tooleval_agents.appbench.loaders import load_category, load_file
+from tooleval_agents.appbench.names import CATEGORIES
+from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.cli import app
+from tooleval_agents.contracts import StrategyContext
+from tooleval_agents.errors import ToolevalError
+from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.runner import run_experiment
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sgd"
@@ -141,3 +149,60 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
                                      "dev", "--paths-only", "--out", str(tmp_path / "x.json")])
     assert empty.exit_code == 1 and "tooleval data fetch sgd" in empty.output
     assert "Traceback" not in empty.output
+
+
+# ---------------------------------------------------------------------------- few-shot pool
+
+
+def _pool_setup(tmp_path: Path) -> tuple[Path, Path, list[AppBenchSample]]:
+    """A built test split (one sample per category) and a pool holding every test sample twice
+    (verbatim, and reworded with the same gold calls) beside nothing else."""
+    data = tmp_path / "data"
+    assert build("--model", "scripted", "--out",
+                 data / "appbench" / "data" / "test" / "test_{category}.json").exit_code == 0
+    tests = [s for c in CATEGORIES for s in load_category(data, c)]
+    pool_items = []
+    for sample in tests:
+        item = {**sample.official(), "build": {"dialogues": ["x"], "split": "train",
+                                                "category": "ss"}}
+        pool_items += [item, {**item, "input": "Reworded: " + sample.input[::-1]}]
+    pool = tmp_path / "pool.json"
+    pool.write_text(json.dumps(pool_items), encoding="utf-8")
+    return data, pool, tests
+
+
+def test_few_shot_pool_never_shows_the_sample_itself(tmp_path: Path) -> None:
+    data, pool_file, tests = _pool_setup(tmp_path)
+    pool = load_pool(pool_file)
+    bench = get_benchmark("appbench")
+    for category in CATEGORIES:
+        split = bench.split("plan", category)
+        [sample] = load_category(data, category)
+        prompts: list[str] = []
+
+        def remember(prompt: str, prompts: list[str] = prompts) -> str:
+            prompts.append(prompt)
+            return "nothing"
+
+        model = ScriptedChatModel(rules=[(".", remember)])
+        graph = get_strategy("appbench", "few_shot").build(StrategyContext(
+            model=model, split=split, data_dir=data, options={"k": 3, "pool": str(pool_file)}))
+        state = graph.invoke({"inputs": {"input": sample.input}})
+        chosen = state["scratch"]["demos"]
+        assert len(chosen) == 3 and state["scratch"]["demo_source"].startswith("pool_")
+        for i in chosen:  # other samples' calls only: never this one, in any wording
+            assert pool[i].output.api_results != sample.output.api_results
+            assert pool[i].input.strip() != sample.input.strip()
+        [prompt] = prompts
+        assert prompt.count(sample.input.strip()) == 1  # only as the question itself
+    # Without a pool the split itself is the pool (today's behaviour), still never the sample.
+    assert choose_demos(tests, tests[0].input, 3)[0] == [1, 2, 3]
+
+
+def test_few_shot_pool_built_from_test_dialogues_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "from_test.json"
+    assert build("--paths-only", "--out", out).exit_code == 0
+    with pytest.raises(ToolevalError, match="SGD test split"):
+        load_pool(out)
+    with pytest.raises(ToolevalError, match="no such file"):
+        load_pool(tmp_path / "missing.json")
