@@ -307,8 +307,8 @@ def build_workflow(settings: BuildSettings, writer: BaseChatModel | None,
         paths, skipped = extract(settings)
         if not paths and not skipped:
             raise ToolevalError(f"no SGD dialogues in {settings.sgd_dir / settings.split} "
-                                "(dialogues_*.json); `tooleval data fetch sgd --split "
-                                f"{settings.split}` gets them")
+                                "(dialogues_*.json); `tooleval data fetch sgd --include "
+                                f"'{settings.split}/dialogues_*'` gets them")
         finished = {} if settings.paths_only else journal.load()
         pending = [p for p in paths if p.key not in finished]
         tracker.start(0 if settings.paths_only else len(pending))

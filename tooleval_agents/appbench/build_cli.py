@@ -37,7 +37,8 @@ def chat_model(spec: str, kwargs: dict[str, object], cache: Path | None, *,
 def build_appbench(
     sgd: Annotated[Path, typer.Option(
         "--sgd", help="SGD directory holding <split>/dialogues_*.json (`tooleval data fetch "
-        "sgd --split test` puts them in the data directory's sgd/).", show_default=False)],
+        "sgd --include 'train/dialogues_*'` puts them in the data directory's sgd/).",
+        show_default=False)],
     out: Annotated[Path, typer.Option(
         "--out", help="Output file: a JSON array in the official test-file format (each "
         "sample also has 'build': provenance and judge scores). Progress is kept beside it "
