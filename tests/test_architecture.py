@@ -40,8 +40,14 @@ DEFERRED = {
         "evaluators.appbench_scoring", "evaluators.execution", "evaluators.trajectory",
         "tooleval_agents.appbench.catalog", "tooleval_agents.appbench.stubs",
         "tooleval_agents.appbench.cli", "tooleval_agents.appbench.report",
-        "tooleval_agents.appbench.depgraph",
+        "tooleval_agents.appbench.depgraph", "tooleval_agents.appbench.build_cli",
+        "tooleval_agents.appbench.export_cli",
     },
+    # The construction commands load the workflow (LangGraph) and the provider models
+    # (LangChain) only when they run.
+    "tooleval_agents.appbench.build_cli": {"graphs.appbench_build", "tooleval_agents.cache",
+                                           "tooleval_agents.models", "tooleval_agents.retry"},
+    "tooleval_agents.appbench.export_cli": {"graphs.appbench_export"},
     "tooleval_agents.ultratool.cli": {"evaluators.ultratool_scoring",
                                       "evaluators.judge_agreement", "evaluators.judge_official",
                                       "tooleval_agents.models"},

@@ -84,9 +84,12 @@ class AppBenchBenchmark(Benchmark):
         return AppBenchLayout().figures(runs, out_dir)
 
     def add_commands(self, groups: Mapping[str, Any]) -> None:
-        from tooleval_agents.appbench import cli  # deferred: Typer, only for the CLI
+        # deferred: Typer, only for the CLI
+        from tooleval_agents.appbench import build_cli, cli, export_cli
 
         groups["score"].command("appbench")(cli.appbench)
+        groups["build"].command("appbench")(build_cli.build_appbench)
+        groups["export"].command("appbench")(export_cli.export_appbench)
 
     def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
         return dict(FORMATS)  # app_list, call_lines
