@@ -45,15 +45,13 @@ DEFERRED = {
     },
     # The construction commands load the workflow (LangGraph) and the provider models
     # (LangChain) only when they run.
-    "tooleval_agents.appbench.build_cli": {"graphs.appbench_build", "tooleval_agents.cache",
-                                           "tooleval_agents.models", "tooleval_agents.retry"},
+    "tooleval_agents.appbench.build_cli": {"graphs.appbench_build", "tooleval_agents.models"},
     "tooleval_agents.appbench.export_cli": {"graphs.appbench_export"},
     "tooleval_agents.ultratool.cli": {"evaluators.ultratool_scoring",
                                       "evaluators.judge_agreement", "evaluators.judge_official",
                                       "tooleval_agents.models"},
-    "tooleval_agents.ultratool.build_cli": {"graphs.ultratool_build_run", "tooleval_agents.cache",
-                                            "tooleval_agents.models", "tooleval_agents.retry",
-                                            "tooleval_agents.runner"},
+    "tooleval_agents.ultratool.build_cli": {"graphs.ultratool_build_run", "tooleval_agents.models",
+                                            "tooleval_agents.retry"},
     "tooleval_agents.appbench.cli": {"evaluators.appbench_scoring"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).

@@ -96,6 +96,7 @@ from tooleval_agents.langsmith_datasets import (
 from tooleval_agents.models import (
     ENDPOINT_ARGS,
     JUDGE_MAX_TOKENS,
+    cache_applies,
     is_offline,
     provider_model,
     resolve_model,
@@ -298,17 +299,6 @@ def judge_arguments(model: str | BaseChatModel, model_kwargs: dict[str, Any] | N
                 out[key] = (model_kwargs or {})[key]
                 inherited.append(key)
     return out, inherited
-
-
-def _temperature(model: BaseChatModel) -> float | None:
-    value = getattr(model, "temperature", None)
-    return float(value) if isinstance(value, int | float) else None
-
-
-def cache_applies(model: BaseChatModel) -> bool:
-    """Whether answers of ``model`` are cached by default (see the module docstring)."""
-    temperature = _temperature(model)
-    return temperature is None or temperature == 0
 
 
 def _open_cache(cache: bool | str | Path | BaseCache) -> BaseCache | None:

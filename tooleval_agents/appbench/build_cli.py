@@ -21,17 +21,15 @@ if TYPE_CHECKING:  # annotations only: LangChain loads when the command runs
 
 def chat_model(spec: str, kwargs: dict[str, object], cache: Path | None, *,
                use_cache: bool) -> BaseChatModel:
-    """``scripted`` (offline) or a provider model behind the run's retry policy and response
-    cache (the same SQLite cache as ``tooleval run``; ``cache=None``: the default file)."""
+    """``scripted`` (offline) or a provider model at temperature 0 unless told otherwise,
+    wrapped as a run wraps it (:func:`~tooleval_agents.models.pipeline_model`; ``cache=None``:
+    the default cache file)."""
     if spec == SCRIPTED:
         return ScriptedBuildModel()
-    from tooleval_agents.cache import SQLiteCache
-    from tooleval_agents.models import provider_model
-    from tooleval_agents.retry import RetryingChatModel, RetryPolicy
+    from tooleval_agents.models import pipeline_model  # deferred: LangChain
 
-    inner = provider_model(spec, {"temperature": 0, **kwargs})
-    return RetryingChatModel(inner=inner, policy=RetryPolicy(),
-                             cache=SQLiteCache(cache) if use_cache else False)
+    return pipeline_model(spec, {"temperature": 0, **kwargs},
+                          cache=(cache or True) if use_cache else False)
 
 
 def build_appbench(

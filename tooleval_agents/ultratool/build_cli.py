@@ -33,21 +33,13 @@ MAX_TOKENS = 4096
 
 def _model(spec: str, kwargs: dict[str, Any], cache: bool, max_attempts: int,
            timeout: float) -> Any:
-    """The chat model the pipeline asks: provider model, the run's retries, the response cache
-    (temperature 0 or unset, as ``tooleval run``)."""
-    from tooleval_agents.cache import SQLiteCache
-    from tooleval_agents.models import is_offline, provider_model
-    from tooleval_agents.retry import RetryingChatModel, RetryPolicy
-    from tooleval_agents.runner import cache_applies
+    """The chat model the pipeline asks, wrapped as a run wraps it
+    (:func:`~tooleval_agents.models.pipeline_model`)."""
+    from tooleval_agents.models import pipeline_model  # deferred: LangChain
+    from tooleval_agents.retry import RetryPolicy
 
-    if is_offline(spec):
-        raise ValueError(f"--model {spec!r} answers from a dataset's gold answers and cannot "
-                         "build new data: use a provider model (provider:model)")
-    inner = provider_model(spec, kwargs, max_tokens=MAX_TOKENS)
-    use_cache = cache and cache_applies(inner)
-    return RetryingChatModel(inner=inner, policy=RetryPolicy(max_attempts=max_attempts,
-                                                             timeout=timeout),
-                             cache=SQLiteCache() if use_cache else False)
+    return pipeline_model(spec, kwargs, cache=cache, max_tokens=MAX_TOKENS,
+                          policy=RetryPolicy(max_attempts=max_attempts, timeout=timeout))
 
 
 def build(
