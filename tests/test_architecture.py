@@ -45,7 +45,8 @@ DEFERRED = {
     },
     # The construction commands load the workflow (LangGraph) and the provider models
     # (LangChain) only when they run.
-    "tooleval_agents.appbench.build_cli": {"graphs.appbench_build", "tooleval_agents.models"},
+    "tooleval_agents.appbench.build_cli": {"graphs.appbench_build", "tooleval_agents.models",
+                                           "tooleval_agents.appbench.build_models"},
     "tooleval_agents.appbench.export_cli": {"graphs.appbench_export"},
     "tooleval_agents.ultratool.cli": {"evaluators.ultratool_scoring",
                                       "evaluators.judge_agreement", "evaluators.judge_official",
@@ -57,6 +58,7 @@ DEFERRED = {
     # rejected argument stay fast).
     "tooleval_agents.cli.run": {"tooleval_agents.runner", "tooleval_agents.retry"},
     "tooleval_agents.cli.compare": {"tooleval_agents.compare"},
+    "tooleval_agents.cli.data_fetch": {"tooleval_agents.download"},  # the HTTP client
     "tooleval_agents.cli.report": {"tooleval_agents.reports"},
     "tooleval_agents.cli.view": {"tooleval_agents.viewer"},
     "tooleval_agents.rescore": {"tooleval_agents.models"},  # LangChain, only to re-judge

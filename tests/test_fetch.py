@@ -22,12 +22,12 @@ from typer.testing import CliRunner
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
 from tooleval_agents.datadir import SOURCES
+from tooleval_agents.download import fetch
 from tooleval_agents.errors import ChecksumError, ToolevalError
 from tooleval_agents.fetch import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     FetchError,
-    fetch,
     load_manifest,
     select_files,
     url_template,

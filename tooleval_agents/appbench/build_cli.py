@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from tooleval_agents.appbench.build_models import SCRIPTED, ScriptedBuildModel
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.cli.run import parse_pairs
 from tooleval_agents.cli_base import JsonOption, console, fail, handle_errors, print_json
@@ -24,9 +23,11 @@ def chat_model(spec: str, kwargs: dict[str, object], cache: Path | None, *,
     """``scripted`` (offline) or a provider model at temperature 0 unless told otherwise,
     wrapped as a run wraps it (:func:`~tooleval_agents.models.pipeline_model`; ``cache=None``:
     the default cache file)."""
+    from tooleval_agents.appbench.build_models import SCRIPTED, ScriptedBuildModel
+    from tooleval_agents.models import pipeline_model  # deferred: LangChain
+
     if spec == SCRIPTED:
         return ScriptedBuildModel()
-    from tooleval_agents.models import pipeline_model  # deferred: LangChain
 
     return pipeline_model(spec, {"temperature": 0, **kwargs},
                           cache=(cache or True) if use_cache else False)
