@@ -139,5 +139,31 @@ def successes(scores: Sequence[Mapping[str, Any]],
     return binary[0], sum(s.get(binary[0]) == 100.0 for s in scores)
 
 
-__all__ = ["EPOCH_KEY", "binary_metrics", "epoch_id", "epoch_summary", "pass_at_k",
+class BinaryTally:
+    """:func:`binary_metrics` and :func:`successes` counted as scores stream past (a few
+    numbers per metric, not the scores)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+        self._binary: dict[str, bool] = {}
+        self._hits: dict[str, int] = {}
+
+    def add(self, scores: Mapping[str, Any]) -> None:
+        for name, value in scores.items():
+            if isinstance(value, int | float):
+                self._seen[name] = self._seen.get(name, 0) + 1
+                self._binary[name] = self._binary.get(name, True) and value in (0.0, 100.0)
+                self._hits[name] = self._hits.get(name, 0) + (value == 100.0)
+
+    def binary(self, names: Sequence[str]) -> list[str]:
+        """As :func:`binary_metrics` of every score added."""
+        return [n for n in names if self._seen.get(n) and self._binary[n]]
+
+    def successes(self, headline: Sequence[str]) -> tuple[str | None, int | None]:
+        """As :func:`successes` of every score added."""
+        binary = self.binary(headline)
+        return (binary[0], self._hits[binary[0]]) if binary else (None, None)
+
+
+__all__ = ["EPOCH_KEY", "BinaryTally", "binary_metrics", "epoch_id", "epoch_summary", "pass_at_k",
            "pass_hat_k", "split_epoch", "successes", "with_epochs"]

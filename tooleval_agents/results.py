@@ -34,7 +34,7 @@ try:  # POSIX; elsewhere a run directory is not locked
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 from tooleval_agents.costs import run_cost
-from tooleval_agents.epochs import binary_metrics, epoch_summary, successes
+from tooleval_agents.epochs import BinaryTally, epoch_summary
 from tooleval_agents.intervals import bootstrap_intervals, vectorized_intervals
 from tooleval_agents.jsonio import atomic_write_text
 
@@ -453,6 +453,8 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     kept: list[ExampleScore] = []  # the scores themselves, for an aggregate of score lists
     # Per scored attempt: its example and the scores success counting and epochs read.
     per_attempt: list[tuple[int, dict[str, float]]] = []
+    tally = BinaryTally()
+    scored = 0
     groups: dict[int, list[int]] = {}
     recorded = 0
     for r in results:
@@ -475,15 +477,18 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
         if "judge" in score.labels:
             counts[f"verdict_{score.labels['judge']}"] += 1
         latencies.append(r.latency_s)
-        groups.setdefault(r.index, []).append(len(per_attempt))
-        per_attempt.append((r.index, {k: v for k, v in score.scores.items()
-                                      if not headline or k in headline}))
+        if not vectorized or epochs > 1:  # the intervals resample groups of attempts
+            groups.setdefault(r.index, []).append(scored)
+        shown = {k: v for k, v in score.scores.items() if not headline or k in headline}
+        tally.add(shown)
+        scored += 1
+        if epochs > 1:  # pass@k and the spread need each attempt's scores
+            per_attempt.append((r.index, shown))
         if vectorized:
             columns.add(score)
         else:
             kept.append(ExampleScore.model_construct(scores=score.scores, parts=score.parts,
                                                      labels=score.labels, error=score.error))
-    scored = len(per_attempt)
     summary_counts = {
         "examples": examples,
         "scored": scored,
@@ -513,7 +518,7 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     corpus: Any = columns.corpus() if vectorized else kept
     metrics = ({k: None if v is None else float(v) for k, v in aggregate(corpus).items()}
                if scored else {})
-    binary = binary_metrics([a for _, a in per_attempt], list(headline or metrics))
+    binary = tally.binary(list(headline or metrics))
     if not scored:
         ci: dict[str, list[float]] = {}
     elif vectorized and epochs == 1:  # one attempt per example: a group is a row
@@ -543,7 +548,7 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
         metrics.update(extra)
         spread = {"n": epochs, "sd": sd}
     # A success is a 100 on the first success-type headline metric (e.g. AppBench success).
-    success_metric, won = successes([a for _, a in per_attempt], list(headline or metrics))
+    success_metric, won = tally.successes(list(headline or metrics))
     cost = run_cost(model=model, judge=judge, usage=usage, examples=recorded, successes=won)
     if success_metric is not None:
         cost["success_metric"] = success_metric

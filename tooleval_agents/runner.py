@@ -463,9 +463,9 @@ class _Experiment:
     workflow: Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
     progress: _Progress
     index: dict[str, int] = field(default_factory=dict)
-    columns: Columns = field(default_factory=Columns)
-    """The numbers of every scored example (prior and new), for the progress headline of a
-    vectorized scorer: a few floats per example, not the scores."""
+    columns: Columns = field(default_factory=lambda: Columns(values=False))
+    """The running sums of every scored example (prior and new), for the progress headline of
+    a vectorized scorer: constant memory, not the scores."""
     kept: list[ExampleScore] = field(default_factory=list)
     """The scores themselves, for a scorer whose aggregate needs them."""
     fresh: dict[str, ExampleScore] = field(default_factory=dict)
@@ -1003,6 +1003,11 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             if do_upload:
                 await asyncio.to_thread(client.flush)
 
+        # The summary reads the results back from the file: the run's data (the split's text,
+        # the offline model's answers) and bookkeeping go first, so a large run's peak is
+        # one of the two, not both.
+        del every, examples, attempts, data_for_run, pending, exp, graph, wrapped, inner
+        answer_key = None
         summary = summarize(name, scorer, ids, run_dir,
                             wall_s=time.perf_counter() - started, epochs=spec.epochs,
                             model=label, judge=config.judge["spec"] if config.judge else None)
