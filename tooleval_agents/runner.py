@@ -890,18 +890,18 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     # example's id and split index, and the offline model's answers. After build: a strategy
     # may need its context (e.g. the data directory) to state the gold answers of its prompts.
     base: list[tuple[str, int]] = []
-    answers: list[tuple[str, list[Any]]] = []
+    gold = AnswerKey()
 
     def visit(e: Example) -> None:
         base.append((str(e.id), int((e.metadata or {}).get("index", len(base)))))
         if answer_key is not None:
             assert isinstance(strat, ReferenceAnswers)  # checked above
-            answers.append((strat.input_key(split, e.inputs or {}),
-                            strat.gold_answers(split, e.inputs or {}, e.outputs or {})))
+            gold.add(strat.input_key(split, e.inputs or {}),
+                     strat.gold_answers(split, e.inputs or {}, e.outputs or {}))
 
     ds_hash = dataset_hash(examples, visit)
     if answer_key is not None:
-        answer_key.update(AnswerKey.build(answers))
+        answer_key.update(gold)
     # Every attempt's id, epoch by epoch, as with_epochs makes them.
     ids = [epoch_id(eid, epoch) for epoch in range(spec.epochs) for eid, _ in base]
     index = {epoch_id(eid, epoch): at for epoch in range(spec.epochs) for eid, at in base}
