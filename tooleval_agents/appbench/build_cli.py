@@ -11,26 +11,31 @@ import typer
 
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.cli.run import parse_pairs
-from tooleval_agents.cli_base import JsonOption, console, fail, handle_errors, print_json
+from tooleval_agents.cli_base import (
+    CacheOption,
+    JsonOption,
+    ProgressOption,
+    console,
+    fail,
+    handle_errors,
+    print_json,
+)
 from tooleval_agents.errors import ToolevalError
 
 if TYPE_CHECKING:  # annotations only: LangChain loads when the command runs
     from langchain_core.language_models import BaseChatModel
 
 
-def chat_model(spec: str, kwargs: dict[str, object], cache: Path | None, *,
-               use_cache: bool) -> BaseChatModel:
+def chat_model(spec: str, kwargs: dict[str, object], *, cache: bool) -> BaseChatModel:
     """``scripted`` (offline) or a provider model at temperature 0 unless told otherwise,
-    wrapped as a run wraps it (:func:`~tooleval_agents.models.pipeline_model`; ``cache=None``:
-    the default cache file)."""
+    wrapped as a run wraps it (:func:`~tooleval_agents.models.pipeline_model`)."""
     from tooleval_agents.appbench.build_models import SCRIPTED, ScriptedBuildModel
     from tooleval_agents.models import pipeline_model  # deferred: LangChain
 
     if spec == SCRIPTED:
         return ScriptedBuildModel()
 
-    return pipeline_model(spec, {"temperature": 0, **kwargs},
-                          cache=(cache or True) if use_cache else False)
+    return pipeline_model(spec, {"temperature": 0, **kwargs}, cache=cache)
 
 
 def build_appbench(
@@ -70,13 +75,8 @@ def build_appbench(
         "--limit", min=1, help="At most N paths.", show_default=False)] = None,
     max_concurrency: Annotated[int, typer.Option(
         "--max-concurrency", min=1, help="Paths annotated at once.")] = 4,
-    cache: Annotated[Path | None, typer.Option(
-        "--cache", help="Response cache file (default: the per-user one `tooleval run` "
-        "uses).", show_default=False)] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not cache answers.")] = False,
-    progress: Annotated[bool | None, typer.Option(
-        "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal).",
-        show_default=False)] = None,
+    cache: CacheOption = True,
+    progress: ProgressOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Build AppBench samples from SGD dialogues: extract each dialogue's planning path,
@@ -100,9 +100,9 @@ def build_appbench(
         kwargs = parse_pairs(model_arg, "--model-arg")
         writer = judge_model = None
         if not paths_only and model is not None:
-            writer = chat_model(model, kwargs, cache, use_cache=not no_cache)
+            writer = chat_model(model, kwargs, cache=cache)
             judge_model = (writer if judge in (None, model)
-                           else chat_model(judge, kwargs, cache, use_cache=not no_cache))
+                           else chat_model(judge, kwargs, cache=cache))
         settings = BuildSettings(
             sgd_dir=sgd, split=split, out=out, threshold=threshold, paths_only=paths_only,
             categories=chosen,

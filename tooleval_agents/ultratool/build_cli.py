@@ -14,7 +14,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tooleval_agents.cli_base import (
+    CacheOption,
     JsonOption,
+    ProgressOption,
     console,
     err_console,
     fail,
@@ -74,12 +76,8 @@ def build(
         "--max-attempts", min=1, help="Tries per model call on 429/5xx/timeouts/resets.")] = 6,
     timeout: Annotated[float, typer.Option(
         "--timeout", min=0.001, help="Seconds a model call may take.")] = 300.0,
-    cache: Annotated[bool, typer.Option(
-        "--cache/--no-cache", help="Replay recorded model answers (temperature 0 or unset).")
-    ] = True,
-    progress: Annotated[bool | None, typer.Option(
-        "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal).",
-        show_default=False)] = None,
+    cache: CacheOption = True,
+    progress: ProgressOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Build a new UltraTool test.json from seed queries with a chat model: rewrite the queries

@@ -18,6 +18,7 @@ from rich.table import Table
 from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
+    ProgressOption,
     console,
     err_console,
     fail,
@@ -30,7 +31,6 @@ from tooleval_agents.errors import DatasetMissingError, ToolevalError
 from tooleval_agents.prediction_files import (
     PREDICTIONS_HELP,
     FilesArgument,
-    ProgressOption,
     ScoredFile,
     prediction_files,
     score_files,
