@@ -48,7 +48,7 @@ def synthetic(run: Path, n: int, out: Path) -> Path:
             row = json.loads(lines[i % len(lines)])
             row["example_id"] = str(uuid.UUID(int=i))
             row["index"] = i
-            fh.write(json.dumps(row) + "\n")
+            fh.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")  # as ours
     config = json.loads((run / "config.json").read_text())
     config["experiment"] = target.name
     config["dataset"].update(examples=n, total=n, hash=f"synthetic-{n}")

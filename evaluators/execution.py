@@ -30,10 +30,10 @@ from typing import Any
 from evaluators.base import ExampleScore, Part
 from evaluators.metrics_common import f1
 from tooleval_agents.appbench.catalog import load_catalog
+from tooleval_agents.appbench.names import tool_name
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
 from tooleval_agents.appbench.stubs import AppExecutor
 from tooleval_agents.appbench.stubs import ExecutionTrace as AppTrace
-from tooleval_agents.appbench.tools import tool_name
 from tooleval_agents.contracts import Metrics
 from tooleval_agents.corpus import Scores, as_corpus
 from tooleval_agents.ultratool.calls import parse_call

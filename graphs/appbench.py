@@ -36,7 +36,12 @@ and chat layout instead of ours (:mod:`graphs.appbench_official`).
   samples sharing the most apps (multiset overlap, then the fewest extra or missing apps, then
   file order). The sample itself is never a demonstration: neither its index nor any sample with
   the same instruction text. An instruction not in the split gets the first ``k`` samples
-  (``scratch["demo_source"] == "not_in_split"``).
+  (``scratch["demo_source"] == "not_in_split"``). Choosing from the split being evaluated is
+  an oracle choice (the paper drew demonstrations from a training split that was never
+  published); ``-O pool=FILE`` draws them from a file built by ``tooleval build appbench
+  --split train`` instead, by the same rule on the sample's gold apps, never a pool sample with
+  the sample's instruction or gold calls (``demo_source`` ``pool_same_apps``...), and refuses a
+  pool built from the SGD test split.
 * ``execute_repair`` (ours; options ``max_rounds``, default 3, and ``base``, ``hierarchical``
   (default) or ``flat``): round 1 is the base strategy's plan; the plan runs on the AppBench stubs
   (:mod:`tooleval_agents.appbench.stubs`) *without the gold*, which return synthetic values and
@@ -55,6 +60,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
@@ -86,11 +92,12 @@ from graphs.appbench_prompts import (
 from graphs.common import NodeUpdate, build_messages, example_block, input_block, model_call_node
 from graphs.state import Usage, WorkflowState
 from tooleval_agents.appbench.catalog import load_catalog
-from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.loaders import load_category, load_file
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
 from tooleval_agents.appbench.stubs import AppExecutor, ExecutionTrace
 from tooleval_agents.contracts import GoldAnswer, Options, Split, Strategy, StrategyContext
 from tooleval_agents.datadir import resolve_data_dir, source_of
+from tooleval_agents.errors import ToolevalError
 
 _NO_USAGE: Usage = {"input_tokens": 0, "output_tokens": 0, "model_calls": 0}
 _APP_TOKEN = re.compile(r"[A-Za-z]+")
@@ -261,6 +268,25 @@ def app_multiset(sample: AppBenchSample) -> tuple[str, ...]:
     return tuple(sorted(sample.output.used_app))
 
 
+def rank_demos(pool: Sequence[AppBenchSample], apps: Sequence[str], k: int,
+               skip: set[int]) -> tuple[list[int], str]:
+    """Indices of ``k`` pool samples for a sample using ``apps``, leaving out ``skip``: the same
+    app multiset first, in pool order, then the most shared apps (see the module docstring);
+    and ``same_apps`` or ``filled_by_overlap``."""
+    target = Counter(sorted(apps))
+    ranked: list[tuple[int, int, int]] = []
+    for i, s in enumerate(pool):
+        if i in skip:
+            continue
+        other = Counter(app_multiset(s))
+        overlap = sum((target & other).values())
+        extra = sum(((target - other) + (other - target)).values())
+        ranked.append((-overlap, extra, i))
+    chosen = [i for _, _, i in sorted(ranked)[:k]]
+    exact = sum(1 for i in chosen if Counter(app_multiset(pool[i])) == target)
+    return chosen, "same_apps" if exact == len(chosen) else "filled_by_overlap"
+
+
 def choose_demos(pool: Sequence[AppBenchSample], instruction: str, k: int,
                  ) -> tuple[list[int], str]:
     """Indices of ``k`` demonstrations for the sample with this instruction, and how they were
@@ -272,18 +298,42 @@ def choose_demos(pool: Sequence[AppBenchSample], instruction: str, k: int,
     own = {i for i, s in enumerate(pool) if s.input.strip() == text}
     if not own:
         return list(range(min(k, len(pool)))), "not_in_split"
-    target = Counter(app_multiset(pool[min(own)]))
-    ranked: list[tuple[int, int, int]] = []
-    for i, s in enumerate(pool):
-        if i in own or s.input.strip() == text:
-            continue
-        other = Counter(app_multiset(s))
-        overlap = sum((target & other).values())
-        extra = sum(((target - other) + (other - target)).values())
-        ranked.append((-overlap, extra, i))
-    chosen = [i for _, _, i in sorted(ranked)[:k]]
-    exact = sum(1 for i in chosen if Counter(app_multiset(pool[i])) == target)
-    return chosen, "same_apps" if exact == len(chosen) else "filled_by_overlap"
+    return rank_demos(pool, pool[min(own)].output.used_app, k, own)
+
+
+def choose_pool_demos(pool: Sequence[AppBenchSample], split: Sequence[AppBenchSample],
+                      instruction: str, k: int) -> tuple[list[int], str]:
+    """Indices of ``k`` demonstrations in a separate ``pool`` (a built train split) for the
+    sample of ``split`` with this instruction, by the same rule as :func:`choose_demos` on
+    the sample's gold apps; ``pool_`` + how they were found. A pool sample with the same
+    instruction text or the same gold calls as the sample is never chosen. An instruction not
+    in the split gets the first ``k`` such pool samples (``pool_not_in_split``)."""
+    text = instruction.strip()
+    sample = next((s for s in split if s.input.strip() == text), None)
+    gold = sample.output.api_results if sample is not None else None
+    skip = {i for i, s in enumerate(pool)
+            if s.input.strip() == text or s.output.api_results == gold}
+    if sample is None:
+        return [i for i in range(len(pool)) if i not in skip][:k], "pool_not_in_split"
+    chosen, source = rank_demos(pool, sample.output.used_app, k, skip)
+    return chosen, f"pool_{source}"
+
+
+def load_pool(path: Path) -> list[AppBenchSample]:
+    """A few-shot pool: a file built by ``tooleval build appbench`` (any categories).
+
+    Raises:
+        ToolevalError: the file is missing, or was built from the SGD test split (the test
+            samples come from those dialogues: demonstrations would leak them).
+    """
+    if not Path(path).is_file():
+        raise ToolevalError(f"few_shot pool {path}: no such file (build one with `tooleval "
+                            "build appbench --split train --out FILE`)")
+    pool = load_file(Path(path), "mm")
+    if any(s.build is not None and s.build.split == "test" for s in pool):
+        raise ToolevalError(f"few_shot pool {path} was built from the SGD test split, where "
+                            "the AppBench test samples come from: build it with --split train")
+    return pool
 
 
 # ---------------------------------------------------------------------------- shared nodes
@@ -313,6 +363,9 @@ class FewShotOptions(PromptOptions):
 
     k: int = PydanticField(default=3, ge=0, strict=True)
     """Demonstrations shown before the instruction."""
+    pool: str | None = None
+    """A file built by ``tooleval build appbench`` (a train split) to draw demonstrations from,
+    as the paper did; default: the split itself (an oracle choice, see the module docstring)."""
 
 
 class ExecuteRepairOptions(Options):
@@ -455,13 +508,17 @@ class FewShot(AppBenchStrategy):
 
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         text = self._check(ctx)
-        k = self.read_options(ctx).k
+        options = self.read_options(ctx)
+        k = options.k
         data_dir = resolve_data_dir(ctx.data_dir)
-        pool: list[AppBenchSample] = load_category(
+        split: list[AppBenchSample] = load_category(
             data_dir, ctx.split.subset, source_of(data_dir))  # type: ignore[arg-type]
+        pool = split if options.pool is None else load_pool(Path(options.pool))
 
         def demos(state: WorkflowState) -> NodeUpdate:
-            chosen, source = choose_demos(pool, instruction_of(state["inputs"]), k)
+            instruction = instruction_of(state["inputs"])
+            chosen, source = (choose_demos(split, instruction, k) if options.pool is None
+                              else choose_pool_demos(pool, split, instruction, k))
             return {"scratch": _scratch(state, demos=chosen, demo_source=source)}
 
         official = self._official_texts(ctx)

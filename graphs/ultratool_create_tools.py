@@ -41,7 +41,8 @@ from graphs.tool_agent import agent_node, react_agent
 from tooleval_agents.agents import ERROR_PREFIX, ToolCallRecord, final_answer, tool_error_text
 from tooleval_agents.reference_tools import PlannedCall, Ref, ToolPlan
 from tooleval_agents.ultratool.records import RawSample, ToolCall, ToolSkeleton, step_id
-from tooleval_agents.ultratool.stubs import CallTrace, execute_plan, plan_items, skeleton_tool
+from tooleval_agents.ultratool.stubs import CallTrace, execute_plan, plan_items
+from tooleval_agents.ultratool.tools import skeleton_tool
 
 CREATE_TOOL = "create_tool"
 USE_CREATED_TOOL = "use_created_tool"

@@ -39,7 +39,7 @@ from tooleval_agents.agents import ToolCallRecord
 from tooleval_agents.contracts import GoldAnswer, Split, Strategy, StrategyContext
 from tooleval_agents.reference_tools import TOOL_PLAN, PlannedCall, ToolPlan
 from tooleval_agents.ultratool.records import ToolSkeleton
-from tooleval_agents.ultratool.stubs import skeleton_tool
+from tooleval_agents.ultratool.tools import skeleton_tool
 
 TASKS = ("tool_usage", "tool_selection", "raw")
 GUIDANCE = {

@@ -20,7 +20,8 @@ def test_list_shows_benchmarks_tasks_strategies_and_metrics() -> None:
     rows = json.loads(invoke("list", "strategies", "--json").stdout)  # type: ignore[attr-defined]
     few_shot = next(r for r in rows if r["strategy"] == "few_shot")
     assert few_shot["options"] == ("prompts ('ours' | 'official', default 'ours'), "
-                                   "k (int, default 3)") and few_shot["offline_models"] is True
+                                   "k (int, default 3), pool (str | None, default None)"
+                                   ) and few_shot["offline_models"] is True
     tasks = json.loads(invoke("list", "tasks", "--json").stdout)  # type: ignore[attr-defined]
     plan = next(r for r in tasks if r["benchmark"] == "appbench")
     assert plan["scoring_options"] == ("scoring ('strict' | 'paper', default 'strict'), "

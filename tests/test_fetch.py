@@ -22,12 +22,12 @@ from typer.testing import CliRunner
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
 from tooleval_agents.datadir import SOURCES
+from tooleval_agents.download import fetch
 from tooleval_agents.errors import ChecksumError, ToolevalError
 from tooleval_agents.fetch import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     FetchError,
-    fetch,
     load_manifest,
     select_files,
     url_template,
@@ -59,9 +59,10 @@ def server(shared_data: Path) -> Iterator[StaticServer]:
         yield s
 
 
-NOT_SHARED = {"apps"}
+NOT_SHARED = {"apps", "train-dialogues", "dev-dialogues", "test-dialogues"}
 """Groups pinned from the upstream snapshot that the shared copy does not hold (AppBench's app
-classes; the shared copy has their dicts as derived/apps_apis.json instead)."""
+classes, whose dicts it has as derived/apps_apis.json instead; the SGD dialogue files beyond the
+three test files AppBench's gold calls come from)."""
 
 
 def _source_md_table(shared_data: Path, source: str) -> dict[str, dict[str, str]]:
@@ -219,6 +220,40 @@ def test_corrupted_download_raises_and_leaves_nothing(tmp_path: Path,
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
 
 
+def test_sgd_dialogues_of_every_split_on_request() -> None:
+    entry = load_manifest().sources["sgd"]
+    assert entry.default_groups == ["data"]  # a plain fetch still gets only the data group
+    assert {f.group for f in select_files("sgd")} == {"data"}
+    paths = [f.path for f in entry.files]
+    assert len(paths) == len(set(paths))
+    unpinned = entry.unpinned or ""
+    for split in ("train", "dev", "test"):
+        chosen = select_files("sgd", include=[f"{split}/dialogues_*"])
+        assert chosen == [f for f in entry.files if re.fullmatch(
+            rf"{split}/dialogues_\d{{3}}\.json", f.path)]
+        assert all(f.size > 0 and re.fullmatch("[0-9a-f]{64}", f.sha256) for f in chosen)
+        group = select_files("sgd", groups=[f"{split}-dialogues"])
+        # test: the three AppBench source files stay in the default group
+        assert {f.path for f in chosen} - {f.path for f in group} == (
+            {"test/dialogues_003.json", "test/dialogues_004.json", "test/dialogues_024.json"}
+            if split == "test" else set())
+        # every upstream file of the split is pinned or named as unpinned (SOURCE.md: 44)
+        numbers = {int(p[-8:-5]) for p in paths if p.startswith(f"{split}/dialogues_")}
+        numbers |= {int(n) for n in re.findall(rf"{split}/dialogues_(\d{{3}})", unpinned)}
+        assert numbers == set(range(1, {"train": 127, "dev": 20, "test": 34}[split] + 1))
+    assert len(re.findall(r"dialogues_\d{3}\.json", unpinned)) == 44
+
+
+def test_sgd_dialogue_download_is_checksum_checked(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    (mirror / "sgd" / "train").mkdir(parents=True)
+    (mirror / "sgd" / "train" / "dialogues_001.json").write_bytes(b"[]")
+    with serve_directory(mirror) as s, pytest.raises(ChecksumError, match="dialogues_001"):
+        quiet_fetch("sgd", tmp_path / "data", base_url=s.url,
+                    include=["train/dialogues_001.json"])
+    assert not (tmp_path / "data" / "sgd" / "train" / "dialogues_001.json").exists()
+
+
 def test_404_names_the_url(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -263,7 +298,8 @@ def test_cli_fetches_whole_sgd_and_verifies(tmp_path: Path, shared_data: Path,
     assert "7 files checked, 7 downloaded" in result.output
     assert "CC BY-SA 4.0" in result.output
     for f in load_manifest().sources["sgd"].files:
-        assert _sha(tmp_path / "sgd" / f.path) == _sha(shared_data / "sgd" / f.path)
+        if f.group not in NOT_SHARED:
+            assert _sha(tmp_path / "sgd" / f.path) == _sha(shared_data / "sgd" / f.path)
     schema = json.loads((tmp_path / "sgd" / "test" / "schema.json").read_text(encoding="utf-8"))
     assert len(schema) == 21  # SOURCE.md: 21 services in the test schema
 

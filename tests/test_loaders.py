@@ -185,7 +185,7 @@ def test_a_run_reads_records_lazily_and_a_bad_one_fails_when_read(tmp_path: Path
     bench = get_benchmark("ultratool")
     records = bench.load(bench.split("planning", "en"), tmp_path)
     assert len(records) == 2 and records[0].meta.index == 0  # type: ignore[attr-defined]
-    assert select(records, limit=1) == [records[0]]
+    assert list(select(records, limit=1)) == [records[0]]
     with pytest.raises(DataFormatError) as info:
         list(records)
     assert info.value.line == 2 and info.value.field == "reference"

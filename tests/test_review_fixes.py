@@ -28,8 +28,9 @@ from tooleval_agents.appbench.loaders import load_file
 from tooleval_agents.cli import app
 from tooleval_agents.corruptions import draw
 from tooleval_agents.datadir import samples_dir, source_of
+from tooleval_agents.download import fetch
 from tooleval_agents.errors import DataFormatError, ToolevalError
-from tooleval_agents.fetch import BASE_URL_ENV, FetchError, fetch, url_template
+from tooleval_agents.fetch import BASE_URL_ENV, FetchError, url_template
 from tooleval_agents.jsonio import atomic_write_text, sha256_file
 from tooleval_agents.models import resolve_model
 from tooleval_agents.redaction import redact_text

@@ -17,11 +17,11 @@ from tooleval_agents.ultratool.stubs import (
     execute_plan,
     plan_items,
     simulate_result,
-    skeleton_tool,
     step_annotations,
     validate_args,
     validate_skeleton,
 )
+from tooleval_agents.ultratool.tools import skeleton_tool
 
 RATE = ToolSkeleton.model_validate({
     "name": "exchange_rate_query",

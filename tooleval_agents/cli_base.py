@@ -66,6 +66,11 @@ DataDirOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ProgressOption = Annotated[bool | None, typer.Option(
+    "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal).",
+    show_default=False)]
+CacheOption = Annotated[bool, typer.Option(
+    "--cache/--no-cache", help="Replay recorded model answers (temperature 0 or unset).")]
 
 
 def print_json(obj: Any) -> None:

@@ -33,8 +33,15 @@ from tooleval_agents.contracts import ExampleScore, Metrics, Scorer
 from tooleval_agents.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.costs import run_cost
 from tooleval_agents.epochs import successes
-from tooleval_agents.rescore import rescore_results, scorer_for, stored_score
-from tooleval_agents.results import ExampleResult, RunConfig, RunDir
+from tooleval_agents.rescore import rescore_results, scorer_for
+from tooleval_agents.results import (
+    ExampleResult,
+    ResultBase,
+    ResultHead,
+    RunConfig,
+    RunDir,
+    ScoreHead,
+)
 
 
 @dataclass
@@ -58,6 +65,7 @@ class RunData:
     """Scores were recomputed from the stored outputs, not read from the dumps."""
     notes: list[str] = field(default_factory=list)
     _metrics: dict[str, float] | None = None
+    _columns: tuple[tuple[str, ...], Columns] | None = None
 
     @property
     def infra_errors(self) -> int:
@@ -72,10 +80,40 @@ class RunData:
                              if self.scores else {})
         return self._metrics
 
+    def columns(self, ids: Sequence[str]) -> Columns:
+        """The scores of ``ids`` as columns (the last ones built are kept: a pair's point
+        values and its resamples pool the same examples)."""
+        key = tuple(ids)
+        if self._columns is None or self._columns[0] != key:
+            self._columns = (key, Columns(self.scores[i] for i in key))
+        return self._columns[1]
+
+    def point(self, ids: Sequence[str]) -> dict[str, float]:
+        """Corpus metrics over ``ids``."""
+        scores: Any = (self.columns(ids).corpus() if self.scorer.vectorized
+                       else [self.scores[i] for i in ids])
+        return _floats(self.scorer.aggregate(scores))
+
 
 _BULKY: dict[str, Any] = {"outputs": {}, "inputs": {}, "reference_outputs": {},
                           "model_calls": [], "score": None}
 """What a loaded run drops of each result."""
+
+
+def _small_fields(result: ExampleResult | ResultHead) -> dict[str, Any]:
+    return {name: getattr(result, name) for name in ResultBase.model_fields}
+
+
+def _light_score(result: ExampleResult | ResultHead, path: Path) -> ExampleScore | None:
+    """The stored score without comments and evidence (None when absent)."""
+    if isinstance(result, ResultHead):
+        return None if result.score is None else result.score.example_score()
+    try:  # a re-scored result: its fresh dump
+        head = None if result.score is None else ScoreHead.model_validate(result.score)
+    except ValueError as exc:
+        raise ValueError(f"{path}: example {result.example_id}: malformed score dump: "
+                         f"{str(exc).splitlines()[0]}") from exc
+    return None if head is None else head.example_score()
 
 
 def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
@@ -102,14 +140,14 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
         return run
     rd = run if isinstance(run, RunDir) else RunDir(run)
     notes: list[str] = []
-    stream: Iterable[ExampleResult]
+    stream: Iterable[ExampleResult | ResultHead]
     if rescore:
         config, rescored, scorer, notes = rescore_results(
             rd.path, judge=judge, scoring_options=scoring_options, data_dir=data_dir)
         stream = rescored.values()
     else:
         config = rd.read_config()
-        stream = rd.iter_results()  # one at a time: only the light copies are kept
+        stream = rd.iter_heads()  # one at a time, bulky fields skipped: light copies kept
         scorer = scorer_for(config, judge=judge, scoring_options=scoring_options,
                             stored_judge=True)
     results: dict[str, ExampleResult] = {}
@@ -117,20 +155,14 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
     missing: list[str] = []
     for result in stream:
         example_id = result.example_id
-        results[example_id] = result.model_copy(update=_BULKY)
+        results[example_id] = ExampleResult.model_construct(**_small_fields(result), **_BULKY)
         if result.status == "infra_error":
             continue
-        try:
-            score = stored_score(result)
-        except ValueError as exc:
-            raise ValueError(f"{rd.path}: example {example_id}: malformed score dump: "
-                             f"{str(exc).splitlines()[0]}") from exc
+        score = _light_score(result, rd.path)
         if score is None:
             missing.append(example_id)
         else:
-            scores[example_id] = ExampleScore.model_construct(
-                scores=score.scores, parts=score.parts, labels=score.labels, error=score.error,
-                comments={}, evidence={})
+            scores[example_id] = score
     if missing:
         raise ValueError(f"{rd.path}: {len(missing)} example(s) without a stored score (e.g. "
                          f"{missing[0]}): compare with rescore=True (--rescore) to score "
@@ -236,7 +268,7 @@ def _boot_metrics(run: RunData, ids: Sequence[str], seed: int, n_boot: int,
     called once per resample."""
     scores = [run.scores[i] for i in ids]
     if run.scorer.vectorized:
-        return aggregate_resamples(run.scorer.aggregate, Columns(scores),
+        return aggregate_resamples(run.scorer.aggregate, run.columns(ids),
                                    (counts_of(block, len(ids))
                                     for block in _draws(seed, n_boot, len(ids))), names)
     out = np.full((n_boot, len(names)), np.nan)
@@ -325,8 +357,7 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
                 notes.append(f"{a.label} vs {b.label}: compared on the {len(common)} examples "
                              f"both scored ({only_a} only in {a.label}, {only_b} only in "
                              f"{b.label})")
-            point_a = _floats(a.scorer.aggregate([a.scores[k] for k in common]))
-            point_b = _floats(b.scorer.aggregate([b.scores[k] for k in common]))
+            point_a, point_b = a.point(common), b.point(common)
             if n_boot > 0:
                 key = tuple(common)
                 for run in (a, b):

@@ -122,10 +122,14 @@ class Columns:
     """Per-example numbers of a corpus, one column per quantity (``("hits", key)``, ...),
     appended as scores arrive: a few floats per example instead of the score objects."""
 
-    def __init__(self, scores: Iterable[ExampleScore] = ()) -> None:
+    def __init__(self, scores: Iterable[ExampleScore] = (), *, values: bool = True) -> None:
+        """``values=False``: keep only the running sums (enough for :meth:`corpus`, not for
+        :meth:`values` or :meth:`resampled`): constant memory, for a progress headline."""
+        self._keep = values
         self._data: dict[tuple[str, str], array[float]] = {}
         self._totals: dict[tuple[str, str], float] = {}
         self._len = 0
+        self._matrix: tuple[dict[tuple[str, str], int], np.ndarray] | None = None
         for score in scores:
             self.add(score)
 
@@ -143,11 +147,12 @@ class Columns:
             row["score", key] = value
             row["score_ok", key] = value if ok else 0.0
         for column, value in row.items():
-            values = self._data.get(column)
-            if values is None:
-                values = self._data[column] = array("d", bytes(8 * self._len))
+            if column not in self._totals:
                 self._totals[column] = 0.0
-            values.append(value)
+                if self._keep:
+                    self._data[column] = array("d", bytes(8 * self._len))
+            if self._keep:
+                self._data[column].append(value)
             # Added in example order from 0 (earlier rows' zeros change nothing): the sum
             # pooled() and mean_score() compute, kept up to date.
             self._totals[column] += value
@@ -173,12 +178,15 @@ class Columns:
         each example is drawn)."""
         import numpy as np
 
-        index = {column: i for i, column in enumerate((_N, *self._data))}
-        matrix = np.empty((self._len, len(index)))
-        matrix[:, 0] = 1.0
-        for column, i in index.items():
-            if column != _N:
-                matrix[:, i] = np.frombuffer(self._data[column], dtype=float)
+        if self._matrix is None or self._matrix[1].shape[0] != self._len:
+            index = {column: i for i, column in enumerate((_N, *self._data))}
+            matrix = np.empty((self._len, len(index)))
+            matrix[:, 0] = 1.0
+            for column, i in index.items():
+                if column != _N:
+                    matrix[:, i] = np.frombuffer(self._data[column], dtype=float)
+            self._matrix = (index, matrix)  # built once for every block of resamples
+        index, matrix = self._matrix
         return Resampled(self, counts @ matrix, index)
 
 
@@ -187,18 +195,27 @@ def as_corpus(scores: Scores) -> Corpus:
     return scores if isinstance(scores, Corpus) else Columns(scores).corpus()
 
 
+CELLS = 1 << 16
+"""Counts per block of resamples at most (0.5 MB): blocks get fewer rows as a corpus grows."""
+
+
 def resample_counts(draws: Iterator[Sequence[int]] | Iterable[Sequence[int]], n: int,
                     chunk: int = 64) -> Iterator[np.ndarray]:
     """Resamples (each a sequence of drawn example positions) as count matrices of at most
-    ``chunk`` rows: row ``b``, column ``i`` = how often resample ``b`` drew example ``i``."""
-    rows: list[Sequence[int]] = []
+    ``chunk`` rows and :data:`CELLS` cells: row ``b``, column ``i`` = how often resample
+    ``b`` drew example ``i``. Each draw is packed into an array as it comes (a list of
+    20,000 Python ints is 0.7 MB; 64 of them were most of a large run's peak memory)."""
+    import numpy as np
+
+    size = max(1, min(chunk, CELLS // max(n, 1)))
+    rows: list[np.ndarray] = []
     for draw in draws:
-        rows.append(draw)
-        if len(rows) == chunk:
-            yield counts_of(rows, n)
+        rows.append(np.asarray(draw, dtype=np.int64))
+        if len(rows) == size:
+            yield counts_of(np.stack(rows), n)
             rows = []
     if rows:
-        yield counts_of(rows, n)
+        yield counts_of(np.stack(rows), n)
 
 
 def counts_of(draws: Sequence[Sequence[int]] | np.ndarray, n: int) -> np.ndarray:
@@ -228,5 +245,5 @@ def aggregate_resamples(aggregate: Callable[[Any], Mapping[str, Any]], columns: 
     return np.concatenate(blocks) if blocks else np.empty((0, len(names)))
 
 
-__all__ = ["Columns", "Corpus", "Resampled", "Scores", "Sum", "aggregate_resamples", "as_corpus",
-           "counts_of", "resample_counts"]
+__all__ = ["CELLS", "Columns", "Corpus", "Resampled", "Scores", "Sum", "aggregate_resamples",
+           "as_corpus", "counts_of", "resample_counts"]

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from math import comb
 from typing import Any
 
+from tooleval_agents.jsonio import LazySequence
+
 EPOCH_KEY = "__tooleval_epoch__"
 _NAMESPACE = uuid.UUID("5f0c7a52-3b9e-4a4b-9d0e-7f3a1c2b6e10")
 
@@ -32,18 +34,25 @@ def epoch_id(example_id: str, epoch: int) -> str:
     return example_id if epoch == 0 else str(uuid.uuid5(_NAMESPACE, f"{example_id}/{epoch}"))
 
 
-def with_epochs(examples: Sequence[Any], epochs: int) -> list[Any]:
-    """Every example once per epoch, epoch by epoch (LangSmith ``Example`` objects)."""
+def with_epochs(examples: Sequence[Any], epochs: int) -> Sequence[Any]:
+    """Every example once per epoch, epoch by epoch (LangSmith ``Example`` objects): a view,
+    each attempt made when read."""
     if epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {epochs}")
-    out = list(examples)
-    for epoch in range(1, epochs):
-        for example in examples:
-            out.append(example.model_copy(update={
-                "id": uuid.UUID(epoch_id(str(example.id), epoch)),
-                "inputs": {**(example.inputs or {}), EPOCH_KEY: epoch},
-                "metadata": {**(example.metadata or {}), "epoch": epoch}}))
-    return out
+    if epochs == 1:
+        return examples
+    n = len(examples)
+    return LazySequence(n * epochs, lambda p: attempt(examples[p % n], p // n), keep=False)
+
+
+def attempt(example: Any, epoch: int) -> Any:
+    """The ``epoch``-th attempt of ``example`` (epoch 0: the example itself)."""
+    if epoch == 0:
+        return example
+    return example.model_copy(update={
+        "id": uuid.UUID(epoch_id(str(example.id), epoch)),
+        "inputs": {**(example.inputs or {}), EPOCH_KEY: epoch},
+        "metadata": {**(example.metadata or {}), "epoch": epoch}})
 
 
 def split_epoch(inputs: Mapping[str, Any] | None) -> tuple[dict[str, Any], int]:
@@ -130,5 +139,31 @@ def successes(scores: Sequence[Mapping[str, Any]],
     return binary[0], sum(s.get(binary[0]) == 100.0 for s in scores)
 
 
-__all__ = ["EPOCH_KEY", "binary_metrics", "epoch_id", "epoch_summary", "pass_at_k",
+class BinaryTally:
+    """:func:`binary_metrics` and :func:`successes` counted as scores stream past (a few
+    numbers per metric, not the scores)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+        self._binary: dict[str, bool] = {}
+        self._hits: dict[str, int] = {}
+
+    def add(self, scores: Mapping[str, Any]) -> None:
+        for name, value in scores.items():
+            if isinstance(value, int | float):
+                self._seen[name] = self._seen.get(name, 0) + 1
+                self._binary[name] = self._binary.get(name, True) and value in (0.0, 100.0)
+                self._hits[name] = self._hits.get(name, 0) + (value == 100.0)
+
+    def binary(self, names: Sequence[str]) -> list[str]:
+        """As :func:`binary_metrics` of every score added."""
+        return [n for n in names if self._seen.get(n) and self._binary[n]]
+
+    def successes(self, headline: Sequence[str]) -> tuple[str | None, int | None]:
+        """As :func:`successes` of every score added."""
+        binary = self.binary(headline)
+        return (binary[0], self._hits[binary[0]]) if binary else (None, None)
+
+
+__all__ = ["EPOCH_KEY", "BinaryTally", "binary_metrics", "epoch_id", "epoch_summary", "pass_at_k",
            "pass_hat_k", "split_epoch", "successes", "with_epochs"]

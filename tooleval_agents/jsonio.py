@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import uuid
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -45,16 +46,18 @@ T = TypeVar("T")
 
 
 class LazySequence(Sequence[T]):
-    """``count`` items, item ``i`` made by ``make(i)`` when first read, then kept. Records
+    """``count`` items, item ``i`` made by ``make(i)`` when first read, then kept (with
+    ``keep=False``: made again at each read, so a long pass holds one at a time). Records
     read from a file this way are validated one by one as they are read: a run of
     ``--limit 1`` validates one record, not the split, and ``len()`` costs nothing."""
 
-    def __init__(self, count: int, make: Callable[[int], T]) -> None:
+    def __init__(self, count: int, make: Callable[[int], T], *, keep: bool = True) -> None:
         self._make = make
-        self._done: list[T | None] = [None] * count
+        self._count = count
+        self._done: list[T | None] | None = [None] * count if keep else None
 
     def __len__(self) -> int:
-        return len(self._done)
+        return self._count
 
     @overload
     def __getitem__(self, index: int) -> T: ...
@@ -63,7 +66,9 @@ class LazySequence(Sequence[T]):
     def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        position = range(len(self))[index]  # IndexError and negative indices as for a list
+        position = range(self._count)[index]  # IndexError and negative indices as for a list
+        if self._done is None:
+            return self._make(position)
         item = self._done[position]
         if item is None:
             item = self._done[position] = self._make(position)
@@ -72,26 +77,56 @@ class LazySequence(Sequence[T]):
     def __iter__(self) -> Iterator[T]:
         return (self[i] for i in range(len(self)))
 
+    def make(self, index: int) -> T:
+        """Item ``index`` made anew and not kept (one kept already is returned)."""
+        position = range(self._count)[index]
+        kept = None if self._done is None else self._done[position]
+        return self._make(position) if kept is None else kept
 
-def _validator(path: Path, items: list[tuple[int, Any]], model: type[M],
+
+class _Spans(Sequence[tuple[int, str]]):
+    """The items of a JSON array as ``(index, JSON text)``, sliced from the file's text when
+    read: one copy of the text, not a parsed object tree per item."""
+
+    def __init__(self, text: str, bounds: array[int]) -> None:
+        self._text = text
+        self._bounds = bounds  # start, end, start, end, ...
+
+    def __len__(self) -> int:
+        return len(self._bounds) // 2
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, str]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, str]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[int, str] | list[tuple[int, str]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        position = range(len(self))[index]
+        return position, self._text[self._bounds[2 * position]:self._bounds[2 * position + 1]]
+
+
+def _validator(path: Path, items: Sequence[tuple[int, Any]], model: type[M],
                context: dict[str, Any] | None,
-               finish: Callable[[M, int], None] | None) -> Callable[[int], M]:
-    """Validation of item ``position``: ``items`` are ``(line number, JSON text)`` pairs of a
-    JSON Lines file or ``(index, parsed item)`` pairs of a JSON array; ``finish(record,
-    position)`` completes a fresh record (sets its ``meta``)."""
+               finish: Callable[[M, int], None] | None, *,
+               text: bool = False, by_line: bool = False) -> Callable[[int], M]:
+    """Validation of item ``position``: ``items`` are ``(where, item)`` pairs, the item its
+    JSON ``text`` or parsed, ``where`` its 1-based line (``by_line``: a JSON Lines file) or
+    its index in a JSON array; ``finish(record, position)`` completes a fresh record (sets
+    its ``meta``)."""
     def validate(position: int) -> M:
         where, item = items[position]
         try:
-            if isinstance(item, str):
+            if text:
                 record = model.model_validate_json(item, context=context)
             else:
                 record = model.model_validate(item, context=context)
         except ValidationError as exc:
             if exc.errors()[0]["type"] == "json_invalid":
                 raise DataFormatError(path, f"invalid JSON ({exc.errors()[0]['msg']})"
-                                      f"{DAMAGED}", line=where) from exc
+                                      f"{DAMAGED}", line=where if by_line else None) from exc
             field, msg = first_error(exc)
-            if isinstance(item, str):
+            if by_line:
                 raise DataFormatError(path, msg, line=where, field=field) from exc
             raise DataFormatError(path, msg, field=f"[{where}].{field}") from exc
         if finish is not None:
@@ -105,7 +140,53 @@ def read_jsonl(path: Path, model: type[M], context: dict[str, Any] | None = None
     """The lines of a JSON Lines file as ``model`` records, each validated when first read
     (a bad one raises :class:`DataFormatError` with its line and field); blank lines skipped."""
     items = list(iter_jsonl(path))
-    return LazySequence(len(items), _validator(path, items, model, context, finish))
+    return LazySequence(len(items), _validator(path, items, model, context, finish,
+                                               text=True, by_line=True))
+
+
+def read_array(path: Path, model: type[M], context: dict[str, Any] | None = None,
+               finish: Callable[[M, int], None] | None = None) -> LazySequence[M]:
+    """A JSON array file as ``model`` records, each validated when first read (errors name
+    the record index). The items are kept as their JSON text, not as parsed objects: a split
+    of 20,000 records costs the file's size, not several times it.
+
+    Raises:
+        DataFormatError: not UTF-8, invalid JSON (with its line), or not an array.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
+    decoder = json.JSONDecoder()
+    bounds = array("q")
+    try:
+        at = _skip_space(text, 0)
+        if not text.startswith("[", at):
+            value, _ = decoder.raw_decode(text, at)  # a syntax error, else another value
+            raise DataFormatError(path, f"expected a JSON array, got {type(value).__name__}")
+        at = _skip_space(text, at + 1)
+        while not text.startswith("]", at):
+            _, end = decoder.raw_decode(text, at)  # parsed once to find its end
+            bounds.extend((at, end))
+            at = _skip_space(text, end)
+            if text.startswith(",", at):
+                at = _skip_space(text, at + 1)
+            elif not text.startswith("]", at):
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+        if _skip_space(text, at + 1) != len(text):
+            raise json.JSONDecodeError("Extra data", text, _skip_space(text, at + 1))
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(path, f"invalid JSON at column {exc.colno}: {exc.msg}{DAMAGED}",
+                              line=exc.lineno) from exc
+    spans = _Spans(text, bounds)
+    return LazySequence(len(spans), _validator(path, spans, model, context, finish,
+                                               text=True))
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\n\r":
+        at += 1
+    return at
 
 
 def read_items(path: Path, items: Any, model: type[M], context: dict[str, Any] | None = None,

@@ -113,7 +113,8 @@ def to_examples(split: Split, data_dir: Path) -> Sequence[Example]:
     benchmark adds (:meth:`~tooleval_agents.registry.Benchmark.to_example`,
     :meth:`~tooleval_agents.registry.Benchmark.shared_metadata`), source and index. Records a
     benchmark reads lazily (:class:`~tooleval_agents.jsonio.LazySequence`) give examples made
-    when first read: a run of ``--limit 1`` validates and converts one record.
+    when read, each time, and not kept: a run of ``--limit 1`` validates and converts one
+    record, and a pass over a large split holds one example at a time.
 
     Raises:
         DatasetMissingError, DataFormatError: the split's data is absent or malformed (a
@@ -151,8 +152,10 @@ def to_examples(split: Split, data_dir: Path) -> Sequence[Example]:
         )
 
     if isinstance(records, LazySequence):
-        # Their loaders number records by position, so ids are unique without a check.
-        return LazySequence(len(records), lambda i: make(i, records[i]))
+        # Their loaders number records by position, so ids are unique without a check. Made
+        # at each read and not kept (nor is the record): a run's passes over 20,000 examples
+        # hold one at a time (callers that read an example twice keep it themselves).
+        return LazySequence(len(records), lambda i: make(i, records.make(i)), keep=False)
     out = [make(position, record) for position, record in enumerate(records)]
     ids = {e.id for e in out}
     if len(ids) != len(out):  # two records with one meta.index: ids would collide

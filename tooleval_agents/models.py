@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from tooleval_agents.cache import SQLiteCache
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.reference_models import (
     DEFAULT_NOISE_RATE,
@@ -15,6 +17,7 @@ from tooleval_agents.reference_models import (
     ReferenceChatModel,
     parse_offline_spec,
 )
+from tooleval_agents.retry import RetryingChatModel, RetryPolicy
 
 ModelSpec = BaseChatModel | str
 """A chat model instance, ``"reference"``, ``"noisy-reference[:RATE]"``, or a
@@ -110,6 +113,34 @@ def provider_model(spec: str, kwargs: dict[str, Any], *,
         raise ToolevalError(
             f"cannot create model {spec!r}: {type(exc).__name__}: {first} (set the provider's "
             "API key in the environment, e.g. OPENAI_API_KEY, or fix --model-arg)") from exc
+
+
+def cache_applies(model: BaseChatModel) -> bool:
+    """Whether answers of ``model`` are cached by default: its temperature is 0 or unset (a
+    sampled answer replayed would hide the spread a re-run should show)."""
+    value = getattr(model, "temperature", None)
+    return not isinstance(value, int | float) or value == 0
+
+
+def pipeline_model(spec: str, kwargs: dict[str, Any], *, cache: bool | Path = True,
+                   policy: RetryPolicy | None = None,
+                   max_tokens: int | None = None) -> RetryingChatModel:
+    """A provider model wrapped as a run wraps it, for commands that ask a model outside a run
+    (building data): the retry ``policy`` and, when :func:`cache_applies`, the response cache
+    (``cache``: the default file, another path, or ``False``).
+
+    Raises:
+        ValueError: an offline model (it answers from gold answers, not prompts).
+        ToolevalError: as :func:`provider_model`.
+    """
+    if is_offline(spec):
+        raise ValueError(f"--model {spec!r} answers from a dataset's gold answers and cannot "
+                         "build new data: use a provider model (provider:model)")
+    inner = provider_model(spec, kwargs, max_tokens=max_tokens)
+    store: SQLiteCache | bool = False
+    if cache is not False and cache_applies(inner):
+        store = SQLiteCache() if cache is True else SQLiteCache(cache)
+    return RetryingChatModel(inner=inner, policy=policy or RetryPolicy(), cache=store)
 
 
 def judge_model(spec: ModelSpec, kwargs: Mapping[str, Any] | None = None) -> BaseChatModel:

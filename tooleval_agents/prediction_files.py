@@ -38,9 +38,6 @@ PREDICTIONS_HELP = (" Repeatable; a glob pattern (quoted) scores every file it m
 FilesArgument = Annotated[list[Path] | None, typer.Argument(
     help="More prediction files, e.g. a glob the shell expanded after --predictions.",
     show_default=False)]
-ProgressOption = Annotated[bool | None, typer.Option(
-    "--progress/--no-progress", help="With several files: progress bar on stderr (default: "
-    "on a terminal).", show_default=False)]
 
 _GLOB = frozenset("*?[")
 # What scoring a file raises for a bad file or option: its message is the row's error. Anything

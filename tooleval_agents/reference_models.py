@@ -76,12 +76,16 @@ class AnswerKey(dict[str, list[GoldAnswer]]):
         answered with another example's gold)."""
         key = cls()
         for text, answers in items:
-            digest = input_digest(text)
-            if digest in key and key[digest] != answers:
-                key.ambiguous.add(digest)
-            key[digest] = answers
-            key.texts[digest] = text.strip()
+            key.add(text, answers)
         return key
+
+    def add(self, text: str, answers: list[GoldAnswer]) -> None:
+        """One example's ``(input_key text, gold answers)`` (see :meth:`build`)."""
+        digest = input_digest(text)
+        if digest in self and self[digest] != answers:
+            self.ambiguous.add(digest)
+        self[digest] = answers
+        self.texts[digest] = text.strip()
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """``dict.update`` that also keeps the other key's ambiguous inputs (the runner fills

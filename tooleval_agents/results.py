@@ -21,11 +21,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from tooleval_agents.contracts import ExampleScore, Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.errors import DataFormatError, ToolevalError
 
@@ -34,7 +34,7 @@ try:  # POSIX; elsewhere a run directory is not locked
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 from tooleval_agents.costs import run_cost
-from tooleval_agents.epochs import binary_metrics, epoch_summary, successes
+from tooleval_agents.epochs import BinaryTally, epoch_summary
 from tooleval_agents.intervals import bootstrap_intervals, vectorized_intervals
 from tooleval_agents.jsonio import atomic_write_text
 
@@ -142,8 +142,9 @@ class ModelCall(BaseModel):
     """Why the call failed (the last try's error)."""
 
 
-class ExampleResult(BaseModel):
-    """One line of ``examples.jsonl``."""
+class ResultBase(BaseModel):
+    """The small fields of an ``examples.jsonl`` line (its bulky ones are
+    :class:`ExampleResult`'s)."""
 
     example_id: str
     index: int
@@ -151,11 +152,6 @@ class ExampleResult(BaseModel):
     epoch: int = 0
     """Which attempt (``--epochs``); every attempt has its own ``example_id``."""
     status: Status
-    outputs: dict[str, Any] = Field(default_factory=dict)
-    """The workflow's outputs: raw_outputs, prediction, parse_error, trace, usage."""
-    score: dict[str, Any] | None = None
-    """The :class:`~tooleval_agents.contracts.ExampleScore` dump (scores, parts, comments,
-    labels, error)."""
     error: str | None = None
     """Error message (secrets redacted) for ``model_error`` / ``infra_error``."""
     error_kind: str | None = None
@@ -168,6 +164,20 @@ class ExampleResult(BaseModel):
     """Provider retries spent on this example."""
     attempt: int = 1
     """1 for the first run, +1 per resume that retried it."""
+    data_digest: str | None = None
+    """:func:`example_digest` of the example's inputs and reference outputs when it ran: a
+    resume over changed data is refused, whichever selection ran the example."""
+    finished_at: str = Field(default_factory=now)
+
+
+class ExampleResult(ResultBase):
+    """One line of ``examples.jsonl``."""
+
+    outputs: dict[str, Any] = Field(default_factory=dict)
+    """The workflow's outputs: raw_outputs, prediction, parse_error, trace, usage."""
+    score: dict[str, Any] | None = None
+    """The :class:`~tooleval_agents.contracts.ExampleScore` dump (scores, parts, comments,
+    labels, error)."""
     inputs: dict[str, Any] | None = None
     """The example's inputs (what the strategy was given)."""
     reference_outputs: dict[str, Any] | None = None
@@ -175,11 +185,33 @@ class ExampleResult(BaseModel):
     model_calls: list[ModelCall] = Field(default_factory=list)
     """Every chat model call of the example: messages sent (ids in the run's
     ``prompts.jsonl``), tools bound, the answer."""
-    data_digest: str | None = None
-    """:func:`example_digest` of the example's inputs and reference outputs when it ran: a
-    resume over changed data is refused, whichever selection ran the example."""
-    finished_at: str = Field(default_factory=now)
 
+
+class ScoreHead(BaseModel):
+    """What pooling reads of a score dump: an :class:`ExampleScore` without comments and
+    evidence."""
+
+    scores: dict[str, float] = Field(default_factory=dict)
+    parts: dict[str, Part] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)
+    error: str | None = None
+
+    def example_score(self) -> ExampleScore:
+        """As an :class:`ExampleScore` (no comments, no evidence)."""
+        return ExampleScore.model_construct(scores=self.scores, parts=self.parts,
+                                            labels=self.labels, error=self.error, comments={},
+                                            evidence={})
+
+
+class ResultHead(ResultBase):
+    """A result line read without its bulky fields (outputs, inputs, references, model
+    calls), the score as a :class:`ScoreHead`: what tables and comparisons read, validated
+    at a fraction of the cost of a whole :class:`ExampleResult`."""
+
+    score: ScoreHead | None = None
+
+
+_Line = TypeVar("_Line", bound=ResultBase)
 
 class RunSummary(BaseModel):
     """``summary.json``."""
@@ -301,7 +333,7 @@ class RunDir:
         """
         out: dict[str, ExampleResult] = {}
         for number, _, raw in self._lines():
-            result = self._parse(number, raw)
+            result = self._parse(number, raw, ExampleResult)
             out[result.example_id] = result
         return out
 
@@ -314,7 +346,7 @@ class RunDir:
             if raw.startswith(_ID_PREFIX) and (end := raw.find(b'"', len(_ID_PREFIX))) > 0:
                 example_id = raw[len(_ID_PREFIX):end].decode("utf-8", "replace")
             else:
-                example_id = self._parse(number, raw).example_id
+                example_id = self._parse(number, raw, ResultHead).example_id
             out[example_id] = (number, offset)
         return out
 
@@ -326,6 +358,14 @@ class RunDir:
         Raises:
             DataFormatError: as :meth:`results`, for the lines read.
         """
+        return self._iter(ExampleResult, order)
+
+    def iter_heads(self, order: Iterable[str] | None = None) -> Iterator[ResultHead]:
+        """As :meth:`iter_results`, each line read as a :class:`ResultHead` (its bulky fields
+        skipped, not validated)."""
+        return self._iter(ResultHead, order)
+
+    def _iter(self, model: type[_Line], order: Iterable[str] | None) -> Iterator[_Line]:
         where = self.latest()
         if not where:
             return
@@ -333,7 +373,7 @@ class RunDir:
             for example_id in where if order is None else order:
                 if (at := where.get(example_id)) is not None:
                     fh.seek(at[1])
-                    yield self._parse(at[0], fh.readline())
+                    yield self._parse(at[0], fh.readline(), model)
 
     def _lines(self) -> Iterator[tuple[int, int, bytes]]:
         """(1-based number, byte offset, bytes) of every complete non-blank line, streamed; a
@@ -350,14 +390,14 @@ class RunDir:
                     yield number, offset, raw
                 offset += len(raw)
 
-    def _parse(self, number: int, raw: bytes) -> ExampleResult:
+    def _parse(self, number: int, raw: bytes, model: type[_Line]) -> _Line:
         file = self.path / EXAMPLES
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataFormatError(file, f"not UTF-8 text ({exc.reason})", line=number) from exc
         try:
-            return ExampleResult.model_validate_json(text)
+            return model.model_validate_json(text)
         except ValueError as exc:
             raise DataFormatError(file, str(exc).splitlines()[0], line=number) from exc
 
@@ -413,6 +453,8 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     kept: list[ExampleScore] = []  # the scores themselves, for an aggregate of score lists
     # Per scored attempt: its example and the scores success counting and epochs read.
     per_attempt: list[tuple[int, dict[str, float]]] = []
+    tally = BinaryTally()
+    scored = 0
     groups: dict[int, list[int]] = {}
     recorded = 0
     for r in results:
@@ -435,15 +477,18 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
         if "judge" in score.labels:
             counts[f"verdict_{score.labels['judge']}"] += 1
         latencies.append(r.latency_s)
-        groups.setdefault(r.index, []).append(len(per_attempt))
-        per_attempt.append((r.index, {k: v for k, v in score.scores.items()
-                                      if not headline or k in headline}))
+        if not vectorized or epochs > 1:  # the intervals resample groups of attempts
+            groups.setdefault(r.index, []).append(scored)
+        shown = {k: v for k, v in score.scores.items() if not headline or k in headline}
+        tally.add(shown)
+        scored += 1
+        if epochs > 1:  # pass@k and the spread need each attempt's scores
+            per_attempt.append((r.index, shown))
         if vectorized:
             columns.add(score)
         else:
             kept.append(ExampleScore.model_construct(scores=score.scores, parts=score.parts,
                                                      labels=score.labels, error=score.error))
-    scored = len(per_attempt)
     summary_counts = {
         "examples": examples,
         "scored": scored,
@@ -473,7 +518,7 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     corpus: Any = columns.corpus() if vectorized else kept
     metrics = ({k: None if v is None else float(v) for k, v in aggregate(corpus).items()}
                if scored else {})
-    binary = binary_metrics([a for _, a in per_attempt], list(headline or metrics))
+    binary = tally.binary(list(headline or metrics))
     if not scored:
         ci: dict[str, list[float]] = {}
     elif vectorized and epochs == 1:  # one attempt per example: a group is a row
@@ -503,7 +548,7 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
         metrics.update(extra)
         spread = {"n": epochs, "sd": sd}
     # A success is a 100 on the first success-type headline metric (e.g. AppBench success).
-    success_metric, won = successes([a for _, a in per_attempt], list(headline or metrics))
+    success_metric, won = tally.successes(list(headline or metrics))
     cost = run_cost(model=model, judge=judge, usage=usage, examples=recorded, successes=won)
     if success_metric is not None:
         cost["success_metric"] = success_metric
@@ -527,12 +572,16 @@ class _ExampleLike(Protocol):
     def outputs(self) -> Any: ...
 
 
-def dataset_hash(examples: Sequence[_ExampleLike]) -> str:
+def dataset_hash(examples: Iterable[_ExampleLike],
+                 visit: Callable[[Any], None] | None = None) -> str:
     """sha256 over the examples' ids, inputs and reference outputs, in order
     (:attr:`DatasetRef.hash`): the same ids over other data, or the same data in another
-    order, hash differently."""
+    order, hash differently. ``visit`` sees each example as it is hashed (what else a caller
+    reads of a lazy split rides on the same pass)."""
     digest = hashlib.sha256()
     for ex in examples:
+        if visit is not None:
+            visit(ex)
         digest.update(dumps([str(ex.id), ex.inputs, ex.outputs]).encode("utf-8"))
         digest.update(b"\n")
     return digest.hexdigest()

@@ -85,7 +85,7 @@ from tooleval_agents.contracts import (
 )
 from tooleval_agents.corpus import Columns
 from tooleval_agents.datadir import resolve_data_dir
-from tooleval_agents.epochs import split_epoch, with_epochs
+from tooleval_agents.epochs import epoch_id, split_epoch, with_epochs
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.langsmith_datasets import (
     LangSmithNotConfiguredError,
@@ -96,6 +96,7 @@ from tooleval_agents.langsmith_datasets import (
 from tooleval_agents.models import (
     ENDPOINT_ARGS,
     JUDGE_MAX_TOKENS,
+    cache_applies,
     is_offline,
     provider_model,
     resolve_model,
@@ -142,7 +143,7 @@ from tooleval_agents.retry import (
     collect_stats,
     make_rate_limiter,
 )
-from tooleval_agents.selection import select
+from tooleval_agents.selection import Picked, select
 from tooleval_agents.spec import RunSpec
 from tooleval_agents.transcripts import RECORDER, PromptStore
 
@@ -298,17 +299,6 @@ def judge_arguments(model: str | BaseChatModel, model_kwargs: dict[str, Any] | N
                 out[key] = (model_kwargs or {})[key]
                 inherited.append(key)
     return out, inherited
-
-
-def _temperature(model: BaseChatModel) -> float | None:
-    value = getattr(model, "temperature", None)
-    return float(value) if isinstance(value, int | float) else None
-
-
-def cache_applies(model: BaseChatModel) -> bool:
-    """Whether answers of ``model`` are cached by default (see the module docstring)."""
-    temperature = _temperature(model)
-    return temperature is None or temperature == 0
 
 
 def _open_cache(cache: bool | str | Path | BaseCache) -> BaseCache | None:
@@ -468,15 +458,14 @@ class _Experiment:
     name: str
     split: Split
     scorer: Scorer
-    examples: list[Example]
     run_dir: RunDir
     prior: dict[str, Prior]
     workflow: Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
     progress: _Progress
     index: dict[str, int] = field(default_factory=dict)
-    columns: Columns = field(default_factory=Columns)
-    """The numbers of every scored example (prior and new), for the progress headline of a
-    vectorized scorer: a few floats per example, not the scores."""
+    columns: Columns = field(default_factory=lambda: Columns(values=False))
+    """The running sums of every scored example (prior and new), for the progress headline of
+    a vectorized scorer: constant memory, not the scores."""
     kept: list[ExampleScore] = field(default_factory=list)
     """The scores themselves, for a scorer whose aggregate needs them."""
     fresh: dict[str, ExampleScore] = field(default_factory=dict)
@@ -711,14 +700,13 @@ def _feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- summary
 
-def summarize(name: str, scorer: Scorer, examples: Sequence[Example], run_dir: RunDir, *,
+def summarize(name: str, scorer: Scorer, ids: Sequence[str], run_dir: RunDir, *,
               wall_s: float | None = None, epochs: int = 1, model: str | None = None,
               judge: str | None = None) -> RunSummary:
-    """Corpus metrics and counts over every example (every attempt) of the run (see the
-    module docstring), its results read one at a time."""
-    return results_summarize(name, scorer.aggregate,
-                             run_dir.iter_results(str(e.id) for e in examples),
-                             examples=len(examples), wall_s=wall_s, epochs=epochs,
+    """Corpus metrics and counts over every example (every attempt, ``ids``) of the run (see
+    the module docstring), its results read one at a time."""
+    return results_summarize(name, scorer.aggregate, run_dir.iter_results(ids),
+                             examples=len(ids), wall_s=wall_s, epochs=epochs,
                              headline=scorer.headline, model=model, judge=judge,
                              vectorized=scorer.vectorized)
 
@@ -832,7 +820,6 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     examples = select(every, spec.samples, spec.limit)
     if not examples:
         raise ToolevalError(f"{split.name} has no examples in {data}")
-    ds_hash = dataset_hash(examples)
     attempts = with_epochs(examples, spec.epochs)
 
     # The model under test, wrapped once: retries, rate limit, accounting, cache.
@@ -899,13 +886,26 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         # The user's factory ran inside build: its failure is theirs, said in one line.
         raise ToolevalError(f"agent {agent_name}: building it failed: {type(exc).__name__}: "
                             f"{exc}") from exc
+    # One pass over the selection (a lazy split makes each example once here): its hash, each
+    # example's id and split index, and the offline model's answers. After build: a strategy
+    # may need its context (e.g. the data directory) to state the gold answers of its prompts.
+    base: list[tuple[str, int]] = []
+    gold = AnswerKey()
+
+    def visit(e: Example) -> None:
+        base.append((str(e.id), int((e.metadata or {}).get("index", len(base)))))
+        if answer_key is not None:
+            assert isinstance(strat, ReferenceAnswers)  # checked above
+            gold.add(strat.input_key(split, e.inputs or {}),
+                     strat.gold_answers(split, e.inputs or {}, e.outputs or {}))
+
+    ds_hash = dataset_hash(examples, visit)
     if answer_key is not None:
-        # After build: a strategy may need its context (e.g. the data directory) to state the
-        # gold answers of its prompts.
-        assert isinstance(strat, ReferenceAnswers)  # checked above
-        answer_key.update(AnswerKey.build(
-            (strat.input_key(split, e.inputs or {}),
-             strat.gold_answers(split, e.inputs or {}, e.outputs or {})) for e in examples))
+        answer_key.update(gold)
+    # Every attempt's id, epoch by epoch, as with_epochs makes them.
+    ids = [epoch_id(eid, epoch) for epoch in range(spec.epochs) for eid, _ in base]
+    index = {epoch_id(eid, epoch): at for epoch in range(spec.epochs) for eid, at in base}
+    first = examples[0]
 
     name = experiment_name(split, strategy_name if agent_name is None
                            else f"{strategy_name}+{agent_name}", label) + identity_suffix(
@@ -929,10 +929,10 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                     **({"from_model": judge_inherited} if judge_inherited else {})}
                    if judge_inner is not None else None),
             scoring_options=redact(_jsonable(scoring), names=False),
-            dataset=DatasetRef(name=split.name, id=str(examples[0].dataset_id),
+            dataset=DatasetRef(name=split.name, id=str(first.dataset_id),
                                examples=len(examples), samples=spec.samples,
                                total=len(every), hash=ds_hash,
-                               source=(examples[0].metadata or {}).get("source"),
+                               source=(first.metadata or {}).get("source"),
                                data_dir=str(Path(data).resolve())),
             versions=package_versions())
         prior: dict[str, Prior] = {}
@@ -951,7 +951,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
 
         # Where runs go: LangSmith, or nowhere.
         do_upload = api_key_configured() if spec.upload is None else spec.upload
-        data_for_run: list[Example] = attempts
+        data_for_run: Sequence[Example] = attempts
         session: TracerSession | None = None
         metadata = {"benchmark": bench.name, "task": split.task, "subset": split.subset,
                     split.kind: split.subset, "strategy": strategy_name,
@@ -963,7 +963,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                 raise ValueError("--epochs above 1 runs offline only for now: add --no-upload "
                                  "(the runs can be compared and viewed locally)")
             client = client or _upload_client()
-            data_for_run = await asyncio.to_thread(_remote_examples, client, split, data, examples)
+            data_for_run = await asyncio.to_thread(_remote_examples, client, split, data,
+                                                   list(examples))
             session = await asyncio.to_thread(
                 _session, client, name, data_for_run[0].dataset_id, metadata, config.langsmith,
                 f"{bench.name} {split.task} ({split.subset}), strategy {strategy_name}, "
@@ -978,22 +979,23 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         run_dir.write_config(config)
 
         done = {eid for eid, r in prior.items() if r.status != "infra_error"}
-        pending = [e for e in data_for_run if str(e.id) not in done]
+        # Positions, not examples: each pending example is made when its batch starts.
+        positions = [p for p, eid in enumerate(ids) if eid not in done]
+        pending = Picked(data_for_run, positions)
         exp = _Experiment(
-            name=name, split=split, scorer=scorer, examples=attempts, run_dir=run_dir,
+            name=name, split=split, scorer=scorer, run_dir=run_dir,
             prior=prior, workflow=as_target(graph),
             progress=_Progress(sys.stderr.isatty() if spec.progress is None else spec.progress,
-                               len(attempts), len(attempts) - len(pending), name),
-            upload=do_upload, threaded_scoring=judge_model is not None,
-            index={str(e.id): int((e.metadata or {}).get("index", i % len(examples)))
-                   for i, e in enumerate(attempts)})
+                               len(ids), len(ids) - len(pending), name),
+            upload=do_upload, threaded_scoring=judge_model is not None, index=index)
         for score in prior_scores:
             exp.tally(score)
         del prior_scores
 
         if pending:
             try:
-                await _evaluate(exp, pending, client=client, session=session,
+                await _evaluate(exp, pending, [ids[p] for p in positions], client=client,
+                                session=session,
                                 upload=do_upload, max_concurrency=spec.max_concurrency,
                                 metadata=metadata)
             finally:
@@ -1001,7 +1003,12 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             if do_upload:
                 await asyncio.to_thread(client.flush)
 
-        summary = summarize(name, scorer, attempts, run_dir,
+        # The summary reads the results back from the file: the run's data (the split's text,
+        # the offline model's answers) and bookkeeping go first, so a large run's peak is
+        # one of the two, not both.
+        del every, examples, attempts, data_for_run, pending, exp, graph, wrapped, inner
+        answer_key = None
+        summary = summarize(name, scorer, ids, run_dir,
                             wall_s=time.perf_counter() - started, epochs=spec.epochs,
                             model=label, judge=config.judge["spec"] if config.judge else None)
         run_dir.write_summary(summary)
@@ -1016,22 +1023,24 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         return summary
 
 
-async def _evaluate(exp: _Experiment, pending: list[Example], *, client: Client,
-                    session: TracerSession | None, upload: bool, max_concurrency: int,
-                    metadata: dict[str, Any]) -> None:
-    """Run the pending examples through ``aevaluate``; every one ends up recorded."""
+async def _evaluate(exp: _Experiment, pending: Sequence[Example], pending_ids: Sequence[str],
+                    *, client: Client, session: TracerSession | None, upload: bool,
+                    max_concurrency: int, metadata: dict[str, Any]) -> None:
+    """Run the pending examples (``pending_ids``: their ids) through ``aevaluate``; every one
+    ends up recorded."""
     await _aevaluate(exp, pending, client=client, session=session, upload=upload,
                      max_concurrency=max_concurrency, metadata=metadata)
-    # Anything aevaluate dropped is recorded, never lost.
-    for example in pending:
-        if str(example.id) not in exp.finished:
+    # Anything aevaluate dropped is recorded, never lost (found by id: only those are made).
+    for at, example_id in enumerate(pending_ids):
+        if example_id not in exp.finished:
+            example = pending[at]
             await asyncio.to_thread(exp.finish, example, {}, {
                 "status": "infra_error", "error_kind": "harness",
                 "error": "no result came back from the evaluation", "latency_s": 0.0,
                 "stats": {}})
 
 
-async def _aevaluate(exp: _Experiment, pending: list[Example], *, client: Client,
+async def _aevaluate(exp: _Experiment, pending: Sequence[Example], *, client: Client,
                      session: TracerSession | None, upload: bool, max_concurrency: int,
                      metadata: dict[str, Any]) -> None:
     async def target(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -1049,7 +1058,7 @@ BATCH = 256
 feedback) until the call ends, so a run holds one batch of them, not all."""
 
 
-async def _consume(exp: _Experiment, target: Callable[..., Any], pending: list[Example], *,
+async def _consume(exp: _Experiment, target: Callable[..., Any], pending: Sequence[Example], *,
                    client: Client, session: TracerSession | None, upload: bool,
                    max_concurrency: int, metadata: dict[str, Any]) -> None:
     from langsmith.evaluation import aevaluate
@@ -1064,7 +1073,8 @@ async def _consume(exp: _Experiment, target: Callable[..., Any], pending: list[E
                 # beta: neither belongs on our stdout.
                 warnings.simplefilter("ignore")
                 results = await aevaluate(
-                    target, data=pending[start:start + size], evaluators=[_RowEvaluator(exp)],
+                    target, data=list(pending[start:start + size]),  # made batch by batch
+                    evaluators=[_RowEvaluator(exp)],
                     client=client, max_concurrency=max_concurrency, upload_results=upload,
                     experiment=session,
                     experiment_prefix=None if session is not None else exp.name,
@@ -1078,10 +1088,11 @@ def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence
                      prior: Mapping[str, Prior]) -> None:
     # Every example the directory holds, and the old selection, taken from today's data, must
     # be the data they ran on; the new selection may then differ (a larger --limit extends).
-    data = {str(e.id): e for e in every}
-    changed = next((r for eid, r in prior.items() if r.data_digest is not None and (
-        eid not in data or example_digest(data[eid].inputs or {}, data[eid].outputs or {})
-        != r.data_digest)), None)
+    digests = {str(e.id): example_digest(e.inputs or {}, e.outputs or {}) for e in every
+               if str(e.id) in prior}  # one pass, a digest kept per example the run holds
+    changed = next((r for eid, r in prior.items() if r.data_digest is not None
+                    and digests.get(eid) != r.data_digest), None)
+    before: Sequence[Example]
     try:
         before = select(every, old.dataset.samples)[:old.dataset.examples]
     except ValueError:

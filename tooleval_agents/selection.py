@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -46,20 +46,40 @@ def _index(example: Any, position: int) -> int:
     return int(metadata.get("index", position))
 
 
+class Picked(Sequence[T]):
+    """The examples at ``positions`` of ``base``, read through (a lazy split stays lazy: a
+    view holds positions, not examples)."""
+
+    def __init__(self, base: Sequence[T], positions: range | list[int]) -> None:
+        self._base = base
+        self._positions = positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> Picked[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Picked[T]:
+        if isinstance(index, slice):
+            return Picked(self._base, self._positions[index])
+        return self._base[self._positions[index]]
+
+
 def select(examples: Sequence[T], samples: str | None = None,
-           limit: int | None = None) -> list[T]:
+           limit: int | None = None) -> Picked[T]:
     """The examples ``samples`` names (by split index, in split order), then the first
-    ``limit`` of them.
+    ``limit`` of them: a view of ``examples`` (none is made before it is read, except that
+    ``samples`` reads each once for its index).
 
     Raises:
         ValueError: an index the split does not have (naming its range).
     """
-    if not samples:  # sliced first: a lazy split makes only the examples a run takes
-        return list(examples[:limit] if limit is not None else examples)
-    chosen = list(examples)
+    positions: range | list[int] = range(len(examples))
     if samples:
         wanted = parse_samples(samples)
-        indices = {_index(e, i): e for i, e in enumerate(examples)}
+        indices = {_index(e, i): i for i, e in enumerate(examples)}
         missing = sorted({n for low, high in wanted for n in range(low, high + 1)
                           if n not in indices})
         if missing:
@@ -67,8 +87,8 @@ def select(examples: Sequence[T], samples: str | None = None,
             raise ValueError(f"--samples: the split has no example {missing[0]} (its indices "
                              f"are 0-{top})")
         keep = {n for low, high in wanted for n in range(low, high + 1)}
-        chosen = [e for i, e in enumerate(examples) if _index(e, i) in keep]
-    return chosen[:limit] if limit is not None else chosen
+        positions = sorted(i for n, i in indices.items() if n in keep)
+    return Picked(examples, positions[:limit] if limit is not None else positions)
 
 
-__all__ = ["parse_samples", "select"]
+__all__ = ["Picked", "parse_samples", "select"]

@@ -22,6 +22,7 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
 )
+from tooleval_agents.corpus import as_corpus
 from tooleval_agents.datadir import source_of
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.registry import Benchmark
@@ -83,9 +84,12 @@ class AppBenchBenchmark(Benchmark):
         return AppBenchLayout().figures(runs, out_dir)
 
     def add_commands(self, groups: Mapping[str, Any]) -> None:
-        from tooleval_agents.appbench import cli  # deferred: Typer, only for the CLI
+        # deferred: Typer, only for the CLI
+        from tooleval_agents.appbench import build_cli, cli, export_cli
 
         groups["score"].command("appbench")(cli.appbench)
+        groups["build"].command("appbench")(build_cli.build_appbench)
+        groups["export"].command("appbench")(export_cli.export_appbench)
 
     def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
         return dict(FORMATS)  # app_list, call_lines
@@ -173,8 +177,8 @@ class AppBenchBenchmark(Benchmark):
             return result.merge(executed, score_tool_use(outputs.get("trace")))
 
         def aggregate_all(scores: Any) -> Metrics:
-            return {**aggregate(scores), **aggregate_appbench_execution(scores),
-                    **aggregate_trajectory(scores)}
+            c = as_corpus(scores)  # once: each family would otherwise sum a list again
+            return {**aggregate(c), **aggregate_appbench_execution(c), **aggregate_trajectory(c)}
 
         return Scorer(score=score, aggregate=aggregate_all, vectorized=True,
                       headline=("success", "executed_success", "app_f1", "api_f1"))

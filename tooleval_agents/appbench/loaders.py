@@ -8,7 +8,7 @@ from tooleval_agents.appbench.names import Category
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.contracts import RecordMeta, Source
 from tooleval_agents.errors import DatasetMissingError
-from tooleval_agents.jsonio import LazySequence, load_json, read_items
+from tooleval_agents.jsonio import LazySequence, read_array
 
 
 def test_path(data_dir: Path, category: Category) -> Path:
@@ -24,7 +24,7 @@ def read_file(path: Path, category: Category, source: Source = "official",
         sample.meta = RecordMeta(benchmark="appbench", task=category, index=index,
                                  source=source, path=str(path))
 
-    return read_items(Path(path), load_json(Path(path)), AppBenchSample, finish=finish)
+    return read_array(Path(path), AppBenchSample, finish=finish)
 
 
 def load_file(path: Path, category: Category, source: Source = "official") -> list[AppBenchSample]:

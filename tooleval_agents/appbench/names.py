@@ -41,3 +41,24 @@ for _app, _apis in APP_APIS.items():
     for _api in _apis:
         API_APPS[_api] = (*API_APPS.get(_api, ()), _app)
 # ``findmovies`` belongs to both Media and Movies; every other API names one app.
+
+
+# Tool names (here, not in ``tools``, so metrics can name tools without importing LangChain).
+SEPARATOR = "__"
+OPEN_PREFIX = "open_"
+
+
+def tool_name(app: str, api: str) -> str:
+    """``Restaurants__findrestaurants``."""
+    return f"{app}{SEPARATOR}{api}"
+
+
+def open_tool_name(app: str) -> str:
+    """``open_Restaurants``."""
+    return f"{OPEN_PREFIX}{app}"
+
+
+def split_tool_name(name: str) -> tuple[str | None, str]:
+    """``(app, api)`` of a tool name (``(None, name)`` when it has no app part)."""
+    app, sep, api = name.partition(SEPARATOR)
+    return (app, api) if sep and app and api else (None, name)

@@ -50,6 +50,23 @@ class AppBenchOutput(BaseModel):
     """Every literal (user-provided) argument of the sample."""
 
 
+class BuildInfo(BaseModel):
+    """How ``tooleval build appbench`` made a sample (absent from the official files)."""
+
+    dialogues: list[str]
+    """SGD dialogue ids the path comes from, in order."""
+    split: str = ""
+    """SGD split (train, dev, test)."""
+    category: str
+    """ss, sm, ms or mm, from the path's app and call counts."""
+    scores: dict[str, float] = Field(default_factory=dict)
+    """The judge's scores (fluency, diversity, consistency; 1-10); empty with --paths-only."""
+    missing_values: list[str] = Field(default_factory=list)
+    """Free-text literal values the instruction does not contain (checked without a model)."""
+    judge_reason: str = ""
+    """The judge's one-line reason."""
+
+
 class AppBenchSample(BaseModel):
     """A sample of ``test_<category>.json``: a user instruction and its gold plan."""
 
@@ -61,6 +78,8 @@ class AppBenchSample(BaseModel):
     """Gold plan and arguments."""
     meta: RecordMeta | None = Field(default=None, exclude=True)
     """Where the record was read from (``task`` is the category)."""
+    build: BuildInfo | None = Field(default=None, exclude=True)
+    """Provenance and quality scores of a built sample (kept out of :meth:`official`)."""
     _calls: _Memo = PrivateAttr(default_factory=_Memo)
 
     def official(self) -> dict[str, Any]:

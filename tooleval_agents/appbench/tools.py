@@ -30,27 +30,15 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from tooleval_agents.agents import ToolCallRecord, tool_error_text
+from tooleval_agents.appbench.names import (  # noqa: F401  (re-exported: the tools' names)
+    OPEN_PREFIX,
+    SEPARATOR,
+    open_tool_name,
+    split_tool_name,
+    tool_name,
+)
 from tooleval_agents.appbench.records import ApiSpec, AppCall, ArgSpec, Catalog
 from tooleval_agents.appbench.stubs import normalise, synthetic_value
-
-SEPARATOR = "__"
-OPEN_PREFIX = "open_"
-
-
-def tool_name(app: str, api: str) -> str:
-    """``Restaurants__findrestaurants``."""
-    return f"{app}{SEPARATOR}{api}"
-
-
-def open_tool_name(app: str) -> str:
-    """``open_Restaurants``."""
-    return f"{OPEN_PREFIX}{app}"
-
-
-def split_tool_name(name: str) -> tuple[str | None, str]:
-    """``(app, api)`` of a tool name (``(None, name)`` when it has no app part)."""
-    app, sep, api = name.partition(SEPARATOR)
-    return (app, api) if sep and app and api else (None, name)
 
 
 def _slot_schema(spec: ArgSpec) -> dict[str, Any]:

@@ -26,7 +26,6 @@ from tooleval_agents.fetch import (
     BASE_URL_ENV,
     RETRIES,
     SourceName,
-    fetch,
     load_manifest,
     source_manifest,
     verify,
@@ -91,6 +90,8 @@ def fetch_command(
     # An --include glob picks from every group (e.g. --include 'predictions/English-dataset/*').
     try:
         groups = None if include else _groups(source, with_predictions)
+        from tooleval_agents.download import fetch  # deferred: the HTTP client
+
         report = fetch(source, resolved, base_url=base_url, groups=groups, include=include,
                        progress=progress and not json_out, retries=retries,
                        console=err_console)

@@ -21,8 +21,10 @@ from rich.table import Table
 
 from tooleval_agents.agents import AgentLoadError, load_agent
 from tooleval_agents.cli_base import (
+    CacheOption,
     DataDirOption,
     JsonOption,
+    ProgressOption,
     app,
     console,
     err_console,
@@ -370,12 +372,8 @@ def run_command(
     fresh: Annotated[bool, typer.Option(
         "--fresh", help="Discard a previous run in the same directory instead of resuming.")
     ] = False,
-    cache: Annotated[bool, typer.Option(
-        "--cache/--no-cache", help="Replay recorded model answers (temperature 0 or unset).")
-    ] = True,
-    progress: Annotated[bool | None, typer.Option(
-        "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal).",
-        show_default=False)] = None,
+    cache: CacheOption = True,
+    progress: ProgressOption = None,
     data_dir: DataDirOption = None,
     json_out: JsonOption = False,
 ) -> None:

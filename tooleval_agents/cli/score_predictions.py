@@ -16,6 +16,7 @@ from rich.table import Table
 from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
+    ProgressOption,
     console,
     err_console,
     handle_errors,
@@ -27,7 +28,6 @@ from tooleval_agents.errors import ToolevalError
 from tooleval_agents.prediction_files import (
     PREDICTIONS_HELP,
     FilesArgument,
-    ProgressOption,
     ScoredFile,
     prediction_files,
     score_files,

@@ -116,9 +116,10 @@ class UltraToolBenchmark(Benchmark):
         return MAX_TOKENS.get(split.task)
 
     def add_commands(self, groups: Mapping[str, Any]) -> None:
-        from tooleval_agents.ultratool import cli  # deferred: Typer, only for the CLI
+        from tooleval_agents.ultratool import build_cli, cli  # deferred: Typer, only for the CLI
 
         groups["data build"].command("ultratool")(cli.build)
+        groups["build"].command("ultratool")(build_cli.build)
         groups["score"].command("ultratool")(cli.score)
         groups["judge"].command("agreement")(cli.agreement)
 

@@ -1,6 +1,7 @@
 """UltraTool's own commands: ``tooleval data build ultratool`` rebuilds the two test sets
-upstream never published; ``tooleval score ultratool`` re-scores answers produced anywhere;
-``tooleval judge agreement`` correlates a live judge with the recorded GPT-4 judgments.
+upstream never published and derives the four it did from any ``test.json``; ``tooleval score
+ultratool`` re-scores answers produced anywhere; ``tooleval judge agreement`` correlates a live
+judge with the recorded GPT-4 judgments.
 Registered by :meth:`UltraToolBenchmark.add_commands`."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.table import Table
 from tooleval_agents.cli_base import (
     DataDirOption,
     JsonOption,
+    ProgressOption,
     console,
     err_console,
     fail,
@@ -29,15 +31,15 @@ from tooleval_agents.errors import DatasetMissingError, ToolevalError
 from tooleval_agents.prediction_files import (
     PREDICTIONS_HELP,
     FilesArgument,
-    ProgressOption,
     ScoredFile,
     prediction_files,
     score_files,
 )
 from tooleval_agents.rescore import parse_options
+from tooleval_agents.ultratool.derive import DERIVED, write_derived
 from tooleval_agents.ultratool.loaders import load_task, raw_path
 from tooleval_agents.ultratool.paths import prediction_split
-from tooleval_agents.ultratool.rebuild import REBUILT, RebuiltTask, upstream_removal, write_rebuilt
+from tooleval_agents.ultratool.rebuild import REBUILT, upstream_removal, write_rebuilt
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 if TYPE_CHECKING:  # annotations only: the metrics load when a command runs
@@ -47,47 +49,64 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 
 
 def build(
-    task: Annotated[str, typer.Option("--task", help="tool_selection or tool_creation_awareness.",
-                                      show_default=False)],
+    task: Annotated[str, typer.Option(
+        "--task", help="A test set to make from a test.json-schema file: tool_selection or "
+        "tool_creation_awareness (never published: rebuilt), planning, tool_usage_awareness, "
+        "tool_usage or tool_creation (derived by the published rules), or all (then --out is "
+        "a directory that gets <task>.json for each).", show_default=False)],
     lang: Annotated[str, typer.Option("--lang", help="en or zh.", show_default=False)],
     out: Annotated[Path, typer.Option("--out", help="File to write (JSON Lines, plus "
-                                      "`<out>.meta.json`).", show_default=False)],
+                                      "`<out>.meta.json`); a directory with --task all.",
+                                      show_default=False)],
     seed: Annotated[int, typer.Option("--seed", help="Seed of the interference tools, the "
                                       "removals and the toolset order.")] = 0,
     data_dir: DataDirOption = None,
     raw: Annotated[Path | None, typer.Option(
-        "--raw", help="Build from this test.json-schema file (e.g. the dev set) instead of "
-        "the data dir's test.json.", show_default=False)] = None,
+        "--raw", help="Build from this test.json-schema file (e.g. the dev set, or one made "
+        "by `tooleval build ultratool`) instead of the data dir's test.json.",
+        show_default=False)] = None,
     tool_creation: Annotated[Path | None, typer.Option(
         "--tool-creation", help="Line-aligned tool_creation.json whose removed tools creation "
         "awareness reuses (default: the data dir's, when it fits; else seeded removal).",
         show_default=False)] = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Rebuild an UltraTool test set missing upstream (toolsets of 8, seeded, reproducible)."""
-    if task not in REBUILT:
-        raise fail(f"unknown task {task!r}: choose {' or '.join(REBUILT)}", 2)
+    """Make UltraTool test sets from a test.json-schema file: rebuild the two missing upstream
+    (toolsets of 8, seeded, reproducible) or derive the four published ones."""
+    tasks: tuple[str, ...] = (*DERIVED, *REBUILT) if task == "all" else (task,)
+    if task != "all" and task not in (*REBUILT, *DERIVED):
+        raise fail(f"unknown task {task!r}: choose {', '.join((*DERIVED, *REBUILT))} or all", 2)
     if lang not in LANGS:
         raise fail(f"unknown language {lang!r}: choose en or zh", 2)
-    rtask: RebuiltTask = task
     rlang: Lang = lang
+    written: dict[str, dict[str, Any]] = {}
     try:
         if raw is None:
             resolved = resolve_data_dir(data_dir)
             raw = raw_path(resolved, rlang)
             if not raw.is_file():
                 raise DatasetMissingError("ultratool", raw, resolved)
-            if tool_creation is None and rtask == "tool_creation_awareness":
+            if tool_creation is None and "tool_creation_awareness" in tasks:
                 tool_creation = upstream_removal(raw)
-        meta = write_rebuilt(rtask, raw, rlang, out, seed, removed=tool_creation)
+        for name in tasks:
+            target = out / f"{name}.json" if task == "all" else out
+            if name in DERIVED:
+                # tool_creation's reduced toolset is seeded creation awareness's.
+                written[str(target)] = write_derived(name, raw, rlang, target,
+                                                     seed)
+            else:
+                written[str(target)] = write_rebuilt(name, raw, rlang, target, seed,  # type: ignore[arg-type]
+                                                     removed=tool_creation)
     except (ToolevalError, OSError, ValueError) as exc:
         raise handle_errors(exc) from exc
     if json_out:
-        print_json({"out": str(out), **meta})
+        print_json({"out": str(out), **next(iter(written.values()))} if task != "all"
+                   else {"out": str(out), "files": written})
         return
-    counts = ", ".join(f"{k}={v}" for k, v in meta["counts"].items())
-    console.print(f"wrote {out} ({counts})", markup=False, highlight=False)
-    console.print(f"provenance: {out}.meta.json", markup=False, highlight=False)
+    for path, meta in written.items():
+        counts = ", ".join(f"{k}={v}" for k, v in meta["counts"].items())
+        console.print(f"wrote {path} ({counts}); provenance: {path}.meta.json", markup=False,
+                      highlight=False)
 
 
 def score(

@@ -1,6 +1,7 @@
 """UltraTool tool skeletons as simulated, schema-checked tools, and a plan executor.
 
-The paper never ran its tools. Here every skeleton becomes a LangChain ``StructuredTool`` whose
+The paper never ran its tools. Here every skeleton becomes a LangChain ``StructuredTool``
+(:func:`tooleval_agents.ultratool.tools.skeleton_tool`) whose
 ``args_schema`` is a pydantic model generated from the skeleton's ``arguments`` schema, and whose
 result is deterministic fake data shaped by its ``results`` schema. Skeletons (including ones a
 model creates) are data: :func:`validate_skeleton` checks them, nothing is ever executed as code.
@@ -46,7 +47,6 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar, Literal
 
-from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from rapidfuzz import fuzz, utils
 
@@ -307,37 +307,6 @@ def simulate_result(skeleton: ToolSkeleton, args: Mapping[str, Any], *,
     key = _digest(str(seed), skeleton.name, dict(args))
     return {name: _fake(prop.model_dump(exclude_none=True), f"{skeleton.name}.{name}", key)
             for name, prop in skeleton.results.properties.items()}
-
-
-def _validation_message(skeleton: ToolSkeleton) -> Any:
-    def handle(error: Exception) -> str:
-        if isinstance(error, ValidationError):
-            problems = [p.message for p in problems_of(skeleton, error)]
-            return f"Error: {ToolCallError(skeleton.name, problems)}"
-        return f"Error: invalid call to {skeleton.name}: {error}"
-    return handle
-
-
-def skeleton_tool(skeleton: ToolSkeleton, *, seed: int | str = 0) -> StructuredTool:
-    """A ``StructuredTool`` that checks arguments against the skeleton and returns simulated
-    results. Invalid arguments do not raise: the tool answers ``"Error: invalid call to <tool>:
-    unknown argument 'x' ..."`` (status ``error``) so an agent can repair its call.
-
-    >>> t = ToolSkeleton.model_validate({"name": "add", "description": "Add numbers.",
-    ...     "arguments": {"properties": {"a": {"type": "integer"}}}, "results": {"properties": {}}})
-    >>> skeleton_tool(t).invoke({"a": "x"}).startswith("Error: invalid call to add")
-    True
-    """
-    model = args_model(skeleton)
-    aliases = {f: (info.alias or f) for f, info in model.model_fields.items()}
-
-    def run(**kwargs: Any) -> dict[str, Any]:
-        args = {aliases.get(k, k): v for k, v in kwargs.items() if v is not None}
-        return simulate_result(skeleton, args, seed=seed)
-
-    return StructuredTool.from_function(
-        func=run, name=skeleton.name, description=skeleton.description, args_schema=model,
-        handle_validation_error=_validation_message(skeleton))
 
 
 # --- skeleton validation (model-created tools are data) ----------------------------------------
