@@ -301,52 +301,6 @@ def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | No
                           counts=counts, by_scale=by_scale(examples), examples=examples)
 
 
-_PAPER_SCORES = ("success", "app_f1", "api_f1", "app_em", "api_em", "key_error_independent",
-                 "key_error_dependent", "value_error_independent", "value_error_dependent")
-_PAPER_PARTS = ("app_precision", "app_recall", "api_precision", "api_recall",
-                "value_error_time_share", "value_error_space_share", DEPENDENT_ARGS)
-_PAPER_COLUMNS = frozenset({("errors", ""),
-                            *((side, k) for k in _PAPER_PARTS for side in ("hits", "total")),
-                            *((kind, k) for k in _PAPER_SCORES for kind in ("score", "score_ok"))})
-"""The corpus columns of paper-only scores (:func:`evaluators.appbench_paper.paper_example`)."""
-
-
-class _PaperSums(Columns):
-    """The corpus sums of paper-only scores, added up from the plain results in the scoring
-    pass: the numbers :class:`~tooleval_agents.corpus.Columns` would give (every summed value
-    is a whole number, so the sums are exact in any order). A column these scores do not have
-    sums to 0, as there; anything else (a column not summed here, a column's values, resamples)
-    is read from the records."""
-
-    def __init__(self, examples: Sequence[ExampleScore], sums: dict[tuple[str, str], float]):
-        super().__init__()
-        self._examples, self._sums = examples, sums
-        self._len = len(examples)
-        self._from_records: Columns | None = None
-
-    def _records(self) -> Columns:
-        if self._from_records is None:
-            self._from_records = Columns(self._examples)
-        return self._from_records
-
-    def add(self, score: ExampleScore) -> None:
-        raise TypeError("the sums of a scored corpus take no more scores")
-
-    def total(self, column: tuple[str, str]) -> float:
-        value = self._sums.get(column)
-        if value is not None:
-            return value
-        if column == ("n", ""):
-            return float(self._len)
-        return self._records().total(column) if column in _PAPER_COLUMNS else 0.0
-
-    def values(self, column: tuple[str, str]) -> Sequence[float]:
-        return self._records().values(column)
-
-    def resampled(self, counts: Any) -> Any:
-        return self._records().resampled(counts)
-
-
 def _score_paper_corpus(
     samples: Sequence[AppBenchSample], outputs: Sequence[str | None], drop_errors: bool,
 ) -> tuple[list[ExampleScore], int, int, Metrics, list[ScaleCell], dict[str, int]] | None:
@@ -401,7 +355,7 @@ def _score_paper_corpus(
                         ("value_error_independent", val_ind),
                         ("value_error_dependent", val_dep)):
         sums["score", name] = sums["score_ok", name] = 100.0 * count
-    metrics = aggregate(Corpus(_PaperSums(examples, sums)))
+    metrics = aggregate(Columns.from_totals(len(examples), sums).corpus())
     scale_cells = [ScaleCell.model_construct(parallel=p, sequential=q, samples=n,
                                              success=100.0 * ok / n)
                    for (p, q), (n, ok) in sorted(cells.items())]

@@ -133,6 +133,16 @@ class Columns:
         for score in scores:
             self.add(score)
 
+    @classmethod
+    def from_totals(cls, n: int, totals: Mapping[tuple[str, str], float]) -> Columns:
+        """A corpus of ``n`` examples whose columns sum to ``totals`` (any other column to 0),
+        added up elsewhere (a scorer's own pass over plain numbers): no per-example values,
+        so :meth:`corpus` only, no resamples."""
+        out = cls(values=False)
+        out._totals = dict(totals)
+        out._len = n
+        return out
+
     def __len__(self) -> int:
         return self._len
 
