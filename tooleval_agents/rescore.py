@@ -162,7 +162,8 @@ def _run_examples(config: RunConfig, data_dir: Path | str | None
     result outside the selection is left alone, one outside the split is an error)."""
     where = _data_dir(config, data_dir)
     every = to_examples(run_split(config), where)
-    examples = select(every, config.dataset.samples)[:config.dataset.examples]
+    # Kept (the references returned hold them anyway): a lazy split makes each once here.
+    examples = list(select(every, config.dataset.samples)[:config.dataset.examples])
     found = dataset_hash(examples)
     if found != config.dataset.hash:
         raise ValueError(f"the data in {where} is not the data the run used (dataset hash "
