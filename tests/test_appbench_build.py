@@ -142,9 +142,11 @@ def test_provider_answers_are_cached_and_errors_retried(tmp_path: Path) -> None:
 
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     no_model = build("--out", tmp_path / "x.json")
-    assert no_model.exit_code == 1 and "--model is required" in no_model.output
+    assert no_model.exit_code == 2 and "--model is required" in no_model.output
     bad = build("--paths-only", "--out", tmp_path / "x.json", "--category", "xx")
-    assert bad.exit_code == 1 and "--category xx" in bad.output
+    assert bad.exit_code == 2 and "--category xx" in bad.output
+    missing = build("--paths-only", "--out", tmp_path / "x.json", "--sgd", tmp_path / "none")
+    assert missing.exit_code == 2 and "not a directory" in missing.output
     empty = CliRunner().invoke(app, ["build", "appbench", "--sgd", str(tmp_path), "--split",
                                      "dev", "--paths-only", "--out", str(tmp_path / "x.json")])
     assert empty.exit_code == 1 and "tooleval data fetch sgd" in empty.output

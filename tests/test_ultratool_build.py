@@ -189,5 +189,8 @@ def test_cli_rejects_bad_options_in_one_line(tmp_path: Path) -> None:
     assert bad_line.exit_code == 1 and "q.jsonl:2: query" in bad_line.output
     offline = CliRunner().invoke(app, [*base, str(QUERIES / "queries.en.jsonl"), "--lang",
                                        "en", "--model", "reference"])
-    assert offline.exit_code == 1 and "cannot build new data" in offline.output
+    assert offline.exit_code == 2 and "cannot build new data" in offline.output
+    missing = CliRunner().invoke(app, [*base, str(tmp_path / "none.jsonl"), "--lang", "en",
+                                       "--model", "openai:m"])
+    assert missing.exit_code == 2 and "no such file" in missing.output
     assert not (tmp_path / "t.json").exists()

@@ -88,14 +88,15 @@ def build_appbench(
     resume)."""
     from graphs.appbench_build import BuildSettings, run_build
 
+    # A bad argument: exit 2, as every command.
+    if not sgd.is_dir():
+        raise fail(f"--sgd {sgd}: not a directory", 2)
+    if model is None and not paths_only:
+        raise fail("--model is required (or --paths-only)", 2)
+    wrong = sorted(set(category or ()) - set(CATEGORIES))
+    if wrong:
+        raise fail(f"--category {wrong[0]}: use one of {', '.join(CATEGORIES)}", 2)
     try:
-        if not sgd.is_dir():
-            raise ToolevalError(f"--sgd {sgd}: not a directory")
-        if model is None and not paths_only:
-            raise ToolevalError("--model is required (or --paths-only)")
-        wrong = sorted(set(category or ()) - set(CATEGORIES))
-        if wrong:
-            raise ToolevalError(f"--category {wrong[0]}: use one of {', '.join(CATEGORIES)}")
         chosen = tuple(c for c in CATEGORIES if c in category) if category else CATEGORIES
         kwargs = parse_pairs(model_arg, "--model-arg")
         writer = judge_model = None

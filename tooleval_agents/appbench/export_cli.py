@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 import typer
 
 from tooleval_agents.appbench.loaders import load_file
-from tooleval_agents.cli_base import console, handle_errors
+from tooleval_agents.cli_base import console, fail, handle_errors
 from tooleval_agents.errors import ToolevalError
 
 
@@ -38,9 +38,9 @@ def export_appbench(
     gold call lines as the assistant's answer."""
     from graphs.appbench_export import chat_records
 
+    if not source.is_file():
+        raise fail(f"--from {source}: no such file", 2)
     try:
-        if not source.is_file():
-            raise ToolevalError(f"--from {source}: no such file")
         samples = load_file(source, "mm")
         records = list(chat_records(samples, prompt, selection=selection))
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ from tooleval_agents.cli_base import (
     ProgressOption,
     console,
     err_console,
+    error_text,
     fail,
     handle_errors,
     print_json,
@@ -93,13 +94,17 @@ def build(
 
     if lang not in LANGS:
         raise fail(f"unknown language {lang!r}: choose en or zh", 2)
+    if not queries.is_file():
+        raise fail(f"--queries {queries}: no such file", 2)
     the_lang: Lang = lang
     try:
-        kwargs = parse_options(model_arg or [])
         seeds = read_queries(queries)
+        kwargs = parse_options(model_arg or [])
         chat = _model(model, kwargs, cache, max_attempts, timeout)
-    except (ToolevalError, OSError, ValueError) as exc:
+    except (ToolevalError, OSError) as exc:  # the data or the provider's client
         raise handle_errors(exc) from exc
+    except ValueError as exc:  # a bad --model or --model-arg: a usage error
+        raise fail(error_text(exc), 2) from None
     show = sys.stderr.isatty() if progress is None else progress
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=err_console, disable=not show,
