@@ -426,7 +426,7 @@ class RunDir:
 
 
 def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
-              results: Iterable[ExampleResult], *, examples: int,
+              results: Iterable[ExampleResult | ResultHead], *, examples: int,
               wall_s: float | None = None, epochs: int = 1,
               headline: Sequence[str] = (), model: str | None = None,
               judge: str | None = None, vectorized: bool = False) -> RunSummary:
@@ -436,7 +436,8 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     recorded result, infra errors included) and latency (over the scored results).
     :func:`tooleval_agents.compare.costs` uses the same definitions.
 
-    ``results`` are read once, one at a time; with ``vectorized`` (the scorer's
+    ``results`` are read once, one at a time (a :class:`ResultHead` is enough: only the
+    small fields and the score are read); with ``vectorized`` (the scorer's
     ``aggregate`` takes a :class:`~tooleval_agents.corpus.Corpus`) only a few numbers per
     example are kept, and the confidence intervals pool every resample at once.
 
@@ -472,7 +473,8 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
             continue
         if r.score is None:
             raise ValueError(f"example {r.example_id} has no stored score: re-score the run")
-        score = ExampleScore.model_validate(r.score)
+        score = (r.score.example_score() if isinstance(r.score, ScoreHead)
+                 else ExampleScore.model_validate(r.score))
         counts["scoring_errors"] += score.error is not None
         if "judge" in score.labels:
             counts[f"verdict_{score.labels['judge']}"] += 1

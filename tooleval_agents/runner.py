@@ -705,7 +705,7 @@ def summarize(name: str, scorer: Scorer, ids: Sequence[str], run_dir: RunDir, *,
               judge: str | None = None) -> RunSummary:
     """Corpus metrics and counts over every example (every attempt, ``ids``) of the run (see
     the module docstring), its results read one at a time."""
-    return results_summarize(name, scorer.aggregate, run_dir.iter_results(ids),
+    return results_summarize(name, scorer.aggregate, run_dir.iter_heads(ids),
                              examples=len(ids), wall_s=wall_s, epochs=epochs,
                              headline=scorer.headline, model=model, judge=judge,
                              vectorized=scorer.vectorized)
