@@ -235,6 +235,20 @@ def load_json(path: Path) -> Any:
         raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
 
 
+def read_model(path: Path, model: type[M]) -> M:
+    """A JSON file as one ``model`` record (a run's ``config.json``...).
+
+    Raises:
+        DataFormatError: naming the file and the first problem (invalid JSON, a field).
+    """
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        field, msg = first_error(exc)
+        where = "" if field == "<record>" else f"{field}: "
+        raise DataFormatError(path, f"not a valid {path.name} ({where}{msg})") from exc
+
+
 def validate_items(path: Path, items: Any, model: type[M],
                    context: dict[str, Any] | None = None) -> list[M]:
     """Validate a parsed JSON array as ``model`` records; errors name the record index."""
