@@ -97,8 +97,10 @@ def test_a_broken_config_is_one_line_naming_the_file(finished: Path, tmp_path: P
     assert "\n" not in line
     assert (run / EXAMPLES).read_bytes() == before
     # Every command that reads a run says the same, in one line.
-    for command in (["compare", run, finished], ["view", run, "--out", tmp_path / "site"],
-                    ["report", run, "--out", tmp_path / "report"], ["score", "--run", run]):
+    commands: list[list[str | Path]] = [
+        ["compare", run, finished], ["view", run, "--out", tmp_path / "site"],
+        ["report", run, "--out", tmp_path / "report"], ["score", "--run", run]]
+    for command in commands:
         assert_one_line(tooleval(*command), 1, f"{CONFIG}: not a valid config.json")
 
 
@@ -139,8 +141,9 @@ class _Unreachable:
 
 def test_langsmith_out_of_reach_leaves_no_directory_and_keeps_an_old_one(
         finished: Path, tmp_path: Path) -> None:
-    kwargs = {"subset": "ss", "model": "reference", "data_dir": SAMPLES, "limit": 3,
-              "progress": False, "cache": False, "upload": True, "client": _Unreachable()}
+    kwargs: dict[str, Any] = {
+        "subset": "ss", "model": "reference", "data_dir": SAMPLES, "limit": 3,
+        "progress": False, "cache": False, "upload": True, "client": _Unreachable()}
     with pytest.raises(ConnectionError):
         run_experiment("appbench", out=tmp_path / "runs", **kwargs)
     assert list(tmp_path.iterdir()) == []
