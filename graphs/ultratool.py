@@ -181,6 +181,7 @@ def _load_official(split: Split, task: UltraToolTask, lang: PromptLang,
     demo = example_path(data_dir, task, DEMO_LANG)
     if not demo.is_file():
         raise DatasetMissingError("ultratool", demo, data_dir)
+    load_example(data_dir, task, DEMO_LANG)  # a damaged demonstration: one line naming it
     return _Official(templates=load_templates(data_dir, lang), demo=load_json(demo),
                      samples=upstream_samples(get_benchmark(split.benchmark)
                                               .locate(split, data_dir).path))

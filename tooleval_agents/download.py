@@ -39,6 +39,7 @@ from tooleval_agents.fetch import (
     source_manifest,
     template_and_auth,
 )
+from tooleval_agents.paths import inside
 
 TIMEOUT = httpx.Timeout(60.0, connect=15.0)
 _CHUNK = 1 << 16
@@ -185,14 +186,16 @@ def fetch(source: str, data_dir: Path | str | None = None, *,
     template, auth = template_and_auth(base_url)
     root = resolve_data_dir(data_dir) / source
     outcomes: list[FetchedFile] = []
-    pending: list[tuple[FetchedFile, ManifestFile]] = []
+    pending: list[tuple[FetchedFile, ManifestFile, Path]] = []
     for f in selected:
-        target = root / f.path
+        # The manifest's paths were checked when it loaded; links under the source's folder
+        # are followed here (the folder itself may be a link to another disk).
+        target = inside(root, f.path, what=f"{source} file path")
         outcome = FetchedFile(path=f.path, size=f.size, url=file_url(template, source, f),
                               status="present")
         if not matches_pin(target, f):
             outcome.status = "replaced" if target.exists() else "downloaded"
-            pending.append((outcome, f))
+            pending.append((outcome, f, target))
         outcomes.append(outcome)
 
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
@@ -201,14 +204,14 @@ def fetch(source: str, data_dir: Path | str | None = None, *,
                    disable=not (progress and pending))
     with bar, httpx.Client(timeout=TIMEOUT, follow_redirects=True, auth=auth,
                            headers={"User-Agent": "tooleval-agents"}) as client:
-        task = bar.add_task(source, total=sum(f.size for _, f in pending))
+        task = bar.add_task(source, total=sum(f.size for _, f, _ in pending))
         done = 0
-        for outcome, f in pending:
+        for outcome, f, target in pending:
             bar.update(task, description=f"{source}/{f.path}")
             for attempt in range(1, retries + 2):
                 outcome.attempts = attempt
                 try:
-                    _download_once(client, outcome.url, root / f.path, source, f,
+                    _download_once(client, outcome.url, target, source, f,
                                    lambda n: bar.advance(task, n))
                     break
                 except (*_TRANSIENT, _RetryableStatus) as exc:

@@ -28,15 +28,16 @@ import string
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.jsonio import sha256_file
+from tooleval_agents.jsonio import first_error, sha256_file
+from tooleval_agents.paths import PathEscapeError, check_relative
 from tooleval_agents.redaction import register_secret
 from tooleval_agents.registry import benchmarks
 
@@ -113,14 +114,45 @@ class Manifest(BaseModel):
     """Source name (``ultratool``, ``appbench``, ``sgd``) -> its pinned files."""
 
 
+class ManifestError(ToolevalError):
+    """A benchmark declares data sources that are not a valid, safe manifest."""
+
+
+def _checked_source(benchmark: str, name: str, entry: object) -> SourceManifest:
+    """One declared source, validated, its name one folder of the data directory and every
+    file path inside it: refused here, before anything is downloaded or read."""
+    where = f"data source {name!r} of benchmark {benchmark!r}"
+    rule = ("every path of a benchmark's manifest (its sources.json) must be relative and stay "
+            "inside the source's folder; the manifest is refused (report it to the benchmark's "
+            "authors)")
+    try:
+        source = SourceManifest.model_validate(entry)
+        check_relative(name, what=f"{where}: its name", root="<data_dir>")
+        if len(PurePosixPath(name.replace("\\", "/")).parts) != 1:
+            raise PathEscapeError(f"{where}: its name must be one folder name, not a path")
+        for f in source.files:
+            check_relative(f.path, what=f"{where}: file path", root=f"<data_dir>/{name}")
+    except ValidationError as exc:
+        field, msg = first_error(exc)
+        raise ManifestError(f"{where}: {field}: {msg}") from exc
+    except PathEscapeError as exc:
+        raise ManifestError(f"{exc}: {rule}") from exc
+    return source
+
+
 @cache
 def load_manifest() -> Manifest:
     """Every registered benchmark's pinned sources
-    (:meth:`~tooleval_agents.registry.Benchmark.data_sources`), as one manifest."""
-    sources = {name: entry for bench in benchmarks().values()
+    (:meth:`~tooleval_agents.registry.Benchmark.data_sources`), as one manifest.
+
+    Raises:
+        ManifestError: a source is malformed, or its name or a file path would leave its
+            folder of the data directory (absolute, ``..``, NUL), naming the source and path.
+    """
+    sources = {name: _checked_source(bench.name, name, entry)
+               for bench in benchmarks().values()
                for name, entry in bench.data_sources().items()}
-    return Manifest.model_validate({"format": 1, "description": MANIFEST_DESCRIPTION,
-                                    "sources": sources})
+    return Manifest(format=1, description=MANIFEST_DESCRIPTION, sources=sources)
 
 
 def source_manifest(source: str) -> SourceManifest:

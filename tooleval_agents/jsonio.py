@@ -42,6 +42,15 @@ DAMAGED = (" -- damaged or cut short? `tooleval data verify SOURCE` checks a fet
            "against its pinned sha256 and `tooleval data fetch SOURCE` restores it")
 
 
+def data_lines(path: Path) -> list[tuple[int, str]]:
+    """:func:`iter_jsonl` of a data file, which must hold a record (an empty split measures
+    nothing: the file is named, not a symptom further on)."""
+    lines = list(iter_jsonl(path))
+    if not lines:
+        raise DataFormatError(path, f"no records: the file is empty{DAMAGED}")
+    return lines
+
+
 T = TypeVar("T")
 
 
@@ -138,8 +147,9 @@ def _validator(path: Path, items: Sequence[tuple[int, Any]], model: type[M],
 def read_jsonl(path: Path, model: type[M], context: dict[str, Any] | None = None,
                finish: Callable[[M, int], None] | None = None) -> LazySequence[M]:
     """The lines of a JSON Lines file as ``model`` records, each validated when first read
-    (a bad one raises :class:`DataFormatError` with its line and field); blank lines skipped."""
-    items = list(iter_jsonl(path))
+    (a bad one raises :class:`DataFormatError` with its line and field); blank lines skipped.
+    A file without a record is refused (a data file: an empty split measures nothing)."""
+    items = data_lines(path)
     return LazySequence(len(items), _validator(path, items, model, context, finish,
                                                text=True, by_line=True))
 
@@ -151,12 +161,15 @@ def read_array(path: Path, model: type[M], context: dict[str, Any] | None = None
     of 20,000 records costs the file's size, not several times it.
 
     Raises:
-        DataFormatError: not UTF-8, invalid JSON (with its line), or not an array.
+        DataFormatError: not UTF-8, invalid JSON (with its line), not an array, or an empty
+            one (a data file: an empty split measures nothing).
     """
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
+    if not text.strip():
+        raise DataFormatError(path, f"no records: the file is empty{DAMAGED}")
     decoder = json.JSONDecoder()
     bounds = array("q")
     try:
@@ -178,6 +191,8 @@ def read_array(path: Path, model: type[M], context: dict[str, Any] | None = None
     except json.JSONDecodeError as exc:
         raise DataFormatError(path, f"invalid JSON at column {exc.colno}: {exc.msg}{DAMAGED}",
                               line=exc.lineno) from exc
+    if not bounds:
+        raise DataFormatError(path, f"no records: the array is empty{DAMAGED}")
     spans = _Spans(text, bounds)
     return LazySequence(len(spans), _validator(path, spans, model, context, finish,
                                                text=True))
@@ -218,6 +233,20 @@ def load_json(path: Path) -> Any:
                               line=exc.lineno) from exc
     except UnicodeDecodeError as exc:
         raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
+
+
+def read_model(path: Path, model: type[M]) -> M:
+    """A JSON file as one ``model`` record (a run's ``config.json``...).
+
+    Raises:
+        DataFormatError: naming the file and the first problem (invalid JSON, a field).
+    """
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        field, msg = first_error(exc)
+        where = "" if field == "<record>" else f"{field}: "
+        raise DataFormatError(path, f"not a valid {path.name} ({where}{msg})") from exc
 
 
 def validate_items(path: Path, items: Any, model: type[M],

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from tooleval_agents.contracts import Source, Split
-from tooleval_agents.errors import ToolevalError
+from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.jsonio import LazySequence
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import get_benchmark
@@ -117,14 +117,17 @@ def to_examples(split: Split, data_dir: Path) -> Sequence[Example]:
     record, and a pass over a large split holds one example at a time.
 
     Raises:
-        DatasetMissingError, DataFormatError: the split's data is absent or malformed (a
-            malformed record of a lazy split: when its example is read).
+        DatasetMissingError, DataFormatError: the split's data is absent, empty or malformed
+            (a malformed record of a lazy split: when its example is read).
     """
     from langsmith.schemas import Example
 
     bench = get_benchmark(split.benchmark)
     split = bench.split(split.task, split.subset)  # the declared one (with its subset kind)
     records = bench.load(split, data_dir)
+    if not len(records):  # an empty split measures nothing: name the file, not a symptom
+        raise DataFormatError(bench.locate(split, data_dir).path,
+                              f"no records of {split.name}: the data file is empty")
     shared = bench.shared_metadata(split, data_dir, len(records))
     ds_id = dataset_id(split)
 

@@ -36,6 +36,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from tooleval_agents.compare import Comparison, RunData, compare, load_run
+from tooleval_agents.paths import inside
 from tooleval_agents.registry import benchmarks
 from tooleval_agents.results import RunConfig, RunDir, now
 
@@ -235,7 +236,8 @@ class Layout:
         ax.set_ylabel("score (0-100)")
         ax.set_title(f"{benchmark}: headline metrics")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        path = save_figure(fig, out_dir / f"{benchmark}_headline.png")
+        path = save_figure(fig, inside(out_dir, f"{benchmark}_headline.png",
+                                       what="report figure"))
         return [ReportFigure(path, f"{benchmark}: headline metrics per run")]
 
 
@@ -313,7 +315,7 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
     report = Report(out_dir=out, markdown=out / "report.md", comparison=comparison)
 
     def csv(name: str, frame: pd.DataFrame, *, index: bool) -> str:
-        path = out / f"{name}.csv"
+        path = inside(out, f"{name}.csv", what="report table")  # names come from runs
         frame.to_csv(path, index=index)
         report.csv.append(path)
         return path.name

@@ -36,7 +36,7 @@ except ImportError:  # pragma: no cover
 from tooleval_agents.costs import run_cost
 from tooleval_agents.epochs import BinaryTally, epoch_summary
 from tooleval_agents.intervals import bootstrap_intervals, vectorized_intervals
-from tooleval_agents.jsonio import atomic_write_text
+from tooleval_agents.jsonio import atomic_write_text, read_model
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
 _ID_PREFIX = b'{"example_id":"'
@@ -304,10 +304,11 @@ class RunDir:
         atomic_write_text(self.path / CONFIG, config.model_dump_json(indent=2))
 
     def read_config(self) -> RunConfig:
+        """The run's ``config.json`` (:class:`DataFormatError` naming it when damaged)."""
         file = self.path / CONFIG
         if not file.is_file():
             raise FileNotFoundError(f"{self.path} is not a run directory (no {CONFIG})")
-        return RunConfig.model_validate_json(file.read_text(encoding="utf-8"))
+        return read_model(file, RunConfig)
 
     def append(self, result: ExampleResult) -> None:
         """Append one finished example; flushed and fsynced so a crash loses at most the
@@ -420,8 +421,7 @@ class RunDir:
         atomic_write_text(self.path / SUMMARY, summary.model_dump_json(indent=2))
 
     def read_summary(self) -> RunSummary:
-        summary = RunSummary.model_validate_json(
-            (self.path / SUMMARY).read_text(encoding="utf-8"))
+        summary = read_model(self.path / SUMMARY, RunSummary)
         return summary.model_copy(update={"run_dir": str(self.path)})
 
 

@@ -62,7 +62,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -86,7 +86,7 @@ from tooleval_agents.contracts import (
 from tooleval_agents.corpus import Columns
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.epochs import epoch_id, split_epoch, with_epochs
-from tooleval_agents.errors import ToolevalError
+from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.langsmith_datasets import (
     LangSmithNotConfiguredError,
     api_key_configured,
@@ -101,6 +101,7 @@ from tooleval_agents.models import (
     provider_model,
     resolve_model,
 )
+from tooleval_agents.paths import inside
 from tooleval_agents.redaction import (
     TRANSPORT_ARGS,
     known_secrets,
@@ -123,6 +124,7 @@ from tooleval_agents.results import (
     CONFIG,
     EMPTY_OUTPUTS,
     EXAMPLES,
+    LOCK,
     SUMMARY,
     DatasetRef,
     ExampleResult,
@@ -145,7 +147,7 @@ from tooleval_agents.retry import (
 )
 from tooleval_agents.selection import Picked, select
 from tooleval_agents.spec import RunSpec
-from tooleval_agents.transcripts import RECORDER, PromptStore
+from tooleval_agents.transcripts import PROMPTS, RECORDER, PromptStore
 
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
@@ -913,8 +915,10 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         model_kwargs=spec.model_kwargs, epochs=spec.epochs if spec.epochs > 1 else None,
         judge=None if spec.judge is None else model_label(
             spec.judge), judge_kwargs=spec.judge_kwargs if spec.judge is not None else None)
-    run_dir = RunDir(Path(spec.out) / name)
-    with run_dir.lock():  # a second process on this run stops at once
+    run_dir = RunDir(inside(spec.out, name, what="run name"))
+    made = [d for d in (run_dir.path, *run_dir.path.parents) if not d.exists()]
+    # A second process on this run stops at once; a failed start leaves nothing behind.
+    with run_dir.lock(), _undone_on_failure(run_dir, made):
         if spec.fresh:
             for file in (CONFIG, EXAMPLES, SUMMARY):
                 (run_dir.path / file).unlink(missing_ok=True)
@@ -937,8 +941,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             versions=package_versions())
         prior: dict[str, Prior] = {}
         prior_scores: list[ExampleScore] = []
-        if (run_dir.path / CONFIG).is_file():
-            old = run_dir.read_config()
+        if (old := _prior_config(run_dir)) is not None:
             run_dir.repair_torn_tail()
             for result in run_dir.iter_results():  # one at a time: only what resume needs
                 prior[result.example_id] = Prior(result.status, result.attempt, result.index,
@@ -1082,6 +1085,41 @@ async def _consume(exp: _Experiment, target: Callable[..., Any], pending: Sequen
             async for _row in results:
                 pass  # rows arrive in completion order; results are joined on example id
             del results
+
+
+def _prior_config(run_dir: RunDir) -> RunConfig | None:
+    """The config of the run the directory holds (``None``: a new run). Results without a
+    readable config are refused: run again, every example would be run and billed twice."""
+    todo = "Start over with --fresh (its results are discarded), or move the directory away."
+    if not (run_dir.path / CONFIG).is_file():
+        results = run_dir.path / EXAMPLES
+        if results.is_file() and results.stat().st_size:
+            raise ResumeError(f"{results} holds results but {run_dir.path} has no {CONFIG}: "
+                              f"they cannot be checked against this run's data and settings. "
+                              f"{todo}")
+        return None
+    try:
+        return run_dir.read_config()
+    except DataFormatError as exc:
+        raise ResumeError(f"{exc}: the run cannot be resumed without it. {todo}") from exc
+
+
+@contextlib.contextmanager
+def _undone_on_failure(run_dir: RunDir, made: Sequence[Path]) -> Iterator[None]:
+    """A run that fails before its first result, in a directory it made (``made``: the
+    folders it created, innermost first), leaves nothing behind: its files, then its folders,
+    are removed (a half-made directory would look like a run)."""
+    try:
+        yield
+    except BaseException:
+        if made and not (run_dir.path / EXAMPLES).exists():
+            for name in (CONFIG, PROMPTS, SUMMARY, LOCK):
+                with contextlib.suppress(OSError):
+                    (run_dir.path / name).unlink(missing_ok=True)
+            for folder in made:  # a folder holding anything else stays
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+        raise
 
 
 def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence[Example],

@@ -32,7 +32,7 @@ from tooleval_agents.appbench.catalog import API_INTENTS, load_catalog
 from tooleval_agents.appbench.names import Category
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample, Catalog
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import load_json
+from tooleval_agents.jsonio import DAMAGED, load_json
 
 SPLITS = ("train", "dev", "test")
 
@@ -135,6 +135,8 @@ def read_dialogues(path: Path) -> list[dict[str, Any]]:
     data = load_json(Path(path))
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
         raise DataFormatError(Path(path), "expected a JSON array of SGD dialogues")
+    if not data:
+        raise DataFormatError(Path(path), f"no dialogues: the array is empty{DAMAGED}")
     return data
 
 

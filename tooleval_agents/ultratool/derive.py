@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import atomic_write_text, dump_jsonl, first_error, iter_jsonl
+from tooleval_agents.jsonio import atomic_write_text, data_lines, dump_jsonl, first_error
 from tooleval_agents.ultratool.rebuild import build_tool_creation_awareness, meta_path
 from tooleval_agents.ultratool.records import Lang, RawSample
 
@@ -50,7 +50,7 @@ def read_raw_dicts(path: Path | str) -> list[tuple[dict[str, Any], RawSample]]:
     """
     path = Path(path)
     out = []
-    for number, text in iter_jsonl(path):
+    for number, text in data_lines(path):
         try:
             obj = json.loads(text)
             out.append((obj, RawSample.model_validate(obj)))

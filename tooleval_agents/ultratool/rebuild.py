@@ -51,7 +51,7 @@ from rapidfuzz import fuzz, process
 
 from tooleval_agents.datadir import cache_dir
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import atomic_write_text, dump_jsonl, first_error, iter_jsonl
+from tooleval_agents.jsonio import atomic_write_text, data_lines, dump_jsonl, first_error
 from tooleval_agents.ultratool.paths import raw_path
 from tooleval_agents.ultratool.records import Lang, RawSample, UltraToolTask
 
@@ -107,7 +107,7 @@ def _read_samples(raw: RawInput) -> tuple[list[_Sample], str | None]:
         if not path.is_file():
             raise FileNotFoundError(f"raw UltraTool file not found: {path}")
         out: list[_Sample] = []
-        for number, text in iter_jsonl(path):
+        for number, text in data_lines(path):
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError as exc:
@@ -369,7 +369,7 @@ def removed_from_tool_creation(path: Path | str) -> list[list[str]]:
     (the tools removed from that sample's reduced toolset)."""
     path = Path(path)
     out: list[list[str]] = []
-    for number, text in iter_jsonl(path):
+    for number, text in data_lines(path):
         try:
             obj = json.loads(text)
             out.append([item["tool"]["name"] for item in obj["reference"]])

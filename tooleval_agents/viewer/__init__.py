@@ -32,6 +32,7 @@ from typing import Any
 
 from tooleval_agents.costs import price_for
 from tooleval_agents.jsonio import atomic_write_text
+from tooleval_agents.paths import inside
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import CONFIG, RunDir
 from tooleval_agents.transcripts import read_prompts
@@ -133,7 +134,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
     summary = rd.read_summary() if (path / "summary.json").is_file() else None
     results = sorted(rd.results().values(), key=lambda r: (r.index, r.epoch))
     prompts = read_prompts(path)
-    folder = data_dir / rid
+    folder = inside(data_dir, rid, what="run id")
     folder.mkdir(parents=True, exist_ok=True)
     chunks: dict[str, int] = {}
     for k in range(0, len(results), CHUNK):

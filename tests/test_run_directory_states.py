@@ -1,0 +1,157 @@
+"""A run directory that cannot be resumed safely is refused in one line, and a start that fails
+leaves no half-made directory (issue 22, item 5).
+
+Before: a directory with results but no ``config.json`` was run again from scratch (every
+example twice in ``examples.jsonl``, every model call made again); a truncated ``config.json``
+printed a pydantic dump; a run whose start failed (LangSmith out of reach, a bad option found
+late) left a directory holding only its lock.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tooleval_agents.results import CONFIG, EXAMPLES, LOCK, RunDir
+from tooleval_agents.runner import run_experiment
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "datasets"
+RUN = ["run", "appbench", "--category", "ss", "--limit", "3", "--model", "reference",
+       "--data-dir", str(SAMPLES), "--no-progress", "--no-cache", "--no-upload"]
+NAME = "appbench-plan-ss-hierarchical-reference"
+LANGSMITH_VARS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_TRACING",
+                  "LANGCHAIN_TRACING_V2")
+
+
+def tooleval(*args: str | Path, env: dict[str, str] | None = None,
+             ) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k not in LANGSMITH_VARS}
+    return subprocess.run([sys.executable, "-m", "tooleval_agents.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=180, cwd=REPO,
+                          env={**environ, **(env or {})})
+
+
+def assert_one_line(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> str:
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "validation error" not in result.stderr and "pydantic" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished three-example run, copied by each test that damages it."""
+    out = tmp_path_factory.mktemp("finished")
+    result = tooleval(*RUN, "--out", out)
+    assert result.returncode == 0, result.stderr
+    return out / NAME
+
+
+def copy_run(run: Path, out: Path) -> Path:
+    target = out / NAME
+    target.mkdir(parents=True)
+    for file in run.iterdir():
+        if file.is_file():
+            (target / file.name).write_bytes(file.read_bytes())
+    return target
+
+
+def test_results_without_a_config_are_refused_not_run_again(finished: Path,
+                                                            tmp_path: Path) -> None:
+    run = copy_run(finished, tmp_path)
+    (run / CONFIG).unlink()
+    before = (run / EXAMPLES).read_bytes()
+    line = assert_one_line(tooleval(*RUN, "--out", tmp_path), 1,
+                           str(run / EXAMPLES), CONFIG, "--fresh")
+    assert "move the directory away" in line
+    assert (run / EXAMPLES).read_bytes() == before  # nothing ran, nothing was appended
+    assert not (run / CONFIG).exists()
+
+    again = tooleval(*RUN, "--out", tmp_path, "--fresh")  # what the line says to do
+    assert again.returncode == 0, again.stderr
+    assert len((run / EXAMPLES).read_text().splitlines()) == 3
+    assert RunDir(run).read_config().dataset.examples == 3
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not an object", "a field missing"])
+def test_a_broken_config_is_one_line_naming_the_file(finished: Path, tmp_path: Path,
+                                                     damage: str) -> None:
+    run = copy_run(finished, tmp_path)
+    text = (run / CONFIG).read_text()
+    (run / CONFIG).write_text({"truncated": text[:100], "not an object": "[]",
+                               "a field missing": text.replace('"benchmark"', '"bench"')}
+                              [damage])
+    before = (run / EXAMPLES).read_bytes()
+    line = assert_one_line(tooleval(*RUN, "--out", tmp_path), 1,
+                           f"{run / CONFIG}: not a valid config.json", "--fresh")
+    assert "\n" not in line
+    assert (run / EXAMPLES).read_bytes() == before
+    if damage != "truncated":
+        return
+    # Every command that reads a run says the same, in one line.
+    commands: list[list[str | Path]] = [
+        ["compare", run, finished], ["view", run, "--out", tmp_path / "site"],
+        ["report", run, "--out", tmp_path / "report"], ["score", "--run", run]]
+    for command in commands:
+        assert_one_line(tooleval(*command), 1, f"{CONFIG}: not a valid config.json")
+
+
+def test_an_empty_results_file_without_a_config_is_a_new_run(tmp_path: Path) -> None:
+    run = tmp_path / NAME
+    run.mkdir()
+    (run / EXAMPLES).write_bytes(b"")
+    (run / LOCK).write_text("12345\n")  # a lock left by an older version's failed start
+    result = tooleval(*RUN, "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert len((run / EXAMPLES).read_text().splitlines()) == 3
+
+
+def test_a_start_without_a_langsmith_key_leaves_no_directory(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "runs"
+    args = [a for a in RUN if a != "--no-upload"]
+    assert_one_line(tooleval(*args, "--out", out, "--upload"), 1, "LANGSMITH_API_KEY")
+    assert list(tmp_path.iterdir()) == []  # not the run, not runs/, not new/
+
+
+def test_an_option_refused_late_leaves_no_directory(tmp_path: Path) -> None:
+    args = [a for a in RUN if a != "--no-upload"]
+    result = tooleval(*args, "--out", tmp_path / "runs", "--epochs", "2", "--upload",
+                      env={"LANGSMITH_API_KEY": "lsv2_pt_notused000000000000000000000"})
+    assert_one_line(result, 1, "--epochs above 1")
+    assert list(tmp_path.iterdir()) == []
+
+
+class _Unreachable:
+    """A LangSmith client whose server cannot be reached."""
+
+    def read_dataset(self, **_: Any) -> Any:
+        raise ConnectionError("LangSmith at http://127.0.0.1:9 cannot be reached")
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"nothing else should be asked: {name}")
+
+
+def test_langsmith_out_of_reach_leaves_no_directory_and_keeps_an_old_one(
+        finished: Path, tmp_path: Path) -> None:
+    kwargs: dict[str, Any] = {
+        "subset": "ss", "model": "reference", "data_dir": SAMPLES, "limit": 3,
+        "progress": False, "cache": False, "upload": True, "client": _Unreachable()}
+    with pytest.raises(ConnectionError):
+        run_experiment("appbench", out=tmp_path / "runs", **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+    run = copy_run(finished, tmp_path / "old")  # a resume that fails keeps what was there
+    files = {p.name: p.read_bytes() for p in run.iterdir() if p.name != LOCK}
+    with pytest.raises(ConnectionError):
+        run_experiment("appbench", out=tmp_path / "old", **kwargs)
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.name != LOCK} == files
