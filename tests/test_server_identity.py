@@ -30,7 +30,8 @@ LLAMA_CPP_MODELS = [{"id": "qwen", "object": "model", "created": 1_700_000_000,
 def llama_cpp_props(template: str = "{{ messages }}", build: str = "b4500-abc") -> dict[str, Any]:
     return {"model_path": "/models/qwen2.5-coder-1.5b-q4_k_m.gguf", "chat_template": template,
             "build_info": build, "total_slots": 1, "modalities": {"vision": False},
-            "default_generation_settings": {"n_ctx": 8192, "id_slot": 0}}
+            "default_generation_settings": {"n_ctx": 8192, "id_slot": 0, "params": {
+                "temperature": 0.8, "top_k": 40, "seed": 4294967295}}}
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def model_for(server: FakeOpenAI) -> ChatOpenAI:
-    return ChatOpenAI(model="qwen", base_url=server.base_url, api_key=KEY,  # type: ignore[arg-type]
+    return ChatOpenAI(model="qwen", base_url=server.base_url, api_key=KEY,
                       max_retries=0)
 
 
@@ -59,9 +60,10 @@ def test_the_probe_reads_the_stable_fields_of_models_and_props() -> None:
         assert identity.props["build_info"] == "b4500-abc"
         assert len(identity.props["chat_template_sha256"]) == 64
         assert "total_slots" not in identity.props  # not about the answers
+        assert identity.props["sampling"] == {"temperature": 0.8, "top_k": 40}
         digest = identity.digest
         server.models = [{**LLAMA_CPP_MODELS[0], "created": 1_800_000_000}]  # per request
-        assert probe_server(model_for(server)).digest == digest  # type: ignore[union-attr]
+        assert probe_server(model_for(server)).digest == digest
         server.props = llama_cpp_props(template="{{ other }}")
         changed = probe_server(model_for(server))
     assert changed is not None and changed.digest != digest
@@ -70,12 +72,12 @@ def test_the_probe_reads_the_stable_fields_of_models_and_props() -> None:
 
 
 def test_the_probe_never_fails_a_run() -> None:
-    assert probe_server(ChatOpenAI(model="gpt-4o-mini", api_key="sk-x")) is None  # type: ignore[arg-type]
+    assert probe_server(ChatOpenAI(model="gpt-4o-mini", api_key="sk-x")) is None
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     start = time.perf_counter()
-    down = probe_server(ChatOpenAI(model="m", api_key="sk-x",  # type: ignore[arg-type]
+    down = probe_server(ChatOpenAI(model="m", api_key="sk-x",
                                    base_url=f"http://127.0.0.1:{port}/v1"), timeout=0.5)
     assert time.perf_counter() - start < 5
     assert down is not None and not down.informative and down.model == {} and down.props == {}

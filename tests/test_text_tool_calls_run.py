@@ -20,7 +20,6 @@ from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
 from tooleval_agents.results import RunDir
 from tooleval_agents.runner import run_experiment
-from tooleval_agents.viewer import build_site
 from tooleval_agents.tool_calls.counts import (
     NO_CALL,
     STRUCTURED,
@@ -31,6 +30,7 @@ from tooleval_agents.tool_calls.counts import (
     tool_call_notes,
     tool_calls_unmeasured,
 )
+from tooleval_agents.viewer import build_site
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def chat(server: FakeOpenAI, **kw: Any) -> ChatOpenAI:
-    return ChatOpenAI(model="qwen", base_url=server.base_url, api_key="sk-test",  # type: ignore[arg-type]
+    return ChatOpenAI(model="qwen", base_url=server.base_url, api_key="sk-test",
                       max_retries=0, temperature=0, **kw)
 
 

@@ -11,14 +11,16 @@ timeout, nothing fails when an endpoint is missing):
 * ``GET <base_url>/models`` -- the model's entry (its stable fields: ``id``, ``owned_by``,
   ``root``, ``parent``, ``max_model_len``, and llama.cpp's ``meta``: parameters, size, vocab);
 * ``GET <root>/props`` -- llama.cpp's model path and alias, chat template (by digest) and its
-  capabilities, build, modalities.
+  capabilities, build, modalities, and default sampling (what a request without a temperature
+  gets).
 
 The answer's digest is part of the response cache key (a changed server misses the cache) and
 the run's ``config.json`` (a run directory is not resumed on another server). The cache also
 remembers the last identity seen per endpoint and model (:meth:`SQLiteCache.server_seen`), so a
 run can say "the server changed since its answers were cached: not replaying them".
 
-Not used: fields that change on every request or restart (``created``, permission ids, slots),
+Not used: fields that change on every request or restart (``created``, permission ids, slots,
+context size),
 and answers' ``system_fingerprint`` -- it needs a completion to read, and hosted providers
 change it with their backend configuration (llama.cpp's equals its build, read from /props).
 Servers that report nothing of their model file or template (llama-cpp-python reports only the
@@ -36,24 +38,31 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field, SecretStr
 
+from tooleval_agents.redaction import clean_url
+
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT = 2.0
 """Seconds each probe request may take."""
 MODEL_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len", "meta")
 PROPS_FIELDS = ("model_path", "model_alias", "chat_template_caps", "build_info", "modalities")
+SAMPLING_FIELDS = ("temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty",
+                   "presence_penalty", "frequency_penalty")
+"""llama.cpp's default sampling (``default_generation_settings``): what a request that sets
+no temperature is answered with."""
 _ENDPOINT_ATTRS = ("openai_api_base", "base_url", "api_base")
 _KEY_ATTRS = ("openai_api_key", "api_key")
 _DESCRIBED = {"model_path": "model file", "model_alias": "model alias",
               "chat_template_sha256": "chat template", "chat_template_caps": "chat template",
-              "build_info": "build", "modalities": "modalities"}
+              "build_info": "build", "modalities": "modalities",
+              "sampling": "default sampling"}
 
 
 class ServerIdentity(BaseModel):
     """What a server reported about itself and the model (no secret: URLs and names only)."""
 
     endpoint: str
-    """The ``base_url`` probed."""
+    """The ``base_url`` probed (without user info or query string)."""
     model_name: str
     """The model name the run asks for."""
     model: dict[str, Any] = Field(default_factory=dict)
@@ -135,6 +144,13 @@ def _props(props: dict[str, Any] | None) -> dict[str, Any]:
     template = (props or {}).get("chat_template")
     if isinstance(template, str) and template:
         out["chat_template_sha256"] = hashlib.sha256(template.encode("utf-8")).hexdigest()
+    settings = (props or {}).get("default_generation_settings")
+    if isinstance(settings, dict):  # the sampling a request that sets none gets
+        nested = settings.get("params")  # older builds keep the settings at the top level
+        params: dict[str, Any] = nested if isinstance(nested, dict) else settings
+        sampling = {k: params[k] for k in SAMPLING_FIELDS if k in params}
+        if sampling:
+            out["sampling"] = sampling
     return out
 
 
@@ -152,8 +168,8 @@ def probe_server(model: Any, *, timeout: float = PROBE_TIMEOUT) -> ServerIdentit
     with httpx.Client(timeout=timeout, headers=headers, follow_redirects=False) as client:
         listing = _get(client, f"{endpoint}/models")
         props = _get(client, f"{root}/props")
-    return ServerIdentity(endpoint=endpoint, model_name=name, model=_model_entry(listing, name),
-                          props=_props(props))
+    return ServerIdentity(endpoint=clean_url(endpoint), model_name=name,
+                          model=_model_entry(listing, name), props=_props(props))
 
 
 def server_notes(server: ServerIdentity | None, cache: Any) -> list[str]:
@@ -182,7 +198,7 @@ def replay_note(endpoint: str | None, server: ServerIdentity | None,
     if endpoint is None or not cache_hits or (server is not None and server.props):
         return []
     return [f"{int(cache_hits)} answer(s) were replayed from the response cache, and the server "
-            f"at {endpoint} reports no chat template or build (no /props; llama.cpp's "
+            f"at {clean_url(endpoint)} reports no chat template or build (no /props; llama.cpp's "
             "llama-server does), so a changed server would not be noticed: after changing its "
             "model, chat format or build, run with --no-cache."]
 

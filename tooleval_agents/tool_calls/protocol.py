@@ -42,9 +42,9 @@ RESPONSE_OPEN, RESPONSE_CLOSE = "<tool_response>", "</tool_response>"
 _TOOLS_BLOCK = re.compile(r"<tools>\n(.*?)\n</tools>", re.S)
 _RESPONSE = re.compile(r"<tool_response>\n(.*?)\n</tool_response>", re.S)
 
-_HOW_TO_CALL = """\
-You can use the tools below. Each line describes one tool as a JSON object: its name, what it \
-does, and the JSON schema of its arguments.
+_INTRO = "You can use the tools below."
+_HOW_TO_CALL = _INTRO + """ Each line describes one tool as a JSON object: its name, what \
+it does, and the JSON schema of its arguments.
 {open}
 {tools}
 {close}
@@ -140,7 +140,8 @@ def tools_in_prompt(messages: Sequence[BaseMessage]) -> list[dict[str, Any]] | N
     for message in messages:
         if not isinstance(message, SystemMessage):
             continue
-        found = _TOOLS_BLOCK.search(message.text)
+        text = message.text
+        found = _TOOLS_BLOCK.search(text) if _INTRO in text else None
         if found is None:
             continue
         tools = []
@@ -151,7 +152,7 @@ def tools_in_prompt(messages: Sequence[BaseMessage]) -> list[dict[str, Any]] | N
                 continue
             if isinstance(function, dict) and isinstance(function.get("name"), str):
                 tools.append({"type": "function", "function": function})
-        return tools
+        return tools or None
     return None
 
 

@@ -116,11 +116,11 @@ class TextToolCallReader(BaseChatModel):
 
     @property
     def _llm_type(self) -> str:
-        return self.inner._llm_type
+        return "tooleval-tool-call-reader"
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {**self.inner._identifying_params, "tool_calls": self.mode}
+        return {"inner": self.inner.get_name(), "tool_calls": self.mode}
 
     def _prepare(self, messages: list[BaseMessage], kwargs: dict[str, Any]
                  ) -> tuple[list[BaseMessage], dict[str, Any], set[str]]:
