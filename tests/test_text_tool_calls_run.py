@@ -180,5 +180,6 @@ def test_what_a_run_says_about_its_calls() -> None:
     mixed = {STRUCTURED: 4, TEXT: 0, UNREAD: 1, NO_CALL: 0}
     assert not tool_calls_unmeasured(mixed)
     assert tool_call_notes(mixed) == ["1 answer(s) hold tool calls written as text that were "
-                                      "not read: -O tool_calls=auto reads them."]
+                                      "not read: -O tool_calls=auto reads them (those "
+                                      "that are valid JSON)."]
     assert tool_call_notes({STRUCTURED: 3, TEXT: 0, UNREAD: 0, NO_CALL: 0}) == []

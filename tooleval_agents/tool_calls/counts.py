@@ -101,8 +101,8 @@ def tool_call_notes(counts: Mapping[str, Any]) -> list[str]:
         return [f"no tool call came back in {scored} example(s), but {unread} answer(s) hold "
                 "tool calls written as text that were not read: the scores measure the "
                 "server's chat format, not the model's tool use. Read them with "
-                f"{READ_TEXT} (or -O tool_calls=text), or make the server return "
-                f"structured calls ({SERVER_FLAGS})."]
+                f"{READ_TEXT} (or -O tool_calls=text; a call that is not valid JSON stays "
+                f"unread), or make the server return structured calls ({SERVER_FLAGS})."]
     if structured + text == 0:
         return [f"no tool call came back in {scored} example(s), and no answer holds one "
                 "written as text: check that the server gives the model the tools "
@@ -113,7 +113,7 @@ def tool_call_notes(counts: Mapping[str, Any]) -> list[str]:
                      f"the answers' text (for structured calls: {SERVER_FLAGS}).")
     if unread:
         notes.append(f"{unread} answer(s) hold tool calls written as text that were not read: "
-                     f"{READ_TEXT} reads them.")
+                     f"{READ_TEXT} reads them (those that are valid JSON).")
     return notes
 
 
