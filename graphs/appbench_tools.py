@@ -35,7 +35,13 @@ from graphs.appbench import AppBenchStrategy, instruction_of, reference_sample
 from graphs.appbench_prompts import TODAY
 from graphs.common import NodeUpdate
 from graphs.state import WorkflowState
-from graphs.tool_agent import DEFAULT_MAX_TURNS, agent_node, react_agent
+from graphs.tool_agent import (
+    DEFAULT_MAX_TURNS,
+    ToolCallOptions,
+    agent_model,
+    agent_node,
+    react_agent,
+)
 from tooleval_agents.agents import ToolCallRecord, final_answer, trajectory
 from tooleval_agents.appbench.depgraph import build_dag
 from tooleval_agents.appbench.records import AppBenchSample, Catalog
@@ -48,7 +54,7 @@ from tooleval_agents.appbench.tools import (
     split_tool_name,
     tool_name,
 )
-from tooleval_agents.contracts import GoldAnswer, Options, Split, StrategyContext
+from tooleval_agents.contracts import GoldAnswer, Split, StrategyContext
 from tooleval_agents.reference_tools import TOOL_PLAN, PlannedCall, Ref, ToolPlan
 
 TASK_TEMPLATE = """\
@@ -78,7 +84,7 @@ def read_trajectory(catalog: Catalog) -> Any:
     return read
 
 
-class ToolsOptions(Options):
+class ToolsOptions(ToolCallOptions):
     """Options of the tool-calling strategies."""
 
     max_turns: int = PydanticField(default=DEFAULT_MAX_TURNS, ge=1, le=100, strict=True)
@@ -131,9 +137,11 @@ class Tools(AppBenchStrategy):
 
     def agent(self, ctx: StrategyContext, catalog: Catalog) -> Runnable[Any, Any]:
         tools = self.tools(catalog)
+        options = self.read_options(ctx)
+        model = agent_model(ctx.model, options)
         if ctx.agent is not None:
-            return ctx.agent(ctx.model, tools)
-        return react_agent(ctx.model, tools, max_turns=self.read_options(ctx).max_turns,
+            return ctx.agent(model, tools)
+        return react_agent(model, tools, max_turns=options.max_turns,
                            name=f"appbench-{self.name}-agent")
 
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -193,8 +201,9 @@ class ToolsHierarchical(Tools):
             return (f"the {app} app is not open: call {open_tool_name(app)} first, then "
                     f"{name}")
 
-        return react_agent(ctx.model, every, tools_for=tools_for, refuse=refuse,
-                           max_turns=self.read_options(ctx).max_turns,
+        options = self.read_options(ctx)
+        return react_agent(agent_model(ctx.model, options), every, tools_for=tools_for,
+                           refuse=refuse, max_turns=options.max_turns,
                            name=f"appbench-{self.name}-agent")
 
 

@@ -38,11 +38,35 @@ from pydantic import ValidationError
 
 from graphs.common import NodeUpdate
 from graphs.state import WorkflowState
-from tooleval_agents.agents import ERROR_PREFIX, ToolCallRecord, model_texts, trajectory
+from tooleval_agents.agents import (
+    ERROR_PREFIX,
+    ToolCallRecord,
+    agent_record,
+    model_texts,
+    trajectory,
+)
+from tooleval_agents.contracts import Options
+from tooleval_agents.tool_calls import ToolCallMode
+from tooleval_agents.tool_calls.reader import read_tool_calls
 
 DEFAULT_MAX_TURNS = 12
 """Model answers per example at most (AppBench plans have up to 10 calls; parallel calls
 share a turn)."""
+
+
+class ToolCallOptions(Options):
+    """The option every tool-calling strategy has."""
+
+    tool_calls: ToolCallMode = "native"
+    """How the model's calls are read (:mod:`tooleval_agents.tool_calls.reader`): ``native``
+    -- the API's structured calls only; ``auto`` -- tools bound natively, and calls written as
+    text read when no structured call came; ``text`` -- the tools described in the prompt and
+    the calls read from the text (prompt mode)."""
+
+
+def agent_model(model: BaseChatModel, options: ToolCallOptions) -> BaseChatModel:
+    """The model an agent gets under the strategy's options (its text calls read, or not)."""
+    return read_tool_calls(model, options.tool_calls)
 
 
 class AgentState(TypedDict):
@@ -160,7 +184,8 @@ def agent_node(agent: Runnable[Any, Any], messages_for: MessagesFor,
     the conversation it returns into the workflow's outputs with ``read(state, trajectory,
     messages)`` (``prediction``, ``parse_error``...). ``raw_outputs`` gets every model answer
     (text and tool calls); ``trace`` one ``tool_call`` record per call (with the tool's answer)
-    and a last ``agent`` record counting turns, calls and tool errors.
+    and a last ``agent`` record (:func:`~tooleval_agents.agents.agent_record`: turns, calls by
+    how they came back, tool errors).
 
     An agent that returns no ``messages`` list is an error of the example (recorded, not
     raised out of the run).
@@ -176,10 +201,11 @@ def agent_node(agent: Runnable[Any, Any], messages_for: MessagesFor,
                             "list; an agent must return a state with its messages")
         records = trajectory(messages)
         update = read(state, records, messages)
-        summary = {"kind": "agent", "turns": sum(getattr(m, "type", None) == "ai"
-                                                  for m in messages),
-                   "tool_calls": len(records), "tool_errors": sum(r.error for r in records)}
+        record = agent_record(messages, records)
+        if update.get("parse_error") and record["unread_text_calls"]:
+            update["parse_error"] += (f" ({record['unread_text_calls']} answer(s) hold tool "
+                                      "calls written as text: -O tool_calls=auto reads them)")
         trace = [{"kind": "tool_call", **r.model_dump(mode="json")} for r in records]
-        return {"raw_outputs": model_texts(messages), **update, "trace": [*trace, summary]}
+        return {"raw_outputs": model_texts(messages), **update, "trace": [*trace, record]}
 
     return node

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
@@ -33,7 +34,13 @@ from graphs import ultratool_create_tools as create_use
 from graphs.common import NodeUpdate, render_json
 from graphs.plan_create_use import example_toolset
 from graphs.state import WorkflowState
-from graphs.tool_agent import DEFAULT_MAX_TURNS, agent_node, react_agent
+from graphs.tool_agent import (
+    DEFAULT_MAX_TURNS,
+    ToolCallOptions,
+    agent_model,
+    agent_node,
+    react_agent,
+)
 from graphs.ultratool_prompts import PromptLang
 from tooleval_agents.agents import ToolCallRecord
 from tooleval_agents.contracts import GoldAnswer, Split, Strategy, StrategyContext
@@ -128,6 +135,7 @@ class UltraToolTools(Strategy):
     benchmark = "ultratool"
     name = "tools"
     tasks: tuple[str, ...] | None = TASKS
+    options = ToolCallOptions
     accepts_agent = True
 
     def __init__(self) -> None:
@@ -135,8 +143,9 @@ class UltraToolTools(Strategy):
 
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         task, lang = _task_lang(ctx.split)
+        model = agent_model(ctx.model, self.read_options(ctx))
         if task == "raw":
-            return self._build_raw(ctx, lang)
+            return self._build_raw(ctx, model, lang)
 
         def messages_for(state: WorkflowState) -> list[BaseMessage]:
             text = input_text(task, lang, state["inputs"])
@@ -150,8 +159,8 @@ class UltraToolTools(Strategy):
 
         async def agent(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
             tools, skipped = toolset(state["inputs"])
-            runnable: Runnable[Any, Any] = (ctx.agent(ctx.model, tools) if ctx.agent is not None
-                                            else react_agent(ctx.model, tools,
+            runnable: Runnable[Any, Any] = (ctx.agent(model, tools) if ctx.agent is not None
+                                            else react_agent(model, tools,
                                                              name="ultratool-tools-agent"))
             update = await agent_node(runnable, messages_for, read)(state, config)
             if skipped:
@@ -164,7 +173,7 @@ class UltraToolTools(Strategy):
         graph.add_edge("agent", END)
         return graph.compile(name=f"ultratool-{self.name}-{task}-{lang}")
 
-    def _build_raw(self, ctx: StrategyContext,
+    def _build_raw(self, ctx: StrategyContext, model: BaseChatModel,
                    lang: str) -> CompiledStateGraph[Any, Any, Any, Any]:
         self._data_dirs[lang] = ctx.data_dir
 
@@ -173,7 +182,7 @@ class UltraToolTools(Strategy):
 
         graph = StateGraph(WorkflowState)
         graph.add_node("agent", create_use.agent_workflow_node(
-            ctx.model, ctx.agent, toolset_of, lang, DEFAULT_MAX_TURNS))
+            model, ctx.agent, toolset_of, lang, DEFAULT_MAX_TURNS))
         graph.add_edge(START, "agent")
         graph.add_edge("agent", END)
         return graph.compile(name=f"ultratool-{self.name}-raw-{lang}")

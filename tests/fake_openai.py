@@ -26,6 +26,9 @@ A ``Fault`` with ``stall`` seconds waits before answering (to trigger client tim
 ``status=200`` with a stall answers normally after the wait. Error answers carry
 ``retry-after-ms`` (10 ms by default) so the OpenAI client's retries are quick.
 
+``GET /v1/models`` lists :attr:`FakeOpenAI.models` and ``GET /props`` answers
+:attr:`FakeOpenAI.props` (llama.cpp's server description; 404 when ``None``).
+
 Every request is logged (:attr:`FakeOpenAI.log`) with its messages, the reply and the usage
 reported; the ``Authorization`` header is only compared, never stored. Only 127.0.0.1 is ever
 bound; the port is picked by the OS.
@@ -145,11 +148,16 @@ class FakeOpenAI:
                  rules: Sequence[tuple[str, Reply | Callable[[str], Reply]]] = (),
                  default: Reply | None = None, api_key: str | None = None,
                  faults: Sequence[FaultShare] = (),
-                 usage: Callable[[ChatRequest, str], Usage] | None = None) -> None:
+                 usage: Callable[[ChatRequest, str], Usage] | None = None,
+                 models: Sequence[dict[str, Any]] = (),
+                 props: dict[str, Any] | None = None) -> None:
         """``responder`` picks replies from the whole request; otherwise ``rules`` are
         ``(regex, reply)`` pairs searched (DOTALL) in the prompt text, a reply may be a
         callable of the prompt; ``default`` answers when none matches (else 400). With
-        ``api_key``, other bearer tokens get 401. ``usage`` overrides the token counts."""
+        ``api_key``, other bearer tokens get 401. ``usage`` overrides the token counts.
+        ``models`` is what ``GET /v1/models`` lists, ``props`` what llama.cpp's ``GET /props``
+        answers (``None``: 404, as other servers); both may be changed while it runs (a
+        restarted server)."""
         self._responder = responder
         self._rules = [(re.compile(p, re.S), r) for p, r in rules]
         self._default = default
@@ -161,6 +169,12 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self.log: list[ChatRequest] = []
         """Every request, in arrival order."""
+        self.models: list[dict[str, Any]] = list(models)
+        """``GET /v1/models`` entries."""
+        self.props = props
+        """``GET /props`` answer (``None``: 404)."""
+        self.gets: list[str] = []
+        """Paths of the GET requests, in arrival order."""
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -281,8 +295,16 @@ class FakeOpenAI:
                                               "param": None, "code": None}}, headers)
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/") == "/v1/models":
-                    self._send(200, {"object": "list", "data": []})
+                path = self.path.split("?")[0].rstrip("/")
+                with fake._lock:
+                    fake.gets.append(path)
+                if fake._api_key is not None and \
+                        self.headers.get("Authorization", "") != f"Bearer {fake._api_key}":
+                    self._error(401, "Incorrect API key provided.")
+                elif path == "/v1/models":
+                    self._send(200, {"object": "list", "data": fake.models})
+                elif path == "/props" and fake.props is not None:
+                    self._send(200, fake.props)
                 else:
                     self._error(404, f"no route {self.path}")
 

@@ -149,7 +149,8 @@ def test_tool_failures_go_back_to_the_model_and_hierarchy_refuses_unopened_apps(
     assert "no tool named 'Nope__x'" in records[1]["output"]
     assert "unknown argument 'town'" in records[3]["output"]
     assert state["trace"][-1] == {"kind": "agent", "turns": 5, "tool_calls": 5,
-                                  "tool_errors": 3}
+                                  "tool_errors": 3, "structured_calls": 5, "text_calls": 0,
+                                  "unread_text_calls": 0}
     # Every API call is in the prediction, failed ones included (they are what was done).
     assert state["prediction"].count("getweather(") == 3
     assert opened_apps([*[AIMessage("", tool_calls=[{"name": "open_Hotels", "args": {},

@@ -23,11 +23,14 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.tool_calls import SOURCE_KEY
+from tooleval_agents.tool_calls.counts import AGENT_RECORD
+from tooleval_agents.tool_calls.parse import looks_like_tool_call
 
 if TYPE_CHECKING:  # annotations only: the CLI names agents without importing LangChain
     from langchain_core.language_models import BaseChatModel
@@ -166,6 +169,9 @@ class ToolCallRecord(BaseModel):
     """The tool's answer (``None``: the agent never ran the call)."""
     error: bool = False
     """The tool answered with an error (``ToolMessage.status == "error"``)."""
+    source: Literal["structured", "text"] = "structured"
+    """How the call came back: the API's ``tool_calls``, or read from the answer's text
+    (:mod:`tooleval_agents.tool_calls`)."""
 
     def result(self) -> dict[str, Any] | None:
         """The tool's answer as a JSON object, when it is one and not an error."""
@@ -195,9 +201,13 @@ def trajectory(messages: Sequence[BaseMessage]) -> list[ToolCallRecord]:
         kind = getattr(message, "type", None)
         if kind == "ai":
             calls = list(getattr(message, "tool_calls", None) or [])
+            meta = getattr(message, "response_metadata", None) or {}
+            source: Literal["structured", "text"] = (
+                "text" if meta.get(SOURCE_KEY) == "text" else "structured")
             for call in calls:
                 record = ToolCallRecord(id=call.get("id"), name=str(call.get("name") or ""),
-                                        args=dict(call.get("args") or {}), turn=turn)
+                                        args=dict(call.get("args") or {}), turn=turn,
+                                        source=source)
                 records.append(record)
                 if record.id:
                     by_id[record.id] = record
@@ -210,6 +220,21 @@ def trajectory(messages: Sequence[BaseMessage]) -> list[ToolCallRecord]:
                     content, ensure_ascii=False)
                 answered.error = getattr(message, "status", "success") == "error"
     return records
+
+
+def agent_record(messages: Sequence[BaseMessage],
+                 records: Sequence[ToolCallRecord]) -> dict[str, Any]:
+    """The trace record summing up an agent's conversation: its turns, calls and tool errors,
+    and how the calls came back -- structured, read from text, or written as text and not read
+    (answers without a call that look like one; :mod:`tooleval_agents.tool_calls.counts`)."""
+    answers = [m for m in messages if getattr(m, "type", None) == "ai"]
+    unread = sum(1 for m in answers if not getattr(m, "tool_calls", None)
+                 and looks_like_tool_call(str(getattr(m, "text", "") or "")))
+    return {"kind": AGENT_RECORD, "turns": len(answers), "tool_calls": len(records),
+            "tool_errors": sum(r.error for r in records),
+            "structured_calls": sum(r.source == "structured" for r in records),
+            "text_calls": sum(r.source == "text" for r in records),
+            "unread_text_calls": unread}
 
 
 def final_answer(messages: Sequence[BaseMessage]) -> str:

@@ -68,6 +68,11 @@ CREATE TABLE IF NOT EXISTS responses (
     llm TEXT NOT NULL,      -- sha256(model key): clear one model's answers
     value TEXT NOT NULL,    -- JSON list of generations
     created REAL NOT NULL   -- unix time
+);
+CREATE TABLE IF NOT EXISTS servers (
+    key TEXT PRIMARY KEY,   -- sha256(endpoint + model name)
+    identity TEXT NOT NULL, -- what the server last reported (server_identity.ServerIdentity)
+    seen REAL NOT NULL      -- unix time
 )
 """
 
@@ -137,7 +142,7 @@ class SQLiteCache(BaseCache):
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA)
+            self._conn.executescript(_SCHEMA)
         self._read_lock = threading.Lock()
         self._reader = self._connect()
         self._writer = _Writer(self._conn, self._lock)
@@ -205,6 +210,17 @@ class SQLiteCache(BaseCache):
             else:
                 self._conn.execute("DELETE FROM responses WHERE llm = ?",
                                    (_model_key(llm_string),))
+
+    def server_seen(self, key: str, identity: str) -> str | None:
+        """Record what a model's server reports about itself (``key``: its endpoint and model);
+        the identity recorded before, when it differs (the server changed since the answers
+        cached for it), else ``None``."""
+        with self._lock:
+            row = self._conn.execute("SELECT identity FROM servers WHERE key = ?",
+                                     (key,)).fetchone()
+            self._conn.execute("INSERT OR REPLACE INTO servers (key, identity, seen) "
+                               "VALUES (?, ?, ?)", (key, identity, time.time()))
+        return row[0] if row is not None and row[0] != identity else None
 
     def __len__(self) -> int:
         self.flush()

@@ -1,5 +1,7 @@
 """Offline chat models: a scripted model for tests and demos, and the base that answers by
 looking at the prompt's content (never at call order, so answers are right under concurrency).
+With tools described in the prompt instead of bound (:mod:`tooleval_agents.tool_calls.protocol`,
+``-O tool_calls=text``) they answer with their calls written as text.
 
 Token usage is estimated (4 characters per token, at least 1) so runs with offline models still
 report realistic per-example costs; real providers report their own usage.
@@ -22,6 +24,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
+
+from tooleval_agents.tool_calls.protocol import history_from_text, render_calls, tools_in_prompt
 
 Reply = str | dict[str, Any] | AIMessage
 """A scripted answer: text, the arguments of a tool call (when tools are bound), or a message."""
@@ -90,9 +94,17 @@ class ContentChatModel(BaseChatModel):
             self._calls += 1
         prompt = prompt_text(messages)
         tools = kwargs.get("tools")
-        answer = (self.reply_with_tools(prompt, messages, tools) if tools
+        # Prompt mode (-O tool_calls=text): the tools described in the system message, the
+        # calls and their answers written as text; played as the same agent, answered in text.
+        in_prompt = None if tools else tools_in_prompt(messages)
+        if in_prompt:
+            messages = history_from_text(messages)
+        bound = tools or in_prompt
+        answer = (self.reply_with_tools(prompt_text(messages), messages, bound) if bound
                   else self.reply(prompt, messages))
-        message = self._to_message(answer, tools)
+        message = self._to_message(answer, bound)
+        if in_prompt and message.tool_calls:
+            message = AIMessage(content=render_calls(message))
         content = message.text if isinstance(message.content, str) else json.dumps(
             message.content)
         if message.tool_calls:

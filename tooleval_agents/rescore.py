@@ -324,12 +324,12 @@ def rescore_run(run_dir: Path | str, *, judge: Any = None,
     changed = sum(1 for k, r in rescored.items()
                   if r.status != "infra_error" and old[k].score != r.score)
     result = RescoredSummary(
-        **summary.model_dump(exclude={"finished_at"}),
+        **summary.model_dump(exclude={"finished_at", "notes"}),
         scoring_options=dict(config.scoring_options),  # merged by rescore_results
         judge=_judge_name(judge),
         changed=changed,
         original_metrics=dict(base.metrics) if base is not None else {},
-        notes=notes,
+        notes=[*notes, *summary.notes],
         run_state=run_state(rd.path),
     )
     if write:

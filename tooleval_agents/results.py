@@ -37,6 +37,7 @@ from tooleval_agents.costs import run_cost
 from tooleval_agents.epochs import BinaryTally, epoch_summary
 from tooleval_agents.intervals import bootstrap_intervals, vectorized_intervals
 from tooleval_agents.jsonio import atomic_write_text, read_model
+from tooleval_agents.tool_calls.counts import CallTally, ToolCallCounts, tool_call_notes
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
 _ID_PREFIX = b'{"example_id":"'
@@ -102,7 +103,8 @@ class RunConfig(BaseModel):
     """The user's agent that played the strategy's agent (``--agent``), by name; ``None``:
     the strategy's own."""
     model: dict[str, Any]
-    """``{"spec": ..., "params": {...}}`` with secrets removed."""
+    """``{"spec": ..., "params": {...}}`` with secrets removed; ``server``: what the model's
+    server reported about itself (:mod:`tooleval_agents.server_identity`)."""
     judge: dict[str, Any] | None = None
     """Judge model, same shape as ``model``; ``from_model`` lists the endpoint arguments it
     took from the model's (same provider, no endpoint of its own)."""
@@ -167,6 +169,9 @@ class ResultBase(BaseModel):
     data_digest: str | None = None
     """:func:`example_digest` of the example's inputs and reference outputs when it ran: a
     resume over changed data is refused, whichever selection ran the example."""
+    tool_calls: ToolCallCounts | None = None
+    """How an agent's tool calls came back (structured, read from text, unread text calls);
+    ``None``: no agent ran."""
     finished_at: str = Field(default_factory=now)
 
 
@@ -237,6 +242,9 @@ class RunSummary(BaseModel):
     epochs: dict[str, Any] = Field(default_factory=dict)
     """With ``--epochs`` above 1: ``{"n": N, "sd": {metric: mean per-example standard
     deviation across attempts}}`` (pass@k and pass^k are among ``metrics``)."""
+    notes: list[str] = Field(default_factory=list)
+    """What a person must know to read the numbers, each with its likely fix (e.g. no tool call
+    came back; the server changed since its answers were cached)."""
     finished_at: str = Field(default_factory=now)
     run_dir: str | None = Field(default=None, exclude=True)
     """The results directory (set on the summary a run returns or :meth:`RunDir.read_summary`
@@ -458,6 +466,7 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     scored = 0
     groups: dict[int, list[int]] = {}
     recorded = 0
+    calls = CallTally()
     for r in results:
         recorded += 1
         counts[r.status] += 1
@@ -471,6 +480,7 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
         totals["judge_calls"] += r.judge_usage.model_calls
         if r.status == "infra_error":
             continue
+        calls.add(r.tool_calls)
         if r.score is None:
             raise ValueError(f"example {r.example_id} has no stored score: re-score the run")
         score = (r.score.example_score() if isinstance(r.score, ScoreHead)
@@ -501,6 +511,7 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
         "retried": counts["retried"],
         "cached": counts["cached"],
         "scoring_errors": counts["scoring_errors"],
+        **calls.counts(),
     }
     # Judged scorers label each example ``judge``: ok / error / missing_prediction. A run whose
     # judge answered nothing must not pass for one that scored 0 (see ``tooleval run``).
@@ -555,7 +566,8 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     if success_metric is not None:
         cost["success_metric"] = success_metric
     return RunSummary(experiment=experiment, metrics=metrics, counts=summary_counts,
-                      usage=usage, latency_s=latency, ci=ci, epochs=spread, cost=cost)
+                      usage=usage, latency_s=latency, ci=ci, epochs=spread, cost=cost,
+                      notes=tool_call_notes(summary_counts))
 
 
 def _complete_length(data: bytes) -> int:

@@ -351,6 +351,10 @@ class RetryingChatModel(BaseChatModel):
     """The retry policy."""
     limiter: BaseRateLimiter | None = None
     """Paces provider calls (retries included, cache hits excluded)."""
+    server_identity: str | None = None
+    """Digest of what the model's server reports about itself
+    (:mod:`tooleval_agents.server_identity`): part of the cache key, so a changed server
+    (model file, chat template, build) never replays the old one's answers."""
     _rng: random.Random = PrivateAttr(default_factory=random.Random)
     _rng_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -382,7 +386,8 @@ class RetryingChatModel(BaseChatModel):
         return value if isinstance(value, int) else None
 
     def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
-        return self.inner._get_llm_string(stop=stop, **kwargs)
+        text = self.inner._get_llm_string(stop=stop, **kwargs)
+        return f"{text}---server={self.server_identity}" if self.server_identity else text
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
         return self.inner._get_ls_params(stop=stop, **kwargs)
@@ -463,14 +468,22 @@ class RetryingChatModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
                    **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
         """Tools formatted by the inner model, calls made through this wrapper."""
-        if tool_choice is not None:
-            kwargs["tool_choice"] = tool_choice
-        bound = self.inner.bind_tools(tools, **kwargs)
-        if not isinstance(bound, RunnableBinding) or bound.bound is not self.inner:
-            raise NotImplementedError(
-                f"{type(self.inner).__name__}.bind_tools does not return a plain binding; "
-                "it cannot be wrapped for retries")
-        return self.bind(**bound.kwargs)
+        return bind_through(self, self.inner, tools, tool_choice=tool_choice, **kwargs)
+
+
+def bind_through(wrapper: BaseChatModel, inner: BaseChatModel, tools: Sequence[Any], *,
+                 tool_choice: Any = None,
+                 **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
+    """``wrapper`` bound with the tools as ``inner`` formats them (a wrapping chat model's
+    ``bind_tools``: the provider's tool format, the calls made through the wrapper)."""
+    if tool_choice is not None:
+        kwargs["tool_choice"] = tool_choice
+    bound = inner.bind_tools(tools, **kwargs)
+    if not isinstance(bound, RunnableBinding) or bound.bound is not inner:
+        raise NotImplementedError(
+            f"{type(inner).__name__}.bind_tools does not return a plain binding; its tool "
+            f"calls cannot go through a wrapper ({type(wrapper).__name__})")
+    return wrapper.bind(**bound.kwargs)
 
 
 # LangChain looks at ``_agenerate``'s signature on every call (does it take ``run_manager``?);

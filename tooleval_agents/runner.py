@@ -28,7 +28,9 @@ Response cache (:mod:`tooleval_agents.cache`, ``<cache_dir>/responses.sqlite`` b
 for the offline models and for every model whose temperature is 0 or unset; off when the
 temperature is above 0 (sampling on purpose: a rerun should draw new samples). An unset
 temperature means the provider's default decoding: caching it makes a rerun replay the recorded
-answers, which is what a rerun of an evaluation should do. ``cache=False`` turns it off.
+answers, which is what a rerun of an evaluation should do. ``cache=False`` turns it off. A
+model with an endpoint of its own is keyed also on what its server reports about itself
+(:mod:`tooleval_agents.server_identity`): a changed server is asked again, and said to be.
 
 Upload (``upload=True``, or ``None`` with a LangSmith API key configured): the split's dataset is
 pushed if absent (and must match the local data if present), the experiment is created with
@@ -146,7 +148,16 @@ from tooleval_agents.retry import (
     make_rate_limiter,
 )
 from tooleval_agents.selection import Picked, select
+from tooleval_agents.server_identity import (
+    ServerIdentity,
+    endpoint_of,
+    probe_server,
+    replay_note,
+    server_changed,
+    server_notes,
+)
 from tooleval_agents.spec import RunSpec
+from tooleval_agents.tool_calls.counts import counts_of
 from tooleval_agents.transcripts import PROMPTS, RECORDER, PromptStore
 
 if TYPE_CHECKING:
@@ -313,6 +324,20 @@ def _open_cache(cache: bool | str | Path | BaseCache) -> BaseCache | None:
     if cache is True:
         return SQLiteCache()
     return SQLiteCache(Path(cache))
+
+
+async def _identify(model: BaseChatModel, cache: BaseCache | None
+                    ) -> tuple[ServerIdentity | None, list[str]]:
+    """What the model's server reports about itself (:mod:`tooleval_agents.server_identity`;
+    ``None`` without an explicit endpoint), and what to say if it changed since the cache saw
+    it."""
+    server = await asyncio.to_thread(probe_server, model)
+    return server, server_notes(server, cache) if cache is not None else []
+
+
+def _key_part(server: ServerIdentity | None) -> str | None:
+    """The server's part of the response cache key (none when it reported nothing)."""
+    return server.digest if server is not None and server.informative else None
 
 
 def _jsonable(value: Any) -> Any:
@@ -627,7 +652,8 @@ class _Experiment:
             inputs=redact(inputs, shapes=False, names=False, secrets=self.secrets),
             reference_outputs=example.outputs or {},
             model_calls=self.prompts.calls(harness.get("transcript") or []),
-            data_digest=example_digest(inputs, example.outputs or {}))
+            data_digest=example_digest(inputs, example.outputs or {}),
+            tool_calls=counts_of(outputs))
         return result
 
     def tally(self, score: ExampleScore) -> None:
@@ -851,10 +877,12 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         return shared[0]
 
     response_cache = response_cache_for(inner)
+    server, notes = await _identify(inner, response_cache)
     wrapped = RetryingChatModel(
         inner=inner, policy=spec.retry or RetryPolicy(),
         limiter=make_rate_limiter(spec.rps) if spec.rps else None,
-        cache=response_cache if response_cache is not None else False)
+        cache=response_cache if response_cache is not None else False,
+        server_identity=_key_part(server))
 
     judge_model: BaseChatModel | None = None
     judge_inner: BaseChatModel | None = None
@@ -872,10 +900,13 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             judge_model = spec.judge
         judge_inner = judge_model
         judge_cache = response_cache_for(judge_model)
+        judge_server, judge_notes = await _identify(judge_model, judge_cache)
+        notes += [n for n in judge_notes if n not in notes]
         # The judge gets the same retry policy (its failures would become scoring errors).
         judge_model = RetryingChatModel(
             inner=judge_model, policy=spec.retry or RetryPolicy(),
-            cache=judge_cache if judge_cache is not None else False)
+            cache=judge_cache if judge_cache is not None else False,
+            server_identity=_key_part(judge_server))
     scoring = dict(scoring_options)
     scorer = bench.scorer(split, options={**scoring, "data_dir": data, **(
         {"judge": judge_model} if judge_model is not None else {})})
@@ -928,7 +959,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             strategy_options=redact(_jsonable(strategy_options), names=False),
             epochs=spec.epochs,
             agent=agent_name,
-            model={"spec": label, "params": model_params(inner)},
+            model={"spec": label, "params": model_params(inner),
+                   **({"server": server.record()} if server is not None else {})},
             judge=({"spec": model_label(judge_inner), "params": model_params(judge_inner),
                     **({"from_model": judge_inherited} if judge_inherited else {})}
                    if judge_inner is not None else None),
@@ -1009,11 +1041,14 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         # The summary reads the results back from the file: the run's data (the split's text,
         # the offline model's answers) and bookkeeping go first, so a large run's peak is
         # one of the two, not both.
+        endpoint = endpoint_of(inner)
         del every, examples, attempts, data_for_run, pending, exp, graph, wrapped, inner
         answer_key = None
         summary = summarize(name, scorer, ids, run_dir,
                             wall_s=time.perf_counter() - started, epochs=spec.epochs,
                             model=label, judge=config.judge["spec"] if config.judge else None)
+        summary.notes[:0] = [*notes, *replay_note(endpoint, server,
+                                                  summary.usage.get("cache_hits", 0.0))]
         run_dir.write_summary(summary)
         summary = summary.model_copy(update={"run_dir": str(run_dir.path)})
         if session is not None:
@@ -1154,6 +1189,8 @@ def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence
         ("strategy options", old.strategy_options, new.strategy_options),
         ("scoring options", old.scoring_options, new.scoring_options),
         ("judge", (old.judge or {}).get("spec"), (new.judge or {}).get("spec")),
+        ("model server: its model file, chat template or build changed",
+         server_changed(old.model, new.model), False),
     ) if a != b]
     if differs:
         raise ResumeError(f"{path} holds a run with other settings ({', '.join(differs)}). "

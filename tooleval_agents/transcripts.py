@@ -28,6 +28,7 @@ from langchain_core.outputs import LLMResult
 from tooleval_agents.redaction import redact
 from tooleval_agents.results import ModelCall
 from tooleval_agents.retry import current_stats
+from tooleval_agents.tool_calls import READER_FLAG
 
 PROMPTS = "prompts.jsonl"
 
@@ -56,8 +57,8 @@ class TranscriptRecorder(BaseCallbackHandler):
                             messages: list[list[BaseMessage]], *, run_id: UUID,
                             **kwargs: Any) -> None:
         stats = current_stats()
-        if stats is None:
-            return
+        if stats is None or (kwargs.get("metadata") or {}).get(READER_FLAG):
+            return  # a reader of text tool calls: the call it makes is recorded instead
         params = kwargs.get("invocation_params") or {}
         tools = params.get("tools")
         stats.record_call(str(run_id), {

@@ -39,6 +39,7 @@ from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, str
 from tooleval_agents.rescore import parse_options
 from tooleval_agents.results import RunDir
 from tooleval_agents.selection import parse_samples
+from tooleval_agents.tool_calls.counts import tool_calls_unmeasured
 
 FIX_FIRST = frozenset({"auth", "not_found", "aborted"})
 """Infra error kinds a retry does not cure: a rejected key or an unknown model (``aborted``:
@@ -227,7 +228,8 @@ def _row(split: Split, summary: Any, out: Path, strategy: str | None,
             "strategy": strategy, "model": model, "metrics": summary.metrics,
             "counts": summary.counts, "usage": summary.usage, "latency_s": summary.latency_s,
             "ci": summary.ci, "cost": summary.cost,
-            **({"epochs": summary.epochs} if summary.epochs else {})}
+            **({"epochs": summary.epochs} if summary.epochs else {}),
+            **({"notes": summary.notes} if summary.notes else {})}
 
 
 def _show(row: dict[str, Any]) -> None:
@@ -392,8 +394,10 @@ def run_command(
     Exit status (as every command's): 0 when every example was scored; 1 when a split could
     not run (its error says why); 2 for a bad argument (nothing ran); 3 when examples were
     left unscored by provider errors (retry them by running the same command again; after a
-    rejected key or an unknown model, fix those first) or when the judge could judge no
-    example (re-judge with `tooleval score --run DIR --judge ...`); 130 when interrupted.
+    rejected key or an unknown model, fix those first), when the judge could judge no
+    example (re-judge with `tooleval score --run DIR --judge ...`), or when a tool-calling run
+    got no tool call while answers hold calls written as text (-O tool_calls=auto reads them);
+    130 when interrupted.
 
     A model served on this machine (llama.cpp, llama-cpp-python) usually answers one request
     at a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
@@ -498,10 +502,12 @@ def run_command(
         judge_note = judge_advice(summary.counts, Path(row["run_dir"]))
         if judge_note and not summary.counts.get("judged"):
             unscored += 1  # a judged task whose judge answered nothing has no score at all
+        unscored += tool_calls_unmeasured(summary.counts)  # calls written as text, none read
         rows.append(row)
         if not json_out:
             _show(row)
-        for text in filter(None, (advice, judge_note)):  # stderr: --json keeps stdout clean
+        # stderr: --json keeps stdout clean
+        for text in filter(None, (advice, judge_note, *summary.notes)):
             err_console.print(f"[yellow]{escape(f'{split.name}: {text}')}[/]",
                               highlight=False)
     if not json_out and sum(bool(r.get("experiment")) for r in rows) > 1:

@@ -156,6 +156,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "metrics": summary.metrics if summary else {},
             "headline": _headline(config, summary.metrics if summary else {}),
             "counts": summary.counts if summary else {},
+            "notes": summary.notes if summary else [],
             "usage": summary.usage if summary else {},
             "latency_s": summary.latency_s if summary else {},
             "cost": summary.cost if summary else {},

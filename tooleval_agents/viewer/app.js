@@ -187,6 +187,7 @@ function runPage(run, rows, params) {
   return [el("h1", {}, run.experiment),
           el("p", {class: "muted"}, `${run.split} · ${runLabel(run)} · n ${nOfN(run)} · ` +
              Object.entries(run.counts).map(([k, v]) => k + " " + v).join(", ")),
+          (run.notes || []).map((n) => el("p", {class: "note"}, "note: " + n)),
           el("details", {class: "block"}, el("summary", {}, "metrics"), summary),
           filters, table, pager];
 }
