@@ -302,3 +302,18 @@ def test_a_build_starts_no_job_after_a_failure() -> None:
     with pytest.raises(JournalWriteError):
         asyncio.run(_gather([job(n) for n in range(20)], 2, lambda: None))
     assert max(started) <= 3  # jobs 0-3 had started (two at a time); none after
+
+
+def test_the_appbench_build_stops_at_a_full_disk(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphs.appbench_build import BuildSettings, run_build
+    from tooleval_agents.appbench.build_models import ScriptedBuildModel
+
+    settings = BuildSettings(sgd_dir=Path(__file__).parent / "fixtures" / "sgd", split="test",
+                             out=tmp_path / "built.json", max_concurrency=1)
+    model = ScriptedBuildModel()
+    full_disk(monkeypatch, budget=1)
+    with pytest.raises(JournalWriteError, match=r"built\.json\.build\.jsonl: No space"):
+        run_build(settings, model, model)
+    assert model.calls == 2  # one path (a writer and a judge call); none started after it
+    assert (tmp_path / "built.json.build.jsonl").read_bytes() == b""
