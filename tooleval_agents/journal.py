@@ -75,7 +75,8 @@ def _complete_length(fd: int, size: int) -> int:
     end = size
     while end > 0:
         start = max(0, end - _TAIL_CHUNK)
-        at = os.pread(fd, end - start, start).rfind(b"\n")
+        os.lseek(fd, start, os.SEEK_SET)  # not pread: Windows has none
+        at = os.read(fd, end - start).rfind(b"\n")
         if at >= 0:
             return start + at + 1
         end = start
