@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import operator
-import os
 import threading
 from collections import Counter
 from pathlib import Path
@@ -42,6 +41,7 @@ from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.appbench.records import AppBenchSample, BuildInfo, Catalog
 from tooleval_agents.appbench.sgd_paths import SgdPath, Skipped, compose, split_paths, to_sample
 from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.journal import JournalFile
 
 Status = Literal["kept", "rejected", "failed"]
 
@@ -107,11 +107,13 @@ class BuildSummary(BaseModel):
 
 
 class Journal:
-    """``<out>.build.jsonl``: one :class:`JournalEntry` per finished path (thread-safe)."""
+    """``<out>.build.jsonl``: one :class:`JournalEntry` per finished path (thread-safe; a
+    :class:`~tooleval_agents.journal.JournalFile`: a torn last line is cut before the first
+    append, the first failed write ends the build)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
+        self.file = JournalFile(path, sync="each")
 
     def load(self) -> dict[str, JournalEntry]:
         """The finished paths. A line that is not JSON was cut by a crash (the next append
@@ -134,17 +136,12 @@ class Journal:
         return out
 
     def append(self, entry: JournalEntry) -> None:
-        text = entry.model_dump_json() + "\n"
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.path.is_file() and self.path.stat().st_size:
-                with self.path.open("rb") as f:  # a crash may have left a line unfinished
-                    f.seek(-1, os.SEEK_END)
-                    if f.read(1) != b"\n":
-                        text = "\n" + text
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
+        """Record ``entry`` (fsynced).
+
+        Raises:
+            JournalWriteError: it could not be written (nor can anything after it).
+        """
+        self.file.append(entry.model_dump_json())
 
 
 CATEGORY_FIELD = "{category}"
@@ -321,6 +318,8 @@ def build_workflow(settings: BuildSettings, writer: BaseChatModel | None,
 
     def annotate_node(state: BuildState) -> dict[str, Any]:
         assert writer is not None and judge is not None
+        if (failed := journal.file.failed) is not None:  # its result could not be kept
+            raise failed
         try:
             entry = annotate(state["path"], settings, writer, judge, catalog)
         except (KeyboardInterrupt, SystemExit):
@@ -401,6 +400,7 @@ def run_build(settings: BuildSettings, writer: BaseChatModel | None = None,
         workflow = build_workflow(settings, writer, judge, journal, bar or Tracker())
         final = workflow.invoke({}, config={"max_concurrency": settings.max_concurrency})
     finally:
+        journal.file.close()
         if bar is not None:
             bar.stop()
     paths: list[SgdPath] = final["paths"]

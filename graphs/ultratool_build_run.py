@@ -53,14 +53,25 @@ def _failure(entry: JournalEntry) -> Failure:
 
 async def _gather(jobs: Sequence[Callable[[], Any]], concurrency: int,
                   on_done: Callable[[], None]) -> None:
+    """Run ``jobs``, ``concurrency`` at a time. After the first failure (e.g. the journal
+    could not be written) no job starts; those running finish, then it is raised."""
     semaphore = asyncio.Semaphore(concurrency)
+    failures: list[Exception] = []
 
     async def one(job: Callable[[], Any]) -> None:
         async with semaphore:
-            await job()
+            if failures:
+                return
+            try:
+                await job()
+            except Exception as exc:
+                failures.append(exc)
+                return
         on_done()
 
     await asyncio.gather(*(one(j) for j in jobs))
+    if failures:
+        raise failures[0]
 
 
 async def _expand(seeds: Sequence[SeedQuery], model: BaseChatModel, lang: PromptLang,
@@ -191,11 +202,16 @@ async def build_ultratool(seeds: Sequence[SeedQuery], model: BaseChatModel, lang
     progress = progress or (lambda phase, done, total: None)
     journal = Journal(journal_path(out))
     summary = BuildSummary(out=str(out), journal=str(journal.path), seeds=len(seeds))
-    if expand:
-        await _expand(seeds, model, lang, journal, summary, concurrency, retry_failed, progress)
-    queries = _queries(seeds, journal, expand)
-    summary.queries = len(queries)
-    await _annotate(queries, model, lang, journal, summary, concurrency, retry_failed, progress)
+    try:
+        if expand:
+            await _expand(seeds, model, lang, journal, summary, concurrency, retry_failed,
+                          progress)
+        queries = _queries(seeds, journal, expand)
+        summary.queries = len(queries)
+        await _annotate(queries, model, lang, journal, summary, concurrency, retry_failed,
+                        progress)
+    finally:
+        journal.file.close()
 
     samples: list[dict[str, Any]] = []
     keys = [f"{s.id}/expand" for s in seeds] if expand else []

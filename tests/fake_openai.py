@@ -24,7 +24,11 @@ Faults (HTTP errors and stalls) are scripted three ways, checked in this order:
 
 A ``Fault`` with ``stall`` seconds waits before answering (to trigger client timeouts);
 ``status=200`` with a stall answers normally after the wait. Error answers carry
-``retry-after-ms`` (10 ms by default) so the OpenAI client's retries are quick.
+``retry-after-ms`` (10 ms by default) so the OpenAI client's retries are quick. Besides HTTP
+errors, a fault may be a broken reply (``kind``): ``MALFORMED`` (HTTP 200, the JSON cut off),
+``EMPTY_CHOICES`` (HTTP 200, ``"choices": []``) or ``RESET`` (the connection closed with a TCP
+reset, no answer); ``CONTEXT_OVERFLOW`` is the 400 a server sends for a prompt longer than its
+context window.
 
 ``GET /v1/models`` lists :attr:`FakeOpenAI.models` and ``GET /props`` answers
 :attr:`FakeOpenAI.props` (llama.cpp's server description; 404 when ``None``).
@@ -38,8 +42,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import re
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -66,6 +73,21 @@ class Fault:
     """``retry-after-ms`` header of an error answer (``None``: no header, client backoff)."""
     message: str = "scripted failure"
     """Error message in the body."""
+    kind: Literal["http", "malformed", "empty_choices", "raw", "reset"] = "http"
+    """``http``: answer ``status`` with an error body (200: the normal answer); ``malformed``:
+    HTTP 200 with JSON cut off mid-way; ``empty_choices``: HTTP 200, a completion whose
+    ``choices`` is empty; ``raw``: HTTP 200 with ``body`` as it is; ``reset``: close the
+    connection with a TCP reset, no answer."""
+    body: str = ""
+    """``raw`` only: the body sent."""
+
+
+MALFORMED = Fault(status=200, kind="malformed")
+EMPTY_CHOICES = Fault(status=200, kind="empty_choices")
+RESET = Fault(status=0, kind="reset")
+CONTEXT_OVERFLOW = Fault(status=400, retry_after_ms=None, message=(
+    "This model's maximum context length is 8192 tokens. However, your messages resulted in "
+    "9000 tokens. Please reduce the length of the messages. (context_length_exceeded)"))
 
 
 @dataclass(frozen=True)
@@ -113,6 +135,8 @@ class ChatRequest:
     """Usage reported with a successful answer."""
     fault: Fault | None = None
     """The fault served, if any."""
+    at: float = field(default_factory=time.time)
+    """Arrival time (``time.time()``)."""
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -342,6 +366,9 @@ class FakeOpenAI:
                     req.fault = fault
                     if fault.stall:
                         time.sleep(fault.stall)
+                    if fault.kind != "http":
+                        self._broken(req, fault)
+                        return
                     if fault.status != 200:
                         req.status = fault.status
                         headers = ({"retry-after-ms": str(fault.retry_after_ms)}
@@ -377,6 +404,38 @@ class FakeOpenAI:
                                  else "stop"}],
                     "usage": usage_json})
 
+            def _broken(self, req: ChatRequest, fault: Fault) -> None:
+                kind = fault.kind
+                if kind == "reset":  # SO_LINGER 0: close() sends RST, not FIN
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    for stream in (self.rfile, self.wfile, self.connection):
+                        stream.close()  # the socket closes once its files are closed too
+                    self.wfile = io.BytesIO()  # what the handler flushes after us
+                    return
+                req.status = 200
+                if kind == "raw":
+                    self._send_bytes(fault.body.encode())
+                    return
+                if kind == "empty_choices":
+                    self._send(200, {"id": f"chatcmpl-fake-{req.n}", "object": "chat.completion",
+                                     "created": 1_700_000_000, "model": "fake-model",
+                                     "choices": [], "usage": {"prompt_tokens": 1,
+                                                              "completion_tokens": 0,
+                                                              "total_tokens": 1}})
+                    return
+                self._send_bytes(b'{"id": "chatcmpl-fake-%d", "object": "chat.completion", '
+                                 b'"choices": [{"index": 0, "message": {"role": "assistant", '
+                                 b'"cont' % req.n)
+
+            def _send_bytes(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def _stream(self, req: ChatRequest, message: dict[str, Any],
                         usage: dict[str, int], model: str) -> None:
                 base = {"id": f"chatcmpl-fake-{req.n}", "object": "chat.completion.chunk",
@@ -400,5 +459,5 @@ class FakeOpenAI:
         return Handler
 
 
-__all__ = ["ChatRequest", "FakeOpenAI", "Fault", "FaultShare", "Reply", "Responder", "Usage",
-           "count_tokens"]
+__all__ = ["CONTEXT_OVERFLOW", "EMPTY_CHOICES", "MALFORMED", "RESET", "ChatRequest", "FakeOpenAI",
+           "Fault", "FaultShare", "Reply", "Responder", "Usage", "count_tokens"]

@@ -82,6 +82,7 @@ def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
     result = tooleval(*RUN, "--model", "reference", "--out", tmp_path, "--no-cache")
     assert result.returncode == 0, result.stderr
     assert (run_dir / "summary.json").is_file()
+    assert not (run_dir / ".lock").exists()  # the run that took it over removed it
 
 
 def test_an_unexpected_error_is_one_line_unless_debug(capsys: pytest.CaptureFixture[str],

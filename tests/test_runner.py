@@ -275,8 +275,9 @@ def test_reference_run_writes_config_examples_and_summary(toy: Path, tmp_path: P
     assert summary.counts["ok"] == 6
     assert summary.counts["infra_errors"] == summary.counts["model_errors"] == 0
     run_dir = out / name
-    # and the lock file (free now) that keeps a second process off a running directory
-    assert {p.name for p in run_dir.iterdir()} == {CONFIG, EXAMPLES, SUMMARY, LOCK, PROMPTS}
+    # the lock file that kept a second process off the running directory is gone
+    assert {p.name for p in run_dir.iterdir()} == {CONFIG, EXAMPLES, SUMMARY, PROMPTS}
+    assert LOCK not in {p.name for p in run_dir.iterdir()}
     lines = _lines(run_dir)
     assert sorted(r["index"] for r in lines) == list(range(6))
     assert all(r["status"] == "ok" and r["attempt"] == 1 for r in lines)

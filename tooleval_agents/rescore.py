@@ -4,6 +4,10 @@ No agent model is called: every example's ``outputs`` (``examples.jsonl``) is sc
 against the reference outputs of the run's dataset split, and the corpus metrics are pooled
 with the benchmark's ``Scorer.aggregate``. A judge model is called only when one is passed.
 
+A run whose result lines were changed after they were written (:meth:`~tooleval_agents.
+results.RunDir.edited`: a score set by hand, edited outputs or inputs) is refused
+(:class:`EditedResultsError`, naming the lines): resuming it runs those examples again.
+
 Where the result goes: ``summary.rescored.json`` beside the run's ``summary.json``. The
 original summary is what the run measured when it finished and is never overwritten; the
 re-scored one is a :class:`RescoredSummary` (a :class:`~tooleval_agents.results.RunSummary`
@@ -32,6 +36,7 @@ from pydantic import Field
 from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, Split
 from tooleval_agents.datadir import resolve_data_dir, samples_dir
 from tooleval_agents.epochs import epoch_id, split_epoch, with_epochs
+from tooleval_agents.errors import ToolevalError
 from tooleval_agents.jsonio import atomic_write_text
 from tooleval_agents.langsmith_datasets import to_examples
 from tooleval_agents.registry import get_benchmark
@@ -45,12 +50,18 @@ from tooleval_agents.results import (
     RunDir,
     RunSummary,
     dataset_hash,
+    edited_note,
     now,
     summarize,
 )
 from tooleval_agents.selection import select
 
 RESCORED_SUMMARY = "summary.rescored.json"
+
+
+class EditedResultsError(ToolevalError, ValueError):
+    """A run's result lines were changed after they were written (their seals do not match):
+    re-scoring them would score what someone wrote, not what the model answered."""
 
 
 class RescoredSummary(RunSummary):
@@ -196,12 +207,18 @@ def rescore_results(
         FileNotFoundError: not a run directory. KeyError: unknown benchmark or split.
         ValueError: the data differs from the run's (see :func:`references`), or a result is
             not one of its examples.
+        EditedResultsError: result lines were changed after they were written.
         DatasetMissingError: the split's data is absent.
     """
     from tooleval_agents.models import judge_model
 
     rd = RunDir(run_dir)
     config = rd.read_config()
+    if edited := rd.edited():  # their outputs may not be what the model answered
+        raise EditedResultsError(
+            f"{edited_note(rd.path / EXAMPLES, edited)}: not re-scored. Resume the run (the "
+            "same `tooleval run` command) to run those examples again, or start it over "
+            "with --fresh")
     if isinstance(judge, str):
         # As in a run: temperature 0 unless the caller says otherwise.
         judge = judge_model(judge, judge_kwargs)

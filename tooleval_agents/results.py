@@ -3,7 +3,11 @@ only code that reads or writes it.
 
 * ``config.json`` -- what was run (:class:`RunConfig`; never a secret).
 * ``examples.jsonl`` -- append-only, one :class:`ExampleResult` per finished attempt; the last
-  line of an example wins, so a resume can retry infrastructure errors by appending.
+  line of an example wins, so a resume can retry infrastructure errors by appending. Each line
+  is sealed (:func:`~tooleval_agents.journal.seal`: it ends with a ``line_digest`` of its own
+  bytes), so a line changed after it was written is found (:meth:`RunDir.edited`): a resume
+  runs its example again, re-scoring refuses the run. A line without one (written by an
+  older version) is trusted.
 * ``summary.json`` -- corpus metrics and counts (:class:`RunSummary`), rewritten at the end.
 
 Everything needed to re-score without calling a model is in ``examples.jsonl`` (outputs) and
@@ -15,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -27,22 +30,19 @@ from pydantic import BaseModel, Field
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.corpus import Columns, aggregate_resamples, counts_of
-from tooleval_agents.errors import DataFormatError, ToolevalError
-
-try:  # POSIX; elsewhere a run directory is not locked
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 from tooleval_agents.costs import run_cost
+from tooleval_agents.dirlock import LOCK as LOCK  # the run directory's files, with CONFIG...
+from tooleval_agents.dirlock import RunLockedError as RunLockedError
+from tooleval_agents.dirlock import hold_directory
 from tooleval_agents.epochs import BinaryTally, epoch_summary
+from tooleval_agents.errors import DataFormatError
 from tooleval_agents.intervals import bootstrap_intervals, vectorized_intervals
+from tooleval_agents.journal import JournalFile, repair_torn_tail, seal, seal_state
 from tooleval_agents.jsonio import atomic_write_text, read_model
 from tooleval_agents.tool_calls.counts import CallTally, ToolCallCounts, tool_call_notes
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
 _ID_PREFIX = b'{"example_id":"'
-LOCK = ".lock"
-"""Held (``flock``) by the process running the directory; holds its PID."""
 
 Status = Literal["ok", "model_error", "infra_error"]
 """``ok``: the workflow finished (its answer may still be wrong); ``model_error``: the workflow
@@ -273,39 +273,16 @@ class RunSummary(BaseModel):
         return pd.DataFrame(rows)
 
 
-class RunLockedError(ToolevalError):
-    """Another process is running the same results directory."""
-
-
 class RunDir:
     """Reads and writes one results directory."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
 
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold the directory for this process while it runs: a second process on the same
-        run stops at once, naming the holder (two would run, and bill, every example twice).
-        The OS releases the lock when its holder dies, so a lock left by a killed process is
-        taken over. (Without ``fcntl``, e.g. on Windows, nothing is locked.)"""
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            if fcntl is not None:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-                    raise RunLockedError(
-                        f"{self.path} is in use by process {holder or '(unknown)'}: another "
-                        "tooleval run of this experiment is running. Wait for it to finish "
-                        "(or stop it), then run the command again.") from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-            yield
-        finally:
-            os.close(fd)  # releases the lock
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the directory for this process while it runs (:func:`~tooleval_agents.
+        dirlock.hold_directory`): a second process on the same run stops at once."""
+        return hold_directory(self.path)
 
     def write_config(self, config: RunConfig) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -319,14 +296,17 @@ class RunDir:
         return read_model(file, RunConfig)
 
     def append(self, result: ExampleResult) -> None:
-        """Append one finished example; flushed and fsynced so a crash loses at most the
-        line being written."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        line = result.model_dump_json() + "\n"
-        with (self.path / EXAMPLES).open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Append one finished example (sealed, fsynced: a crash loses at most the line being
+        written).
+
+        Raises:
+            JournalWriteError: the line could not be written (the file is left as it was).
+        """
+        journal = JournalFile(self.path / EXAMPLES, sync="each")
+        try:
+            journal.append(result_line(result))
+        finally:
+            journal.close()
 
     def results(self) -> dict[str, ExampleResult]:
         """Latest result per example id.
@@ -351,13 +331,23 @@ class RunDir:
         without keeping any result: what :meth:`iter_results` reads from."""
         out: dict[str, tuple[int, int]] = {}
         for number, offset, raw in self._lines():
-            # Our own lines start with the id; anything else is parsed (and checked) whole.
-            if raw.startswith(_ID_PREFIX) and (end := raw.find(b'"', len(_ID_PREFIX))) > 0:
-                example_id = raw[len(_ID_PREFIX):end].decode("utf-8", "replace")
-            else:
-                example_id = self._parse(number, raw, ResultHead).example_id
-            out[example_id] = (number, offset)
+            out[self._id_of(number, raw)] = (number, offset)
         return out
+
+    def edited(self) -> list[tuple[int, str]]:
+        """``(line number, example id)`` of each example whose latest line was changed after
+        it was written (its seal does not match: :func:`~tooleval_agents.journal.seal`), in
+        file order. A changed line that a later line of its example replaced is left out."""
+        latest: dict[str, tuple[int, bool]] = {}
+        for number, _, raw in self._lines():
+            latest[self._id_of(number, raw)] = (number, seal_state(raw) == "edited")
+        return sorted((number, eid) for eid, (number, bad) in latest.items() if bad)
+
+    def _id_of(self, number: int, raw: bytes) -> str:
+        # Our own lines start with the id; anything else is parsed (and checked) whole.
+        if raw.startswith(_ID_PREFIX) and (end := raw.find(b'"', len(_ID_PREFIX))) > 0:
+            return raw[len(_ID_PREFIX):end].decode("utf-8", "replace")
+        return self._parse(number, raw, ResultHead).example_id
 
     def iter_results(self, order: Iterable[str] | None = None) -> Iterator[ExampleResult]:
         """The latest result of each example, one at a time (a run too large to hold whole):
@@ -414,16 +404,7 @@ class RunDir:
         """Cut a last line a crash left half-written (no trailing newline), so appends start
         on a fresh line; the same line :meth:`results` ignores. True when something was cut.
         """
-        file = self.path / EXAMPLES
-        if not file.is_file():
-            return False
-        data = file.read_bytes()
-        keep = _complete_length(data)
-        if keep == len(data):
-            return False
-        with file.open("r+b") as fh:
-            fh.truncate(keep)
-        return True
+        return repair_torn_tail(self.path / EXAMPLES)
 
     def write_summary(self, summary: RunSummary) -> None:
         atomic_write_text(self.path / SUMMARY, summary.model_dump_json(indent=2))
@@ -570,9 +551,22 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
                       notes=tool_call_notes(summary_counts))
 
 
-def _complete_length(data: bytes) -> int:
-    """Length of ``data`` up to and including its last newline (a torn last line left out)."""
-    return data.rfind(b"\n") + 1
+def result_line(result: ExampleResult) -> bytes:
+    """The ``examples.jsonl`` line of a result (sealed, without its newline)."""
+    return seal(result.model_dump_json())
+
+
+def edited_note(file: Path | str, edited: Sequence[tuple[int, str]], *, shown: int = 3) -> str:
+    """One line naming the changed lines of :meth:`RunDir.edited` (the first ``shown``).
+
+    >>> edited_note("x.jsonl", [(4, "e3"), (9, "e8")], shown=1)[9:]
+    '2 result lines were changed after they were written (line 4: example e3, and 1 more)'
+    """
+    listed = ", ".join(f"line {n}: example {eid}" for n, eid in edited[:shown])
+    more = f", and {len(edited) - shown} more" if len(edited) > shown else ""
+    lines = ("result line was changed after it was" if len(edited) == 1
+             else "result lines were changed after they were")
+    return f"{file}: {len(edited)} {lines} written ({listed}{more})"
 
 
 class _ExampleLike(Protocol):

@@ -2,7 +2,9 @@
 backoff and jitter), which are the model's (never retried: scored as wrong), and the rate limit.
 
 * :func:`classify` sorts an exception into an infrastructure kind -- ``rate_limit`` (429),
-  ``server_error`` (5xx), ``timeout``, ``connection`` (resets, refused connections), or the
+  ``server_error`` (5xx), ``timeout``, ``connection`` (resets, refused connections),
+  ``bad_response`` (an answer that could not be read: not JSON, no choices, a reply without
+  the fields the client reads; see :func:`unreadable_reply`), or the
   non-retryable ``auth`` (401/403), ``not_found`` (404) and ``context_overflow`` (a 400/413
   saying the prompt does not fit the model's context window: the set-up's limit, not a wrong
   answer, so a resume after raising it runs the example again) -- or ``None`` for a model error
@@ -32,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import random
 import re
 import threading
@@ -49,11 +52,12 @@ from langchain_core.rate_limiters import BaseRateLimiter, InMemoryRateLimiter
 from langchain_core.runnables import Runnable, RunnableBinding
 from pydantic import ConfigDict, Field, PrivateAttr
 
-InfraKind = Literal["rate_limit", "server_error", "timeout", "connection", "auth", "not_found",
-                    "context_overflow"]
+InfraKind = Literal["rate_limit", "server_error", "timeout", "connection", "bad_response",
+                    "auth", "not_found", "context_overflow"]
 """Provider failures: not the model's fault, counted apart from wrong answers."""
 
-RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection"})
+RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection",
+                                       "bad_response"})
 """Kinds worth another try; ``auth``, ``not_found`` and ``context_overflow`` fail the same way
 every time."""
 
@@ -75,6 +79,18 @@ _SERVER_NAMES = frozenset({"InternalServerError", "ServiceUnavailable", "Service
 
 class ModelCallTimeout(TimeoutError):
     """A model call took longer than :attr:`RetryPolicy.timeout`."""
+
+
+class BadResponseError(Exception):
+    """The provider answered (typically HTTP 200) with a reply that could not be read: not
+    JSON, no choices, or without the fields its client reads (raised from what the client
+    raised). An infrastructure failure (``bad_response``), retried: the model never
+    answered."""
+
+
+# What LangChain's OpenAI client says of a reply it cannot read (a TypeError or ValueError).
+_UNREADABLE = re.compile(r"null value for 'choices'|Unexpected response type|"
+                         r"indices must be integers|not subscriptable|not iterable", re.I)
 
 
 @dataclass(frozen=True)
@@ -132,6 +148,8 @@ def _status_of(exc: BaseException) -> int | None:
 def _classify_one(exc: BaseException) -> InfraKind | None:
     if isinstance(exc, TimeoutError):
         return "timeout"
+    if isinstance(exc, BadResponseError):
+        return "bad_response"
     status = _status_of(exc)
     if status is not None:
         if status == 429:
@@ -192,6 +210,39 @@ def classify(exc: BaseException) -> InfraKind | None:
         if kind is not None:
             return kind
     return None
+
+
+def unreadable_reply(exc: BaseException) -> BadResponseError | None:
+    """What a provider call raised, as a :class:`BadResponseError` when it says the reply
+    could not be read; ``None`` for anything else (an HTTP error, already classified; a
+    refusal or a structured answer that does not validate: the model's).
+
+    Unreadable: a body that is not JSON (``JSONDecodeError`` anywhere in the chain); a
+    reply missing what the client indexes (``KeyError``, ``IndexError``, an attribute of
+    ``None``); a ``TypeError`` or ``ValueError`` LangChain raises for a reply of the wrong
+    shape (``choices`` null or not a list, a reply that is not an object, an ``error`` object
+    in a 200); a reply LangChain's own message classes reject.
+
+    >>> type(unreadable_reply(IndexError("list index out of range"))).__name__
+    'BadResponseError'
+    >>> unreadable_reply(ValueError("the model's JSON does not match the schema")) is None
+    True
+    """
+    if classify(exc) is not None:
+        return None
+    chain = list(_chain(exc))
+    unreadable = (
+        any(isinstance(item, json.JSONDecodeError) for item in chain)
+        or isinstance(exc, KeyError | IndexError)
+        or (isinstance(exc, AttributeError) and exc.name is not None and exc.obj is None)
+        or (isinstance(exc, TypeError | ValueError) and bool(_UNREADABLE.search(str(exc))))
+        or (isinstance(exc, ValueError) and bool(exc.args) and isinstance(exc.args[0], dict))
+        or (type(exc).__name__ == "ValidationError"
+            and str(getattr(exc, "title", "")).endswith(("Message", "MessageChunk"))))
+    if not unreadable:
+        return None
+    return BadResponseError(f"the provider's reply could not be read: "
+                            f"{type(exc).__name__}: {exc}"[:500])
 
 
 def _token_pair(usage: Any) -> tuple[int, int] | None:
@@ -399,6 +450,13 @@ class RetryingChatModel(BaseChatModel):
         # swap on every call.
         return {**self.asdict(), "stop": stop, **kwargs}
 
+    @staticmethod
+    def _read(result: ChatResult) -> ChatResult:
+        """``result``, unless the provider answered nothing (an empty ``choices`` list)."""
+        if not result.generations:
+            raise BadResponseError("the provider's reply has no choices (no answer at all)")
+        return result
+
     def _retrying(self, attempt: int, exc: BaseException, stats: CallStats | None) -> bool:
         """Account a failed try; whether another one follows (the one rule, sync and async)."""
         kind = classify(exc)
@@ -421,12 +479,15 @@ class RetryingChatModel(BaseChatModel):
             if self.limiter is not None:
                 self.limiter.acquire()
             try:
-                result = self.inner._generate(messages, stop=stop, run_manager=run_manager,
-                                              **kwargs)
+                result = self._read(self.inner._generate(messages, stop=stop,
+                                                         run_manager=run_manager, **kwargs))
             except Exception as exc:
-                if not self._retrying(attempt, exc, stats):
-                    raise
-                time.sleep(self._wait(attempt, exc))
+                failure = unreadable_reply(exc) or exc
+                if not self._retrying(attempt, failure, stats):
+                    if failure is exc:
+                        raise
+                    raise failure from exc
+                time.sleep(self._wait(attempt, failure))
                 continue
             if stats is not None:
                 stats.answered(result)
@@ -456,10 +517,14 @@ class RetryingChatModel(BaseChatModel):
                     except TimeoutError as exc:
                         raise ModelCallTimeout(
                             f"model call took longer than {timeout:g} s") from exc
+                result = self._read(result)
             except Exception as exc:
-                if not self._retrying(attempt, exc, stats):
-                    raise
-                await asyncio.sleep(self._wait(attempt, exc))
+                failure = unreadable_reply(exc) or exc
+                if not self._retrying(attempt, failure, stats):
+                    if failure is exc:
+                        raise
+                    raise failure from exc
+                await asyncio.sleep(self._wait(attempt, failure))
                 continue
             if stats is not None:
                 stats.answered(result)

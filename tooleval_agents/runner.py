@@ -56,8 +56,6 @@ import inspect
 import io
 import json
 import logging
-import os
-import queue
 import re
 import sys
 import threading
@@ -89,6 +87,7 @@ from tooleval_agents.corpus import Columns
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.epochs import epoch_id, split_epoch, with_epochs
 from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.journal import JournalFile, JournalWriteError
 from tooleval_agents.langsmith_datasets import (
     LangSmithNotConfiguredError,
     api_key_configured,
@@ -136,7 +135,9 @@ from tooleval_agents.results import (
     Status,
     Usage,
     dataset_hash,
+    edited_note,
     example_digest,
+    result_line,
 )
 from tooleval_agents.results import summarize as results_summarize
 from tooleval_agents.retry import (
@@ -400,74 +401,6 @@ class _Progress:
             self._bar.stop()
 
 
-class _Appender:
-    """Appends results to ``examples.jsonl`` as they finish.
-
-    Each line is written (one ``write`` to an append-only descriptor kept open for the run)
-    before the evaluator returns; a background thread fsyncs, one call covering every line
-    written since its last one (group commit). A process crash loses nothing written; an
-    OS crash may lose the last moments' lines, which a resume runs again (a torn last line
-    is cut off). Waiting for a thread to write and fsync each line instead held the
-    example's concurrency slot for tens of milliseconds when the loop was busy: the thread
-    needs the GIL back after every system call, and a busy loop hands it over only every
-    switch interval (5 ms).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-        self._lock = threading.Lock()
-        self._wake: queue.SimpleQueue[bool] = queue.SimpleQueue()
-        """Tells the fsync thread to fsync (``True``: and stop)."""
-        self._pending = False
-        """A wake-up is queued and its fsync has not started: no need for another."""
-        self._thread: threading.Thread | None = None
-        self._error: OSError | None = None
-
-    def write(self, results: Sequence[ExampleResult]) -> None:
-        """Append ``results``, one JSON line each (thread-safe)."""
-        data = "".join(r.model_dump_json() + "\n" for r in results).encode("utf-8")
-        with self._lock:
-            if self._fd is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-                self._wake, self._pending = queue.SimpleQueue(), False
-                self._thread = threading.Thread(target=self._sync, args=(self._fd, self._wake),
-                                                name="tooleval-fsync", daemon=True)
-                self._thread.start()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
-            if not self._pending:
-                self._pending = True
-                self._wake.put(False)
-
-    def close(self) -> None:
-        """Fsync what was written and close the file; raises a failed fsync."""
-        with self._lock:
-            fd, thread, wake = self._fd, self._thread, self._wake
-            self._fd = self._thread = None
-        if thread is not None:
-            wake.put(True)
-            thread.join()
-        if fd is not None:
-            os.close(fd)
-        error, self._error = self._error, None
-        if error is not None:
-            raise error
-
-    def _sync(self, fd: int, wake: queue.SimpleQueue[bool]) -> None:
-        while True:
-            stop = wake.get()
-            self._pending = False  # before the fsync: a line written after it wakes us again
-            try:
-                os.fsync(fd)
-            except OSError as exc:  # reported by close()
-                self._error = self._error or exc
-            if stop:
-                return
-
-
 @dataclass(frozen=True, slots=True)
 class Prior:
     """What a resumed run keeps of a result already on file."""
@@ -507,32 +440,48 @@ class _Experiment:
     """Score in a worker thread (the scorer calls a judge model)."""
     fatal: str | None = None
     """Set by an ``auth`` / ``not_found`` failure: the remaining examples are not run."""
-    writer: _Appender = field(init=False)
-    """Appends results to examples.jsonl."""
+    halted: JournalWriteError | None = None
+    """Set by the first failed write of a result or a prompt: no model call starts after it,
+    the workflows in flight are cancelled, and the run ends with this error."""
+    writer: JournalFile = field(init=False)
+    """Appends results to examples.jsonl (fsynced by a background thread)."""
     prompts: PromptStore = field(init=False)
     """The run's content-addressed store of messages and tool definitions."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _headline_at: float = 0.0
+    _running: set[asyncio.Task[Any]] = field(default_factory=set)
+    """The tasks running a workflow now (cancelled when the run halts)."""
 
     def __post_init__(self) -> None:
-        self.writer = _Appender(self.run_dir.path / EXAMPLES)
         self.prompts = PromptStore(self.run_dir.path, secrets=self.secrets)
+        # Group commit: a line is written before the evaluator returns, fsynced by a thread
+        # (waiting for each fsync held the example's concurrency slot); the prompts a line
+        # refers to are fsynced first.
+        self.writer = JournalFile(self.run_dir.path / EXAMPLES, sync="group",
+                                  sync_first=(self.prompts.file,))
 
     # --- target: run the workflow, never raise ----------------------------------------
     async def target(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        if self.fatal is not None:
+        if self.fatal is not None or self.halted is not None:
             return {HARNESS_KEY: {"status": "infra_error", "error_kind": "aborted",
-                                  "error": f"not run: {self.fatal}", "latency_s": 0.0,
-                                  "stats": {}}}
+                                  "error": f"not run: {self.fatal or self.halted}",
+                                  "latency_s": 0.0, "stats": {}}}
         status: Status = "ok"
         error = kind = None
         outputs: dict[str, Any] = {}
         start = time.perf_counter()
         inputs, epoch = split_epoch(inputs)
+        task = asyncio.current_task()
         with collect_stats() as stats, self._tracing():
             stats.epoch = epoch
+            if task is not None:
+                self._running.add(task)
             try:
                 outputs = dict(await self.workflow(inputs))
+            except asyncio.CancelledError:
+                if not self._halted_in(task):
+                    raise
+                status, kind, error = "infra_error", "aborted", f"not run: {self.halted}"
             except Exception as exc:  # every failure is recorded, none ends the run
                 infra = classify(exc)
                 status = "infra_error" if infra else "model_error"
@@ -540,6 +489,8 @@ class _Experiment:
                 error = _error_text(exc)
                 if infra in FATAL_KINDS and self.fatal is None:
                     self.fatal = error
+            finally:
+                self._running.discard(task)
         latency = time.perf_counter() - start
         return {**_jsonable(outputs), HARNESS_KEY: {
             "status": status, "error": error, "error_kind": kind, "latency_s": latency,
@@ -556,18 +507,39 @@ class _Experiment:
 
         return tracing_context(enabled=False, parent=False)
 
+    def halt(self, error: JournalWriteError) -> None:
+        """Stop the run at its first failed write: a result that cannot be kept is not worth
+        a model call. The workflows in flight are cancelled; the run raises ``error``."""
+        if self.halted is None:
+            self.halted = error
+            for task in list(self._running):
+                task.cancel()
+
+    def _halted_in(self, task: asyncio.Task[Any] | None) -> bool:
+        """Whether ``task`` was cancelled by :meth:`halt` alone (then it goes on)."""
+        if self.halted is None or task is None or task.cancelling() != 1:
+            return False
+        task.uncancel()
+        return True
+
     # --- row evaluator: score, append, give LangSmith its feedback ----------------------
     async def evaluate(self, run: Any, example: Example) -> dict[str, Any]:
+        if self.halted is not None:  # nothing can be kept: not scored (no judge call)
+            return {"results": []}
         outputs = dict(getattr(run, "outputs", None) or {})
         harness = outputs.pop(HARNESS_KEY, None)
-        if self.scorer.ascore is not None:
-            result = await self.ascore(example, outputs, harness)
-        elif self.threaded_scoring:  # a judge calls a model: keep the loop free meanwhile
-            result = await asyncio.to_thread(self.score, example, outputs, harness)
-        else:  # pure scoring is CPU work: a thread would only add a hop
-            result = self.score(example, outputs, harness)
-        # On file when the evaluator returns (the next example may count on it).
-        self.record(result)
+        try:
+            if self.scorer.ascore is not None:
+                result = await self.ascore(example, outputs, harness)
+            elif self.threaded_scoring:  # a judge calls a model: keep the loop free meanwhile
+                result = await asyncio.to_thread(self.score, example, outputs, harness)
+            else:  # pure scoring is CPU work: a thread would only add a hop
+                result = self.score(example, outputs, harness)
+            # On file when the evaluator returns (the next example may count on it).
+            self.record(result)
+        except JournalWriteError as exc:  # examples.jsonl or prompts.jsonl
+            self.halt(exc)
+            return {"results": []}
         self.progress.advance(self._headline())
         return {"results": _feedback(result, self.fresh.pop(result.example_id, None))}
 
@@ -581,7 +553,7 @@ class _Experiment:
 
     def record(self, result: ExampleResult) -> None:
         """Append one result to examples.jsonl (thread-safe)."""
-        self.writer.write([result])
+        self.writer.append(result_line(result))
         with self._lock:
             self.finished.add(result.example_id)
 
@@ -973,14 +945,17 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             versions=package_versions())
         prior: dict[str, Prior] = {}
         prior_scores: list[ExampleScore] = []
+        edited: set[str] = set()  # changed after they were written: run again, not trusted
         if (old := _prior_config(run_dir)) is not None:
             run_dir.repair_torn_tail()
+            edited = _edited_ids(run_dir)
             for result in run_dir.iter_results():  # one at a time: only what resume needs
                 prior[result.example_id] = Prior(result.status, result.attempt, result.index,
                                                  result.data_digest)
-                if result.status != "infra_error":
+                if result.status != "infra_error" and result.example_id not in edited:
                     prior_scores.append(ExampleScore.model_validate(result.score or {}))
-            _check_resumable(run_dir.path, old, config, every, prior)
+            _check_resumable(run_dir.path, old, config, every,
+                             {k: v for k, v in prior.items() if k not in edited})
             config = config.model_copy(update={"created_at": old.created_at,
                                                "langsmith": old.langsmith})
 
@@ -1013,7 +988,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             client = client or _offline_client()
         run_dir.write_config(config)
 
-        done = {eid for eid, r in prior.items() if r.status != "infra_error"}
+        done = {eid for eid, r in prior.items() if r.status != "infra_error"
+                and eid not in edited}
         # Positions, not examples: each pending example is made when its batch starts.
         positions = [p for p, eid in enumerate(ids) if eid not in done]
         pending = Picked(data_for_run, positions)
@@ -1034,7 +1010,12 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                                 upload=do_upload, max_concurrency=spec.max_concurrency,
                                 metadata=metadata)
             finally:
-                exp.writer.close()
+                try:
+                    exp.writer.close()  # raises a failed fsync
+                finally:
+                    exp.prompts.close()
+            if exp.halted is not None:
+                raise exp.halted
             if do_upload:
                 await asyncio.to_thread(client.flush)
 
@@ -1070,7 +1051,7 @@ async def _evaluate(exp: _Experiment, pending: Sequence[Example], pending_ids: S
                      max_concurrency=max_concurrency, metadata=metadata)
     # Anything aevaluate dropped is recorded, never lost (found by id: only those are made).
     for at, example_id in enumerate(pending_ids):
-        if example_id not in exp.finished:
+        if example_id not in exp.finished and exp.halted is None:
             example = pending[at]
             await asyncio.to_thread(exp.finish, example, {}, {
                 "status": "infra_error", "error_kind": "harness",
@@ -1106,6 +1087,8 @@ async def _consume(exp: _Experiment, target: Callable[..., Any], pending: Sequen
     size = max(BATCH, 16 * max_concurrency)
     with exp.progress:
         for start in range(0, len(pending), size):
+            if exp.halted is not None:  # a write failed: no batch starts after it
+                break
             with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
                 # aevaluate prints the experiment name and warns that upload_results=False is
                 # beta: neither belongs on our stdout.
@@ -1155,6 +1138,15 @@ def _undone_on_failure(run_dir: RunDir, made: Sequence[Path]) -> Iterator[None]:
                 with contextlib.suppress(OSError):
                     folder.rmdir()
         raise
+
+
+def _edited_ids(run_dir: RunDir) -> set[str]:
+    """The examples whose latest line was changed after it was written (said in one warning
+    line): a resume runs them again rather than trusting them."""
+    edited = run_dir.edited()
+    if edited:
+        log.warning("%s: their examples run again", edited_note(run_dir.path / EXAMPLES, edited))
+    return {eid for _, eid in edited}
 
 
 def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence[Example],

@@ -25,6 +25,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
+from tooleval_agents.journal import JournalFile
 from tooleval_agents.redaction import redact
 from tooleval_agents.results import ModelCall
 from tooleval_agents.retry import current_stats
@@ -105,11 +106,18 @@ def read_prompts(run_dir: Path | str) -> dict[str, Any]:
 
 
 class PromptStore:
-    """A run directory's ``prompts.jsonl``: ``{"id", "value"}`` lines, each value once."""
+    """A run directory's ``prompts.jsonl``: ``{"id", "value"}`` lines, each value once.
+
+    Appended through a :class:`~tooleval_agents.journal.JournalFile` (a torn last line is cut
+    before the first append; a failed write raises
+    :class:`~tooleval_agents.journal.JournalWriteError` and ends the store); :meth:`close`
+    when done."""
 
     def __init__(self, run_dir: Path | str, *, secrets: list[str] | None = None) -> None:
         self.path = Path(run_dir) / PROMPTS
         self.secrets = secrets
+        self.file = JournalFile(self.path, sync="none")
+        """The file (the runner fsyncs it before the result lines that refer to it)."""
         self._lock = threading.Lock()
         self._known: set[str] = set(read_prompts(run_dir))
 
@@ -123,10 +131,13 @@ class PromptStore:
         key = _digest(clean)
         with self._lock:
             if key not in self._known:
-                with self.path.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps({"id": key, "value": clean}, ensure_ascii=False) + "\n")
+                self.file.append(json.dumps({"id": key, "value": clean}, ensure_ascii=False))
                 self._known.add(key)
         return key
+
+    def close(self) -> None:
+        """Close the file (a later :meth:`put` opens it again)."""
+        self.file.close()
 
     def calls(self, recorded: list[dict[str, Any]]) -> list[ModelCall]:
         """Recorded calls (:meth:`~tooleval_agents.retry.CallStats.record_call`) with their

@@ -388,8 +388,10 @@ def run_command(
     each, one after the other, then print their comparison.
 
     Re-running the same command resumes: finished examples are kept (no model call), provider
-    failures (429, 5xx, timeouts) are retried. Infrastructure errors are counted apart from
-    wrong answers. Nothing leaves the machine unless uploading.
+    failures (429, 5xx, timeouts, unreadable replies) are retried, and a result line edited
+    after it was written runs again. Infrastructure errors are counted apart from wrong
+    answers. A failed write (a full disk) stops the run at once, naming the file. Nothing
+    leaves the machine unless uploading.
 
     Exit status (as every command's): 0 when every example was scored; 1 when a split could
     not run (its error says why); 2 for a bad argument (nothing ran); 3 when examples were

@@ -14,7 +14,6 @@ after every run, built samples in seed order, then the tool merge applied.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tooleval_agents.errors import DataFormatError
+from tooleval_agents.journal import JournalFile
 from tooleval_agents.jsonio import atomic_write_text, dump_jsonl, first_error, iter_jsonl
 from tooleval_agents.ultratool.records import RawSample, ToolSkeleton
 from tooleval_agents.ultratool.stubs import execute_plan, plan_items
@@ -136,10 +136,13 @@ def journal_path(out: Path) -> Path:
 
 
 class Journal:
-    """The finished work of a build (last line per key wins), appended line by line."""
+    """The finished work of a build (last line per key wins), appended line by line through a
+    :class:`~tooleval_agents.journal.JournalFile` (a torn last line is cut before the first
+    append; the first failed write ends the build)."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.file = JournalFile(self.path, sync="each")
         self.entries: dict[str, JournalEntry] = {}
         self.unreadable = 0
         """Lines that could not be read (a line cut by a crash): their work is redone."""
@@ -160,12 +163,12 @@ class Journal:
         return entry
 
     def append(self, entry: JournalEntry) -> None:
-        """Record ``entry`` durably (flushed and synced before returning)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(entry.model_dump_json() + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Record ``entry`` durably (synced before returning).
+
+        Raises:
+            JournalWriteError: it could not be written (nor can anything after it).
+        """
+        self.file.append(entry.model_dump_json())
         self.entries[entry.key] = entry
 
 

@@ -1,0 +1,75 @@
+"""The lock that keeps a second process off a run directory while one runs it: ``.lock``,
+held with ``flock`` and holding the holder's PID. Two processes on one run would run, and
+bill, every example twice.
+
+The OS releases the lock when its holder dies, so a lock left by a killed process is taken
+over; a holder that ends removes the file (no ``.lock`` is left behind by a run that ended,
+however it ended). Without ``fcntl`` (e.g. on Windows) nothing is locked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from tooleval_agents.errors import ToolevalError
+
+try:  # POSIX; elsewhere a run directory is not locked
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+LOCK = ".lock"
+"""Held (``flock``) by the process running the directory; holds its PID."""
+
+
+class RunLockedError(ToolevalError):
+    """Another process is running the same results directory."""
+
+
+@contextlib.contextmanager
+def hold_directory(path: Path | str) -> Iterator[None]:
+    """Hold ``path`` (made if absent) for this process until the block ends.
+
+    Raises:
+        RunLockedError: another process holds it (the message names its PID).
+    """
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    fd = _take(path / LOCK)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # removed while held: nobody else has it locked
+            (path / LOCK).unlink()
+        os.close(fd)  # releases the lock
+
+
+def _take(file: Path) -> int:
+    """The locked descriptor of ``file``. A holder removes the file as it ends, so the file
+    locked must still be the one at the path, or another process may lock a new one."""
+    for _ in range(100):  # bounded: each retry means another holder just ended
+        fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
+        if fcntl is None:
+            return fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise RunLockedError(
+                f"{file.parent} is in use by process {holder or '(unknown)'}: another tooleval "
+                "run of this experiment is running. Wait for it to finish (or stop it), then "
+                "run the command again.") from None
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(file).st_ino == os.fstat(fd).st_ino:
+                return fd
+        os.close(fd)
+    raise RunLockedError(f"{file}: could not be locked (its holders keep changing)")
+
+
+__all__ = ["LOCK", "RunLockedError", "hold_directory"]
