@@ -12,6 +12,7 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -230,14 +231,17 @@ def _row(split: Split, summary: Any, out: Path, strategy: str | None,
             **({"epochs": summary.epochs} if summary.epochs else {})}
 
 
-def _show(row: dict[str, Any]) -> None:
+def _show(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
+    """One run's table: the scorer's headline metrics (its success metric) first."""
     console.print(f"[bold]{escape(str(row['experiment']))}[/]", highlight=False)
     table = Table()
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right")
     ci = row.get("ci") or {}
-    for name, value in row["metrics"].items():
+    first = [m for m in headline if m in row["metrics"]]
+    for name in [*first, *(m for m in row["metrics"] if m not in first)]:
+        value = row["metrics"][name]
         low_high = ci.get(name)
         table.add_row(escape(name), format_metric(value, row["counts"].get("scored")),
                       f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
@@ -500,7 +504,7 @@ def run_command(
             unscored += 1  # a judged task whose judge answered nothing has no score at all
         rows.append(row)
         if not json_out:
-            _show(row)
+            _show(row, _headline(bench, split, [row]))
         for text in filter(None, (advice, judge_note)):  # stderr: --json keeps stdout clean
             err_console.print(f"[yellow]{escape(f'{split.name}: {text}')}[/]",
                               highlight=False)
