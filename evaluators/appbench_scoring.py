@@ -45,9 +45,9 @@ from evaluators.appbench_paper import (
     paper_example,
     paper_gold,
     paper_result,
-    parse_paper_answer,
     score_paper,
 )
+from evaluators.appbench_paper_read import read_answer
 from evaluators.appbench_strict import score_strict, score_strict_calls, strict_calls
 from evaluators.base import ExampleScore, Part, langsmith_evaluators, mean_score
 from evaluators.graph_metrics import GRAPH_METRICS, aggregate_graph, graph_scores
@@ -173,7 +173,7 @@ def score_example(sample: AppBenchSample, output: object, *,
             gold = sample.calls
             extra = ExampleScore(labels={"parallel_scale": str(gold_read.parallel),
                                          "sequential_scale": str(gold_read.sequential)})
-            labels = {"pred_calls": str(len(parse_paper_answer(output)))}
+            labels = {"pred_calls": str(len(read_answer(output)[1]))}
     except Exception as exc:  # a malformed sample: recorded with its denominators, never raised
         return failure_score(_gold_size(sample), f"could not score: {type(exc).__name__}: "
                              f"{str(exc)[:300]}", scoring=scoring, graph=graphs)
@@ -334,13 +334,14 @@ def _score_paper_corpus(
         cell[0] += 1
         cell[1] += r.success
 
-    (pred, app_hits, api_hits, success, _, api_em, _, app_em, key_ind, key_dep, val_ind, val_dep,
-     wrong, wrong_time, wrong_space, judged, dependent) = (
+    (pred, pred_apps, app_hits, api_hits, success, app_em, api_em, _, key_ind, key_dep,
+     val_ind, val_dep, wrong, wrong_time, wrong_space, judged, dependent) = (
         [sum(column) for column in zip(*results, strict=True)] if results
         else [0] * len(PaperResult._fields))
     sums: dict[tuple[str, str], float] = {
         ("errors", ""): 0.0,
-        ("hits", "app_precision"): float(app_hits), ("total", "app_precision"): float(pred),
+        ("hits", "app_precision"): float(app_hits),
+        ("total", "app_precision"): float(pred_apps),
         ("hits", "app_recall"): float(app_hits), ("total", "app_recall"): float(apps),
         ("hits", "api_precision"): float(api_hits), ("total", "api_precision"): float(pred),
         ("hits", "api_recall"): float(api_hits), ("total", "api_recall"): float(lines),
