@@ -273,6 +273,8 @@ class PaperResult(NamedTuple):
 
     pred: int
     """Predicted API strings (every one a predicted API)."""
+    unnamed: int
+    """... of which no API name could be read from (they match nothing)."""
     pred_apps: int
     """Predicted apps (non-empty names)."""
     app_hit: int
@@ -374,7 +376,7 @@ def paper_result(gold: PaperGold, output: object) -> PaperResult:
                 val_ind = True
         unit += hits == len(gold_args)
     args_ok = unit == len(gold.checks)
-    return PaperResult(len(names), len(apps), int(app_hit), int(api_hit),
+    return PaperResult(len(names), names.count(""), len(apps), int(app_hit), int(api_hit),
                        app_em and api_em and args_ok, app_em, api_em, args_ok, key_ind,
                        key_dep, val_ind, val_dep, wrong, wrong_time, wrong_space, judged,
                        dependent)
@@ -431,10 +433,11 @@ _WHY = {
 def paper_example(gold: PaperGold, r: PaperResult) -> ExampleScore:
     """The whole per-example score of the ``paper`` profile without graph metrics: what
     :func:`evaluators.appbench_scoring.score_example` returns (the gold's scales, the profile
-    and the call counts as labels), its records built without validation (:func:`fast_part`,
-    :func:`fast_score`)."""
-    (n_pred, n_apps_pred, app_hit, api_hit, success, app_em, api_em, args_ok, key_ind, key_dep,
-     val_ind, val_dep, wrong, wrong_time, wrong_space, judged, dependent) = r
+    and the call counts as labels: ``pred_calls`` every predicted API string, ``unparsed``
+    those without a readable API name), its records built without validation
+    (:func:`fast_part`, :func:`fast_score`)."""
+    (n_pred, unnamed, n_apps_pred, app_hit, api_hit, success, app_em, api_em, args_ok, key_ind,
+     key_dep, val_ind, val_dep, wrong, wrong_time, wrong_space, judged, dependent) = r
     n_apps = len(gold.apps)
     n_gold = gold.lines
     scores = {
@@ -460,7 +463,7 @@ def paper_example(gold: PaperGold, r: PaperResult) -> ExampleScore:
         DEPENDENT_ARGS: fast_part(float(dependent), float(judged)),
     }, {"success": _WHY[app_em, api_em, args_ok]}, {
         "parallel_scale": parallel, "sequential_scale": sequential, "scoring": "paper",
-        "pred_calls": str(n_pred), "gold_calls": lines})
+        "pred_calls": str(n_pred), "unparsed": str(unnamed), "gold_calls": lines})
 
 
 def score_paper(sample: AppBenchSample, output: object) -> ExampleScore:

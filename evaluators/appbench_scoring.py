@@ -141,9 +141,9 @@ def score_example(sample: AppBenchSample, output: object, *,
     graph metrics (on the robust parse) and the parse counts.
 
     ``graph=None`` (default): on for ``strict``; off for ``paper``, which then computes only
-    what the paper reports (no robust parse of the answer: ``pred_calls`` counts the lines the
-    official reading finds, and no ``unparsed`` label); the gold's scales (success by scale,
-    paper Figure 4) are labelled either way.
+    what the paper reports (no robust parse of the answer: ``pred_calls`` counts the API
+    strings the official reading finds, ``unparsed`` those of them without a readable API
+    name); the gold's scales (success by scale, paper Figure 4) are labelled either way.
 
     >>> from tooleval_agents.appbench.records import AppBenchOutput
     >>> s = AppBenchSample(input="q", output=AppBenchOutput(used_app=["Weather"],
@@ -334,8 +334,8 @@ def _score_paper_corpus(
         cell[0] += 1
         cell[1] += r.success
 
-    (pred, pred_apps, app_hits, api_hits, success, app_em, api_em, _, key_ind, key_dep,
-     val_ind, val_dep, wrong, wrong_time, wrong_space, judged, dependent) = (
+    (pred, unnamed, pred_apps, app_hits, api_hits, success, app_em, api_em, _, key_ind,
+     key_dep, val_ind, val_dep, wrong, wrong_time, wrong_space, judged, dependent) = (
         [sum(column) for column in zip(*results, strict=True)] if results
         else [0] * len(PaperResult._fields))
     sums: dict[tuple[str, str], float] = {
@@ -360,7 +360,7 @@ def _score_paper_corpus(
     scale_cells = [ScaleCell.model_construct(parallel=p, sequential=q, samples=n,
                                              success=100.0 * ok / n)
                    for (p, q), (n, ok) in sorted(cells.items())]
-    tallies = {"unparsed_lines": 0, "pred_calls": pred, "gold_calls": lines,
+    tallies = {"unparsed_lines": unnamed, "pred_calls": pred, "gold_calls": lines,
                "value_error_args": wrong, "value_error_time_args": wrong_time,
                "value_error_space_args": wrong_space}
     return examples, dropped, empty, metrics, scale_cells, tallies

@@ -160,7 +160,7 @@ def _ref_example(sample: AppBenchSample, output: object) -> ExampleScore:
         comments={"success": "; ".join(why) or "all apps, APIs and arguments match"},
         labels={"parallel_scale": str(parallel), "sequential_scale": str(sequential),
                 "scoring": "paper", "pred_calls": str(len(apis)),
-                "gold_calls": str(len(sample.calls))},
+                "unparsed": str(names.count("")), "gold_calls": str(len(sample.calls))},
         error=None, evidence={})
 
 
@@ -172,7 +172,7 @@ def _ref_report(samples: list[AppBenchSample], outputs: list[str | None], *,
     counts = {"samples": len(samples), "scored": len(examples),
               "dropped": len(samples) - len(kept),
               "empty_answers": sum(not isinstance(o, str) or not o.strip() for _, o in kept),
-              "unparsed_lines": 0,
+              "unparsed_lines": sum(int(e.labels["unparsed"]) for e in examples),
               "pred_calls": sum(int(e.labels["pred_calls"]) for e in examples),
               "gold_calls": sum(int(e.labels["gold_calls"]) for e in examples),
               **error_counts(examples)}

@@ -57,7 +57,7 @@ def test_a_line_without_an_api_name_counts_as_a_predicted_app_and_api(
         m = report.metrics
         assert (round(m["app_f1"], 2), round(m["api_f1"], 2), m["success"]) == \
             (66.67, 66.67, 0.0), line
-        assert report.counts["pred_calls"] == 2
+        assert report.counts["pred_calls"] == 2 and report.counts["unparsed_lines"] == 1
         assert report.examples[0].comments["success"] == \
             "apps differ from used_app; API names differ"
     # the command the issue ran: every SS answer its gold, sample 0 with the extra line
