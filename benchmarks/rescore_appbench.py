@@ -19,13 +19,12 @@ values, missing calls: the slower, failing paths). 801 test samples x 2 answer s
   process pays it. **ours paper+graph**: the same with ``graph=True``, what every paper run
   computed before the paper-only path (robust parse and graph metrics too); **ours strict**: the
   default profile.
-* **OFFICIAL**: the official ``evaluation.py`` scorer re-written for timing from the behaviour
-  :mod:`evaluators.appbench_paper` documents (plain dicts and regular expressions, no
-  validation): per line ``App: [...]``, the API name between ``=`` and ``(``, cut after its first
-  ``_``, arguments split on ``", "`` and ``=``, hits capped at one per sample, success by
-  multisets and per-API argument checks with the alias map. It reads every gold line on every
-  run, as the official script does. Its app/API F1 and success must equal ours (printed side
-  by side).
+* **OFFICIAL**: the official scorer itself (``discompose_app_api`` on each answer, then
+  ``get_appbench_analysis``, run from the fetched upstream copy by
+  ``tests/appbench_official.py``; ``tooleval data fetch appbench --include
+  'code/appbench/*.py'``), on the raw JSON records; it reads every gold line on every run.
+  Its app/API F1 and success must equal ours (printed side by side). Without the fetched
+  scorer the column is left out.
 
 Whole process: ``tooleval score appbench --scoring paper`` on a predictions file per category
 (interpreter start, imports, loading and validating the samples included), wall time.
@@ -39,88 +38,28 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evaluators.appbench_paper import ALIASES, clear_gold_cache
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from appbench_official import CODE, Official
+
+from evaluators.appbench_paper import clear_gold_cache
 from evaluators.appbench_parse import official_gold_answer
 from evaluators.appbench_scoring import score_appbench
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.records import AppBenchSample
 
-# --- the official scorer, re-written for timing -----------------------------------------------
+# --- the official scorer, as published -------------------------------------------------------
 
-_LINE = re.compile(r"^\s*(?P<app>[^:]*):\s*\[(?P<body>.*\(.*)\]")
-_API = re.compile(r"^(?P<ret>.*?)=\s*(?P<api>[^(=]*)\(")
-
-
-def _call(body: str) -> tuple[str, dict[str, str]]:
-    m = _API.match(body)
-    api = m.group("api").strip().lower() if m else ""
-    api = api.split("_", 1)[1] if "_" in api else api
-    start, end = body.find("("), body.rfind(")")
-    args: dict[str, str] = {}
-    if start >= 0:
-        for piece in (body[start + 1:end] if end > start else body[start + 1:]).split(", "):
-            parts = piece.split("=")
-            if len(parts) >= 2:
-                args[parts[0].strip().lower()] = parts[1].strip()
-    return api, args
-
-
-def _norm(value: str) -> str:
-    value = value.lower().strip().strip("'\"").strip()
-    return ALIASES.get(value, value)
-
-
-def official_scores(samples: list[dict[str, Any]], answers: list[str]) -> dict[str, float]:
-    """App/API F1 (hits capped at one per sample, pooled) and success, x100."""
-    app_hits = api_hits = n_pred = n_gold_app = n_gold_api = successes = 0
-    for sample, answer in zip(samples, answers, strict=True):
-        out = sample["output"]
-        pred = []
-        for line in answer.split("\n"):
-            m = _LINE.match(line)
-            if m:
-                pred.append((m.group("app").strip(), *_call(m.group("body"))))
-        gold = [_call(line) for line in out["api_results"]]
-        pred_apps, pred_apis = [p[0] for p in pred], [p[1] for p in pred]
-        gold_apis = [g[0] for g in gold]
-        app_hits += any(a in out["used_app"] for a in pred_apps)
-        api_hits += any(a in gold_apis for a in pred_apis)
-        n_pred += len(pred)
-        n_gold_app += len(out["used_app"])
-        n_gold_api += len(gold)
-        pred_by_api = {p[1]: p[2] for p in pred}
-        aware = {k.lower(): v for k, v in out["user_aware_arguments"].items()}
-        ok = Counter(pred_apps) == Counter(out["used_app"]) and \
-            Counter(pred_apis) == Counter(gold_apis)
-        for api, gold_args in {g[0]: g[1] for g in gold}.items():
-            if not ok:
-                break
-            if api not in pred_by_api:
-                ok = False
-                break
-            for key, value in gold_args.items():
-                p = pred_by_api[api].get(key)
-                if p is None:
-                    ok = False
-                    break
-                pv, gv, ua = _norm(p), _norm(value), aware.get(key.lstrip("#"))
-                if not (pv == gv or pv in gv or gv in pv or (ua is not None and pv == _norm(ua))):
-                    ok = False
-                    break
-        successes += ok
-
-    def f1(hits: int, n_p: int, n_g: int) -> float:
-        p, r = (hits / n_p if n_p else 0.0), (hits / n_g if n_g else 0.0)
-        return 200 * p * r / (p + r) if p + r else 0.0
-
-    return {"app_f1": f1(app_hits, n_pred, n_gold_app), "api_f1": f1(api_hits, n_pred, n_gold_api),
-            "success": 100 * successes / len(samples)}
+def official_scores(official: Official | None, samples: list[dict[str, Any]],
+                    answers: list[str]) -> dict[str, float] | None:
+    """The official driver's reading and ``get_appbench_analysis`` of the answers (app F1,
+    API F1, success, x100); ``None`` without the official code or where it divides by 0."""
+    return None if official is None else official.corpus(samples, answers)
 
 
 # --- timing -----------------------------------------------------------------------------------
@@ -154,6 +93,9 @@ def main() -> None:
     args = [a for i, a in enumerate(argv) if not a.startswith("--")
             and (i == 0 or argv[i - 1] != "--repeat")]
     data = Path(args[0]) if args else Path(__file__).resolve().parents[2] / "shared" / "data"
+    official = Official(data) if (data / CODE / "evaluation.py").is_file() else None
+    if official is None:
+        print(f"(no official scorer in {data / CODE}: the OFFICIAL column is left out)")
     totals = dict.fromkeys(COLUMNS, 0.0)
     n = 0
     out_dir = Path(tempfile.mkdtemp())
@@ -180,26 +122,32 @@ def main() -> None:
                 "paper_graph": (lambda: samples, lambda s: score_appbench(  # noqa: B023
                     s, answers, scoring="paper", graph=True)),  # noqa: B023
                 "strict": (lambda: samples, lambda s: score_appbench(s, answers)),  # noqa: B023
-                "official": (lambda: raw, lambda r: official_scores(r, answers)),  # noqa: B023
+                **({"official": (lambda: raw, lambda r: official_scores(  # noqa: B023
+                    official, r, answers))}  # noqa: B023
+                   if official is not None else {}),
             }, repeat)
             for key, (seconds, _) in row.items():
                 totals[key] += seconds
             n += len(samples)
-            ours, theirs = row["paper"][1].metrics, row["official"][1]
+            ours = row["paper"][1].metrics
+            theirs = row["official"][1] if "official" in row else None
             assert row["cold"][1].metrics == ours
             print(f"{category + '/' + kind:14} {len(samples):4} "
                   + " ".join(f"{1000 * row[k][0] / len(samples):7.3f}"
                              for k in ("paper", "cold", "paper_graph", "strict"))
-                  + f" {1000 * row['official'][0] / len(samples):8.3f}  "
-                  + " / ".join(f"{ours[k]:.2f}" for k in ("app_f1", "api_f1", "success"))
-                  + " | " + " / ".join(f"{theirs[k]:.2f}" for k in ("app_f1", "api_f1",
-                                                                     "success")))
+                  + (f" {1000 * row['official'][0] / len(samples):8.3f}  " if theirs is not None
+                     else f" {'-':>8}  ")
+                  + " / ".join(f"{ours[k] or 0.0:.2f}" for k in ("app_f1", "api_f1", "success"))
+                  + " | " + (" / ".join(f"{theirs[k]:.2f}" for k in ("app_f1", "api_f1",
+                                                                      "success"))
+                             if theirs is not None else "-"))
     per = {k: 1000 * v / n for k, v in totals.items()}
     print(f"\nall {n} examples, ms per example: ours paper {per['paper']:.3f} (cold "
           f"{per['cold']:.3f}), ours paper+graph (before) {per['paper_graph']:.3f}, ours strict "
-          f"{per['strict']:.3f}, OFFICIAL {per['official']:.3f} -> ours paper "
-          f"{per['official'] / per['paper']:.2f}x the official speed (cold "
-          f"{per['official'] / per['cold']:.2f}x)")
+          f"{per['strict']:.3f}"
+          + (f", OFFICIAL {per['official']:.3f} -> ours paper "
+             f"{per['official'] / per['paper']:.2f}x the official speed (cold "
+             f"{per['official'] / per['cold']:.2f}x)" if official is not None else ""))
     walls = []
     for category in CATEGORIES:
         start = time.perf_counter()

@@ -1,37 +1,42 @@
-"""Profile ``paper``: the official AppBench ``evaluation.py``, bug for bug, as described in
-``notes/appbench.md`` (the official code is not copied; this follows the measured behaviour).
+"""Profile ``paper``: the official AppBench scorer (``evaluation.get_appbench_analysis`` as
+the official driver ``code/appbench/test.py`` calls it), bug for bug. The official code is not
+copied: :mod:`evaluators.appbench_paper_read` reads answers its way, this module judges them
+its way, and ``tests/test_appbench_paper_parity.py`` runs the official functions (read from the
+user's fetched copy) on the same answers and compares.
 
-Parsing (:func:`parse_paper_answer`): every output line of the form ``App: [ ... ( ... ]`` is a
-call (``app`` = the text before the first ``:``, as written, bullets included; a bracket without
-``(``, e.g. ``Note: [1]``, is not a call line: our choice, the notes do not say); the API is the
-name between a returned-argument list's ``=`` and ``(`` - **without a returned-argument list the
-API name is empty** - lowercased and, when it holds ``_``, cut to the part after the first ``_``
-(``book_stylist_appointment`` -> ``stylist_appointment``; the gold names are cut the same way).
-Arguments: the text inside the outer parentheses split on ``", "`` then on ``=`` (key = first
-piece, value = second, pieces without ``=`` ignored); keys lowercased, ``#`` kept.
+**Reading** (:mod:`evaluators.appbench_paper_read`): the answer's predicted apps and API
+strings as ``discompose_app_api`` splits them, every API string one predicted API (its name
+``""`` when none can be read); the gold API names and arguments read from ``api_results``
+the same way (a gold line without a readable call cannot be scored: the official script
+raises on it; here the sample gets a scoring failure).
 
-Gold: apps are ``used_app``; API names and arguments come from the gold lines ``api_results``
-parsed the same way. (Where the two disagree, MM #10 has 5 ``used_app`` for 7 lines.)
+**Metrics per sample** (the official ones, per sample; the corpus pools them):
 
-Metrics per sample:
+* F1 app / F1 API parts: ``|pred|`` = predicted apps (non-empty names) / API strings,
+  ``|gold|`` = ``used_app`` / gold lines, hits = 1 if any predicted app (API name) is among
+  the gold ones, lowercased, else 0 (the official ``labels = labels.remove(pred)`` caps hits
+  at one per sample). Pooled micro over the corpus.
+* ``app_em`` / ``api_em``: at least one prediction, and the sorted lowercased apps (API
+  names, ``""`` included) equal the gold ones (paper Table 11).
+* ``success`` (the official ``complete_match``): ``app_em`` and ``api_em``, and every gold
+  API -- keyed by name, so a repeated API keeps only its **last** line, on both sides -- was
+  predicted with every gold key holding a matching value. A value matches when, lowercased
+  and stripped of ``'``, it equals the gold value or one is a substring of the other; else
+  when it matches the user-aware literal of the key that way; else when it matches the value
+  an earlier judged argument of the same key matched with (the official
+  ``past_pred_argu_name_values``). Before that, a predicted value that is a known short city
+  name (:data:`PRED_CORRECTIONS`) is replaced by the full one. Extra arguments, returned
+  arguments, call order and whether a dependency names something an earlier call returns are
+  not checked.
+* The Table-4 error analysis (:mod:`evaluators.appbench_errors`) is ours, computed from the
+  same judging: a missing gold key is a key error, a value that matches nothing a value error;
+  dependent = the gold value has no ``'`` (the official test).
 
-* F1 app / F1 API parts: ``|pred|`` = predicted lines, ``|gold|`` = ``used_app`` / gold lines,
-  and hits = 1 if any predicted app (API) is among the gold ones, else 0 (the official
-  ``labels = labels.remove(pred)`` caps hits at one per sample). Pooled micro over the corpus.
-* ``app_em`` / ``api_em`` (paper Table 11): the sorted lowercased predicted apps (APIs), one per
-  line, equal the gold ones.
-* ``success``: apps equal ``used_app`` as multisets, API names equal the gold ones as multisets,
-  and for every gold API - keyed by name, so a repeated API keeps only its **last** call, on both
-  sides - every gold key is present with a matching value (:func:`value_matches`). Extra
-  arguments, returned arguments, call order and whether a dependency names something an earlier
-  call returns are not checked.
-
-Speed: the gold side of a sample (its lines read the official way, the values normalised, the
-time/space kind of each argument, the gold's scales) is read once per gold content
-(:func:`paper_gold`) and kept; an answer is read into plain tuples and dicts, and the
-:class:`~evaluators.base.ExampleScore` is built directly from numbers computed here (no
-intermediate records, no validation of values this module made). The error analysis
-(:mod:`evaluators.appbench_errors`) is computed in the same pass over the judged arguments.
+Speed: the gold side of a sample (names, arguments, values lowercased, the time/space kind of
+each argument, the gold's scales) is read once per gold content (:func:`paper_gold`) and kept;
+an answer is read into plain lists and dicts, and the :class:`~evaluators.base.ExampleScore` is
+built directly from numbers computed here (no intermediate records, no validation of values
+this module made). The error analysis is computed in the same pass.
 
 Deliberate difference: the official run dropped samples whose inference raised (SS N=196).
 Here every sample stays in every denominator; an errored inference is an empty answer, unless
@@ -42,173 +47,45 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from evaluators.appbench_errors import DEPENDENT_ARGS, is_time_value, key_kinds
+from evaluators.appbench_paper_read import extract_call, read_answer
 from evaluators.base import ExampleScore, Part
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
 
-ALIASES: dict[str, str] = {
-    "nyc": "new york", "ny": "new york", "new york city": "new york",
-    "la": "los angeles", "l.a.": "los angeles",
-    "sf": "san francisco", "s.f.": "san francisco", "san fran": "san francisco",
-    "frisco": "san francisco",
-    "sd": "san diego", "philly": "philadelphia", "vegas": "las vegas", "lv": "las vegas",
-    "dc": "washington", "d.c.": "washington", "washington dc": "washington",
-    "washington d.c.": "washington", "atl": "atlanta", "chi": "chicago", "sj": "san jose",
-    "sac": "sacramento", "pdx": "portland", "lb": "long beach", "phx": "phoenix",
+PRED_CORRECTIONS: dict[str, str] = {
+    "la": "los angeles", "lax": "los angeles", "ciudad de mexico": "mexico city",
+    "nyc": "new york", "sd": "san diego", "sfo": "san francisco", "chi-town": "chicago",
 }
-"""Whole-value aliases applied to both sides before comparing (notes: "nyc -> new york,
-la -> los angeles, ..."); the rest is our choice: the common short names of the cities the test
-data uses. Only a whole value is replaced, so ``la`` inside ``lax`` is untouched."""
-
-_LINE = re.compile(r"^\s*(?P<app>[^:]*):\s*\[(?P<body>.*\(.*)\]")
-_API = re.compile(r"^(?P<ret>.*?)=\s*(?P<api>[^(=]*)\(")
-"""The official reading as patterns: a call line, and the API name of its body. The readers
-below find the same spans with ``str`` searches (no backtracking), for a line without
-``\n``: ``_LINE`` matches iff the line has a ``:``, the text after the first one is (after
-whitespace) ``[``, and the text from there to the line's last ``]`` holds a ``(``: that text
-is the body, the app is before the ``:``. ``_API`` matches iff a ``(`` follows the first
-``=``; the name runs from the last ``=`` before that ``(`` to it. ``tests/test_appbench_parse.py``
-checks both readings agree on arbitrary and call-like text."""
+"""The official scorer's corrections of a predicted value (the whole value, lowercased,
+without ``'``), applied before comparing; gold values are not corrected."""
 
 
-@dataclass(frozen=True, slots=True)
-class PaperCall:
-    """One predicted or gold line as the official scorer reads it (a plain dataclass: several
-    are made per answer, and nothing here needs validating)."""
-
-    app: str
-    """Text before the first ``:`` (stripped); empty for a gold line."""
-    api: str
-    """Lowercased API name, cut after the first ``_``; empty without a returned-argument list."""
-    args: dict[str, str] = field(default_factory=dict)
-    """``#key`` (lowercased) -> value as written (quotes kept)."""
+def _pred_value(value: str) -> str:
+    """A predicted value as the official check compares it: lowercased, corrected, ``'``
+    stripped."""
+    value = value.lower().strip("'")
+    return PRED_CORRECTIONS.get(value, value)
 
 
-def paper_api(name: str) -> str:
-    """Official API-name normalisation: lowercase, then the part after the first ``_``.
+def value_matches(predicted: str, gold: str, user_aware: str | None = None) -> bool:
+    """Official value check of one argument (without the earlier-match rule): lowercased and
+    stripped of ``'``, equal or a substring either way, of the gold value or else of the
+    user-aware literal of the key; a known short city name is corrected first.
 
-    >>> paper_api("Restaurants_FindRestaurants"), paper_api("book_stylist_appointment")
-    ('findrestaurants', 'stylist_appointment')
-    """
-    name = name.strip().lower()
-    return name.split("_", 1)[1] if "_" in name else name
-
-
-def _body_api(body: str) -> str:
-    """The API name of a call body (``_API``'s ``api`` group), lowercased and cut after its
-    first ``_``; empty when there is none."""
-    eq = body.find("=")
-    if eq < 0:
-        return ""
-    opening = body.find("(", eq + 1)
-    if opening < 0:
-        return ""
-    api = body[body.rfind("=", eq, opening) + 1:opening].strip().lower()
-    return api.split("_", 1)[1] if "_" in api else api
-
-
-def _body_args(body: str) -> dict[str, str]:
-    """The arguments of a call body the official way: the text inside the outer parentheses
-    split on ``", "`` then on ``=`` (key = first piece lowercased, value = second piece)."""
-    args: dict[str, str] = {}
-    start = body.find("(")
-    if start >= 0:
-        end = body.rfind(")")
-        for piece in (body[start + 1:end] if end > start else body[start + 1:]).split(", "):
-            key, sep, rest = piece.partition("=")
-            if sep:
-                args[key.strip().lower()] = rest.partition("=")[0].strip()
-    return args
-
-
-def _read_body(body: str) -> tuple[str, dict[str, str]]:
-    """``(api, args)`` of a call body, the official way (see :func:`parse_paper_body`)."""
-    if "\n" in body:  # ``_API``'s ``.*?`` stops at a line break: only a gold line can have one
-        m = _API.match(body)
-        return (paper_api(m.group("api")) if m else ""), _body_args(body)
-    return _body_api(body), _body_args(body)
-
-
-def parse_paper_body(app: str, body: str) -> PaperCall:
-    """``r1, ... = api(#k='v', ...)`` -> :class:`PaperCall`, the official way."""
-    api, args = _read_body(body)
-    return PaperCall(app=app.strip(), api=api, args=args)
-
-
-def _read_answer(text: object) -> list[tuple[str, str, dict[str, str]]]:
-    """``(app, api, args)`` of every call line of an answer (see :func:`parse_paper_answer`;
-    ``_LINE`` and :func:`_read_body` read with ``str`` searches and inlined: this is the hot
-    loop of ``paper`` scoring)."""
-    if not isinstance(text, str):
-        return []
-    out = []
-    for line in text.split("\n"):
-        colon = line.find(":")
-        if colon < 0:
-            continue
-        rest = line[colon + 1:].lstrip()
-        if rest[:1] != "[":
-            continue
-        close = rest.rfind("]")
-        if close < 0:
-            continue
-        body = rest[1:close]
-        opening = body.find("(")
-        if opening < 0:
-            continue
-        # the API name: from the last ``=`` before the first ``(`` after the first ``=``
-        eq = body.find("=")
-        call = -1 if eq < 0 else opening if eq < opening else body.find("(", eq + 1)
-        if call < 0:
-            api = ""
-        else:
-            api = body[body.rfind("=", eq, call) + 1:call].strip().lower()
-            if "_" in api:
-                api = api.split("_", 1)[1]
-        args: dict[str, str] = {}
-        end = body.rfind(")")
-        for piece in (body[opening + 1:end] if end > opening else body[opening + 1:]).split(", "):
-            key, sep, value = piece.partition("=")
-            if sep:
-                args[key.strip().lower()] = value.partition("=")[0].strip()
-        out.append((line[:colon].strip(), api, args))
-    return out
-
-
-def parse_paper_answer(text: object) -> list[PaperCall]:
-    """Every ``App: [ ... ]`` line of an output, read the official way (never raises).
-
-    >>> [(c.app, c.api) for c in parse_paper_answer("Hotels: [a = Hotels_SearchHouse(#x='1')]\\n"
-    ...                                              "Hotels: [searchhouse(#x='1')]\\nnote")]
-    [('Hotels', 'searchhouse'), ('Hotels', '')]
-    """
-    return [PaperCall(app=app, api=api, args=args) for app, api, args in _read_answer(text)]
-
-
-def gold_paper_calls(sample: AppBenchSample) -> list[PaperCall]:
-    """The gold lines read the official way (apps are not on the lines: see ``used_app``)."""
-    return [parse_paper_body("", line) for line in sample.output.api_results]
-
-
-def _norm(value: str) -> str:
-    value = value.lower().strip().strip("'\"").strip()
-    return ALIASES.get(value, value)
-
-
-def value_matches(predicted: str, gold: str, user_aware: str | None) -> bool:
-    """Official value check: equal after lowercasing and stripping quotes (and aliases), or a
-    substring either way, or equal to the user-aware literal of the key.
-
-    >>> value_matches("'NYC'", "'New York'", None), value_matches("'Korean'", "category", "Korean")
+    >>> value_matches("'NYC'", "'New York'"), value_matches("'Korean'", "category", "Korean")
     (True, True)
-    >>> value_matches("'3'", "'4'", None)
+    >>> value_matches("'3'", "'4'")
     False
     """
-    p, g = _norm(predicted), _norm(gold)
-    return p == g or p in g or g in p or (user_aware is not None and p == _norm(user_aware))
+    p, g = _pred_value(predicted), gold.lower().strip("'")
+    if p == g or p in g or g in p:
+        return True
+    if user_aware is None:
+        return False
+    u = user_aware.lower().strip("'")
+    return p == u or p in u or u in p
 
 
 # --- the gold side, read once per gold content -------------------------------------------------
@@ -219,11 +96,11 @@ class GoldArg(NamedTuple):
     key: str
     """``#key`` lowercased, as the official reading keys the predicted arguments."""
     value: str
-    """:func:`_norm` of the gold value."""
+    """The gold value lowercased, ``'`` stripped."""
     aware: str | None
-    """:func:`_norm` of the user-aware literal of the key, ``None`` when there is none."""
+    """The user-aware literal of the key lowercased, ``'`` stripped; ``None`` when none."""
     dependent: bool
-    """The gold value is not quoted: a dependency (Table 4 "dependent")."""
+    """The gold value has no ``'``: a dependency (Table 4 "dependent")."""
     time: bool
     """Time-related (:func:`~evaluators.appbench_errors.is_time_arg` of the key without ``#``
     and the value without quotes)."""
@@ -238,14 +115,13 @@ class PaperGold(NamedTuple):
     apps: tuple[str, ...]
     """``used_app`` as given."""
     app_set: frozenset[str]
+    """``used_app`` lowercased."""
     apps_sorted: list[str]
-    """``used_app`` sorted (the multiset the predicted apps must equal)."""
-    apps_lower_sorted: list[str]
     """``used_app`` lowercased and sorted (``app_em``)."""
-    api_set: frozenset[str]
+    name_set: frozenset[str]
     """The gold lines' API names."""
-    apis_sorted: list[str]
-    """The gold lines' API names, sorted (a multiset)."""
+    names_sorted: list[str]
+    """The gold lines' API names, sorted (``api_em``)."""
     checks: tuple[tuple[str, tuple[GoldArg, ...]], ...]
     """Per gold API name, first-seen order, the arguments of its **last** gold line."""
     lines: int
@@ -328,29 +204,35 @@ def _gold_scales(sample: AppBenchSample) -> tuple[int, float]:
 
 def _read_gold(sample: AppBenchSample) -> PaperGold:
     out = sample.output
-    gold = [_read_body(line) for line in out.api_results]
-    apps = tuple(out.used_app)
-    apis = [api for api, _ in gold]
-    by_api = {api: args for api, args in gold}  # first-seen order, the last line's arguments
-    aware = {k.lower(): v for k, v in out.user_aware_arguments.items()}
+    names = []
+    by_name: dict[str, dict[str, str]] = {}  # first-seen order, the last line's arguments
+    for i, line in enumerate(out.api_results):
+        call = extract_call(line)
+        if call is None:
+            raise ValueError(f"gold line {i} has no `name = api(...)` call the official "
+                             f"reading finds: {line[:80]!r}")
+        names.append(call.name)
+        by_name[call.name] = call.args
+    aware = {"#" + k: v for k, v in out.user_aware_arguments.items()}
     checks = []
-    for api, args in by_api.items():
+    for name, args in by_name.items():
         judged = []
         for key, value in args.items():
-            name = key.lstrip("#")
-            literal = aware.get(name)
-            time, space = key_kinds(name)
+            literal = aware.get(key)
+            time, space = key_kinds(key.lstrip("#"))
             judged.append(GoldArg(
-                key, _norm(value), None if literal is None else _norm(literal),
-                not value.strip().startswith(("'", '"')),
+                key, value.lower().strip("'"),
+                None if literal is None else literal.lower().strip("'"), "'" not in value,
                 time or is_time_value(value.strip("'\"")), space))
-        checks.append((api, tuple(judged)))
+        checks.append((name, tuple(judged)))
     parallel, sequential = _gold_scales(sample)
-    return PaperGold(apps=apps, app_set=frozenset(apps), apps_sorted=sorted(apps),
-                     apps_lower_sorted=sorted(a.lower() for a in apps), api_set=frozenset(apis),
-                     apis_sorted=sorted(apis), checks=tuple(checks), lines=len(gold),
-                     parallel=parallel, sequential=sequential,
-                     labels=(str(parallel), str(sequential), str(len(gold))))
+    apps = tuple(out.used_app)
+    lower = [a.lower() for a in apps]
+    return PaperGold(apps=apps, app_set=frozenset(lower), apps_sorted=sorted(lower),
+                     name_set=frozenset(names), names_sorted=sorted(names),
+                     checks=tuple(checks), lines=len(names), parallel=parallel,
+                     sequential=sequential,
+                     labels=(str(parallel), str(sequential), str(len(names))))
 
 
 _GOLD_CACHE: dict[tuple[Any, ...], PaperGold] = {}
@@ -363,7 +245,8 @@ def paper_gold(sample: AppBenchSample) -> PaperGold:
     again (several answer files, re-scoring a run, a bootstrap) reads each gold once.
 
     Raises:
-        ValueError: a gold line the official-line parser cannot read (a malformed sample).
+        ValueError: a gold line without a call the official reading finds, or one the
+            official-line parser cannot read (a malformed sample).
     """
     out = sample.output
     key = (tuple(out.used_app), tuple(out.api_results),
@@ -389,22 +272,23 @@ class PaperResult(NamedTuple):
     and the corpus sums are both made from it)."""
 
     pred: int
-    """Predicted call lines."""
+    """Predicted API strings (every one a predicted API)."""
+    unnamed: int
+    """... of which no API name could be read from (they match nothing)."""
+    pred_apps: int
+    """Predicted apps (non-empty names)."""
     app_hit: int
     """1 when a predicted app is among ``used_app`` (hits capped at one per sample)."""
     api_hit: int
     """1 when a predicted API name is among the gold ones."""
     success: bool
-    """Apps and API names equal the gold multisets, every gold API called, every judged
-    argument right."""
-    apps_ok: bool
-    """Predicted apps equal ``used_app`` as multisets."""
-    apis_ok: bool
-    """Predicted API names equal the gold ones as multisets (also ``api_em``)."""
+    """``app_em`` and ``api_em`` and ``args_ok``: the official ``complete_match``."""
+    app_em: bool
+    """Sorted lowercased apps equal ``used_app``'s (at least one app predicted)."""
+    api_em: bool
+    """Sorted API names equal the gold ones (at least one API string)."""
     args_ok: bool
     """Every gold API called and every judged argument right."""
-    app_em: bool
-    """Sorted lowercased apps equal."""
     key_independent: bool
     key_dependent: bool
     value_independent: bool
@@ -421,43 +305,67 @@ class PaperResult(NamedTuple):
     """... of which dependencies."""
 
 
+def _predicted(output: object) -> tuple[list[str], list[str], dict[str, dict[str, str]]]:
+    """``(apps, API names, arguments by API name)`` of an answer, the official way: a name
+    per API string (``""`` when none is read), the arguments of the last string of each name
+    (read with ``\\`` removed, as the official script does for arguments only)."""
+    apps, apis = read_answer(output)
+    names = []
+    args: dict[str, dict[str, str]] = {}
+    for api in apis:
+        call = extract_call(api)
+        names.append("" if call is None else call.name)
+        if "\\" in api:
+            call = extract_call(api.replace("\\", ""))
+        if call is not None:
+            args[call.name] = call.args
+    return apps, names, args
+
+
 def paper_result(gold: PaperGold, output: object) -> PaperResult:
     """Score one answer against a gold read by :func:`paper_gold` (never raises on the
     answer)."""
-    pred = _read_answer(output)
-    n_pred = len(pred)
-    app_set, api_set = gold.app_set, gold.api_set
-    pred_by_api = {}  # a repeated API: its last call's arguments
-    app_hit = api_hit = 0
-    for app, api, args in pred:
-        pred_by_api[api] = args
-        if not app_hit and app in app_set:
-            app_hit = 1
-        if not api_hit and api in api_set:
-            api_hit = 1
+    apps, names, pred_args = _predicted(output)
+    app_hit = app_em = api_hit = api_em = False
+    if apps:
+        lower = [a.lower() for a in apps]
+        app_set = gold.app_set
+        app_hit = any(a in app_set for a in lower)
+        app_em = len(lower) == len(gold.apps) and sorted(lower) == gold.apps_sorted
+    if names:
+        name_set = gold.name_set
+        api_hit = any(n in name_set for n in names)
+        api_em = len(names) == gold.lines and sorted(names) == gold.names_sorted
 
-    called_all = True
+    unit = 0  # gold APIs whose every argument matched
+    past: dict[str, str] = {}  # key -> the first value that matched for it (official order)
     key_ind = key_dep = val_ind = val_dep = False
     judged = dependent = wrong = wrong_time = wrong_space = 0
-    for api, gold_args in gold.checks:
-        pred_args = pred_by_api.get(api)
-        if pred_args is None:
-            called_all = False
+    for name, gold_args in gold.checks:
+        pred = pred_args.get(name)
+        if pred is None:
             continue
         judged += len(gold_args)
+        hits = 0
         for key, g, aware, is_dependent, is_time, is_space in gold_args:
-            if is_dependent:
-                dependent += 1
-            predicted = pred_args.get(key)
+            dependent += is_dependent
+            predicted = pred.get(key)
             if predicted is None:
                 if is_dependent:
                     key_dep = True
                 else:
                     key_ind = True
                 continue
-            p = predicted.lower().strip().strip("'\"").strip()  # _norm, inlined
-            p = ALIASES.get(p, p)
-            if p == g or p in g or g in p or (aware is not None and p == aware):
+            p = predicted.lower().strip("'")  # _pred_value, inlined
+            p = PRED_CORRECTIONS.get(p, p)
+            if p == g or p in g or g in p or (aware is not None and (
+                    p == aware or p in aware or aware in p)):
+                past.setdefault(key, p)
+                hits += 1
+                continue
+            earlier = past.get(key)
+            if earlier is not None and (p == earlier or p in earlier or earlier in p):
+                hits += 1
                 continue
             wrong += 1
             wrong_time += is_time
@@ -466,18 +374,12 @@ def paper_result(gold: PaperGold, output: object) -> PaperResult:
                 val_dep = True
             else:
                 val_ind = True
-
-    if n_pred == len(gold.apps):
-        pred_apps = [c[0] for c in pred]
-        apps_ok = sorted(pred_apps) == gold.apps_sorted
-        app_em = apps_ok or sorted(a.lower() for a in pred_apps) == gold.apps_lower_sorted
-    else:
-        apps_ok = app_em = False
-    apis_ok = n_pred == gold.lines and sorted(c[1] for c in pred) == gold.apis_sorted
-    args_ok = called_all and not (key_ind or key_dep or wrong)
-    return PaperResult(n_pred, app_hit, api_hit, apps_ok and apis_ok and args_ok, apps_ok,
-                       apis_ok, args_ok, app_em, key_ind, key_dep, val_ind, val_dep, wrong,
-                       wrong_time, wrong_space, judged, dependent)
+        unit += hits == len(gold_args)
+    args_ok = unit == len(gold.checks)
+    return PaperResult(len(names), names.count(""), len(apps), int(app_hit), int(api_hit),
+                       app_em and api_em and args_ok, app_em, api_em, args_ok, key_ind,
+                       key_dep, val_ind, val_dep, wrong, wrong_time, wrong_space, judged,
+                       dependent)
 
 
 # --- score records built without validation -----------------------------------------------------
@@ -518,12 +420,12 @@ def fast_score(scores: dict[str, float], parts: dict[str, Part], comments: dict[
 
 
 _WHY = {
-    (apps_ok, apis_ok, args_ok): "; ".join(
-        msg for ok, msg in ((apps_ok, "apps differ from used_app"),
-                            (apis_ok, "API names differ"),
+    (app_em, api_em, args_ok): "; ".join(
+        msg for ok, msg in ((app_em, "apps differ from used_app"),
+                            (api_em, "API names differ"),
                             (args_ok, "an argument is missing or wrong")) if not ok)
     or "all apps, APIs and arguments match"
-    for apps_ok in (False, True) for apis_ok in (False, True) for args_ok in (False, True)
+    for app_em in (False, True) for api_em in (False, True) for args_ok in (False, True)
 }
 """The ``success`` comment for each outcome of the three checks."""
 
@@ -531,37 +433,37 @@ _WHY = {
 def paper_example(gold: PaperGold, r: PaperResult) -> ExampleScore:
     """The whole per-example score of the ``paper`` profile without graph metrics: what
     :func:`evaluators.appbench_scoring.score_example` returns (the gold's scales, the profile
-    and the call counts as labels), its records built without validation (:func:`fast_part`,
-    :func:`fast_score`)."""
-    (n_pred, app_hit, api_hit, success, apps_ok, apis_ok, args_ok, app_em, key_ind, key_dep,
-     val_ind, val_dep, wrong, wrong_time, wrong_space, judged, dependent) = r
+    and the call counts as labels: ``pred_calls`` every predicted API string, ``unparsed``
+    those without a readable API name), its records built without validation
+    (:func:`fast_part`, :func:`fast_score`)."""
+    (n_pred, unnamed, n_apps_pred, app_hit, api_hit, success, app_em, api_em, args_ok, key_ind,
+     key_dep, val_ind, val_dep, wrong, wrong_time, wrong_space, judged, dependent) = r
     n_apps = len(gold.apps)
     n_gold = gold.lines
     scores = {
         "success": 100.0 if success else 0.0,
-        "app_f1": 200.0 * app_hit / (n_pred + n_apps) if n_pred or n_apps else 0.0,
+        "app_f1": 200.0 * app_hit / (n_apps_pred + n_apps) if n_apps_pred or n_apps else 0.0,
         "api_f1": 200.0 * api_hit / (n_pred + n_gold) if n_pred or n_gold else 0.0,
         "app_em": 100.0 if app_em else 0.0,
-        "api_em": 100.0 if apis_ok else 0.0,
+        "api_em": 100.0 if api_em else 0.0,
         "key_error_independent": 100.0 if key_ind else 0.0,
         "key_error_dependent": 100.0 if key_dep else 0.0,
         "value_error_independent": 100.0 if val_ind else 0.0,
         "value_error_dependent": 100.0 if val_dep else 0.0,
     }
-    app_hit_f, api_hit_f, pred_f, wrong_f = float(app_hit), float(api_hit), float(n_pred), \
-        float(wrong)
+    app_hit_f, api_hit_f, wrong_f = float(app_hit), float(api_hit), float(wrong)
     parallel, sequential, lines = gold.labels
     return fast_score(scores, {
-        "app_precision": fast_part(app_hit_f, pred_f),
+        "app_precision": fast_part(app_hit_f, float(n_apps_pred)),
         "app_recall": fast_part(app_hit_f, float(n_apps)),
-        "api_precision": fast_part(api_hit_f, pred_f),
+        "api_precision": fast_part(api_hit_f, float(n_pred)),
         "api_recall": fast_part(api_hit_f, float(n_gold)),
         "value_error_time_share": fast_part(float(wrong_time), wrong_f),
         "value_error_space_share": fast_part(float(wrong_space), wrong_f),
         DEPENDENT_ARGS: fast_part(float(dependent), float(judged)),
-    }, {"success": _WHY[apps_ok, apis_ok, args_ok]}, {
+    }, {"success": _WHY[app_em, api_em, args_ok]}, {
         "parallel_scale": parallel, "sequential_scale": sequential, "scoring": "paper",
-        "pred_calls": str(n_pred), "gold_calls": lines})
+        "pred_calls": str(n_pred), "unparsed": str(unnamed), "gold_calls": lines})
 
 
 def score_paper(sample: AppBenchSample, output: object) -> ExampleScore:
@@ -575,6 +477,8 @@ def score_paper(sample: AppBenchSample, output: object) -> ExampleScore:
     >>> answer = "Weather: [t = getweather(#city='paris', #date='2019-03-01')]"
     >>> score_paper(s, answer).scores["success"]
     100.0
+    >>> score_paper(s, answer + "\\nWeather: [city='Paris']").scores["success"]  # 2 APIs
+    0.0
     """
     gold = paper_gold(sample)
     full = paper_example(gold, paper_result(gold, output))

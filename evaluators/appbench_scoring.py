@@ -45,9 +45,9 @@ from evaluators.appbench_paper import (
     paper_example,
     paper_gold,
     paper_result,
-    parse_paper_answer,
     score_paper,
 )
+from evaluators.appbench_paper_read import read_answer
 from evaluators.appbench_strict import score_strict, score_strict_calls, strict_calls
 from evaluators.base import ExampleScore, Part, langsmith_evaluators, mean_score
 from evaluators.graph_metrics import GRAPH_METRICS, aggregate_graph, graph_scores
@@ -141,9 +141,9 @@ def score_example(sample: AppBenchSample, output: object, *,
     graph metrics (on the robust parse) and the parse counts.
 
     ``graph=None`` (default): on for ``strict``; off for ``paper``, which then computes only
-    what the paper reports (no robust parse of the answer: ``pred_calls`` counts the lines the
-    official reading finds, and no ``unparsed`` label); the gold's scales (success by scale,
-    paper Figure 4) are labelled either way.
+    what the paper reports (no robust parse of the answer: ``pred_calls`` counts the API
+    strings the official reading finds, ``unparsed`` those of them without a readable API
+    name); the gold's scales (success by scale, paper Figure 4) are labelled either way.
 
     >>> from tooleval_agents.appbench.records import AppBenchOutput
     >>> s = AppBenchSample(input="q", output=AppBenchOutput(used_app=["Weather"],
@@ -173,7 +173,7 @@ def score_example(sample: AppBenchSample, output: object, *,
             gold = sample.calls
             extra = ExampleScore(labels={"parallel_scale": str(gold_read.parallel),
                                          "sequential_scale": str(gold_read.sequential)})
-            labels = {"pred_calls": str(len(parse_paper_answer(output)))}
+            labels = {"pred_calls": str(len(read_answer(output)[1]))}
     except Exception as exc:  # a malformed sample: recorded with its denominators, never raised
         return failure_score(_gold_size(sample), f"could not score: {type(exc).__name__}: "
                              f"{str(exc)[:300]}", scoring=scoring, graph=graphs)
@@ -334,13 +334,14 @@ def _score_paper_corpus(
         cell[0] += 1
         cell[1] += r.success
 
-    (pred, app_hits, api_hits, success, _, api_em, _, app_em, key_ind, key_dep, val_ind, val_dep,
-     wrong, wrong_time, wrong_space, judged, dependent) = (
+    (pred, unnamed, pred_apps, app_hits, api_hits, success, app_em, api_em, _, key_ind,
+     key_dep, val_ind, val_dep, wrong, wrong_time, wrong_space, judged, dependent) = (
         [sum(column) for column in zip(*results, strict=True)] if results
         else [0] * len(PaperResult._fields))
     sums: dict[tuple[str, str], float] = {
         ("errors", ""): 0.0,
-        ("hits", "app_precision"): float(app_hits), ("total", "app_precision"): float(pred),
+        ("hits", "app_precision"): float(app_hits),
+        ("total", "app_precision"): float(pred_apps),
         ("hits", "app_recall"): float(app_hits), ("total", "app_recall"): float(apps),
         ("hits", "api_precision"): float(api_hits), ("total", "api_precision"): float(pred),
         ("hits", "api_recall"): float(api_hits), ("total", "api_recall"): float(lines),
@@ -359,7 +360,7 @@ def _score_paper_corpus(
     scale_cells = [ScaleCell.model_construct(parallel=p, sequential=q, samples=n,
                                              success=100.0 * ok / n)
                    for (p, q), (n, ok) in sorted(cells.items())]
-    tallies = {"unparsed_lines": 0, "pred_calls": pred, "gold_calls": lines,
+    tallies = {"unparsed_lines": unnamed, "pred_calls": pred, "gold_calls": lines,
                "value_error_args": wrong, "value_error_time_args": wrong_time,
                "value_error_space_args": wrong_space}
     return examples, dropped, empty, metrics, scale_cells, tallies

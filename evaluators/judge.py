@@ -784,7 +784,8 @@ def aggregate_planning(scores: Scores) -> Metrics:
     c = as_corpus(scores)
     out = {k: c.mean(k) for k in keys}
     out["planning_judge_errors"] = c.errors
-    out["planning_judged"] = c.ratio(c.score("planning", ok_only=True), c.n - c.errors)
+    out["planning_judged"] = c.na_where(not c.computed("planning"), c.ratio(
+        c.score("planning", ok_only=True), c.n - c.errors))
     return out
 
 

@@ -7,8 +7,14 @@ reads LangChain / OpenAI message lists (the ``tool_calls`` of every assistant me
 
 * ``strict``: the same calls in the same order;
 * ``unordered``: the same calls, any order (as multisets);
-* ``subset``: every predicted call is a reference call (nothing extra; some may be missing);
+* ``subset``: every predicted call is a reference call (nothing extra; some may be missing)
+  **and at least one call was made** when the reference has any;
 * ``superset``: every reference call was made (extra calls allowed).
+
+An empty trajectory against a non-empty reference matches in no mode: agentevals' ``subset``
+holds vacuously for it, but an agent that made no call (or a text answer that did not parse)
+made a wrong prediction, as the default profiles count it, not a partial success. Both empty
+match in every mode (no call was needed and none was made).
 
 Arguments (:data:`ArgsMode`) compare ``exact`` (equal JSON values), ``normalised`` (text
 lowercased, outer quotes and whitespace runs ignored, numbers and booleans as text) or are
@@ -77,11 +83,16 @@ def trajectory_match(predicted: Sequence[Call], reference: Sequence[Call], *,
                      mode: MatchMode = "strict", args: ArgsMode = "normalised") -> bool:
     """Whether the predicted calls match the reference ones in ``mode``.
 
+    ``subset`` is not vacuous: no call against a non-empty reference is no match (see the
+    module docstring).
+
     >>> a, b = {"name": "a", "args": {}}, {"name": "b", "args": {}}
     >>> [trajectory_match([b, a], [a, b], mode=m) for m in MATCH_MODES]
     [False, True, True, True]
     >>> trajectory_match([a], [a, b], mode="subset"), trajectory_match([a], [a, b], mode="superset")
     (True, False)
+    >>> [trajectory_match([], [a], mode=m) for m in MATCH_MODES]
+    [False, False, False, False]
     """
     pred = [call_key(c, args) for c in predicted]
     ref = [call_key(c, args) for c in reference]
@@ -91,7 +102,7 @@ def trajectory_match(predicted: Sequence[Call], reference: Sequence[Call], *,
     if mode == "unordered":
         return p == r
     if mode == "subset":
-        return not (p - r)
+        return not (p - r) and (bool(pred) or not ref)
     if mode == "superset":
         return not (r - p)
     raise ValueError(f"trajectory match mode must be one of {MATCH_MODES}, got {mode!r}")

@@ -1,10 +1,12 @@
 """The fast ``paper`` path gives exactly the numbers of a straightforward computation.
 
-The reference below is the ``paper`` profile written the plain way (the official regular
-expressions, ``Counter`` multisets, one validated :class:`ArgOutcome` per judged argument, the
-Table-4 parts from :func:`error_part`, the gold's scales from the networkx DAG, the corpus from
-the score records). Every report field of :func:`score_appbench` must equal it, bit for bit, on
-the real test sets of all four categories under several kinds of answers.
+The reference below is the ``paper`` profile written the plain way (the official driver's
+reading as regular expressions, ``Counter`` multisets, one validated :class:`ArgOutcome` per
+judged argument, the Table-4 parts from :func:`error_part`, the gold's scales from the
+networkx DAG, the corpus from the score records). Every report field of
+:func:`score_appbench` must equal it, bit for bit, on the real test sets of all four
+categories under several kinds of answers. (``test_appbench_paper_parity.py`` checks both
+against the official functions themselves.)
 """
 
 from __future__ import annotations
@@ -15,20 +17,18 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from appbench_answers import styled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluators.appbench_errors import ArgOutcome, ArgStatus, error_counts, error_part
 from evaluators.appbench_paper import (
-    _API,
-    _LINE,
-    ALIASES,
-    _read_answer,
-    _read_body,
+    PRED_CORRECTIONS,
     clear_gold_cache,
     paper_gold,
     plan_scales,
 )
+from evaluators.appbench_paper_read import extract_call, read_answer
 from evaluators.appbench_parse import gold_answer, official_gold_answer
 from evaluators.appbench_scoring import (
     AppBenchReport,
@@ -45,90 +45,122 @@ from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.contracts import ExampleScore, Part
 from tooleval_agents.corpus import Columns
 
-# --- the reference: the official scorer, the plain way ---------------------------------------
+# --- the reference: the official driver and scorer, the plain way ----------------------------
+
+_REF_LINE = re.compile(r"(?P<app>\w+):\s*\[(?P<inner>.*)\]")
+_REF_CALL = re.compile(r"\w+\s*=\s*(?P<api>\w+)\((?P<args>[^)]*)\)")
 
 
-def _ref_body(body: str) -> tuple[str, dict[str, str]]:
-    m = _API.match(body)
-    api = m.group("api").strip().lower() if m else ""
-    api = api.split("_", 1)[1] if "_" in api else api
-    start, end = body.find("("), body.rfind(")")
-    args: dict[str, str] = {}
-    if start >= 0:
-        for piece in (body[start + 1:end] if end > start else body[start + 1:]).split(", "):
-            parts = piece.split("=")
-            if len(parts) >= 2:
-                args[parts[0].strip().lower()] = parts[1].strip()
-    return api, args
-
-
-def _ref_answer(text: object) -> list[tuple[str, str, dict[str, str]]]:
+def _ref_read(text: object) -> tuple[list[str], list[str]]:
+    """Predicted apps and API strings: a ``Word: [...]`` line, else a line with ``:``, ``[``
+    and ``]``; brackets removed."""
     if not isinstance(text, str):
-        return []
-    out = []
+        return [], []
+    apps, apis = [], []
     for line in text.split("\n"):
-        m = _LINE.match(line)
+        m = _REF_LINE.match(line)
         if m:
-            out.append((m.group("app").strip(), *_ref_body(m.group("body"))))
-    return out
+            app, api = m["app"], m["inner"]
+        elif ":" in line and "[" in line and "]" in line:
+            app, _, api = line.partition(":")
+        else:
+            continue
+        if app.strip():
+            apps.append(app.strip())
+        apis.append(re.sub(r"[\[\]]", "", api.strip()).strip())
+    return apps, apis
 
 
-def _norm(value: str) -> str:
-    value = value.lower().strip().strip("'\"").strip()
-    return ALIASES.get(value, value)
+def _ref_call(text: str) -> tuple[str, dict[str, str]] | None:
+    m = _REF_CALL.search(text)
+    if m is None:
+        return None
+    name = m["api"].lower()
+    name = name.split("_")[1] if "_" in name else name
+    args: dict[str, str] = {}
+    last = None
+    for piece in m["args"].split(", "):
+        parts = piece.split("=")
+        if len(parts) == 2:
+            last = parts[0].strip().lower()
+            last = last if last.startswith("#") else "#" + last
+            args[last] = parts[1].strip()
+        elif len(parts) == 1 and last is not None:
+            args[last] = ""
+    return name, args
+
+
+def _same(a: str, b: str) -> bool:
+    a, b = a.lower().strip("'"), b.lower().strip("'")
+    return a == b or a in b or b in a
+
+
+def _ref_judge(sample: AppBenchSample, pred_args: dict[str, dict[str, str]],
+               gold: list[tuple[str, dict[str, str]]]) -> tuple[list[ArgOutcome], bool]:
+    """The judged arguments and whether every gold API (its last line) matched in full."""
+    gold_by_api = {name: (i, args) for i, (name, args) in enumerate(gold)}
+    aware = {"#" + k: v for k, v in sample.output.user_aware_arguments.items()}
+    outcomes, past, complete = [], [], 0
+    for api, (index, gold_args) in gold_by_api.items():
+        if api not in pred_args:
+            continue
+        matched = 0
+        for key, gold_value in gold_args.items():
+            predicted = pred_args[api].get(key)
+            status: ArgStatus = "key_error"
+            if predicted is not None:
+                p = predicted.lower()
+                p = "'" + PRED_CORRECTIONS[p.strip("'")] + "'" if p.strip("'") in \
+                    PRED_CORRECTIONS else p
+                earlier = next((v for k, v in past if k == key), None)
+                if _same(gold_value, p) or (key in aware and _same(aware[key], p)):
+                    past.append((key, p))
+                    status = "ok"
+                else:
+                    status = "ok" if earlier is not None and _same(earlier, p) else \
+                        "value_error"
+            matched += status == "ok"
+            outcomes.append(ArgOutcome(
+                call=index, api=api, key=key.lstrip("#"), status=status,
+                kind="dependent" if "'" not in gold_value else "independent",
+                gold=gold_value.strip("'\""), predicted=predicted))
+        complete += matched == len(gold_args)
+    return outcomes, complete == len(gold_by_api)
 
 
 def _ref_example(sample: AppBenchSample, output: object) -> ExampleScore:
-    pred = _ref_answer(output)
-    gold = [_ref_body(line) for line in sample.output.api_results]
+    apps, apis = _ref_read(output)
+    names = [c[0] if (c := _ref_call(a)) else "" for a in apis]
+    pred_args = {c[0]: c[1] for a in apis if (c := _ref_call(a.replace("\\", "")))}
+    gold = [_ref_call(line) for line in sample.output.api_results]
+    assert all(g is not None for g in gold)
+    gold_calls = [g for g in gold if g is not None]
     used_app = list(sample.output.used_app)
-    pred_apps, pred_apis = [p[0] for p in pred], [p[1] for p in pred]
-    gold_apis = [g[0] for g in gold]
-    app_hit = 1.0 if any(a in used_app for a in pred_apps) else 0.0
-    api_hit = 1.0 if any(a in gold_apis for a in pred_apis) else 0.0
-    pred_by_api = {p[1]: p[2] for p in pred}
-    gold_by_api = {g[0]: (i, g[1]) for i, g in enumerate(gold)}
-    aware = {k.lower(): v for k, v in sample.output.user_aware_arguments.items()}
-    outcomes = []
-    for api, (index, gold_args) in gold_by_api.items():
-        if api not in pred_by_api:
-            continue
-        for key, gold_value in gold_args.items():
-            predicted = pred_by_api[api].get(key)
-            status: ArgStatus
-            if predicted is None:
-                status = "key_error"
-            else:
-                p, g, ua = _norm(predicted), _norm(gold_value), aware.get(key.lstrip("#"))
-                ok = p == g or p in g or g in p or (ua is not None and p == _norm(ua))
-                status = "ok" if ok else "value_error"
-            outcomes.append(ArgOutcome(
-                call=index, api=api, key=key.lstrip("#"), status=status,
-                kind="independent" if gold_value.strip().startswith(("'", '"')) else "dependent",
-                gold=gold_value.strip("'\""), predicted=predicted))
-    apps_ok = Counter(pred_apps) == Counter(used_app)
-    apis_ok = Counter(pred_apis) == Counter(gold_apis)
-    args_ok = set(pred_by_api) >= set(gold_by_api) and all(o.status == "ok" for o in outcomes)
-    why = [msg for ok, msg in ((apps_ok, "apps differ from used_app"),
-                               (apis_ok, "API names differ"),
+    gold_names = [g[0] for g in gold_calls]
+    lower = [a.lower() for a in apps]
+    app_hit = 1.0 if set(lower) & {a.lower() for a in used_app} else 0.0
+    api_hit = 1.0 if set(names) & set(gold_names) else 0.0
+    app_em = bool(apps) and Counter(lower) == Counter(a.lower() for a in used_app)
+    api_em = bool(names) and Counter(names) == Counter(gold_names)
+    outcomes, args_ok = _ref_judge(sample, pred_args, gold_calls)
+    why = [msg for ok, msg in ((app_em, "apps differ from used_app"),
+                               (api_em, "API names differ"),
                                (args_ok, "an argument is missing or wrong")) if not ok]
     flags, error_parts = error_part(outcomes)
     parallel, sequential = scales(sample.calls)
     return ExampleScore(
-        scores={"success": 100.0 * (apps_ok and apis_ok and args_ok),
-                "app_f1": f1(app_hit, len(pred), len(used_app)),
-                "api_f1": f1(api_hit, len(pred), len(gold)),
-                "app_em": 100.0 * (sorted(a.lower() for a in pred_apps)
-                                   == sorted(a.lower() for a in used_app)),
-                "api_em": 100.0 * (sorted(pred_apis) == sorted(gold_apis)), **flags},
-        parts={"app_precision": Part(hits=app_hit, total=len(pred)),
+        scores={"success": 100.0 * (app_em and api_em and args_ok),
+                "app_f1": f1(app_hit, len(apps), len(used_app)),
+                "api_f1": f1(api_hit, len(apis), len(gold)),
+                "app_em": 100.0 * app_em, "api_em": 100.0 * api_em, **flags},
+        parts={"app_precision": Part(hits=app_hit, total=len(apps)),
                "app_recall": Part(hits=app_hit, total=len(used_app)),
-               "api_precision": Part(hits=api_hit, total=len(pred)),
+               "api_precision": Part(hits=api_hit, total=len(apis)),
                "api_recall": Part(hits=api_hit, total=len(gold)), **error_parts},
         comments={"success": "; ".join(why) or "all apps, APIs and arguments match"},
         labels={"parallel_scale": str(parallel), "sequential_scale": str(sequential),
-                "scoring": "paper", "pred_calls": str(len(pred)),
-                "gold_calls": str(len(sample.calls))},
+                "scoring": "paper", "pred_calls": str(len(apis)),
+                "unparsed": str(names.count("")), "gold_calls": str(len(sample.calls))},
         error=None, evidence={})
 
 
@@ -140,7 +172,7 @@ def _ref_report(samples: list[AppBenchSample], outputs: list[str | None], *,
     counts = {"samples": len(samples), "scored": len(examples),
               "dropped": len(samples) - len(kept),
               "empty_answers": sum(not isinstance(o, str) or not o.strip() for _, o in kept),
-              "unparsed_lines": 0,
+              "unparsed_lines": sum(int(e.labels["unparsed"]) for e in examples),
               "pred_calls": sum(int(e.labels["pred_calls"]) for e in examples),
               "gold_calls": sum(int(e.labels["gold_calls"]) for e in examples),
               **error_counts(examples)}
@@ -201,7 +233,8 @@ def test_paper_scoring_equals_the_straightforward_computation(
                                          for _ in range(2)]
     answer_sets: list[list[str | None]] = [
         [official_gold_answer(s) for s in samples], [gold_answer(s) for s in samples],
-        [_wrong(s) for s in samples], *perturbed, with_gaps]
+        [_wrong(s) for s in samples], *perturbed, with_gaps,
+        [styled(rng, s, pool) for s in samples]]
     for answers in answer_sets:
         for drop_errors in (False, True):
             clear_gold_cache()  # the first scoring reads the gold, the second reuses it
@@ -235,23 +268,25 @@ def test_corpus_sums_equal_the_records_sums(data: dict[str, list[AppBenchSample]
         assert report.metrics == aggregate(Columns(report.examples).corpus()), category
 
 
-def test_the_answer_reader_agrees_with_the_official_patterns() -> None:
-    """``str`` searches in place of ``_LINE`` / ``_API`` (no backtracking): same calls."""
+def test_the_answer_reader_agrees_with_the_plain_patterns() -> None:
+    """``str`` searches and backtracking-free patterns in place of the plain ones: the same
+    apps, API strings, names and arguments."""
     rng = random.Random(14)
     pieces = ["Hotels", ": [", ":", "[", "]", "(", ")", "#k=", "'", '"', ", ", " = ", "=",
               "searchhouse", "x", "\n", " ", "\t", "\r", "\u00a0", "\u2028", "\x1c", "Book_X",
-              "_", "#", ",", "==", "(("]
+              "_", "#", ",", "==", "((", "\\", "a_b_c", "- **", "\u0663", "\u00e9"]
     for _ in range(20000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
-        assert _read_answer(text) == _ref_answer(text), text
-        assert _read_body(text) == _ref_body(text), text
+        assert read_answer(text) == _ref_read(text), text
+        for api in [text, *read_answer(text)[1]]:
+            assert extract_call(api) == _ref_call(api), api
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_the_answer_reader_agrees_on_arbitrary_text(text: str) -> None:
-    assert _read_answer(text) == _ref_answer(text)
-    assert _read_body(text) == _ref_body(text)
+    assert read_answer(text) == _ref_read(text)
+    assert extract_call(text) == _ref_call(text)
 
 
 def test_gold_scales_equal_the_dependency_dag(data: dict[str, list[AppBenchSample]]) -> None:
@@ -268,12 +303,14 @@ _VALUES = st.one_of(_NAMES, st.sampled_from(["'Paris'", "'a, b'", "'x=y'", "'it'
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.lists(_NAMES, max_size=3), st.lists(
+@given(st.lists(st.tuples(st.lists(_NAMES, min_size=1, max_size=3), st.lists(
     st.tuples(_NAMES, _VALUES), max_size=4)), min_size=1, max_size=5))
 def test_gold_scales_equal_the_dependency_dag_on_odd_lines(
         plan: list[tuple[list[str], list[tuple[str, str]]]]) -> None:
     """Lines outside the canonical shape (a quoted ``,`` or ``=``, repeated keys, unquoted
-    booleans) are read by the official-line parser: the scales still equal the DAG's."""
+    booleans) are read by the official-line parser: the scales still equal the DAG's. (Every
+    gold line returns something: the official reading finds no API in a line that does not,
+    and such a gold cannot be scored -- see the test below.)"""
     lines = [(f"{', '.join(returns)} = " if returns else "")
              + f"f{i}(" + ", ".join(f"#{k}={v}" for k, v in args) + ")"
              for i, (returns, args) in enumerate(plan)]
@@ -296,6 +333,11 @@ def test_a_changed_gold_is_read_again_and_a_broken_one_fails(
     assert score_example(sample, answer, scoring="paper") == _ref_example(sample, answer)
     assert score_example(sample, answer, scoring="paper").scores["success"] == 0.0
 
+    for line in ("not a call", "findtrains(#to='A')"):  # no call the official reading finds
+        bad = AppBenchSample.model_construct(input="q", output=AppBenchOutput.model_construct(
+            **{**sample.output.model_dump(), "api_results": [line]}))
+        error = score_example(bad, answer, scoring="paper").error
+        assert error is not None and "has no `name = api(...)` call" in error
     broken = AppBenchSample.model_construct(input="q", output=AppBenchOutput.model_construct(
         **{**sample.output.model_dump(), "api_results": ["not a call"]}))
     r = score_example(broken, answer, scoring="paper")

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluators.appbench_paper import parse_paper_answer, value_matches
+from evaluators.appbench_paper import value_matches
+from evaluators.appbench_paper_read import extract_call, read_answer
 from evaluators.appbench_parse import (
     canonical_api,
     gold_answer,
@@ -94,7 +95,8 @@ def test_non_text_and_empty_answers_give_no_calls(bad: object) -> None:
 def test_parse_answer_never_raises_on_arbitrary_text(text: str) -> None:
     parsed = parse_answer(text)
     assert all(c.api for c in parsed.calls)
-    parse_paper_answer(text)
+    for api in read_answer(text)[1]:
+        extract_call(api)
 
 
 _FRAGMENTS = st.sampled_from(["Hotels", ": [", "]", "(", ")", "#k=", "'", '"', ", ", " = ",
@@ -104,7 +106,8 @@ _FRAGMENTS = st.sampled_from(["Hotels", ": [", "]", "(", ")", "#k=", "'", '"', "
 @given(st.lists(_FRAGMENTS, max_size=40).map("".join))
 def test_parse_answer_never_raises_on_call_like_text(text: str) -> None:
     parse_answer(text)
-    parse_paper_answer(text)
+    for api in read_answer(text)[1]:
+        extract_call(api)
 
 
 def test_line_parser_extensions() -> None:
@@ -123,18 +126,25 @@ def test_canonical_names_and_values() -> None:
     assert normalise_value('  "New   York" ') == "new york"
 
 
-def test_paper_reading_follows_the_notes() -> None:
-    """No returned-argument list -> empty API; ``_`` cut; args split on ", " then "=";
-    keys lowercased with ``#``; lines without ``App: [`` ignored."""
-    calls = parse_paper_answer(
+def test_paper_reading_counts_what_the_official_driver_counts() -> None:
+    """Every ``Word: [...]`` line and every line holding ``:``, ``[`` and ``]`` is a predicted
+    app and API string, whether or not an API name can be read from it; the name needs a
+    returned-argument list, is cut at ``_``; args split on ", " then "=", ``#`` added."""
+    apps, apis = read_answer(
         "Restaurants: [findrestaurants(#location='SF')]\n"
         "Restaurants: [a = Restaurants_FindRestaurants(#Location='SF', #name='A, B')]\n"
         "Services: [a = book_stylist_appointment(#x=1)]\n"
-        "- just prose\nNote: [1]")
-    assert [(c.app, c.api) for c in calls] == [("Restaurants", ""), ("Restaurants",
-                                                "findrestaurants"),
-                                               ("Services", "stylist_appointment")]
-    assert calls[1].args == {"#location": "'SF'", "#name": "'A"}
+        "- just prose\nNote: [1]\n- **Hotels**: [b = searchhouse(where_to='Paris')] ok\n"
+        "app1: [x='y']\nTrains: [total] = nothing")
+    assert apps == ["Restaurants", "Restaurants", "Services", "Note", "- **Hotels**", "app1",
+                    "Trains"]
+    calls = [extract_call(a) for a in apis]
+    assert [c.name if c else "" for c in calls] == ["", "findrestaurants", "stylist", "",
+                                                    "searchhouse", "", ""]
+    # "'A, B'" splits into "#name='A" and "B'": a piece without "=" blanks the previous key
+    assert calls[1] is not None and calls[1].args == {"#location": "'SF'", "#name": ""}
+    assert calls[4] is not None and calls[4].args == {"#where_to": "'Paris'"}
+    assert extract_call("a = f(#k='x=y', #j='1', dangling)") == ("f", {"#j": ""})
 
 
 def test_paper_value_check() -> None:

@@ -59,10 +59,11 @@ def server(shared_data: Path) -> Iterator[StaticServer]:
         yield s
 
 
-NOT_SHARED = {"apps", "train-dialogues", "dev-dialogues", "test-dialogues"}
+NOT_SHARED = {"apps", "scorer", "train-dialogues", "dev-dialogues", "test-dialogues"}
 """Groups pinned from the upstream snapshot that the shared copy does not hold (AppBench's app
-classes, whose dicts it has as derived/apps_apis.json instead; the SGD dialogue files beyond the
-three test files AppBench's gold calls come from)."""
+classes, whose dicts it has as derived/apps_apis.json instead; AppBench's official scoring
+functions, which only the parity tests run; the SGD dialogue files beyond the three test files
+AppBench's gold calls come from)."""
 
 
 def _source_md_table(shared_data: Path, source: str) -> dict[str, dict[str, str]]:

@@ -358,8 +358,10 @@ def pooled(scores: Sequence[ExampleScore], key: str) -> float | None:
 
 def mean_score(scores: Sequence[ExampleScore], key: str) -> float | None:
     """Mean of a per-example score over *all* examples (a missing score counts as 0);
-    ``None`` (n/a) over no example."""
-    return sum(s.scores.get(key, 0.0) for s in scores) / len(scores) if scores else None
+    ``None`` (n/a) over no example, or when no example has the score (nobody computed it)."""
+    if not any(key in s.scores for s in scores):
+        return None
+    return sum(s.scores.get(key, 0.0) for s in scores) / len(scores)
 
 
 def format_metric(value: float | None, n: int | None = None) -> str:

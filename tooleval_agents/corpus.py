@@ -84,8 +84,16 @@ class Corpus:
         """100 * sum(hits) / sum(total) of part ``key``; n/a over a total of 0."""
         return self.ratio(100.0 * self.hits(key), self.total(key))
 
+    def computed(self, key: str) -> bool:
+        """Whether some example has score ``key``: a metric nobody computed (e.g. one the
+        scoring profile skips) is n/a, not 0."""
+        return self._columns.has(("score", key))
+
     def mean(self, key: str) -> Sum:
-        """Mean of per-example score ``key`` over every example (missing: 0); n/a over none."""
+        """Mean of per-example score ``key`` over every example (an example without it: 0);
+        n/a over no example, and where no example has the score (:meth:`computed`)."""
+        if not self.computed(key):
+            return self.na_where(True, self.score(key))
         return self.ratio(self.score(key), self.n)
 
 
@@ -170,6 +178,10 @@ class Columns:
         for values in self._data.values():
             if len(values) < self._len:
                 values.append(0.0)
+
+    def has(self, column: tuple[str, str]) -> bool:
+        """Whether some example added to the column (``n`` always exists)."""
+        return column == _N or column in self._totals
 
     def values(self, column: tuple[str, str]) -> Sequence[float]:
         """One column, in example order (empty when no example has it)."""

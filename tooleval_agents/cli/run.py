@@ -12,6 +12,7 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -232,14 +233,17 @@ def _row(split: Split, summary: Any, out: Path, strategy: str | None,
             **({"notes": summary.notes} if summary.notes else {})}
 
 
-def _show(row: dict[str, Any]) -> None:
+def _show(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
+    """One run's table: the scorer's headline metrics (its success metric) first."""
     console.print(f"[bold]{escape(str(row['experiment']))}[/]", highlight=False)
     table = Table()
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right")
     ci = row.get("ci") or {}
-    for name, value in row["metrics"].items():
+    first = [m for m in headline if m in row["metrics"]]
+    for name in [*first, *(m for m in row["metrics"] if m not in first)]:
+        value = row["metrics"][name]
         low_high = ci.get(name)
         table.add_row(escape(name), format_metric(value, row["counts"].get("scored")),
                       f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
@@ -507,7 +511,7 @@ def run_command(
         unscored += tool_calls_unmeasured(summary.counts)  # calls written as text, none read
         rows.append(row)
         if not json_out:
-            _show(row)
+            _show(row, _headline(bench, split, [row]))
         # stderr: --json keeps stdout clean
         for text in filter(None, (advice, judge_note, *summary.notes)):
             err_console.print(f"[yellow]{escape(f'{split.name}: {text}')}[/]",

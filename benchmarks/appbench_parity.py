@@ -1,0 +1,79 @@
+"""AppBench ``paper`` profile against the official scorer, answer by answer.
+
+Usage: ``python benchmarks/appbench_parity.py [DATA_DIR] [--record]`` (default
+``../shared/data``). Needs the official scorer in the data directory
+(``tooleval data fetch appbench --include 'code/appbench/*.py'``).
+
+For every answer of the corpus (``tests/appbench_answers.py``: the gold, wrong values,
+``noisy-reference`` corruptions and the gold rewritten in the shapes real models wrote; the 4
+categories, 7209 answers) it compares the official numbers of the answer (the hits and sizes
+behind app and API F1, and ``complete_match``; ``tests/appbench_official.py`` runs the
+official functions) with ours (``score_example(..., scoring="paper")``), and each answer
+set's corpus app F1, API F1 and success with ``get_appbench_analysis`` of the set. Prints how
+many answers and sets differ, and the first differences.
+
+``--record`` writes ``tests/fixtures/appbench_official_parity.json``: per category and answer
+set, a digest of the answers, the official corpus figures and a digest of the official
+per-answer numbers, which ``tests/test_appbench_paper_parity.py`` checks ours against where
+the official code is absent (CI).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from appbench_answers import answer_sets
+from appbench_official import Official, digest, paper_numbers
+
+from evaluators.appbench_scoring import score_appbench
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.names import CATEGORIES
+
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / \
+    "appbench_official_parity.json"
+
+
+def main() -> None:
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    data = Path(args[0]) if args else Path(__file__).resolve().parents[2] / "shared" / "data"
+    official = Official(data)
+    record: dict[str, Any] = {}
+    answers_n = differ = sets_differ = 0
+    shown = 0
+    for category in CATEGORIES:
+        samples, raw = load_category(data, category), official.records(category)
+        for name, answers in answer_sets(samples, seed=category):
+            report = score_appbench(samples, answers, scoring="paper")
+            got = paper_numbers(report)
+            want = [official.per_sample(r, a) for r, a in zip(raw, answers, strict=True)]
+            corpus = official.corpus(raw, answers)
+            mine = {k: report.metrics[k] for k in ("app_f1", "api_f1", "success")}
+            answers_n += len(answers)
+            bad = [i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w]
+            differ += len(bad)
+            sets_differ += corpus is not None and any(
+                abs((mine[k] or 0.0) - corpus[k]) > 1e-9 for k in corpus)
+            for i in bad[:max(0, 5 - shown)]:
+                print(f"{category} {name} #{i}: ours {got[i]}, official {want[i]}\n"
+                      f"  {answers[i]!r}")
+                shown += 1
+            record.setdefault(category, {})[name] = {
+                "answers": digest(answers), "official": corpus,
+                "per_answer": digest([list(w) for w in want])}
+    print(f"{answers_n} answers compared, {differ} differ; {sets_differ} of "
+          f"{sum(len(v) for v in record.values())} answer sets differ in corpus app F1, "
+          "API F1 or success")
+    if "--record" in sys.argv:
+        import json
+
+        FIXTURE.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n",
+                           encoding="utf-8")
+        print(f"recorded {FIXTURE}")
+
+
+if __name__ == "__main__":
+    main()
