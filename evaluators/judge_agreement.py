@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import statistics
 from collections.abc import Callable, Sequence
@@ -75,7 +76,13 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
     """
     if len(x) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
         return None
-    return statistics.correlation(list(x), list(y))
+    # Written out (statistics.correlation as of Python 3.11): 3.12 moved it to sumprod and
+    # another square root, which changes the last digits, so a figure would move with Python.
+    n = len(x)
+    x_bar, y_bar = math.fsum(x) / n, math.fsum(y) / n
+    dx, dy = [v - x_bar for v in x], [v - y_bar for v in y]
+    sxy = math.fsum(a * b for a, b in zip(dx, dy, strict=True))
+    return sxy / math.sqrt(math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy))
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:

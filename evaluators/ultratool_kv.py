@@ -53,7 +53,7 @@ from evaluators.parsing import (
     parse_answer,
     parse_list,
 )
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import Metrics, exact_sum
 from tooleval_agents.corpus import Scores, as_corpus
 
 AwarenessTask = Literal["tool_usage_awareness", "tool_creation_awareness"]
@@ -423,7 +423,7 @@ def score_tool_usage(inputs: dict[str, Any], outputs: dict[str, Any],
     kinds = _error_kinds(parsed, m, _usage_hallucinated(inputs, m.matched, keys, gold))
     detail = ", ".join(f"{sid}={100 * s:.0f}"
                        for sid, s in zip(m.gold_ids, step_scores, strict=True))
-    total = sum(step_scores)
+    total = exact_sum(step_scores)
     return _example({
         "scores": {"tool_usage": 100.0 * total / n if n else 100.0, JSON_FORMAT: 100.0 * ok},
         "parts": {"tool_usage": {"hits": float(total), "total": float(n)},

@@ -37,7 +37,7 @@ from evaluators.parsing import (
 )
 from evaluators.ultratool_kv import JSON_FORMAT, KV_TASKS, KVTask, metric_names, scorer
 from evaluators.ultratool_kv import aggregate as aggregate_kv
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import Metrics, exact_sum
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
@@ -129,7 +129,7 @@ def overall(metrics: Mapping[str, float | None]) -> float | None:
     values = [metrics.get(c) for c in TABLE2_COLUMNS]
     if any(v is None for v in values):  # a column not run, or n/a
         return None
-    return sum(v for v in values if v is not None) / len(TABLE2_COLUMNS)
+    return exact_sum(v for v in values if v is not None) / len(TABLE2_COLUMNS)
 
 
 def _official(record: Any) -> dict[str, Any]:

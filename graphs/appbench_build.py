@@ -14,6 +14,7 @@ journal (a re-run retries it); an unreadable judge answer is journaled as ``fail
 from __future__ import annotations
 
 import json
+import math
 import operator
 import threading
 from collections import Counter
@@ -225,7 +226,7 @@ def annotate(path: SgdPath, settings: BuildSettings, writer: BaseChatModel,
             status, reason = "failed", "the judge's answer held no scores"
         else:
             info.scores, info.judge_reason = verdict
-            mean = sum(info.scores.values()) / len(SCORE_KEYS)
+            mean = math.fsum(info.scores.values()) / len(SCORE_KEYS)
             if mean < settings.threshold:
                 status, reason = "rejected", f"mean score {mean:.2f} < {settings.threshold}"
             elif info.missing_values:

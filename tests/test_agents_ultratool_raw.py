@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from evaluators.plan_create_use import score_plan_create_use
 from graphs.tool_agent import run_tool_call
 from graphs.ultratool_create_tools import CREATE_TOOL, USE_CREATED_TOOL, Workshop
 from tooleval_agents.runner import run_experiment
-from tooleval_agents.ultratool.loaders import load_raw
+from tooleval_agents.ultratool.loaders import raw_path, read_raw_file
 from tooleval_agents.ultratool.records import ToolSkeleton
 from tooleval_agents.ultratool.stubs import ToolCallError, execute_plan, plan_items, validate_args
 
@@ -33,13 +34,16 @@ def run(data: Path, out: Path, **kw: Any) -> Any:
                           cache=False, progress=False, strategy="tools", **kw)
 
 
-def gold_calls_fit(data: Path, lang: str) -> dict[int, list[bool]]:
-    """Per raw sample, whether each gold call's arguments -- references resolved as the text
-    workflow's stubs resolve them -- fit its tool's schema. A native tool checks the schema
-    strictly, so the gold calls that do not fit (free text such as ``'obtained account ID'``
-    for an integer, ``'5000 yuan'`` for a number) fail there: the data's inconsistency."""
+def gold_calls_fit(data: Path, lang: str, only: Iterable[int]) -> dict[int, list[bool]]:
+    """Per raw sample of ``only``, whether each gold call's arguments -- references resolved
+    as the text workflow's stubs resolve them -- fit its tool's schema. A native tool checks
+    the schema strictly, so the gold calls that do not fit (free text such as ``'obtained
+    account ID'`` for an integer, ``'5000 yuan'`` for a number) fail there: the data's
+    inconsistency."""
     out = {}
-    for i, sample in enumerate(load_raw(data, lang)):
+    samples = read_raw_file(raw_path(data, lang), lang)  # each sample read when asked
+    for i in only:
+        sample = samples[i]
         tools = {t.name: t for t in sample.tools}
         fits = []
         for c in execute_plan(plan_items(sample.plan), sample.tools).calls:
@@ -75,7 +79,8 @@ def test_reference_agent_plans_creates_and_uses_on_the_samples(samples: Path, tm
     assert {k: summary.metrics[k] for k in PERFECT} == PERFECT
     assert summary.metrics["resolved_references"] is None  # native calls pass values
     assert created_and_called(summary) > 0
-    ran, fits = native_calls_ran(summary), gold_calls_fit(samples, lang)
+    ran = native_calls_ran(summary)
+    fits = gold_calls_fit(samples, lang, ran)
     assert ran == {i: fits[i] for i in ran}
     assert sum(all(v) for v in ran.values()) > 0 and summary.metrics["executable"] == \
         100.0 * sum(all(v) for v in ran.values()) / len(ran)
@@ -88,7 +93,8 @@ def test_reference_agent_scores_100_on_real_data(shared_data: Path, tmp_path: Pa
     assert summary.counts["ok"] == 150
     assert {k: summary.metrics[k] for k in PERFECT} == PERFECT
     assert created_and_called(summary) >= 100
-    ran, fits = native_calls_ran(summary), gold_calls_fit(shared_data, lang)
+    ran = native_calls_ran(summary)
+    fits = gold_calls_fit(shared_data, lang, ran)
     assert ran == {i: fits[i] for i in ran}  # every failed call is a gold call that misfits
 
 

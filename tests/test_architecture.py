@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,8 +82,13 @@ def resolve(name: str) -> str | None:
     return name or None
 
 
-def imports(module: str) -> Iterator[tuple[str, bool]]:
+@functools.cache  # parsed once for every test
+def imports(module: str) -> tuple[tuple[str, bool], ...]:
     """``(imported project module, inside a function?)`` for every import of ``module``."""
+    return tuple(_imports(module))
+
+
+def _imports(module: str) -> Iterator[tuple[str, bool]]:
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     local: set[int] = set()
     for fn in ast.walk(tree):

@@ -4,6 +4,7 @@ summary computed from streamed results, and run files read one result at a time.
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tooleval_agents.contracts import ExampleScore, Part, mean_score, pooled
+from tooleval_agents.contracts import ExampleScore, Part, exact_sum, mean_score, pooled
 from tooleval_agents.corpus import Columns, Corpus, as_corpus, counts_of
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.intervals import bootstrap_intervals, vectorized_intervals
@@ -71,6 +72,32 @@ def test_columns_grow_as_scores_arrive_and_keep_running_sums() -> None:
         columns.add(s)
         assert aggregate(columns.corpus()) == by_hand(scores[:i])
     assert len(columns) == 50
+
+
+def test_sums_are_exact_so_no_order_or_python_moves_a_figure() -> None:
+    # Ten scores of 0.1: adding left to right (Python 3.11's sum()) gives 0.9999999999999999,
+    # 3.12's compensated sum() 1.0; an exact sum gives 1.0 on every Python and in any order.
+    tenths = [ExampleScore(scores={"q": 0.1}, parts={"p": Part(hits=0.1, total=1.0)})] * 10
+    assert mean_score(tenths, "q") == 0.1 and pooled(tenths, "p") == 10.0
+    for keep in (True, False):
+        c = Columns(tenths, values=keep).corpus()
+        assert c.score("q") == 1.0 and c.mean("q") == 0.1 and c.pooled("p") == 10.0
+    scores = random_scores(500, 7)
+    forward = aggregate(scores)
+    for order in (scores[::-1], random.Random(0).sample(scores, len(scores))):
+        assert aggregate(order) == forward == by_hand(order)
+        assert aggregate(Columns(order, values=False).corpus()) == forward
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ([1e16, 1.0, -1e16, 1.0], 2.0), ([math.inf, 1.0], math.inf), ([1e308, 1e308], math.inf),
+    ([math.inf, 1.0, -math.inf], math.nan), ([math.nan, 1.0], math.nan)])
+def test_sums_cancel_exactly_and_inf_or_nan_are_what_addition_gives(
+        values: list[float], expected: float) -> None:
+    scores = [ExampleScore(scores={"q": v}) for v in values]
+    sums = [exact_sum(values)] + [Columns(scores, values=keep).corpus().score("q")
+                                  for keep in (True, False)]
+    assert all(s == expected or (math.isnan(s) and math.isnan(expected)) for s in sums), sums
 
 
 def test_resampled_sums_are_the_aggregates_of_the_resamples() -> None:

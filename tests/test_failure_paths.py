@@ -1,20 +1,27 @@
 """Every failure a user meets is one clear line and a documented exit code, never a traceback
 (unless ``--debug``): a missing API key, LangSmith out of reach, a run directory held by another
-process (and one left by a killed process), an unexpected error."""
+process (and one left by a killed process), an unexpected error.
+
+Most commands run in this process through the console script's own entry (``run_cli`` on the
+app, as ``tooleval`` runs it); LangSmith out of reach (its client caches the environment) and a
+run directory held by another process run as real ``python -m tooleval_agents.cli`` processes."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
 
+from tooleval_agents.cli import app
 from tooleval_agents.cli_base import DEBUG, run_cli
 from tooleval_agents.results import RunDir
 
@@ -24,11 +31,29 @@ RUN = ["run", "appbench", "--category", "ss", "--limit", "1", "--data-dir", str(
        "--no-progress"]
 
 
-def tooleval(*args: str | Path, env: dict[str, str] | None = None,
-             remove: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in {**os.environ, **(env or {})}.items() if k not in remove}
+def tooleval(*args: str | Path, env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    """``tooleval ARGS`` as a real process."""
     return subprocess.run([sys.executable, "-m", "tooleval_agents.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=120, env=environ, cwd=REPO)
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})}, cwd=REPO)
+
+
+def tooleval_here(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                  *args: str | Path, remove: tuple[str, ...] = ()
+                  ) -> subprocess.CompletedProcess[str]:
+    """``tooleval ARGS`` in this process, as the console script runs it (exit code, output)."""
+    for name in remove:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "argv", ["tooleval", *map(str, args)])
+    capsys.readouterr()
+    code: Any = 0
+    try:
+        run_cli(app)
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, 0 if code is None else code, out.out, out.err)
 
 
 def closed_port() -> int:
@@ -46,9 +71,10 @@ def assert_one_line(result: subprocess.CompletedProcess[str], code: int, *needle
         assert needle in errors[0], errors[0]
 
 
-def test_missing_api_key(tmp_path: Path) -> None:
-    result = tooleval(*RUN, "--model", "openai:gpt-4o", "--out", tmp_path,
-                      remove=("OPENAI_API_KEY",))
+def test_missing_api_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    result = tooleval_here(capsys, monkeypatch, *RUN, "--model", "openai:gpt-4o", "--out",
+                           tmp_path, remove=("OPENAI_API_KEY",))
     assert_one_line(result, 1, "cannot create model 'openai:gpt-4o'", "OPENAI_API_KEY")
 
 
@@ -68,7 +94,9 @@ def test_a_second_process_on_a_held_run_directory_stops(tmp_path: Path) -> None:
     assert not (run_dir / "examples.jsonl").exists()  # it ran nothing
 
 
-def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
+def test_a_lock_left_by_a_killed_process_is_taken_over(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     run_dir = tmp_path / "appbench-plan-ss-hierarchical-reference"
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from tooleval_agents.results import RunDir\n"
@@ -79,7 +107,8 @@ def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
     holder.wait(timeout=10)
     time.sleep(0.1)
     assert (run_dir / ".lock").read_text().strip() == str(holder.pid)  # left behind
-    result = tooleval(*RUN, "--model", "reference", "--out", tmp_path, "--no-cache")
+    result = tooleval_here(capsys, monkeypatch, *RUN, "--model", "reference", "--out", tmp_path,
+                           "--no-cache")
     assert result.returncode == 0, result.stderr
     assert (run_dir / "summary.json").is_file()
     assert not (run_dir / ".lock").exists()  # the run that took it over removed it
@@ -106,26 +135,30 @@ def test_an_unexpected_error_is_one_line_unless_debug(capsys: pytest.CaptureFixt
         run_cli(broken)
 
 
-def test_version() -> None:
-    result = tooleval("--version")
+def test_version(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    result = tooleval_here(capsys, monkeypatch, "--version")
     assert result.returncode == 0 and result.stdout.startswith("tooleval-agents ")
 
 
-def test_offline_fetch_says_how_and_leaves_no_empty_folder(tmp_path: Path) -> None:
+def test_offline_fetch_says_how_and_leaves_no_empty_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
-    result = tooleval("data", "fetch", "sgd", "--data-dir", data, "--base-url",
-                      f"http://127.0.0.1:{closed_port()}/", "--retries", "0", "--no-progress")
+    result = tooleval_here(capsys, monkeypatch, "data", "fetch", "sgd", "--data-dir", data,
+                           "--base-url", f"http://127.0.0.1:{closed_port()}/", "--retries", "0",
+                           "--no-progress")
     assert_one_line(result, 1, "--base-url", "still failing")
     assert not (data / "sgd").exists()  # no folder left behind for a file never written
 
 
-def test_damaged_data_file_names_the_place_and_the_repair(tmp_path: Path) -> None:
-    import shutil
-
+def test_damaged_data_file_names_the_place_and_the_repair(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(SAMPLES / "appbench", tmp_path / "appbench")
     damaged = tmp_path / "appbench" / "data" / "test" / "test_ss.json"
     text = damaged.read_text(encoding="utf-8")
     damaged.write_text(text[: len(text) // 2], encoding="utf-8")
-    result = tooleval("run", "appbench", "--category", "ss", "--model", "reference",
-                      "--data-dir", tmp_path, "--out", tmp_path / "runs", "--no-progress")
+    result = tooleval_here(capsys, monkeypatch, "run", "appbench", "--category", "ss",
+                           "--model", "reference", "--data-dir", tmp_path, "--out",
+                           tmp_path / "runs", "--no-progress")
     assert_one_line(result, 1, "test_ss.json:", "invalid JSON at column", "tooleval data verify")

@@ -24,6 +24,7 @@ from graphs.ultratool import UltraToolOneShot, render_input
 from graphs.ultratool_prompts import INSTRUCTIONS, MARKERS, PromptLang
 from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
+from tooleval_agents.jsonio import LazySequence
 from tooleval_agents.reference_models import AnswerKey, ReferenceChatModel, last_input_block
 from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.runner import as_target
@@ -42,11 +43,13 @@ def _strategy() -> UltraToolOneShot:
 
 
 @functools.cache
-def _all_examples(data_dir: Path, task: str, lang: str) -> tuple[Split, tuple[ExampleFields, ...]]:
-    # Loaded once per session: rebuilding the two missing test sets takes seconds.
+def _all_examples(data_dir: Path, task: str, lang: str) -> tuple[Split, Sequence[ExampleFields]]:
+    # Loaded once per session (rebuilding the two missing test sets takes seconds), each
+    # example made when first read: most tests read the first few of 1,000.
     bench = get_benchmark("ultratool")
     split = bench.split(task, lang)
-    return split, tuple(bench.to_example(split, r) for r in bench.load(split, data_dir))
+    records = bench.load(split, data_dir)
+    return split, LazySequence(len(records), lambda i: bench.to_example(split, records[i]))
 
 
 def _examples(data_dir: Path, task: str, lang: str,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import runpy
+import statistics
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from fake_openai import ChatRequest, FakeOpenAI
 from test_judge_endpoint import DIMENSIONS, VERDICT
 from typer.testing import CliRunner
 
-from evaluators.judge_agreement import correlate, spearman
+from evaluators.judge_agreement import correlate, pearson, spearman
 from tooleval_agents.cli import app
 
 KEYS = {"accuracy": "Accuracy Score", "completeness": "Completeness Score",
@@ -100,6 +101,14 @@ def test_correlations_handle_ties_and_too_few_pairs() -> None:
     assert spearman([1, 1, 2, 3], [5, 5, 6, 9]) == pytest.approx(1.0)
     few = correlate([1, 2], [2, 1], n_boot=10)
     assert few.pearson is None and few.pearson_ci is None and few.n == 2
+
+
+def test_a_correlation_is_the_same_float_on_every_python() -> None:
+    # statistics.correlation gives ...957 on Python 3.11 and ...959 on 3.12 and 3.13 (sumprod);
+    # ours is 3.11's formula over exact sums, the same everywhere.
+    x, y = [1, 1, 9, 1, 7, 4], [7, 1, 9, 4, 8, 8]
+    assert pearson(x, y) == 0.7337840545135957
+    assert pearson(x, y) == pytest.approx(statistics.correlation(x, y), rel=1e-15)
 
 
 def test_official_judge_prompts_reach_the_live_judge(shared_data: Path) -> None:

@@ -34,6 +34,7 @@ from graphs.ultratool_prompts import MARKERS, PromptLang
 from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
 from tooleval_agents.errors import DataFormatError
+from tooleval_agents.jsonio import LazySequence
 from tooleval_agents.reference_models import (
     AnswerKey,
     NoisyReferenceChatModel,
@@ -59,10 +60,12 @@ PERFECT = {"plan_numbering_valid": 100.0, "plan_step_count_ratio": 100.0,
 
 
 @functools.cache
-def _all_examples(data_dir: Path, lang: str) -> tuple[Split, tuple[ExampleFields, ...]]:
+def _all_examples(data_dir: Path, lang: str) -> tuple[Split, Sequence[ExampleFields]]:
+    # Each example made when first read: most tests read the first few.
     bench = get_benchmark("ultratool")
     split = bench.split("raw", lang)
-    return split, tuple(bench.to_example(split, r) for r in bench.load(split, data_dir))
+    records = bench.load(split, data_dir)
+    return split, LazySequence(len(records), lambda i: bench.to_example(split, records[i]))
 
 
 def _examples(data_dir: Path, lang: str,

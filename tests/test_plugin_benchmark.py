@@ -2,8 +2,10 @@
 package) gets every command -- run, score, score --run, compare, report -- with its own report
 table, its own scoring option and languages of its own, and no core file names it.
 
-The plugin lives only here (tests), written to ``tmp_path`` and put on ``PYTHONPATH`` of the
-``tooleval`` processes the test starts; the test's own process never registers it.
+The plugin lives only here (tests), written to ``tmp_path`` and put on ``PYTHONPATH`` of one
+child process, which discovers it by its entry point as an installed package is discovered and
+runs each command through the ``tooleval`` app (Typer's CliRunner: one import of the stack for
+every command, not one per command); the test's own process never registers it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +119,29 @@ QUESTIONS = [("Capitale de la France ?", "Paris"), ("Capitale du Pérou ?", "Lim
              ("Capitale de l'Italie ?", "Rome"), ("Capitale du Japon ?", "Tokyo")]
 
 
+DRIVER = """
+import json, sys
+from typer.testing import CliRunner
+from tooleval_agents.cli import app
+
+for line in sys.stdin:
+    result = CliRunner().invoke(app, json.loads(line))
+    escaped = result.exception if not isinstance(result.exception, SystemExit) else None
+    print(json.dumps({"returncode": result.exit_code, "stdout": result.stdout,
+                      "stderr": result.stderr + (f"Traceback: {escaped!r}" if escaped else "")}),
+          flush=True)
+"""
+"""Runs the ``tooleval`` commands it reads (one JSON list of arguments a line) and answers each
+with its exit code and output; an exception that escaped the command shows as a traceback."""
+
+
+@dataclass
+class Completed:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("plugin")
@@ -132,23 +160,45 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"root": root, "data": root / "data", "env": env}
 
 
-def tooleval(plugin: dict[str, Any], *args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tooleval_agents.cli", *map(str, args)],
-                          env=plugin["env"], capture_output=True, text=True, timeout=240)
+@pytest.fixture
+def tooleval(plugin: dict[str, Any]) -> Iterator[Any]:
+    """``tooleval(*args)``: one command in the child process that sees the plugin."""
+    child = subprocess.Popen([sys.executable, "-c", DRIVER], env=plugin["env"], text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8")
+    watchdog = threading.Timer(240, child.kill)  # a hung command fails the test, not CI
+    watchdog.start()
+    assert child.stdin is not None and child.stdout is not None
+    stdin, stdout = child.stdin, child.stdout
+
+    def command(*args: str | Path) -> Completed:
+        stdin.write(json.dumps([str(a) for a in args]) + "\n")
+        stdin.flush()
+        line = stdout.readline()
+        assert line, f"the tooleval child process died running {args}"
+        return Completed(**json.loads(line))
+
+    try:
+        yield command
+    finally:
+        watchdog.cancel()
+        stdin.close()
+        child.kill()  # its interpreter's shutdown (LangSmith threads) proves nothing here
+        child.wait(timeout=60)
 
 
-def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tmp_path: Path) -> None:
+def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tooleval: Any,
+                                               tmp_path: Path) -> None:
     runs, data = tmp_path / "runs", plugin["data"]
-    gold = tooleval(plugin, "run", "trivia", "--lang", "fr", "--model", "reference",
+    gold = tooleval("run", "trivia", "--lang", "fr", "--model", "reference",
                     "--data-dir", data, "--out", runs, "--no-cache", "--json")
     assert gold.returncode == 0, gold.stderr
     assert json.loads(gold.stdout)["metrics"] == {"correct": 100.0}
-    noisy = tooleval(plugin, "run", "trivia", "--lang", "fr", "--model", "noisy-reference:0.9",
+    noisy = tooleval("run", "trivia", "--lang", "fr", "--model", "noisy-reference:0.9",
                      "--scoring", "exact", "--data-dir", data, "--out", runs, "--no-cache",
                      "--json")
     assert noisy.returncode == 0, noisy.stderr
     assert json.loads(noisy.stdout)["metrics"]["correct"] < 100.0
-    bad = tooleval(plugin, "run", "trivia", "--lang", "fr", "--model", "reference",
+    bad = tooleval("run", "trivia", "--lang", "fr", "--model", "reference",
                    "--scoring", "fuzzy", "--data-dir", data, "--out", runs)
     assert bad.returncode != 0 and "'lenient' or 'exact'" in bad.stderr
     assert "Traceback" not in bad.stderr
@@ -156,30 +206,30 @@ def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tmp_path:
     gold_dir = runs / "trivia-qa-fr-direct-reference"
     noisy_dir = Path(json.loads(noisy.stdout)["run_dir"])  # named with its scoring's hash
     assert noisy_dir.name.startswith("trivia-qa-fr-direct-noisy-reference_0.9-")
-    rescored = tooleval(plugin, "score", "--run", gold_dir, "-o", "scoring=exact",
+    rescored = tooleval("score", "--run", gold_dir, "-o", "scoring=exact",
                         "--data-dir", data, "--json")
     assert rescored.returncode == 0, rescored.stderr
     assert json.loads(rescored.stdout)["summary"]["metrics"] == {"correct": 100.0}
 
     answers = tmp_path / "answers.txt"
     answers.write_text("Paris\nlima\nMilan\nTokyo\n", encoding="utf-8")
-    scored = tooleval(plugin, "score", "trivia", "--lang", "fr", "--predictions", answers,
+    scored = tooleval("score", "trivia", "--lang", "fr", "--predictions", answers,
                       "--data-dir", data, "--json")
     assert scored.returncode == 0, scored.stderr
     assert json.loads(scored.stdout)["metrics"] == {"correct": 75.0}
     perfect = tmp_path / "perfect.txt"
     perfect.write_text("Paris\nLima\nRome\nTokyo\n", encoding="utf-8")
-    both = tooleval(plugin, "score", "trivia", "--lang", "fr", "--predictions",
+    both = tooleval("score", "trivia", "--lang", "fr", "--predictions",
                     tmp_path / "*.txt", "--data-dir", data, "--json")  # the generic command
     assert both.returncode == 0, both.stderr
     assert [(Path(e["predictions"]).name, e["metrics"]) for e in json.loads(both.stdout)] == [
         ("answers.txt", {"correct": 75.0}), ("perfect.txt", {"correct": 100.0})]
 
-    compared = tooleval(plugin, "compare", gold_dir, noisy_dir)
+    compared = tooleval("compare", gold_dir, noisy_dir)
     assert compared.returncode == 0, compared.stderr
     assert "correct" in compared.stdout
 
-    report = tooleval(plugin, "report", gold_dir, noisy_dir, "--out", tmp_path / "report")
+    report = tooleval("report", gold_dir, noisy_dir, "--out", tmp_path / "report")
     assert report.returncode == 0, report.stderr
     markdown = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "Trivia scoreboard" in markdown

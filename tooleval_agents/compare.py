@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tooleval_agents.contracts import ExampleScore, Metrics, Scorer
+from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, exact_sum
 from tooleval_agents.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.costs import run_cost
 from tooleval_agents.epochs import successes
@@ -410,7 +410,7 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
         scored = [r for r in recorded if r.status != "infra_error"]
 
         def mean(values: Sequence[float]) -> float:
-            return float(sum(values)) / len(values) if values else np.nan
+            return exact_sum(values) / len(values) if values else np.nan
 
         usage = {"input_tokens": sum(r.usage.input_tokens for r in recorded),
                  "output_tokens": sum(r.usage.output_tokens for r in recorded),

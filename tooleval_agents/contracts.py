@@ -16,8 +16,9 @@ Example::
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, get_origin, runtime_checkable
@@ -340,6 +341,24 @@ def feedback(result: ExampleScore) -> list[dict[str, Any]]:
     return out
 
 
+def exact_sum(values: Iterable[float]) -> float:
+    """The sum of ``values`` rounded once (:func:`math.fsum`), which every corpus metric
+    uses: the same float in any order and on every Python (the built-in ``sum()`` of floats
+    rounds differently since 3.12). An overflow gives inf and inf - inf NaN, as plain
+    addition does.
+
+    >>> exact_sum([0.1] * 10)
+    1.0
+    """
+    values = list(values)
+    try:
+        return math.fsum(values)
+    except ValueError:  # inf - inf
+        return math.nan
+    except OverflowError:  # an intermediate overflow: inf as plain addition gives
+        return sum(values)
+
+
 def pooled(scores: Sequence[ExampleScore], key: str) -> float | None:
     """100 * sum(hits) / sum(total) over examples; ``None`` (n/a) when the total is 0: with
     nothing to count, neither 0 nor 100 would be true.
@@ -347,13 +366,9 @@ def pooled(scores: Sequence[ExampleScore], key: str) -> float | None:
     >>> pooled([ExampleScore(parts={"k": Part(hits=0, total=0)})], "k") is None
     True
     """
-    hits = total = 0.0  # one pass, adding in example order as sum() did
-    for s in scores:
-        part = s.parts.get(key)
-        if part is not None:
-            hits += part.hits
-            total += part.total
-    return 100.0 * hits / total if total else None
+    parts = [part for s in scores if (part := s.parts.get(key)) is not None]
+    total = exact_sum(part.total for part in parts)
+    return 100.0 * exact_sum(part.hits for part in parts) / total if total else None
 
 
 def mean_score(scores: Sequence[ExampleScore], key: str) -> float | None:
@@ -361,7 +376,7 @@ def mean_score(scores: Sequence[ExampleScore], key: str) -> float | None:
     ``None`` (n/a) over no example, or when no example has the score (nobody computed it)."""
     if not any(key in s.scores for s in scores):
         return None
-    return sum(s.scores.get(key, 0.0) for s in scores) / len(scores)
+    return exact_sum(s.scores.get(key, 0.0) for s in scores) / len(scores)
 
 
 def format_metric(value: float | None, n: int | None = None) -> str:

@@ -7,7 +7,8 @@ therefore serves two callers with one definition:
 
 * a run: the sums of its scores, in example order (floats; ``None`` for n/a), the numbers
   :func:`~tooleval_agents.contracts.pooled` and :func:`~tooleval_agents.contracts.mean_score`
-  give;
+  give (exact sums rounded once, as :func:`math.fsum`: the same floats in any example order
+  and on every Python, whose built-in ``sum()`` of floats changed in 3.12);
 * a bootstrap: :meth:`Columns.resampled` holds the sums of many resamples at once (numpy
   arrays, one value per resample; NaN for n/a), computed as one matrix product of resample
   counts and per-example columns, so a resample costs no pass over Python objects.
@@ -23,11 +24,12 @@ Example::
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tooleval_agents.contracts import ExampleScore
+from tooleval_agents.contracts import ExampleScore, exact_sum
 
 if TYPE_CHECKING:
     import numpy as np
@@ -135,7 +137,10 @@ class Columns:
         :meth:`values` or :meth:`resampled`): constant memory, for a progress headline."""
         self._keep = values
         self._data: dict[tuple[str, str], array[float]] = {}
-        self._totals: dict[tuple[str, str], float] = {}
+        # Sums are exact (math.fsum): of the kept values, once per column and length; without
+        # values, a running sum per column held as non-overlapping partials (_add_exact).
+        self._sums: dict[tuple[str, str], float] = {}
+        self._partials: dict[tuple[str, str], list[float]] = {}
         self._len = 0
         self._matrix: tuple[dict[tuple[str, str], int], np.ndarray] | None = None
         for score in scores:
@@ -147,7 +152,7 @@ class Columns:
         added up elsewhere (a scorer's own pass over plain numbers): no per-example values,
         so :meth:`corpus` only, no resamples."""
         out = cls(values=False)
-        out._totals = dict(totals)
+        out._partials = {column: [float(value)] for column, value in totals.items()}
         out._len = n
         return out
 
@@ -165,15 +170,14 @@ class Columns:
             row["score", key] = value
             row["score_ok", key] = value if ok else 0.0
         for column, value in row.items():
-            if column not in self._totals:
-                self._totals[column] = 0.0
-                if self._keep:
-                    self._data[column] = array("d", bytes(8 * self._len))
             if self._keep:
-                self._data[column].append(value)
-            # Added in example order from 0 (earlier rows' zeros change nothing): the sum
-            # pooled() and mean_score() compute, kept up to date.
-            self._totals[column] += value
+                values = self._data.get(column)
+                if values is None:
+                    values = self._data[column] = array("d", bytes(8 * self._len))
+                values.append(value)
+            elif value:  # zeros change no sum
+                _add_exact(self._partials.setdefault(column, []), value)
+        self._sums.clear()
         self._len += 1
         for values in self._data.values():
             if len(values) < self._len:
@@ -188,8 +192,15 @@ class Columns:
         return self._data.get(column, ())
 
     def total(self, column: tuple[str, str]) -> float:
-        """The sum of one column, in example order."""
-        return float(self._len) if column == _N else self._totals.get(column, 0.0)
+        """The sum of one column: exact, rounded once (``math.fsum`` of its values)."""
+        if column == _N:
+            return float(self._len)
+        if not self._keep:
+            return exact_sum(self._partials.get(column, ()))
+        total = self._sums.get(column)
+        if total is None:
+            total = self._sums[column] = exact_sum(self._data.get(column, ()))
+        return total
 
     def corpus(self) -> Corpus:
         """The sums over every example."""
@@ -210,6 +221,30 @@ class Columns:
             self._matrix = (index, matrix)  # built once for every block of resamples
         index, matrix = self._matrix
         return Resampled(self, counts @ matrix, index)
+
+
+def _add_exact(partials: list[float], x: float) -> None:
+    """Add ``x`` to a running sum held as non-overlapping partials, smallest first, whose
+    exact sum is the exact sum of every value added (Shewchuk's algorithm, the one
+    :func:`math.fsum` runs): ``math.fsum(partials)`` is then ``math.fsum`` of the values, in
+    constant memory. Integer-valued floats (counts) keep a single partial. An infinite or NaN
+    value makes the sum what plain addition gives (inf, or NaN for inf - inf)."""
+    if not math.isfinite(x) or (partials and not math.isfinite(partials[-1])):
+        partials[:] = [sum(partials, x)]
+        return
+    i = 0
+    for y in partials:
+        if abs(x) < abs(y):
+            x, y = y, x
+        high = x + y
+        low = y - (high - x)
+        if low:
+            partials[i] = low
+            i += 1
+        x = high
+    partials[i:] = [x]
+    if math.isinf(x):  # overflow: as plain addition
+        partials[:] = [x]
 
 
 def as_corpus(scores: Scores) -> Corpus:

@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -112,7 +113,7 @@ def run_cost(*, model: str | None, judge: str | None, usage: dict[str, float],
         out[f"{key}_usd"] = price.cost(usage.get(tin, 0.0), usage.get(tout, 0.0),
                                        usage.get(cached, 0.0))
     known = [v for k, v in out.items() if k.endswith("_usd")]
-    total = None if any(v is None for v in known) else sum(known)
+    total = None if any(v is None for v in known) else math.fsum(known)
     out["total_usd"] = total
     out["per_example_usd"] = total / examples if total is not None and examples else None
     out["per_success_usd"] = (total / successes if total is not None and successes else None)

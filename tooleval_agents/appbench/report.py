@@ -111,7 +111,7 @@ class AppBenchLayout:
             cells.setdefault(key, []).append(score.scores.get("success", 0.0))
         if cells:
             return [{"parallel": p, "sequential": s, "samples": len(v),
-                     "success": sum(v) / len(v)} for (p, s), v in sorted(cells.items())]
+                     "success": math.fsum(v) / len(v)} for (p, s), v in sorted(cells.items())]
         # No per-example labels: the summary's success_p{P}_s{S} metrics (no sample counts).
         if run.path is None or not (run.path / "summary.json").is_file():
             return []
