@@ -141,6 +141,7 @@ class Columns:
         # values, a running sum per column held as non-overlapping partials (_add_exact).
         self._sums: dict[tuple[str, str], float] = {}
         self._partials: dict[tuple[str, str], list[float]] = {}
+        self._seen: set[tuple[str, str]] = set()  # every column some example added to
         self._len = 0
         self._matrix: tuple[dict[tuple[str, str], int], np.ndarray] | None = None
         for score in scores:
@@ -153,6 +154,7 @@ class Columns:
         so :meth:`corpus` only, no resamples."""
         out = cls(values=False)
         out._partials = {column: [float(value)] for column, value in totals.items()}
+        out._seen = set(totals)
         out._len = n
         return out
 
@@ -169,6 +171,7 @@ class Columns:
         for key, value in score.scores.items():
             row["score", key] = value
             row["score_ok", key] = value if ok else 0.0
+        self._seen.update(row)
         for column, value in row.items():
             if self._keep:
                 values = self._data.get(column)
@@ -185,7 +188,7 @@ class Columns:
 
     def has(self, column: tuple[str, str]) -> bool:
         """Whether some example added to the column (``n`` always exists)."""
-        return column == _N or column in self._totals
+        return column == _N or column in self._seen
 
     def values(self, column: tuple[str, str]) -> Sequence[float]:
         """One column, in example order (empty when no example has it)."""
