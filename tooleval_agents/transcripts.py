@@ -17,8 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -111,6 +112,11 @@ class PromptStore:
         self.secrets = secrets
         self._lock = threading.Lock()
         self._known: set[str] = set(read_prompts(run_dir))
+        self._file: TextIO | None = None
+        """Opened at the first new value, flushed after each (one system call per value, not
+        an open and a close: in the event loop's thread each call may hand the GIL to
+        another thread); closed by :meth:`close` or when the store is dropped."""
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     def read(self) -> dict[str, Any]:
         """Every stored value by id (:func:`read_prompts`)."""
@@ -122,10 +128,20 @@ class PromptStore:
         key = _digest(clean)
         with self._lock:
             if key not in self._known:
-                with self.path.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps({"id": key, "value": clean}, ensure_ascii=False) + "\n")
+                if self._file is None or self._file.closed:
+                    self._file = self.path.open("a", encoding="utf-8")
+                    self._finalizer = weakref.finalize(self, self._file.close)
+                self._file.write(json.dumps({"id": key, "value": clean}, ensure_ascii=False)
+                                 + "\n")
+                self._file.flush()
                 self._known.add(key)
         return key
+
+    def close(self) -> None:
+        """Close the file (a later :meth:`put` opens it again)."""
+        with self._lock:
+            if self._finalizer is not None:
+                self._finalizer()
 
     def calls(self, recorded: list[dict[str, Any]]) -> list[ModelCall]:
         """Recorded calls (:meth:`~tooleval_agents.retry.CallStats.record_call`) with their
