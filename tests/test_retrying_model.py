@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -85,12 +86,24 @@ def test_langsmith_sees_one_llm_run_per_call_so_tokens_count_once(
             assert model.invoke("hi").content == "traced"
         wait_for_all_tracers()
         client.flush()
-        with smith.lock:
-            runs = [r for r in smith.runs.values() if r.get("run_type") == "llm"]
+        runs = _llm_runs_once_ended(smith)
         assert len(server.log) == 2
     assert len(runs) == 1, runs  # LangSmith rolls child LLM usage up: a nested run would add
     extra = runs[0].get("extra") or {}
     assert extra.get("metadata", {}).get("ls_provider") == "openai"
+
+
+def _llm_runs_once_ended(smith: FakeLangSmith, wait: float = 10.0) -> list[dict[str, Any]]:
+    """The LLM runs LangSmith received, once the wrapper's run has ended (the tracer posts in
+    the background; tries made during the run would have been posted before its end)."""
+    deadline = time.monotonic() + wait
+    while True:
+        with smith.lock:
+            runs = [dict(r) for r in smith.runs.values() if r.get("run_type") == "llm"]
+        if any(r.get("name") == "RetryingChatModel" and r.get("end_time") for r in runs) or (
+                time.monotonic() > deadline):
+            return runs
+        time.sleep(0.05)
 
 
 def test_tools_and_structured_output_through_the_wrapper_against_a_server() -> None:
