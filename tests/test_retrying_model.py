@@ -161,6 +161,20 @@ def test_the_wrappers_cache_is_any_basecache_keyed_on_public_data() -> None:
     assert SECRET not in prompt + llm and "gpt-4o-mini" in llm
 
 
+def test_a_cache_given_as_cache_is_the_wrappers_own() -> None:
+    """LangChain's cache= on the wrapper would key on the wrapper's parameters (the model's
+    name only): it becomes the wrapper's response cache, keyed on the inner model's."""
+    cache = InMemoryCache()
+    with FakeOpenAI(default="pong") as server:
+        cold = RetryingChatModel(inner=_openai(server), cache=cache)
+        warm = RetryingChatModel(inner=_openai(server, temperature=0.9), cache=cache)
+        again = RetryingChatModel(inner=_openai(server), cache=cache)
+        assert cold.response_cache is cache and cold.cache is False
+        for model in (cold, warm, again):
+            model.invoke("ping")
+        assert len(server.log) == 2  # the warm model is another model; the third a hit
+
+
 def test_sqlite_hits_through_the_wrapper_are_counted_and_cost_nothing(tmp_path: Path) -> None:
     cache = SQLiteCache(tmp_path / "c.sqlite")
     inner = ScriptedChatModel(rules=[(".", "hello")])

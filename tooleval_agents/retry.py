@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from langchain_core.caches import BaseCache
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel, LangSmithParams, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult, Generation, LLMResult
@@ -376,7 +377,8 @@ class RetryingChatModel(BaseChatModel):
     response_cache: BaseCache | None = None
     """Answers already given, by request (see the class doc)."""
     cache: BaseCache | bool | None = Field(default=False, exclude=True)
-    """LangChain's cache machinery: off (``response_cache`` is the wrapper's cache)."""
+    """LangChain's cache machinery stays off: a cache given here (or ``True``: LangChain's
+    global one) becomes :attr:`response_cache`, keyed as the class doc says."""
     _rng: random.Random = PrivateAttr(default_factory=random.Random)
     _rng_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _answers_key: str | None = PrivateAttr(default=None)
@@ -388,6 +390,12 @@ class RetryingChatModel(BaseChatModel):
         self._rng = random.Random(self.policy.seed)
         self._inner_name = model_name_of(self.inner) or type(self.inner).__name__
         self._provider = provider_of(self.inner)
+        if self.response_cache is None:
+            if isinstance(self.cache, BaseCache):
+                self.response_cache = self.cache
+            elif self.cache is True:
+                self.response_cache = get_llm_cache()
+        self.cache = False
 
     # --- LangChain's documented hooks for a custom chat model, from public data ----------
     @property
