@@ -14,9 +14,16 @@ and reports two rates:
 * ``end_to_end_per_s``: examples over the whole call, which adds the run's own setup (loading,
   config, summary), the ramp-up of the first wave and the tail of the last.
 
+The ceiling: LangSmith's ``aevaluate`` alone (the engine under the runner), with a target that
+only sleeps ``--latency`` seconds and an evaluator that only returns a score, over as many
+examples at the same concurrency, in the same process: ``ceiling_per_s`` (its steady rate, from
+when its evaluator saw each example) and ``of_ceiling`` (the run's steady rate over it). Where
+``aevaluate`` alone stays under 0.8 of the ideal rate, the run cannot do better than it: the
+target is then to come within 10% of it.
+
 Imports are warmed up by a small run first. ``--repeat N`` runs each setting N times and keeps
-the best steady rate (for a machine shared with other work). Exit status 0 when every ratio is
-at least 0.8.
+the best steady rate of each (for a machine shared with other work; timings there are noisy).
+Exit status 0 when every setting reaches 0.8 of the ideal rate or 0.9 of the ceiling.
 
     .venv/bin/python benchmarks/throughput.py [--latency 0.2] [--concurrency 1 8 32 64]
 """
@@ -24,8 +31,14 @@ at least 0.8.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import io
 import json
 import sys
+import time
+import uuid
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness_overhead import SyntheticBenchmark, register_synthetic, timed_run, timed_run_finishes
 
 TARGET = 0.8
+"""Of the ideal rate."""
+CEILING_TARGET = 0.9
+"""Of ``aevaluate``'s own rate, where that caps lower than :data:`TARGET`."""
 
 
 def steady_rate(finishes: Sequence[float], concurrency: int) -> float:
@@ -42,11 +58,59 @@ def steady_rate(finishes: Sequence[float], concurrency: int) -> float:
     return (len(finishes) - concurrency) / (finishes[-1] - finishes[concurrency - 1])
 
 
+def aevaluate_alone(n: int, *, latency: float, concurrency: int) -> tuple[float, list[float]]:
+    """Wall seconds of LangSmith's ``aevaluate`` alone over ``n`` examples (a target that
+    sleeps ``latency`` seconds, an evaluator that returns a constant score, the runner's
+    offline client), and when its evaluator saw each example (epoch seconds, sorted)."""
+    from langsmith import Client
+    from langsmith.evaluation import aevaluate
+    from langsmith.schemas import Example
+
+    client = Client(api_key="offline", info={}, tracing_sampling_rate=0.0,
+                    auto_batch_tracing=False)
+    dataset = uuid.uuid4()
+    examples = [Example(id=uuid.uuid4(), dataset_id=dataset, inputs={"question": f"q{i}"},
+                        outputs={"answer": f"a{i}"}) for i in range(n)]
+    finishes: list[float] = []
+
+    async def target(inputs: dict[str, str]) -> dict[str, str]:
+        await asyncio.sleep(latency)
+        return {"prediction": "a"}
+
+    def evaluator(outputs: dict[str, str]) -> dict[str, object]:
+        finishes.append(time.time())
+        return {"key": "accuracy", "score": 1.0}
+
+    async def go() -> None:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")  # upload_results=False is "beta"
+            results = await aevaluate(target, data=examples, evaluators=[evaluator],
+                                      client=client, max_concurrency=concurrency,
+                                      upload_results=False, blocking=False)
+        async for _row in results:
+            pass
+
+    started = time.perf_counter()
+    asyncio.run(go())
+    elapsed = time.perf_counter() - started
+    assert len(finishes) == n, len(finishes)
+    return elapsed, sorted(finishes)
+
+
+def ceiling(concurrency: int, n: int, latency: float, repeat: int) -> float:
+    """The best steady rate of ``aevaluate`` alone over ``repeat`` tries."""
+    return max(steady_rate(aevaluate_alone(n, latency=latency, concurrency=concurrency)[1],
+                           concurrency) for _ in range(repeat))
+
+
 def measure(concurrency: int, n: int, latency: float, repeat: int) -> dict[str, float]:
-    """The best of ``repeat`` runs (by steady rate) at one concurrency."""
+    """The best of ``repeat`` runs (by steady rate) at one concurrency, and the ceiling (tried
+    between the runs, so both see the same machine)."""
     ideal = concurrency / latency
     best: dict[str, float] | None = None
+    top = 0.0
     for _ in range(repeat):
+        top = max(top, ceiling(concurrency, n, latency, 1))
         elapsed, finishes = timed_run_finishes(n, latency=latency, concurrency=concurrency)
         steady = steady_rate(finishes, concurrency)
         row = {"concurrency": concurrency, "examples": n, "seconds": round(elapsed, 3),
@@ -56,7 +120,16 @@ def measure(concurrency: int, n: int, latency: float, repeat: int) -> dict[str, 
         if best is None or row["steady_per_s"] > best["steady_per_s"]:
             best = row
     assert best is not None
+    best["ceiling_per_s"] = round(top, 1)
+    best["ceiling_ratio"] = round(top / ideal, 3)
+    best["of_ceiling"] = round(best["steady_per_s"] / top, 3)
     return best
+
+
+def meets_target(row: dict[str, float]) -> bool:
+    """0.8 of the ideal rate, or within 10% of ``aevaluate``'s own where that caps lower."""
+    return row["ratio"] >= TARGET or (row["ceiling_ratio"] < TARGET
+                                      and row["of_ceiling"] >= CEILING_TARGET)
 
 
 def main(argv: Sequence[str] | None = None) -> list[dict[str, float]]:
@@ -80,4 +153,4 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, float]]:
 
 
 if __name__ == "__main__":
-    sys.exit(0 if all(r["ratio"] >= TARGET for r in main()) else 1)
+    sys.exit(0 if all(meets_target(r) for r in main()) else 1)

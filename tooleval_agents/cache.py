@@ -1,15 +1,16 @@
 """A persistent response cache for chat models: a LangChain ``BaseCache`` on SQLite.
 
-The key is what LangChain passes -- the serialised prompt and the model's ``llm_string`` (its
-serialised constructor arguments plus call parameters such as bound tools) -- hashed with
-SHA-256. Before hashing, the ``llm_string`` loses what does not change an answer but may hold a
-secret or vary between runs (API keys, auth headers, timeouts, retry counts); only hashes are
-stored, so no key can end up in the file. The answers are stored as JSON (LangChain's message
-dicts), never pickled.
+The key is the ``(prompt, llm_string)`` its caller passes -- the retrying wrapper of a run
+(:class:`~tooleval_agents.retry.RetryingChatModel`: the messages, and the model's class and
+public parameters with the call's, see :mod:`tooleval_agents.model_identity`), or LangChain
+itself for a model given ``cache=`` -- hashed with SHA-256. Before hashing, the ``llm_string``
+loses what does not change an answer but may hold a secret or vary between runs (API keys, auth
+headers, timeouts, retry counts); only hashes are stored, so no key can end up in the file. The
+answers are stored as JSON (LangChain's message dicts), never pickled.
 
-A hit is marked ``response_metadata["tooleval_cache_hit"] = True`` (LangChain also sets
-``usage_metadata["total_cost"] = 0``), so :func:`graphs.state.usage_of` counts no tokens and no
-model call for it, and it is counted in the example's :class:`~tooleval_agents.retry.CallStats`.
+A hit is marked ``response_metadata["tooleval_cache_hit"] = True`` (its usage also gets
+``total_cost = 0``), so :func:`graphs.state.usage_of` counts no tokens and no model call for
+it, and it is counted in the example's :class:`~tooleval_agents.retry.CallStats`.
 
 Safe across threads (connections behind locks) and processes (WAL journal, busy timeout).
 The async methods do not hop to a thread per call (under load each hop cost the call tens of

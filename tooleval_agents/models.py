@@ -137,10 +137,10 @@ def pipeline_model(spec: str, kwargs: dict[str, Any], *, cache: bool | Path = Tr
         raise ValueError(f"--model {spec!r} answers from a dataset's gold answers and cannot "
                          "build new data: use a provider model (provider:model)")
     inner = provider_model(spec, kwargs, max_tokens=max_tokens)
-    store: SQLiteCache | bool = False
+    store: SQLiteCache | None = None
     if cache is not False and cache_applies(inner):
         store = SQLiteCache() if cache is True else SQLiteCache(cache)
-    return RetryingChatModel(inner=inner, policy=policy or RetryPolicy(), cache=store)
+    return RetryingChatModel(inner=inner, policy=policy or RetryPolicy(), response_cache=store)
 
 
 def judge_model(spec: ModelSpec, kwargs: Mapping[str, Any] | None = None) -> BaseChatModel:

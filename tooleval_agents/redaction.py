@@ -210,19 +210,7 @@ def model_params(model: Any) -> dict[str, Any]:
     As a side effect the credentials found in the transport (header and query values, URL
     user info) are registered (:func:`register_header_secrets`), so they are masked wherever
     they appear later (errors, stored outputs)."""
-    params: dict[str, Any] = {}
-    try:
-        if model.is_lc_serializable():
-            from langchain_core.load import dumpd
-
-            params = dict(dumpd(model).get("kwargs") or {})
-    except Exception:  # a model that cannot serialise itself: fall back below
-        params = {}
-    if not params:
-        try:
-            params = dict(model._identifying_params)
-        except Exception:
-            params = {}
+    params = _public_params(model)
     for name in ("model_name", "model", "temperature"):
         if name not in params and isinstance(getattr(model, name, None), str | int | float):
             params[name] = getattr(model, name)
@@ -240,6 +228,33 @@ def model_params(model: Any) -> dict[str, Any]:
     jsonable = _clean_urls(to_jsonable_python(clean, fallback=lambda o: type(o).__name__))
     result: dict[str, Any] = redact(jsonable)
     return result
+
+
+_BASE_FIELDS = frozenset({"metadata", "tags", "custom_get_token_ids", "verbose",
+                          "disable_streaming", "output_version", "profile"})
+"""Fields every LangChain chat model has that say nothing about its answers."""
+
+
+def _public_params(model: Any) -> dict[str, Any]:
+    """A model's parameters from public data: its serialised constructor arguments
+    (``langchain_core.load.dumpd``) when it is serialisable; an offline model's name and the
+    digest of its answers (``answers_fingerprint``: its answer key can be large); else its
+    fields that differ from their defaults."""
+    try:
+        if model.is_lc_serializable():
+            from langchain_core.load import dumpd
+
+            return dict(dumpd(model).get("kwargs") or {})
+    except Exception:  # a model that cannot serialise itself: fall back below
+        pass
+    fingerprint = getattr(model, "answers_fingerprint", None)
+    if callable(fingerprint):
+        return {"model_name": getattr(model, "model_name", None), "answers": fingerprint()}
+    try:
+        fields = model.model_dump(exclude_defaults=True, exclude=set(TRANSPORT_ARGS))
+    except Exception:
+        return {}
+    return {k: v for k, v in fields.items() if k not in _BASE_FIELDS}
 
 
 def _is_secret_ref(value: Any) -> bool:

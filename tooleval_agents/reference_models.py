@@ -163,8 +163,9 @@ class ReferenceChatModel(ContentChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    answer_key: AnswerKey = Field(default_factory=AnswerKey)
-    """Gold answers by example input digest."""
+    answer_key: AnswerKey = Field(default_factory=AnswerKey, repr=False)
+    """Gold answers by example input digest (left out of the model's ``repr``, which LangChain
+    writes into every call's run: a split's answer key is megabytes)."""
     _fingerprint: tuple[tuple[int, int], str] | None = PrivateAttr(default=None)
     model_name: str = "reference"
 

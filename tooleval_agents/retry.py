@@ -12,9 +12,10 @@ backoff and jitter), which are the model's (never retried: scored as wrong), and
 * :class:`RetryingChatModel` wraps the chat model under test: every provider call is retried
   under :class:`RetryPolicy`, paced by an optional rate limiter, and accounted in the
   :class:`CallStats` of the example being run (a context variable set by the runner). Cache
-  hits never reach it, so they cost no retry, no rate-limit slot and no tokens. A failed try
-  whose error carries the provider's token usage (e.g. an answer cut at the length limit)
-  adds those tokens too: the provider bills them.
+  hits are answered first, so they cost no retry, no rate-limit slot and no tokens. A failed
+  try whose error carries the provider's token usage (e.g. an answer cut at the length limit)
+  adds those tokens too: the provider bills them. It uses LangChain's public interfaces only
+  (tests/test_public_api.py checks the whole project for private names).
 
 Provider clients have retries of their own (``ChatOpenAI(max_retries=2)`` by default); the
 runner builds provider models with ``max_retries=0`` so this module is the only policy.
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import random
 import re
@@ -44,13 +44,25 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from langchain_core.caches import BaseCache
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.globals import get_llm_cache
+from langchain_core.language_models import BaseChatModel, LangSmithParams, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.outputs import ChatGeneration, ChatResult, Generation, LLMResult
 from langchain_core.rate_limiters import BaseRateLimiter, InMemoryRateLimiter
 from langchain_core.runnables import Runnable, RunnableBinding
+from langsmith import tracing_context
+from langsmith.utils import tracing_is_enabled
 from pydantic import ConfigDict, Field, PrivateAttr
+
+from tooleval_agents.model_identity import (
+    answers_key,
+    call_key,
+    model_name_of,
+    prompt_key,
+    provider_of,
+)
 
 InfraKind = Literal["rate_limit", "server_error", "timeout", "connection", "bad_response",
                     "auth", "not_found", "context_overflow"]
@@ -387,68 +399,94 @@ def make_rate_limiter(requests_per_second: float) -> InMemoryRateLimiter:
 
 
 class RetryingChatModel(BaseChatModel):
-    """``inner`` with :class:`RetryPolicy` retries, a rate limiter and per-example accounting.
+    """``inner`` with :class:`RetryPolicy` retries, a rate limiter, a response cache and
+    per-example accounting, through LangChain's public interfaces alone.
 
-    Caching (``cache=``) applies to this wrapper, with ``inner``'s cache key (``llm_string``):
-    a hit is answered before any retry, rate-limit slot or provider call. ``bind_tools`` and
-    ``with_structured_output`` (tool calling) go through the wrapper too.
+    Each try is ``inner.agenerate`` (``inner.generate`` from sync code): ``inner``'s own
+    parameters, and the tools and structured-output settings bound through this wrapper
+    (``bind_tools``, ``with_structured_output``), apply as when ``inner`` is called directly.
+    The try runs with no callbacks and no tracing: the call is traced once, as this wrapper's
+    run, whatever the number of tries (a nested model run would be a second record of the call
+    in transcripts, and LangSmith would add its tokens to the wrapper's).
+
+    ``response_cache`` (any LangChain ``BaseCache``) is asked by the wrapper itself, through
+    ``alookup``/``aupdate``, under its own key (:mod:`tooleval_agents.model_identity`: the
+    inner model's class and public parameters without credentials, transport or connection
+    settings; the call's parameters; the messages): a hit is answered before any retry,
+    rate-limit slot or provider call. LangChain's own ``cache=`` stays off on the wrapper.
+    ``inner``'s own rate limiter and cache, if its owner set them, apply to each try.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     inner: BaseChatModel
-    """The chat model under test (its own cache and rate limiter are bypassed)."""
+    """The chat model under test."""
     policy: RetryPolicy = Field(default_factory=RetryPolicy)
     """The retry policy."""
     limiter: BaseRateLimiter | None = None
     """Paces provider calls (retries included, cache hits excluded)."""
+    response_cache: BaseCache | None = None
+    """Answers already given, by request (see the class doc)."""
+    cache: BaseCache | bool | None = Field(default=False, exclude=True)
+    """LangChain's cache machinery stays off: a cache given here (or ``True``: LangChain's
+    global one) becomes :attr:`response_cache`, keyed as the class doc says."""
     server_identity: str | None = None
     """Digest of what the model's server reports about itself
     (:mod:`tooleval_agents.server_identity`): part of the cache key, so a changed server
     (model file, chat template, build) never replays the old one's answers."""
     _rng: random.Random = PrivateAttr(default_factory=random.Random)
     _rng_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _answers_key: str | None = PrivateAttr(default=None)
+    _inner_name: str = PrivateAttr(default="")
+    _provider: str = PrivateAttr(default="")
 
     def model_post_init(self, context: Any) -> None:
         super().model_post_init(context)
         self._rng = random.Random(self.policy.seed)
+        self._inner_name = model_name_of(self.inner) or type(self.inner).__name__
+        self._provider = provider_of(self.inner)
+        if self.response_cache is None:
+            if isinstance(self.cache, BaseCache):
+                self.response_cache = self.cache
+            elif self.cache is True:
+                self.response_cache = get_llm_cache()
+        self.cache = False
 
+    # --- LangChain's documented hooks for a custom chat model, from public data ----------
     @property
     def _llm_type(self) -> str:
-        return self.inner._llm_type
+        return self._provider
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return dict(self.inner._identifying_params)
+        return {"model_name": self._inner_name, "provider": self._provider}
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """The trace's provider, model, temperature and token cap: the inner model's."""
+        params = LangSmithParams(ls_provider=self._provider, ls_model_type="chat",
+                                 ls_model_name=self._inner_name)
+        if isinstance(kwargs.get("model"), str):
+            params["ls_model_name"] = kwargs["model"]
+        temperature = kwargs.get("temperature", getattr(self.inner, "temperature", None))
+        if isinstance(temperature, int | float) and not isinstance(temperature, bool):
+            params["ls_temperature"] = temperature
+        max_tokens = kwargs.get("max_tokens", getattr(self.inner, "max_tokens", None))
+        if isinstance(max_tokens, int) and not isinstance(max_tokens, bool):
+            params["ls_max_tokens"] = max_tokens
+        if stop:
+            params["ls_stop"] = stop
+        return params
 
     @property
     def model_name(self) -> str:
         """The inner model's name (what reports and judgments record)."""
-        for attr in ("model_name", "model", "model_id"):
-            value = getattr(self.inner, attr, None)
-            if isinstance(value, str) and value:
-                return value
-        return type(self.inner).__name__
+        return self._inner_name
 
     @property
     def calls(self) -> int | None:
         """The inner model's call counter, when it keeps one (the offline models do)."""
         value = getattr(self.inner, "calls", None)
         return value if isinstance(value, int) else None
-
-    def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
-        text = self.inner._get_llm_string(stop=stop, **kwargs)
-        return f"{text}---server={self.server_identity}" if self.server_identity else text
-
-    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
-        return self.inner._get_ls_params(stop=stop, **kwargs)
-
-    def _get_invocation_params(self, stop: list[str] | None = None,
-                               **kwargs: Any) -> dict[str, Any]:
-        # LangChain's default (asdict() plus stop and kwargs) without the guard it puts
-        # around a deprecated dict() override (this class has none): a warnings filter
-        # swap on every call.
-        return {**self.asdict(), "stop": stop, **kwargs}
 
     @staticmethod
     def _read(result: ChatResult) -> ChatResult:
@@ -457,6 +495,18 @@ class RetryingChatModel(BaseChatModel):
             raise BadResponseError("the provider's reply has no choices (no answer at all)")
         return result
 
+    # --- the cache ------------------------------------------------------------------------
+    def cache_key(self, messages: Sequence[BaseMessage], stop: list[str] | None = None,
+                  **kwargs: Any) -> tuple[str, str]:
+        """``(prompt, llm_string)`` of a call in :attr:`response_cache`: the messages, and the
+        inner model's answers key with the call's parameters."""
+        if self._answers_key is None:  # the same for every call: computed once
+            self._answers_key = answers_key(self.inner)
+        server = f"---server={self.server_identity}" if self.server_identity else ""
+        return (prompt_key(messages),
+                f"{self._answers_key}---{call_key(stop, kwargs)}{server}")
+
+    # --- one try, then the retry loop -----------------------------------------------------
     def _retrying(self, attempt: int, exc: BaseException, stats: CallStats | None) -> bool:
         """Account a failed try; whether another one follows (the one rule, sync and async)."""
         kind = classify(exc)
@@ -472,6 +522,12 @@ class RetryingChatModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
                   **kwargs: Any) -> ChatResult:
+        cache = self.response_cache
+        key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
+        if cache is not None and key is not None:
+            hit = cache.lookup(*key)
+            if hit is not None:
+                return _from_cache(hit)
         stats = current_stats()
         attempt = 0
         while True:
@@ -479,8 +535,9 @@ class RetryingChatModel(BaseChatModel):
             if self.limiter is not None:
                 self.limiter.acquire()
             try:
-                result = self._read(self.inner._generate(messages, stop=stop,
-                                                         run_manager=run_manager, **kwargs))
+                with _untraced():
+                    answer = self.inner.generate([messages], stop=stop, callbacks=[], **kwargs)
+                result = self._read(_first(answer))
             except Exception as exc:
                 failure = unreadable_reply(exc) or exc
                 if not self._retrying(attempt, failure, stats):
@@ -491,33 +548,27 @@ class RetryingChatModel(BaseChatModel):
                 continue
             if stats is not None:
                 stats.answered(result)
+            if cache is not None and key is not None:
+                cache.update(*key, result.generations)
             return result
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                          run_manager: AsyncCallbackManagerForLLMRun | None = None,
                          **kwargs: Any) -> ChatResult:
+        cache = self.response_cache
+        key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
+        if cache is not None and key is not None:
+            hit = await cache.alookup(*key)
+            if hit is not None:
+                return _from_cache(hit)
         stats = current_stats()
-        timeout = self.policy.timeout
         attempt = 0
         while True:
             attempt += 1
             if self.limiter is not None:
                 await self.limiter.aacquire()
             try:
-                call = self.inner._agenerate(messages, stop=stop, run_manager=run_manager,
-                                             **kwargs)
-                if timeout is None:
-                    result = await call
-                else:
-                    # asyncio.timeout, not wait_for: the call stays in this task (wait_for
-                    # makes a task per call on Python 3.11).
-                    try:
-                        async with asyncio.timeout(timeout):
-                            result = await call
-                    except TimeoutError as exc:
-                        raise ModelCallTimeout(
-                            f"model call took longer than {timeout:g} s") from exc
-                result = self._read(result)
+                result = self._read(await self._atry(messages, stop, kwargs))
             except Exception as exc:
                 failure = unreadable_reply(exc) or exc
                 if not self._retrying(attempt, failure, stats):
@@ -528,7 +579,23 @@ class RetryingChatModel(BaseChatModel):
                 continue
             if stats is not None:
                 stats.answered(result)
+            if cache is not None and key is not None:
+                await cache.aupdate(*key, result.generations)
             return result
+
+    async def _atry(self, messages: list[BaseMessage], stop: list[str] | None,
+                    kwargs: dict[str, Any]) -> ChatResult:
+        """One call of the inner model, within :attr:`RetryPolicy.timeout`."""
+        timeout = self.policy.timeout
+        with _untraced():
+            call = self.inner.agenerate([messages], stop=stop, callbacks=[], **kwargs)
+            if timeout is None:
+                return _first(await call)
+            try:
+                async with asyncio.timeout(timeout):
+                    return _first(await call)
+            except TimeoutError as exc:
+                raise ModelCallTimeout(f"model call took longer than {timeout:g} s") from exc
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
                    **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
@@ -551,7 +618,29 @@ def bind_through(wrapper: BaseChatModel, inner: BaseChatModel, tools: Sequence[A
     return wrapper.bind(**bound.kwargs)
 
 
-# LangChain looks at ``_agenerate``'s signature on every call (does it take ``run_manager``?);
-# a stated signature is returned as is instead of being rebuilt each time.
-RetryingChatModel._agenerate.__signature__ = (  # type: ignore[attr-defined]
-    inspect.signature(RetryingChatModel._agenerate))
+def _untraced() -> contextlib.AbstractContextManager[Any]:
+    """No LangSmith tracing inside (a context variable of this task: the try is traced as the
+    wrapper's run already); nothing to switch off when tracing is off."""
+    return tracing_context(enabled=False) if tracing_is_enabled() else contextlib.nullcontext()
+
+
+def _first(result: LLMResult) -> ChatResult:
+    """The answer to the one prompt of a ``generate`` call, as a ``ChatResult``."""
+    generations = [g for g in result.generations[0] if isinstance(g, ChatGeneration)]
+    return ChatResult(generations=generations, llm_output=result.llm_output)
+
+
+def _from_cache(cached: Sequence[Generation]) -> ChatResult:
+    """A cached answer as LangChain serves one: a chat generation whose usage costs nothing
+    (``total_cost`` 0), so no one counts its tokens again."""
+    generations = []
+    for gen in cached:
+        if not isinstance(gen, ChatGeneration):
+            gen = ChatGeneration(message=AIMessage(content=gen.text),
+                                 generation_info=gen.generation_info)
+        elif isinstance(gen.message, AIMessage):
+            usage = {**(gen.message.usage_metadata or {}), "total_cost": 0}
+            gen = ChatGeneration(message=gen.message.model_copy(
+                update={"usage_metadata": usage}), generation_info=gen.generation_info)
+        generations.append(gen)
+    return ChatResult(generations=generations)

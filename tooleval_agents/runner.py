@@ -94,6 +94,7 @@ from tooleval_agents.langsmith_datasets import (
     push,
     to_examples,
 )
+from tooleval_agents.model_identity import model_name_of, provider_of
 from tooleval_agents.models import (
     ENDPOINT_ARGS,
     JUDGE_MAX_TOKENS,
@@ -189,14 +190,15 @@ class ResumeError(ToolevalError):
 # ----------------------------------------------------------------------------- naming, hashing
 
 def model_label(model: str | BaseChatModel) -> str:
-    """What a model is called in experiment names: the spec, or ``<type>:<model name>``."""
+    """What a model is called in experiment names: the spec, or ``<provider>:<model name>``
+    (:func:`~tooleval_agents.model_identity.provider_of`), as a spec would name it."""
     if isinstance(model, str):
         return model
-    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    name = model_name_of(model)
     if isinstance(model, ContentChatModel):
-        return str(name or model._llm_type)
-    kind = model._llm_type
-    return f"{kind}:{name}" if isinstance(name, str) and name else kind
+        return model.model_name
+    kind = provider_of(model)
+    return f"{kind}:{name}" if name else kind
 
 
 def path_safe(text: str) -> str:
@@ -853,8 +855,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     wrapped = RetryingChatModel(
         inner=inner, policy=spec.retry or RetryPolicy(),
         limiter=make_rate_limiter(spec.rps) if spec.rps else None,
-        cache=response_cache if response_cache is not None else False,
-        server_identity=_key_part(server))
+        response_cache=response_cache, server_identity=_key_part(server))
 
     judge_model: BaseChatModel | None = None
     judge_inner: BaseChatModel | None = None
@@ -877,8 +878,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         # The judge gets the same retry policy (its failures would become scoring errors).
         judge_model = RetryingChatModel(
             inner=judge_model, policy=spec.retry or RetryPolicy(),
-            cache=judge_cache if judge_cache is not None else False,
-            server_identity=_key_part(judge_server))
+            response_cache=judge_cache, server_identity=_key_part(judge_server))
     scoring = dict(scoring_options)
     scorer = bench.scorer(split, options={**scoring, "data_dir": data, **(
         {"judge": judge_model} if judge_model is not None else {})})
