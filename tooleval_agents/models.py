@@ -10,6 +10,7 @@ from langchain_core.language_models import BaseChatModel
 
 from tooleval_agents.cache import SQLiteCache
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.openai_compat import model_arguments, split_arguments
 from tooleval_agents.reference_models import (
     DEFAULT_NOISE_RATE,
     AnswerKey,
@@ -83,13 +84,21 @@ def provider_model(spec: str, kwargs: dict[str, Any], *,
     run's :class:`~tooleval_agents.retry.RetryPolicy` is the only one), and ``max_tokens`` as
     a default cap when the model has that field and the user set no cap of their own.
 
+    The compatibility layer of :mod:`tooleval_agents.openai_compat` is added to a
+    ``ChatOpenAI``-like model sent to a ``base_url`` (``null_content`` and ``tool_choice``
+    are read there).
+
     Raises:
+        ValueError: a bad ``null_content``.
         ToolevalError: the provider's client refused to start (no API key, a bad argument).
     """
+    kwargs, ours = split_arguments(kwargs)
     try:
         model = resolve_model(spec, **kwargs)
         fields = type(model).model_fields
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = model_arguments(fields, kwargs, ours)
+        if "model_kwargs" in extra:
+            kwargs = {k: v for k, v in kwargs.items() if k != "model_kwargs"}
         if "max_retries" in fields and "max_retries" not in kwargs:
             extra["max_retries"] = 0
         if (max_tokens is not None and "max_tokens" in fields
