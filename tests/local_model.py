@@ -53,12 +53,14 @@ def missing() -> str | None:
     return None
 
 
-def portability_problem() -> str | None:
+def portability_problem(info: str | None = None) -> str | None:
     """Why the installed llama-cpp-python is not a portable build (``None``: it is): the
-    CPU features its ggml was compiled for, as ``llama_print_system_info`` lists them."""
-    import llama_cpp
+    CPU features its ggml was compiled for, as ``llama_print_system_info`` lists them
+    (``info``: that text, read from the installed package by default)."""
+    if info is None:
+        import llama_cpp
 
-    info = llama_cpp.llama_print_system_info().decode(errors="replace")
+        info = llama_cpp.llama_print_system_info().decode(errors="replace")
     found = sorted({f.split("=")[0].strip() for f in info.split("|")
                     if f.strip().endswith("= 1") and f.strip().startswith(NOT_PORTABLE)})
     if found:

@@ -10,7 +10,7 @@ from langchain_core.language_models import BaseChatModel
 
 from tooleval_agents.cache import SQLiteCache
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.openai_compat import model_arguments, split_arguments
+from tooleval_agents.openai_compat import SERVER_URLS, model_arguments, split_arguments
 from tooleval_agents.reference_models import (
     DEFAULT_NOISE_RATE,
     AnswerKey,
@@ -75,7 +75,6 @@ ENDPOINT_ARGS = ("base_url", "api_base", "openai_api_base", "azure_endpoint", "e
 """Model arguments that say where (and as whom) a provider is reached: a judge of the same
 provider without its own takes them from the model, and they are not part of a run's
 identity (a server restarted on another port resumes the same run)."""
-_SERVER_URLS = ("base_url", "api_base", "openai_api_base")
 
 
 def provider_model(spec: str, kwargs: dict[str, Any], *,
@@ -106,7 +105,7 @@ def provider_model(spec: str, kwargs: dict[str, Any], *,
             extra["max_tokens"] = max_tokens
         cap = next((kwargs[k] for k in ("max_tokens", "max_completion_tokens") if k in kwargs),
                    extra.get("max_tokens"))
-        if cap is not None and "extra_body" in fields and any(k in kwargs for k in _SERVER_URLS):
+        if cap is not None and "extra_body" in fields and any(k in kwargs for k in SERVER_URLS):
             # langchain-openai sends the cap as max_completion_tokens, which OpenAI-compatible
             # servers such as llama-cpp-python's ignore: a rambling model then held the server
             # for minutes. Such a server also gets the older max_tokens.

@@ -61,7 +61,8 @@ NullContent = Literal["empty", "omit", "keep"]
 NULL_CONTENTS: tuple[str, ...] = get_args(NullContent)
 COMPAT_ARGS = ("null_content", "tool_choice_rounds")
 """Model arguments this module consumes (they are not the model class's)."""
-_SERVER_URLS = ("base_url", "api_base", "openai_api_base")
+SERVER_URLS = ("base_url", "api_base", "openai_api_base")
+"""Model arguments that send a model to a server of its own."""
 _OWN_TRANSPORT = ("http_client", "http_async_client", "openai_proxy", "client", "async_client")
 
 
@@ -227,7 +228,7 @@ def model_arguments(fields: Mapping[str, Any], kwargs: Mapping[str, Any],
                                      "tool_choice": ours["tool_choice"]}
         else:
             extra["tool_choice"] = ours["tool_choice"]
-    url = next((kwargs[k] for k in _SERVER_URLS if kwargs.get(k)), None)
+    url = next((kwargs[k] for k in SERVER_URLS if kwargs.get(k)), None)
     if (isinstance(url, str) and "http_client" in fields and "http_async_client" in fields
             and not any(kwargs.get(k) for k in _OWN_TRANSPORT)):
         compat = Compat(null_content=ours.get("null_content", "empty"),
