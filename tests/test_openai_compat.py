@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from tooleval_agents.cli import app
 from tooleval_agents.models import provider_model
 from tooleval_agents.openai_compat import (
+    MARKER,
     Compat,
     rewrite_body,
     rewrite_request,
@@ -115,11 +116,21 @@ def test_provider_models_sent_to_a_server_get_the_layer() -> None:
     assert isinstance(mine, ChatOpenAI) and mine.http_client is own
 
 
-def test_tool_choice_is_part_of_the_cache_key() -> None:
+def test_the_settings_are_part_of_the_cache_key() -> None:
     def key(**kw: Any) -> str:
         return provider_model("openai:local", {"base_url": "http://127.0.0.1:9/v1",
                                                "api_key": "x", **kw})._get_llm_string()
-    assert key(tool_choice="auto") != key()
+    keys = {key(), key(tool_choice="auto"), key(tool_choice="auto", tool_choice_rounds=1),
+            key(tool_choice="auto", null_content="omit")}
+    assert len(keys) == 4  # an answer cached under other settings is never replayed
+
+
+def test_settings_carried_in_the_body_are_applied_and_removed() -> None:
+    body = {"messages": [CALL], "tools": TOOLS, "tool_choice": "auto",
+            MARKER: {"null_content": "omit", "tool_choice_rounds": 1}}
+    out = rewrite_body(body)
+    assert MARKER not in out and "tool_choice" not in out
+    assert "content" not in out["messages"][0]
 
 
 # --- end to end: a tool-calling run against a strict loopback server ---------------------
@@ -174,6 +185,7 @@ def test_a_tool_calling_run_passes_a_strict_server(samples: Path, tmp_path: Path
     calls = [s for s in only.outputs["trace"] if s.get("kind") == "agent"]
     assert calls and calls[0]["tool_calls"], only.outputs["trace"]
     assert run.read_config().model["params"]["model_kwargs"] == {"tool_choice": "auto"}
+    assert all(MARKER not in r.body for r in log)
 
 
 def calls_while_asked(request: ChatRequest) -> dict[str, Any] | str | Fault:

@@ -96,8 +96,7 @@ def provider_model(spec: str, kwargs: dict[str, Any], *,
         model = resolve_model(spec, **kwargs)
         fields = type(model).model_fields
         extra: dict[str, Any] = model_arguments(fields, kwargs, ours)
-        if "model_kwargs" in extra:
-            kwargs = {k: v for k, v in kwargs.items() if k != "model_kwargs"}
+        kwargs = {k: v for k, v in kwargs.items() if k not in extra}
         if "max_retries" in fields and "max_retries" not in kwargs:
             extra["max_retries"] = 0
         if (max_tokens is not None and "max_tokens" in fields
@@ -109,7 +108,7 @@ def provider_model(spec: str, kwargs: dict[str, Any], *,
             # langchain-openai sends the cap as max_completion_tokens, which OpenAI-compatible
             # servers such as llama-cpp-python's ignore: a rambling model then held the server
             # for minutes. Such a server also gets the older max_tokens.
-            body = dict(kwargs.get("extra_body") or {})
+            body = dict(extra.get("extra_body") or kwargs.get("extra_body") or {})
             body.setdefault("max_tokens", cap)
             extra["extra_body"] = body
             kwargs = {k: v for k, v in kwargs.items() if k != "extra_body"}

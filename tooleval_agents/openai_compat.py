@@ -21,13 +21,14 @@ for models of the ``ChatOpenAI`` family sent to a server of their own (``base_ur
 the user passes HTTP clients or a proxy of their own. Model arguments (``--model-arg``) it
 reads:
 
-* ``null_content=empty|omit|keep`` (consumed here);
+* ``null_content=empty|omit|keep`` (carried as ``tool_choice_rounds`` below);
 * ``tool_choice=auto|required|none`` (or a JSON object naming a tool): becomes part of the
   model's ``model_kwargs``, so it is sent with every request that binds tools -- LangChain's
   ``bind_tools`` and ``create_agent`` send none by default, and llama-cpp-python's
   ``chatml-function-calling`` chat format ignores the tools without one. Being a model
   argument, it is part of the run's identity and of the response cache's key;
-* ``tool_choice_rounds=N`` (consumed here; part of the run's identity): ``tool_choice`` only
+* ``tool_choice_rounds=N`` (carried in ``extra_body`` under :data:`MARKER`, removed
+  before the request leaves; part of the run's identity and cache key): ``tool_choice`` only
   for the first ``N`` rounds of calls. A server whose prompt cannot show tool results (that
   chat format renders no ``tool`` message) gets the same calls again on every turn; after
   ``N`` rounds the request goes without ``tool_choice`` and such a server answers in text,
@@ -61,6 +62,11 @@ NullContent = Literal["empty", "omit", "keep"]
 NULL_CONTENTS: tuple[str, ...] = get_args(NullContent)
 COMPAT_ARGS = ("null_content", "tool_choice_rounds")
 """Model arguments this module consumes (they are not the model class's)."""
+MARKER = "tooleval_compat"
+"""Body key carrying a model's :class:`Compat` settings from its ``extra_body`` to the
+transport, which removes it: the settings are then part of the model's parameters (the run's
+``config.json``, the response cache's key: a cached answer is never replayed under other
+settings) and never reach the server."""
 SERVER_URLS = ("base_url", "api_base", "openai_api_base")
 """Model arguments that send a model to a server of its own."""
 _OWN_TRANSPORT = ("http_client", "http_async_client", "openai_proxy", "client", "async_client")
@@ -79,7 +85,7 @@ class Compat:
 
 def rewrite_body(body: Mapping[str, Any], compat: Compat = Compat()) -> dict[str, Any]:
     """A chat-completion request body as every server accepts it (a new dict; ``body`` is
-    not changed).
+    not changed), under ``compat`` or the settings the body carries (:data:`MARKER`).
 
     >>> rewrite_body({"messages": [{"role": "assistant", "content": None,
     ...                             "tool_calls": [{"id": "a"}]}], "tool_choice": "auto"})
@@ -88,6 +94,9 @@ def rewrite_body(body: Mapping[str, Any], compat: Compat = Compat()) -> dict[str
     {'messages': [{'role': 'assistant'}]}
     """
     out = dict(body)
+    given = out.pop(MARKER, None)
+    if isinstance(given, dict):
+        compat = Compat(**{k: v for k, v in given.items() if k in COMPAT_ARGS})
     messages = out.get("messages")
     messages = messages if isinstance(messages, list) else []
     if compat.null_content != "keep" and messages:
@@ -212,7 +221,9 @@ def model_arguments(fields: Mapping[str, Any], kwargs: Mapping[str, Any],
 
     ``tool_choice`` joins ``model_kwargs`` when the class has that field (else it is passed
     as given); the rewriting clients are added for a ``ChatOpenAI``-like class sent to a
-    ``base_url`` of its own when the user set no client or proxy of their own.
+    ``base_url`` of its own when the user set no client or proxy of their own, and the
+    settings given (``null_content``, ``tool_choice_rounds``) join ``extra_body`` under
+    :data:`MARKER` for the transport to read.
 
     Raises:
         ValueError: ``null_content`` or ``tool_choice_rounds`` given for another model.
@@ -222,20 +233,20 @@ def model_arguments(fields: Mapping[str, Any], kwargs: Mapping[str, Any],
     {'model_kwargs': {'seed': 1, 'tool_choice': 'auto'}}
     """
     extra: dict[str, Any] = {}
-    if "tool_choice" in ours:
-        if "model_kwargs" in fields:
-            extra["model_kwargs"] = {**(kwargs.get("model_kwargs") or {}),
-                                     "tool_choice": ours["tool_choice"]}
-        else:
-            extra["tool_choice"] = ours["tool_choice"]
+    if "tool_choice" in ours and "model_kwargs" in fields:
+        extra["model_kwargs"] = {**(kwargs.get("model_kwargs") or {}),
+                                 "tool_choice": ours["tool_choice"]}
+    elif "tool_choice" in ours:
+        extra["tool_choice"] = ours["tool_choice"]
     url = next((kwargs[k] for k in SERVER_URLS if kwargs.get(k)), None)
-    if (isinstance(url, str) and "http_client" in fields and "http_async_client" in fields
+    settings = {k: ours[k] for k in COMPAT_ARGS if k in ours}
+    if (isinstance(url, str) and "extra_body" in fields and "http_client" in fields
+            and "http_async_client" in fields
             and not any(kwargs.get(k) for k in _OWN_TRANSPORT)):
-        compat = Compat(null_content=ours.get("null_content", "empty"),
-                        tool_choice_rounds=ours.get("tool_choice_rounds"))
-        extra.update(compat_clients(url, compat))
-    elif any(k in ours for k in COMPAT_ARGS):
-        given = ", ".join(k for k in COMPAT_ARGS if k in ours)
-        raise ValueError(f"--model-arg {given}: applies to an OpenAI-compatible model with a "
-                         "base_url and no http_client or openai_proxy of its own")
+        extra.update(compat_clients(url))
+        if settings:
+            extra["extra_body"] = {**(kwargs.get("extra_body") or {}), MARKER: settings}
+    elif settings:
+        raise ValueError(f"--model-arg {', '.join(settings)}: applies to an OpenAI-compatible "
+                         "model with a base_url and no http_client or openai_proxy of its own")
     return extra
