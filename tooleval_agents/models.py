@@ -10,6 +10,7 @@ from langchain_core.language_models import BaseChatModel
 
 from tooleval_agents.cache import SQLiteCache
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.openai_compat import SERVER_URLS, model_arguments, split_arguments
 from tooleval_agents.reference_models import (
     DEFAULT_NOISE_RATE,
     AnswerKey,
@@ -74,7 +75,6 @@ ENDPOINT_ARGS = ("base_url", "api_base", "openai_api_base", "azure_endpoint", "e
 """Model arguments that say where (and as whom) a provider is reached: a judge of the same
 provider without its own takes them from the model, and they are not part of a run's
 identity (a server restarted on another port resumes the same run)."""
-_SERVER_URLS = ("base_url", "api_base", "openai_api_base")
 
 
 def provider_model(spec: str, kwargs: dict[str, Any], *,
@@ -83,13 +83,20 @@ def provider_model(spec: str, kwargs: dict[str, Any], *,
     run's :class:`~tooleval_agents.retry.RetryPolicy` is the only one), and ``max_tokens`` as
     a default cap when the model has that field and the user set no cap of their own.
 
+    The compatibility layer of :mod:`tooleval_agents.openai_compat` is added to a
+    ``ChatOpenAI``-like model sent to a ``base_url`` (``null_content`` and ``tool_choice``
+    are read there).
+
     Raises:
+        ValueError: a bad ``null_content``.
         ToolevalError: the provider's client refused to start (no API key, a bad argument).
     """
+    kwargs, ours = split_arguments(kwargs)
     try:
         model = resolve_model(spec, **kwargs)
         fields = type(model).model_fields
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = model_arguments(fields, kwargs, ours)
+        kwargs = {k: v for k, v in kwargs.items() if k not in extra}
         if "max_retries" in fields and "max_retries" not in kwargs:
             extra["max_retries"] = 0
         if (max_tokens is not None and "max_tokens" in fields
@@ -97,11 +104,11 @@ def provider_model(spec: str, kwargs: dict[str, Any], *,
             extra["max_tokens"] = max_tokens
         cap = next((kwargs[k] for k in ("max_tokens", "max_completion_tokens") if k in kwargs),
                    extra.get("max_tokens"))
-        if cap is not None and "extra_body" in fields and any(k in kwargs for k in _SERVER_URLS):
+        if cap is not None and "extra_body" in fields and any(k in kwargs for k in SERVER_URLS):
             # langchain-openai sends the cap as max_completion_tokens, which OpenAI-compatible
             # servers such as llama-cpp-python's ignore: a rambling model then held the server
             # for minutes. Such a server also gets the older max_tokens.
-            body = dict(kwargs.get("extra_body") or {})
+            body = dict(extra.get("extra_body") or kwargs.get("extra_body") or {})
             body.setdefault("max_tokens", cap)
             extra["extra_body"] = body
             kwargs = {k: v for k, v in kwargs.items() if k != "extra_body"}

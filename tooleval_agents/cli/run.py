@@ -370,7 +370,8 @@ def run_command(
     model_arg: Annotated[list[str] | None, typer.Option(
         "--model-arg", help="init_chat_model argument KEY=VALUE (repeatable), e.g. "
         "--model-arg temperature=0 --model-arg base_url=http://... (keys belong in the "
-        "environment, e.g. OPENAI_API_KEY).")] = None,
+        "environment, e.g. OPENAI_API_KEY). With a base_url also tool_choice=auto, "
+        "tool_choice_rounds=N, null_content=empty|omit|keep (README: A local model).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Results root directory.")] = Path("runs"),
     upload: Annotated[bool | None, typer.Option(
         "--upload/--no-upload", help="Send the experiment to LangSmith (default: when "
