@@ -28,16 +28,21 @@ paper. Plans (the ``planning`` task) are numbered text, handled by :func:`parse_
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import json
 import re
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from evaluators.literals import (
+    cannot_be_literal,
+    literal_eval_fast,
+    literal_eval_quiet,
+    python_to_json,
+)
 
 ParseFailureKind = Literal["empty_output", "no_list_found", "invalid_json", "truncated"]
 """Why no list could be read: nothing was answered; no list or object in the text (the model did
@@ -139,19 +144,15 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'",
                    "\\": "\\", "/": "/", "\n": ""}
 _LENIENT_FOLLOW = set(",:]})")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_LITERAL_WORDS = frozenset(("True", "False", "None", "NaN", "Infinity"))
+"""Names that read as a value on their own: Python's, and JSON's NaN and Infinity."""
+_LENIENT_END = re.compile(r"\s*+(?:[,:\]})]|\Z)")
+"""After a quote: blanks, then what can follow a value or the end (a lenient string end)."""
 
 
 # One decoder: json.loads(text, strict=False) would build a new one on every call.
 _LENIENT_JSON = json.JSONDecoder(strict=False)
-
-
-def _literal(text: str) -> Any:
-    """``ast.literal_eval`` without the invalid-escape warnings (``\\_`` is common in answers)."""
-    if "\\" in text:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.literal_eval(text)
-    return ast.literal_eval(text)
 
 
 def _load(text: str) -> tuple[Any, bool] | None:
@@ -173,52 +174,15 @@ def _load(text: str) -> tuple[Any, bool] | None:
             except (ValueError, RecursionError):
                 pass
         try:
-            return json.loads(_python_to_json(text)), True
+            return json.loads(python_to_json(text)), True
         except (ValueError, RecursionError):
             pass
+    if cannot_be_literal(text):
+        return None
     try:
-        return _literal(text), True
+        return literal_eval_quiet(text), True
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
-
-
-_PY_TOKEN = re.compile(r"""'([^'\\\n]*)'|"[^"\\\n]*"|\b(True|False|None)\b""")
-_PY_STRING = re.compile(r"""('[^'\\\n]*'|"[^"\\\n]*")""")
-_PY_NAME = re.compile(r"\b(?:True|False|None)\b")
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f]")
-_JSON_NAME = {"True": "true", "False": "false", "None": "null"}
-
-
-def _to_json(m: re.Match[str]) -> str:
-    if m.group(1) is not None:  # a single-quoted string
-        return json.dumps(m.group(1), ensure_ascii=False)
-    if m.group(2) is not None:  # a Python name outside strings
-        return _JSON_NAME[m.group(2)]
-    return m.group()  # a double-quoted string is JSON already
-
-
-def _json_name(m: re.Match[str]) -> str:
-    return _JSON_NAME[m.group()]
-
-
-def _python_to_json(text: str) -> str:
-    """A Python literal without backslashes re-quoted as JSON: single-quoted strings get double
-    quotes (inner ``"`` escaped), ``True``/``False``/``None`` outside strings become JSON names.
-
-    Same text as ``_PY_TOKEN.sub(_to_json, text)``, which is the slow spelling (a Python call
-    per string): ``split`` finds the same strings (names never hold a quote, so they cannot
-    change where a string starts) and the names are renamed only between strings. Text with
-    control characters, which ``json.dumps`` would escape, takes the slow spelling.
-    """
-    if _CONTROL.search(text):
-        return _PY_TOKEN.sub(_to_json, text)
-    parts = _PY_STRING.split(text)
-    # A single-quoted token has no other apostrophe: replacing them swaps its quotes.
-    parts[1::2] = [p.replace('"', '\\"').replace("'", '"') if p[0] == "'" else p
-                   for p in parts[1::2]]
-    if "True" in text or "False" in text or "None" in text:
-        parts[::2] = [_PY_NAME.sub(_json_name, p) for p in parts[::2]]
-    return "".join(parts)
 
 
 def _decode_escapes(raw: str) -> str:
@@ -283,12 +247,41 @@ class _Built:
     """The emitted tokens (``text`` is built from them)."""
     spans: list[tuple[int, int]] = field(default_factory=list)
     """``pieces[a:b]`` of each complete item of the outer list."""
+    lenient_differs: bool = False
+    """A string of this (strict) pass ended at a quote that the lenient pass would not take
+    as its end: only then can a lenient pass read the candidate differently."""
+    strings: dict[int, str] = field(default_factory=dict)
+    """``pieces`` index -> value of each string piece (the piece is its ``repr``)."""
 
     @property
-    def items(self) -> list[str]:
-        """Literal text of each complete item of the outer list (for dropping invalid ones);
-        built on demand: only a candidate that does not parse as a whole needs it."""
-        return ["".join(self.pieces[a:b]) for a, b in self.spans]
+    def may_hold_dict(self) -> bool:
+        """Whether an item of the outer list starts as a dict can (``{`` or ``(``): the
+        salvage of valid items is kept only when one is a dict, so without one it is not
+        tried (loading each item of a long broken answer is the slow part)."""
+        return any(self.pieces[a] in ("{", "(") for a, _ in self.spans)
+
+    def item_values(self) -> list[Any]:
+        """The value of each complete item of the outer list that is valid on its own (the
+        invalid ones dropped); read only for a candidate that does not parse as a whole.
+
+        An item of one piece is read without a parser where that is exact: a string is the
+        value it was emitted from; a lone character that is no digit, or a name other than
+        the ones JSON or Python read (True, NaN...), is no literal. A long broken answer is
+        mostly such items (``[a, *, *, ...``)."""
+        values = []
+        for a, b in self.spans:
+            if b - a == 1:
+                if a in self.strings:
+                    values.append(self.strings[a])
+                    continue
+                piece = self.pieces[a]
+                if (len(piece) == 1 and not piece.isdigit()) or (
+                        _WORD.fullmatch(piece) and piece not in _LITERAL_WORDS):
+                    continue
+            loaded = _load("".join(self.pieces[a:b]))
+            if loaded is not None:
+                values.append(loaded[0])
+        return values
 
 
 def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) -> _Built:
@@ -299,7 +292,10 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
     """
     out: list[str] = ["["] if implicit_list else []
     stack: list[str] = ["]"] if implicit_list else []
+    held = {"]": len(stack), "}": 0, ")": 0}  # closers in the stack: no scan of a deep stack
+    strings: dict[int, str] = {}
     repairs: set[str] = set()
+    lenient_differs = False
     boundary: int | None = None  # len(out) after the last complete item of the outer list
     item_start: int | None = None  # len(out) where the current outer-list item began
     spans: list[tuple[int, int]] = []
@@ -308,7 +304,7 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
     closed = False
     stop = n
 
-    def value_piece(piece: str) -> None:
+    def value_piece(piece: str, string: str | None = None) -> None:
         nonlocal prev_value, item_start
         if prev_value and stack and stack[-1] == "]":
             if len(stack) == 1:
@@ -317,6 +313,8 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
             repairs.add("missing_comma")
         if len(stack) == 1:
             item_start = len(out)
+        if string is not None:
+            strings[len(out)] = string
         out.append(piece)
         prev_value = True
 
@@ -343,12 +341,15 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
             if end is None:
                 pos = n  # cut off inside a string
                 break
+            if not lenient and not lenient_differs and _LENIENT_END.match(src, end + 1) is None:
+                lenient_differs = True
             raw = src[pos + 1:end]
             if tok == "'":
                 repairs.add("python_literal")
             if lenient and quote_in(raw, tok):
                 repairs.add("quote_repair")
-            value_piece(repr(_decode_escapes(raw)))
+            value = _decode_escapes(raw)
+            value_piece(repr(value), value)
             pos = end + 1
             continue
         pos = m.end()
@@ -360,21 +361,23 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
                 if implicit_list and len(stack) == 1 and tok != "{":
                     stop = m.start()
                     break
-                if stack[-1:] == ["}"] and out[-1:] == [","] and "]" in stack:
+                if stack and stack[-1] == "}" and out[-1] == "," and held["]"]:
                     # An object where a key should be: the model forgot to close the object(s)
                     # before the next list item (``..."}, {"step": ...``).
                     out.pop()
                     while stack[-1] != "]":
-                        out.append(stack.pop())
+                        out.append(closer := stack.pop())
+                        held[closer] -= 1
                     if len(stack) == 1:
                         end_item()
                     out.append(",")
                     repairs.add("bracket_repair")
                 value_piece(tok)
                 prev_value = False
-                stack.append(_OPEN[tok])
+                stack.append(closer := _OPEN[tok])
+                held[closer] += 1
             elif tok in _CLOSE:
-                if tok not in stack:
+                if not held[tok]:
                     repairs.add("bracket_repair")  # stray closer: drop it
                     continue
                 if implicit_list and len(stack) == 1:
@@ -384,9 +387,11 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
                     out.pop()
                     repairs.add("trailing_comma")
                 while stack[-1] != tok:
-                    out.append(stack.pop())  # close what the model left open
+                    out.append(closer := stack.pop())  # close what the model left open
+                    held[closer] -= 1
                     repairs.add("bracket_repair")
                 out.append(stack.pop())
+                held[tok] -= 1
                 prev_value = True
                 if len(stack) == 1:
                     end_item()
@@ -415,7 +420,7 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
         elif kind == "ellipsis":
             value_piece("...")
         elif kind == "placeholder":
-            value_piece(repr(tok))  # ``<number of guests>`` written without quotes
+            value_piece(repr(tok), tok)  # ``<number of guests>`` written without quotes
             repairs.add("unquoted_placeholder")
         else:  # numbers are kept; other characters make the literal invalid, as they should
             value_piece(tok)
@@ -424,14 +429,15 @@ def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) 
             while out and out[-1] == ",":
                 out.pop()
             out.append("]")
-        return _Built("".join(out), stop, repairs, pieces=out, spans=spans)
+        return _Built("".join(out), stop, repairs, pieces=out, spans=spans,
+                      lenient_differs=lenient_differs, strings=strings)
     # The text ended inside the value: keep the complete items of the outer list.
     if boundary is None:
-        return _Built(None, n, repairs, truncated=True)
+        return _Built(None, n, repairs, truncated=True, lenient_differs=lenient_differs)
     tail = [t for t in out[boundary:] if t != ","]
     repairs.add("truncated_item_dropped" if tail else "truncated_list_closed")
     return _Built("".join(out[:boundary]) + "]", n, repairs, truncated=True, pieces=out,
-                  spans=spans)
+                  spans=spans, lenient_differs=lenient_differs, strings=strings)
 
 
 def quote_in(raw: str, quote: str) -> bool:
@@ -532,8 +538,12 @@ def _parse_repairing(text: str) -> ParseResult:
         attempt: tuple[list[Any], set[str], bool] | None = None
         salvage: tuple[list[Any], set[str], bool] | None = None
         extent = len(text)
+        differs = True
         for lenient in (False, True):
+            if lenient and not differs:
+                break  # every string ended where the lenient pass ends it: the same reading
             built = _build(text, start, lenient=lenient, implicit_list=implicit)
+            differs = built.lenient_differs
             extent = min(extent, built.end)
             if built.text is None:
                 # Only the strict pass tells truncation apart: a lenient string may run on.
@@ -546,9 +556,9 @@ def _parse_repairing(text: str) -> ParseResult:
                 repairs.add("surrounding_text")
             loaded = _load(built.text)
             if loaded is None:
-                if salvage is None and built.spans:
+                if salvage is None and built.may_hold_dict:
                     # Last resort: keep the items that are valid on their own.
-                    values = [v[0] for v in map(_load, built.items) if v is not None]
+                    values = built.item_values()
                     if _has_dict(values):
                         salvage = (values, repairs | {"invalid_item_dropped"}, built.truncated)
                 continue
@@ -611,41 +621,6 @@ _QUOTE_SWAP_AWARE = (*_QUOTE_SWAP, ('""None""', '"None"'), ('"{step', '{"step'),
                      ("')}", ')"}'))
 _QUOTE_SWAP_PARAM = (*_QUOTE_SWAP, ("': ", '": '), ("', {", '", {'), ("')}", ')"}'),
                      ('}}," {', "}}, {"), ('""None""', '"None"'))
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a Python literal")
-
-
-def _literal_fast(text: str) -> Any:
-    """Exactly ``ast.literal_eval(text)`` (same value, same failures), faster on most answers.
-
-    Where strict JSON accepts the text re-quoted by :func:`_python_to_json` (single quotes
-    swapped for double ones when there are no double quotes), the value is the literal's:
-    without backslashes string bodies have no escapes, JSON numbers are Python numbers, and
-    names Python would reject (``true``, ``NaN``...) are refused. Control characters and lone
-    surrogates, where the two differ, go to ``ast.literal_eval``, as does everything else.
-    """
-    if "\\" not in text and not _has_json_name(text) and not _CONTROL.search(text) \
-            and (text.isascii() or not _SURROGATE.search(text)):
-        try:
-            return _EXACT_JSON.decode(
-                text.replace("'", '"') if '"' not in text else _python_to_json(text))
-        except (ValueError, RecursionError):
-            pass
-    return _literal(text)
-
-
-_JSON_NAMES = re.compile(r"\b(?:true|false|null)\b")
-
-
-_EXACT_JSON = json.JSONDecoder(parse_constant=_no_constant)
-
-
-def _has_json_name(text: str) -> bool:
-    # Plain substring tests first: the regex is slow on long answers and rarely needed.
-    return ("true" in text or "false" in text or "null" in text) and \
-        _JSON_NAMES.search(text) is not None
 
 
 def _edit(text: str, edits: tuple[tuple[str, str], ...]) -> str:
@@ -727,9 +702,13 @@ def parse_list_official(text: Any, *, family: OfficialFamily = "aware") -> Parse
     if not isinstance(text, str):
         return ParseFailure(kind="empty_output", message=f"no text answer ({type(text).__name__})")
     t = _official_text(text, family)
+    tried: set[str] = set()
     for variant in _official_variants(t, family):
+        if variant in tried:
+            continue  # an edit that changed nothing fails as the text did
+        tried.add(variant)
         try:
-            value = _literal_fast(variant)
+            value = literal_eval_fast(variant)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
         if family == "param":
@@ -754,7 +733,9 @@ def parse_answer(text: Any, *, mode: ParserMode = "robust",
 # Plans (the planning task): numbered text, one step per line.
 
 _CHAT_TOKENS = ("<|im_end|>", "<|im_end|", "<|im_start|>", "<|im_start|")
-_STEP_LINE = re.compile(r"^\s*(?:[-*]\s*)?(\d+(?:\.\d+)*)(\.?)\s+(\S.*?)\s*$")
+# The step text runs to the line's end, its trailing blanks stripped after the match (a lazy
+# ``(\S.*?)\s*$`` tried the rest of the line after every character: quadratic on a blank run).
+_STEP_LINE = re.compile(r"^\s*(?:[-*]\s*)?(\d+(?:\.\d+)*)(\.?)\s+(\S.*)$")
 
 
 class PlanStepText(BaseModel):
@@ -830,10 +811,7 @@ def numbering_problems(numbers: list[tuple[int, ...]]) -> list[str]:
     problems: list[str] = []
     prev: tuple[int, ...] = ()
     for num in numbers:
-        allowed = [(*prev[:d], prev[d] + 1) for d in range(len(prev))] + [(*prev, 1)]
-        if not prev:
-            allowed = [(1,)]
-        if num not in allowed:
+        if not _follows(num, prev):
             if prev:
                 where = _dotted(prev)
                 expected = f"{_dotted((*prev, 1))} or {_dotted((*prev[:-1], prev[-1] + 1))}"
@@ -844,11 +822,28 @@ def numbering_problems(numbers: list[tuple[int, ...]]) -> list[str]:
     return problems
 
 
+def _follows(num: tuple[int, ...], prev: tuple[int, ...]) -> bool:
+    """Whether ``num`` may come after ``prev``: its first child, or the next sibling of it or
+    of one of its ancestors (compared at the one depth ``num`` has, not by listing every
+    allowed number: a 20,000-part number made that quadratic)."""
+    depth = len(num) - 1
+    if depth > len(prev) or depth < 0:
+        return False
+    if depth == len(prev):
+        return num[:depth] == prev and num[depth] == 1
+    return num[:depth] == prev[:depth] and num[depth] == prev[depth] + 1
+
+
 def _dotted(number: tuple[int, ...]) -> str:
     return ".".join(map(str, number))
 
 
-def _step_number(label: str) -> tuple[int, ...] | None:
+def step_number(label: str) -> tuple[int, ...] | None:
+    """``1.2`` -> ``(1, 2)``; None when a part has more digits than ``int()`` reads (4300).
+
+    >>> step_number("1.2"), step_number("1" * 5000)
+    ((1, 2), None)
+    """
     try:
         return tuple(int(p) for p in label.split("."))
     except ValueError:  # digits beyond int() limits
@@ -866,7 +861,7 @@ def plan_failure_kind(answer: Any) -> ParseFailureKind | None:
         return "empty_output"
     for line in clean_plan_text(answer).splitlines():
         m = _STEP_LINE.match(line)
-        if m is not None and _step_number(m.group(1)) is not None:
+        if m is not None and step_number(m.group(1)) is not None:
             return None
     return "no_list_found"
 
@@ -888,8 +883,8 @@ def parse_plan(answer: Any) -> ParsedPlan | ParseFailure:
         if m is None:
             unnumbered += bool(line.strip())
             continue
-        label, dot, body = m.group(1), m.group(2), m.group(3)
-        number = _step_number(label)
+        label, dot, body = m.group(1), m.group(2), m.group(3).rstrip()
+        number = step_number(label)
         if number is None:
             unnumbered += 1
             continue

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.jsonio import parse_json
 
 if TYPE_CHECKING:  # annotations only: the CLI names agents without importing LangChain
     from langchain_core.language_models import BaseChatModel
@@ -172,7 +173,7 @@ class ToolCallRecord(BaseModel):
         if self.error or self.output is None:
             return None
         try:
-            value = json.loads(self.output)
+            value = parse_json(self.output)
         except ValueError:
             return None
         return value if isinstance(value, dict) else None

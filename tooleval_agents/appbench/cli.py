@@ -25,6 +25,7 @@ from tooleval_agents.cli_base import (
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.jsonio import parse_json
 from tooleval_agents.prediction_files import (
     PREDICTIONS_HELP,
     FilesArgument,
@@ -45,7 +46,7 @@ def _items(path: Path) -> tuple[list[Any], list[int] | None]:
     except UnicodeDecodeError as exc:
         raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
     try:
-        whole = json.loads(text)
+        whole = parse_json(text)
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, list):
@@ -54,7 +55,7 @@ def _items(path: Path) -> tuple[list[Any], list[int] | None]:
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                items.append(json.loads(line))
+                items.append(parse_json(line))
             except json.JSONDecodeError as exc:
                 raise DataFormatError(path, f"neither a JSON array nor JSON Lines "
                                       f"({exc.msg})", line=number) from exc

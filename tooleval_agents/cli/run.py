@@ -34,6 +34,7 @@ from tooleval_agents.cli_base import (
 )
 from tooleval_agents.contracts import Split, format_metric, resolve_options
 from tooleval_agents.costs import describe
+from tooleval_agents.jsonio import parse_json
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, strategies
 from tooleval_agents.rescore import parse_options
@@ -67,7 +68,7 @@ def option_grid(pairs: list[str] | None, flag: str) -> list[dict[str, Any]]:
         values = [value]
         if sep and "," in value:
             try:
-                json.loads(value)
+                parse_json(value)
             except ValueError:
                 values = [v.strip() for v in value.split(",")]
         axes.append([(key, v) for v in values])

@@ -51,7 +51,13 @@ from rapidfuzz import fuzz, process
 
 from tooleval_agents.datadir import cache_dir
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import atomic_write_text, dump_jsonl, first_error, iter_jsonl
+from tooleval_agents.jsonio import (
+    atomic_write_text,
+    dump_jsonl,
+    first_error,
+    iter_jsonl,
+    parse_json,
+)
 from tooleval_agents.ultratool.paths import raw_path
 from tooleval_agents.ultratool.records import Lang, RawSample, UltraToolTask
 
@@ -109,7 +115,7 @@ def _read_samples(raw: RawInput) -> tuple[list[_Sample], str | None]:
         out: list[_Sample] = []
         for number, text in iter_jsonl(path):
             try:
-                obj = json.loads(text)
+                obj = parse_json(text)
             except json.JSONDecodeError as exc:
                 raise DataFormatError(path, f"invalid JSON ({exc.msg})", line=number) from exc
             out.append(_sample(obj, path, number))
@@ -371,7 +377,7 @@ def removed_from_tool_creation(path: Path | str) -> list[list[str]]:
     out: list[list[str]] = []
     for number, text in iter_jsonl(path):
         try:
-            obj = json.loads(text)
+            obj = parse_json(text)
             out.append([item["tool"]["name"] for item in obj["reference"]])
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise DataFormatError(path, f"not a tool_creation record ({exc!r})",
