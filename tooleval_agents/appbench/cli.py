@@ -33,6 +33,7 @@ from tooleval_agents.prediction_files import (
     prediction_files,
     score_files,
 )
+from tooleval_agents.terminal import shown
 
 if TYPE_CHECKING:  # annotations only: the metrics load when the command runs
     from evaluators.appbench_scoring import AppBenchReport
@@ -171,10 +172,10 @@ def appbench(
     if json_out:
         print_json(summary)
         return
-    table = Table(title=f"AppBench {category.upper()} ({scoring} scoring)")
+    table = Table(title=shown(f"AppBench {category.upper()} ({scoring} scoring)"))
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report.metrics.items():
-        table.add_row(name, format_metric(value, len(samples)))
+        table.add_row(shown(name), format_metric(value, len(samples)))
     console.print(table)
-    console.print(", ".join(f"{k}={v}" for k, v in counts.items()), markup=False)
+    console.print(shown(", ".join(f"{k}={v}" for k, v in counts.items())))

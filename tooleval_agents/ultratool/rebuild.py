@@ -58,6 +58,7 @@ from tooleval_agents.jsonio import (
     iter_jsonl,
     parse_json,
 )
+from tooleval_agents.terminal import printable
 from tooleval_agents.ultratool.paths import raw_path
 from tooleval_agents.ultratool.records import Lang, RawSample, UltraToolTask
 
@@ -543,7 +544,8 @@ def _upstream_removal(raw_file: Path | str, samples: list[_Sample]) -> Path | No
     try:
         _check_removal(removed_from_tool_creation(candidate), samples, candidate)
     except DataFormatError as exc:
-        log.warning("not taking the removed tools from %s: %s", candidate, exc)
+        log.warning("not taking the removed tools from %s: %s", printable(candidate),
+                    printable(exc))
         return None
     return candidate
 
