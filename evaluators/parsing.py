@@ -28,21 +28,14 @@ paper. Plans (the ``planning`` task) are numbered text, handled by :func:`parse_
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evaluators.literals import (
-    cannot_be_literal,
-    literal_eval_fast,
-    literal_eval_quiet,
-    python_to_json,
-)
+from evaluators.list_lexer import build, load_literal
+from evaluators.literals import literal_eval_fast
 
 ParseFailureKind = Literal["empty_output", "no_list_found", "invalid_json", "truncated"]
 """Why no list could be read: nothing was answered; no list or object in the text (the model did
@@ -121,328 +114,6 @@ class ParseFailure(BaseModel):
 ParseResult = ParsedList | ParseFailure
 
 _MAX_STARTS = 8  # candidate '[' positions tried by the repairing path (bounds the work on junk)
-_OPEN = {"[": "]", "{": "}", "(": ")"}
-_CLOSE = set(_OPEN.values())
-_FULLWIDTH = {"，": ",", "：": ":", "［": "[", "］": "]", "｛": "{", "｝": "}"}
-"""Full-width punctuation a Chinese answer uses for the list's own syntax (outside strings)."""
-_NAMES = {"true": "True", "false": "False", "null": "None", "none": "None", "True": "True",
-          "False": "False", "None": "None", "Ellipsis": "..."}
-_TOKEN = re.compile(
-    r"""(?P<space>\s+)
-      |(?P<num>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)
-      |(?P<word>[A-Za-z_]\w*)
-      |(?P<punct>[\[\]{}(),:，：［］｛｝])
-      |(?P<ellipsis>\.\.\.|…)
-      |(?P<comment>\#[^\n]*)
-      |(?P<placeholder><[^<>"'\n]{1,200}>)
-      |(?P<quote>["'])
-      |(?P<other>.)""",
-    re.X | re.S,
-)
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)", re.S)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'",
-                   "\\": "\\", "/": "/", "\n": ""}
-_LENIENT_FOLLOW = set(",:]})")
-_WORD = re.compile(r"[A-Za-z_]\w*")
-_LITERAL_WORDS = frozenset(("True", "False", "None", "NaN", "Infinity"))
-"""Names that read as a value on their own: Python's, and JSON's NaN and Infinity."""
-_LENIENT_END = re.compile(r"\s*+(?:[,:\]})]|\Z)")
-"""After a quote: blanks, then what can follow a value or the end (a lenient string end)."""
-
-
-# One decoder: json.loads(text, strict=False) would build a new one on every call.
-_LENIENT_JSON = json.JSONDecoder(strict=False)
-
-
-def _load(text: str) -> tuple[Any, bool] | None:
-    """``(value, is_python)`` from JSON, else a Python literal, else None. Never raises."""
-    # Without a double quote JSON has no string, so an apostrophe rules JSON out.
-    if '"' in text or "'" not in text:
-        try:
-            return _LENIENT_JSON.decode(text), False
-        except (ValueError, RecursionError):
-            pass
-    if "\\" not in text:
-        # Speed: a Python literal without backslashes becomes JSON by re-quoting its strings
-        # (bodies without escapes mean the same in both) and renaming True/False/None outside
-        # them. When JSON accepts the result, the value equals ast.literal_eval's (anything
-        # else, e.g. tuples, falls through to it), at a fraction of the cost.
-        if '"' not in text:
-            try:
-                return json.loads(text.replace("'", '"')), True
-            except (ValueError, RecursionError):
-                pass
-        try:
-            return json.loads(python_to_json(text)), True
-        except (ValueError, RecursionError):
-            pass
-    if cannot_be_literal(text):
-        return None
-    try:
-        return literal_eval_quiet(text), True
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-def _decode_escapes(raw: str) -> str:
-    """The value of a quoted string's body (JSON and Python escapes; unknown ones kept as is)."""
-    if "\\" not in raw:
-        return raw
-
-    def sub(m: re.Match[str]) -> str:
-        s = m.group(1)
-        if len(s) > 1:  # \uXXXX, \UXXXXXXXX or \xXX
-            code = int(s[1:], 16)
-            return chr(code) if code <= 0x10FFFF else "\\" + s
-        return _SIMPLE_ESCAPES.get(s, "\\" + s)
-
-    text = _ESCAPE.sub(sub, raw)
-    if _SURROGATE.search(text):  # "\ud83d\ude00" is one character, as in JSON
-        with contextlib.suppress(UnicodeDecodeError):  # a lone surrogate stays as it is
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16")
-    return text
-
-
-def _string_end(src: str, start: int, lenient: bool) -> int | None:
-    """Index of the quote closing the string opened at ``start``; None if the text ends first.
-
-    ``lenient``: a quote only closes the string when the next non-blank character can follow a
-    value (``, : ] } )`` or the end), so ``'Tomorrow's meeting'`` is one string.
-    """
-    quote, n, i = src[start], len(src), start + 1
-    while True:
-        j = src.find(quote, i)
-        if j < 0:
-            return None
-        backslashes = 0
-        k = j - 1
-        while k > start and src[k] == "\\":
-            backslashes += 1
-            k -= 1
-        if backslashes % 2 == 0:
-            if not lenient:
-                return j
-            k = j + 1
-            while k < n and src[k].isspace():
-                k += 1
-            if k == n or src[k] in _LENIENT_FOLLOW:
-                return j
-        i = j + 1
-        if i >= n:
-            return None
-
-
-@dataclass
-class _Built:
-    """A candidate re-emitted as a Python literal by :func:`_build`."""
-
-    text: str | None
-    """The literal text, or None when nothing complete was found."""
-    end: int
-    """Index in the source just after the candidate."""
-    repairs: set[str] = field(default_factory=set)
-    truncated: bool = False
-    pieces: list[str] = field(default_factory=list)
-    """The emitted tokens (``text`` is built from them)."""
-    spans: list[tuple[int, int]] = field(default_factory=list)
-    """``pieces[a:b]`` of each complete item of the outer list."""
-    lenient_differs: bool = False
-    """A string of this (strict) pass ended at a quote that the lenient pass would not take
-    as its end: only then can a lenient pass read the candidate differently."""
-    strings: dict[int, str] = field(default_factory=dict)
-    """``pieces`` index -> value of each string piece (the piece is its ``repr``)."""
-
-    @property
-    def may_hold_dict(self) -> bool:
-        """Whether an item of the outer list starts as a dict can (``{`` or ``(``): the
-        salvage of valid items is kept only when one is a dict, so without one it is not
-        tried (loading each item of a long broken answer is the slow part)."""
-        return any(self.pieces[a] in ("{", "(") for a, _ in self.spans)
-
-    def item_values(self) -> list[Any]:
-        """The value of each complete item of the outer list that is valid on its own (the
-        invalid ones dropped); read only for a candidate that does not parse as a whole.
-
-        An item of one piece is read without a parser where that is exact: a string is the
-        value it was emitted from; a lone character that is no digit, or a name other than
-        the ones JSON or Python read (True, NaN...), is no literal. A long broken answer is
-        mostly such items (``[a, *, *, ...``)."""
-        values = []
-        for a, b in self.spans:
-            if b - a == 1:
-                if a in self.strings:
-                    values.append(self.strings[a])
-                    continue
-                piece = self.pieces[a]
-                if (len(piece) == 1 and not piece.isdigit()) or (
-                        _WORD.fullmatch(piece) and piece not in _LITERAL_WORDS):
-                    continue
-            loaded = _load("".join(self.pieces[a:b]))
-            if loaded is not None:
-                values.append(loaded[0])
-        return values
-
-
-def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) -> _Built:
-    """Re-emit the value starting at ``src[start]`` as Python literal text, repairing on the way.
-
-    Stops when the outer bracket closes; prose after it is ignored. With ``implicit_list``, the
-    text from ``start`` is a run of bare objects to be wrapped in a list.
-    """
-    out: list[str] = ["["] if implicit_list else []
-    stack: list[str] = ["]"] if implicit_list else []
-    held = {"]": len(stack), "}": 0, ")": 0}  # closers in the stack: no scan of a deep stack
-    strings: dict[int, str] = {}
-    repairs: set[str] = set()
-    lenient_differs = False
-    boundary: int | None = None  # len(out) after the last complete item of the outer list
-    item_start: int | None = None  # len(out) where the current outer-list item began
-    spans: list[tuple[int, int]] = []
-    prev_value = False  # the previous significant token ended a value
-    pos, n = start, len(src)
-    closed = False
-    stop = n
-
-    def value_piece(piece: str, string: str | None = None) -> None:
-        nonlocal prev_value, item_start
-        if prev_value and stack and stack[-1] == "]":
-            if len(stack) == 1:
-                end_item()
-            out.append(", ")
-            repairs.add("missing_comma")
-        if len(stack) == 1:
-            item_start = len(out)
-        if string is not None:
-            strings[len(out)] = string
-        out.append(piece)
-        prev_value = True
-
-    def end_item() -> None:
-        nonlocal boundary, item_start
-        boundary = len(out)
-        if item_start is not None:
-            spans.append((item_start, boundary))
-            item_start = None
-
-    while pos < n:
-        m = _TOKEN.match(src, pos)
-        if m is None:  # unreachable: the pattern ends with '.'
-            break
-        kind, tok = m.lastgroup, m.group()
-        if kind in ("space", "comment"):
-            pos = m.end()
-            continue
-        if implicit_list and len(stack) == 1 and kind != "punct":
-            stop = pos
-            break  # prose after the last bare object
-        if kind == "quote":
-            end = _string_end(src, pos, lenient)
-            if end is None:
-                pos = n  # cut off inside a string
-                break
-            if not lenient and not lenient_differs and _LENIENT_END.match(src, end + 1) is None:
-                lenient_differs = True
-            raw = src[pos + 1:end]
-            if tok == "'":
-                repairs.add("python_literal")
-            if lenient and quote_in(raw, tok):
-                repairs.add("quote_repair")
-            value = _decode_escapes(raw)
-            value_piece(repr(value), value)
-            pos = end + 1
-            continue
-        pos = m.end()
-        if kind == "punct" and tok in _FULLWIDTH:
-            tok = _FULLWIDTH[tok]
-            repairs.add("fullwidth_punctuation")
-        if kind == "punct":
-            if tok in _OPEN:
-                if implicit_list and len(stack) == 1 and tok != "{":
-                    stop = m.start()
-                    break
-                if stack and stack[-1] == "}" and out[-1] == "," and held["]"]:
-                    # An object where a key should be: the model forgot to close the object(s)
-                    # before the next list item (``..."}, {"step": ...``).
-                    out.pop()
-                    while stack[-1] != "]":
-                        out.append(closer := stack.pop())
-                        held[closer] -= 1
-                    if len(stack) == 1:
-                        end_item()
-                    out.append(",")
-                    repairs.add("bracket_repair")
-                value_piece(tok)
-                prev_value = False
-                stack.append(closer := _OPEN[tok])
-                held[closer] += 1
-            elif tok in _CLOSE:
-                if not held[tok]:
-                    repairs.add("bracket_repair")  # stray closer: drop it
-                    continue
-                if implicit_list and len(stack) == 1:
-                    stop = m.start()
-                    break
-                while out and out[-1] == ",":
-                    out.pop()
-                    repairs.add("trailing_comma")
-                while stack[-1] != tok:
-                    out.append(closer := stack.pop())  # close what the model left open
-                    held[closer] -= 1
-                    repairs.add("bracket_repair")
-                out.append(stack.pop())
-                held[tok] -= 1
-                prev_value = True
-                if len(stack) == 1:
-                    end_item()
-                if not stack:
-                    closed = True
-                    stop = pos
-                    break
-            elif tok == ",":
-                if not out or out[-1] in (",", "[", "{", "(", ":"):
-                    repairs.add("trailing_comma")
-                    continue
-                if len(stack) == 1 and prev_value:
-                    end_item()
-                out.append(",")
-                prev_value = False
-            else:  # ':'
-                out.append(":")
-                prev_value = False
-        elif kind == "word":
-            name = _NAMES.get(tok)
-            if name is not None and name != tok:
-                repairs.add("json_names")
-            elif name is not None:
-                repairs.add("python_literal")
-            value_piece(name or tok)
-        elif kind == "ellipsis":
-            value_piece("...")
-        elif kind == "placeholder":
-            value_piece(repr(tok), tok)  # ``<number of guests>`` written without quotes
-            repairs.add("unquoted_placeholder")
-        else:  # numbers are kept; other characters make the literal invalid, as they should
-            value_piece(tok)
-    if closed or (implicit_list and len(stack) == 1):
-        if implicit_list:
-            while out and out[-1] == ",":
-                out.pop()
-            out.append("]")
-        return _Built("".join(out), stop, repairs, pieces=out, spans=spans,
-                      lenient_differs=lenient_differs, strings=strings)
-    # The text ended inside the value: keep the complete items of the outer list.
-    if boundary is None:
-        return _Built(None, n, repairs, truncated=True, lenient_differs=lenient_differs)
-    tail = [t for t in out[boundary:] if t != ","]
-    repairs.add("truncated_item_dropped" if tail else "truncated_list_closed")
-    return _Built("".join(out[:boundary]) + "]", n, repairs, truncated=True, pieces=out,
-                  spans=spans, lenient_differs=lenient_differs, strings=strings)
-
-
-def quote_in(raw: str, quote: str) -> bool:
-    """Whether a string body contains its own (unescaped) quote character."""
-    return re.search(r"(?<!\\)" + re.escape(quote), raw) is not None
 
 
 _REPAIR_ORDER: tuple[Repair, ...] = Repair.__args__  # type: ignore[attr-defined]
@@ -502,7 +173,7 @@ def parse_list(text: Any) -> ParseResult:
         return ParseFailure(kind="empty_output", message="empty answer")
     first, last = text.find("["), text.rfind("]")
     if first >= 0 and last > first:
-        loaded = _load(text[first:last + 1])
+        loaded = load_literal(text[first:last + 1])
         if loaded is not None and isinstance(loaded[0], list):
             # The repairs in _REPAIR_ORDER order (surrounding_text comes first).
             extra = (first > 0 or last < len(text) - 1) and \
@@ -542,7 +213,7 @@ def _parse_repairing(text: str) -> ParseResult:
         for lenient in (False, True):
             if lenient and not differs:
                 break  # every string ended where the lenient pass ends it: the same reading
-            built = _build(text, start, lenient=lenient, implicit_list=implicit)
+            built = build(text, start, lenient=lenient, implicit_list=implicit)
             differs = built.lenient_differs
             extent = min(extent, built.end)
             if built.text is None:
@@ -554,7 +225,7 @@ def _parse_repairing(text: str) -> ParseResult:
                 repairs.add("wrapped_object")
             if _extra_text(text[:start], "" if built.truncated else text[built.end:]):
                 repairs.add("surrounding_text")
-            loaded = _load(built.text)
+            loaded = load_literal(built.text)
             if loaded is None:
                 if salvage is None and built.may_hold_dict:
                     # Last resort: keep the items that are valid on their own.

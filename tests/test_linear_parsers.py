@@ -22,13 +22,12 @@ from hypothesis import strategies as st
 
 from evaluators.appbench_parse import parse_answer as parse_appbench_answer
 from evaluators.judge import fenced_block
+from evaluators.list_lexer import build, load_literal
 from evaluators.literals import cannot_be_literal, literal_eval_fast
 from evaluators.parsing import (
     _STEP_LINE,
     ParsedPlan,
     ParseFailure,
-    _build,
-    _load,
     numbering_problems,
     parse_list,
     parse_list_official,
@@ -270,6 +269,6 @@ def test_literal_eval_fast_is_ast_literal_eval(text: str) -> None:
 ).map("".join))
 def test_salvaged_items_are_what_loading_each_gave(text: str) -> None:
     for lenient in (False, True):
-        built = _build("[" + text, 0, lenient=lenient)
-        loaded = [_load("".join(built.pieces[a:b])) for a, b in built.spans]
+        built = build("[" + text, 0, lenient=lenient)
+        loaded = [load_literal("".join(built.pieces[a:b])) for a, b in built.spans]
         assert repr(built.item_values()) == repr([v[0] for v in loaded if v is not None])
