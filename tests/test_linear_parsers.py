@@ -35,6 +35,7 @@ from evaluators.parsing import (
     step_number,
 )
 from evaluators.planning_structure import check_numbering
+from evaluators.trajectory import INVALID_ARGS, tool_calls_of
 from graphs.appbench import read_plan
 from graphs.appbench_build_prompts import read_instruction, read_scores
 from graphs.ultratool_build import StageFailure, parse_object
@@ -125,6 +126,17 @@ def test_deep_nesting_and_huge_numbers_give_the_documented_failure() -> None:
     deep = parse_list("[" * 3000 + "]" * 3000)
     assert isinstance(deep, ParseFailure) and deep.kind == "invalid_json"
     assert not parse_list_official("[" * 3000 + "]" * 3000).ok
+
+
+def test_tool_call_arguments_that_are_not_a_json_object_are_kept_apart() -> None:
+    message = {"role": "assistant", "tool_calls": [
+        {"function": {"name": "f", "arguments": '{"a": ' + "[" * 3000}},
+        {"function": {"name": "g", "arguments": "[1]"}},
+        {"function": {"name": "h", "arguments": '{"city": "Paris"}'}}]}
+    assert tool_calls_of([message]) == [
+        {"name": "f", "args": {INVALID_ARGS: '{"a": ' + "[" * 3000}},
+        {"name": "g", "args": {INVALID_ARGS: "[1]"}},
+        {"name": "h", "args": {"city": "Paris"}}]
 
 
 def test_json_text_from_outside_fails_only_as_json(tmp_path: Path) -> None:

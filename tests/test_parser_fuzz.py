@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from evaluators import appbench_paper, appbench_parse, judge, judge_replay, parsing
 from evaluators import planning_structure as structure
 from evaluators.appbench_strict import score_strict
+from evaluators.trajectory import tool_calls_of
 from evaluators.ultratool_kv import score_awareness, score_tool_selection, score_tool_usage
 from evaluators.ultratool_scoring import load_predictions
 from graphs import appbench as appbench_graph
@@ -141,6 +142,9 @@ PARSERS: list[Case] = [
          lambda t: judge.parse_judge_output(t, "planning", lang="en")),
     Case("parse_judge_output tool_creation zh",
          lambda t: judge.parse_judge_output(t, "tool_creation", lang="zh")),
+    # Tool calls of a trajectory in the OpenAI wire format: arguments are model text
+    Case("tool_calls_of wire arguments", lambda t: tool_calls_of(
+        [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": t}}]}])),
     # Data files and prediction files
     Case("parse_json", jsonio.parse_json, (ValueError,)),
     Case("load_json", _file(jsonio.load_json), (ToolevalError,)),
