@@ -112,10 +112,7 @@ _OTHER_NAME = re.compile(r"(?=[^\W\d])(?<![\w.])(?!(?:True|False|None)(?!\w))")
 _STRING_OR_COMMENT = re.compile(
     r"""(?:\b[bBfFrRtTuU]{1,2})?(?:'[^'\n\r]*'|"[^"\n\r]*")|#[^\n\r]*""")
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
-_BRACKET_PAIR = re.compile(r"\(\)|\[\]|\{\}")
-_PAIRING_PASSES = 32
-"""Nesting depth up to which :func:`cannot_be_literal` checks that brackets pair up (each pass
-removes the innermost pairs; deeper text is left to the compiler)."""
+_OPENER_OF = {")": "(", "]": "[", "}": "{"}
 
 
 def cannot_be_literal(text: str) -> bool:
@@ -139,14 +136,13 @@ def cannot_be_literal(text: str) -> bool:
     if code.count("(") != code.count(")") or code.count("[") != code.count("]") \
             or code.count("{") != code.count("}") or _OTHER_NAME.search(code) is not None:
         return True
-    brackets = _NOT_BRACKET.sub("", code)
-    for _ in range(_PAIRING_PASSES):
-        brackets, paired = _BRACKET_PAIR.subn("", brackets)
-        if not brackets:
-            return False
-        if not paired:
+    stack: list[str] = []
+    for bracket in _NOT_BRACKET.sub("", code):
+        if bracket in "([{":
+            stack.append(bracket)
+        elif not stack or stack.pop() != _OPENER_OF[bracket]:
             return True  # e.g. ``}{`` or ``(]``: a closer that no opener matches
-    return False
+    return bool(stack)  # (counts are equal here: an opener left means a closer unmatched)
 
 
 # A JSON string (skipped), or a comma after a value that only a closing bracket follows.

@@ -262,7 +262,7 @@ def _outcome(read: Any, text: str) -> tuple[str, ...]:
         return ("fails",)
 
 
-@settings(max_examples=4000, derandomize=True, database=None, deadline=None,
+@settings(max_examples=2500, derandomize=True, database=None, deadline=None,
           suppress_health_check=list(HealthCheck))
 @given(st.lists(st.sampled_from(_LITERAL_PIECES), max_size=14).map("".join))
 def test_literal_eval_fast_is_ast_literal_eval(text: str) -> None:

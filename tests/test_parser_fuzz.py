@@ -286,7 +286,7 @@ def _slowness(case: Case, make: Callable[[int], str], *, bounded: bool) -> str |
     parser.
     """
     small, large = make(10_000), make(100_000)
-    t_small = _best(case, small, collector=False)
+    t_small = _best(case, small, collector=False, enough=FLOOR)  # below it, FLOOR counts
     ratio_limit = MAX_RATIO * max(t_small, FLOOR)
     limit = min(LIMIT_100K, ratio_limit) if bounded else ratio_limit
     t_large = _best(case, large, enough=limit)
