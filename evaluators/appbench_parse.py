@@ -189,8 +189,8 @@ def parse_answer(text: object) -> ParsedAnswer:
         return out
     text = without_reasoning(text)  # a call drafted while reasoning is not the answer
     for raw_line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if _FENCE.match(raw_line):
-            continue
+        if ("[" not in raw_line and "(" not in raw_line) or _FENCE.match(raw_line):
+            continue  # every call form has one of them: prose lines cost a membership test
         line = _clean(raw_line)
         if not line:
             continue

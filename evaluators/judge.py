@@ -46,11 +46,9 @@ Example::
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
-import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Annotated, Any
 
@@ -70,6 +68,7 @@ from evaluators.judge_prompts import (
     build_prompt,
     retry_prompt,
 )
+from evaluators.literals import literal_eval_fast
 from evaluators.parsing import ParsedList, parse_list
 from evaluators.planning_structure import clean_plan, prediction_text
 from tooleval_agents.contracts import Metrics
@@ -315,20 +314,38 @@ def _load(candidate: str) -> Any:
         return None
     try:
         # Compiling judge text can warn (``'\d'``: invalid escape sequence): not our code's
-        # problem, and it must not leak to stderr.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.literal_eval(candidate)
+        # problem, and it must not leak to stderr (literal_eval_fast silences it).
+        return literal_eval_fast(candidate)
     except Exception:  # SyntaxError, ValueError, MemoryError, RecursionError...: not a literal
         return None
+
+
+_FENCE_HEAD = re.compile(r"[A-Za-z]*\s*")
+
+
+def fenced_block(text: str) -> str | None:
+    """The body of the first fenced block: from after the first triple backtick and its
+    language tag to the next triple backtick; None when no fence closes. What
+    ``re.search(r"```[A-Za-z]*\\s*(.*?)```", text, re.S)`` finds, in one pass (the pattern
+    retried every shorter tag when no fence closed).
+
+    >>> fenced_block("Sure:\\n```json\\n[1]\\n```"), fenced_block("```json [1]")
+    ('[1]\\n', None)
+    """
+    at = text.find("```")
+    if at < 0:
+        return None
+    body = _FENCE_HEAD.match(text, at + 3).end()  # type: ignore[union-attr]  # may be empty
+    end = text.find("```", body)
+    return text[body:end] if end >= 0 else None
 
 
 def _candidates(text: str) -> list[str]:
     """Substrings that may hold the JSON answer: the text, a fenced block, ``[...]``, ``{...}``."""
     out = [text.strip()]
-    fenced = re.search(r"```[A-Za-z]*\s*(.*?)```", text, re.DOTALL)
-    if fenced:
-        out.append(fenced.group(1).strip())
+    fenced = fenced_block(text)
+    if fenced is not None:
+        out.append(fenced.strip())
     for open_, close in (("[", "]"), ("{", "}")):
         i, j = text.find(open_), text.rfind(close)
         if 0 <= i < j:

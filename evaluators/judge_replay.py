@@ -62,7 +62,7 @@ from evaluators.planning_structure import (
 )
 from tooleval_agents.contracts import Metrics
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import iter_jsonl
+from tooleval_agents.jsonio import iter_jsonl, parse_json
 from tooleval_agents.ultratool.records import Lang, ToolSkeleton, step_id
 
 ReportMode = Literal["replay", "judge", "structure_only"]
@@ -147,7 +147,7 @@ def read_judgments(path: Path, task: JudgeTask = "planning",
     for number, text in iter_jsonl(path):
         where = f"{path.name}:{number}"
         try:
-            obj = json.loads(text)
+            obj = parse_json(text)
         except json.JSONDecodeError as exc:
             out.append(_broken(number, task, lang, f"{where}: invalid JSON ({exc.msg})"))
             continue

@@ -28,16 +28,14 @@ paper. Plans (the ``planning`` task) are numbered text, handled by :func:`parse_
 
 from __future__ import annotations
 
-import ast
-import contextlib
-import json
 import re
-import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from evaluators.list_lexer import build, load_literal
+from evaluators.literals import literal_eval_fast
 
 ParseFailureKind = Literal["empty_output", "no_list_found", "invalid_json", "truncated"]
 """Why no list could be read: nothing was answered; no list or object in the text (the model did
@@ -116,327 +114,6 @@ class ParseFailure(BaseModel):
 ParseResult = ParsedList | ParseFailure
 
 _MAX_STARTS = 8  # candidate '[' positions tried by the repairing path (bounds the work on junk)
-_OPEN = {"[": "]", "{": "}", "(": ")"}
-_CLOSE = set(_OPEN.values())
-_FULLWIDTH = {"，": ",", "：": ":", "［": "[", "］": "]", "｛": "{", "｝": "}"}
-"""Full-width punctuation a Chinese answer uses for the list's own syntax (outside strings)."""
-_NAMES = {"true": "True", "false": "False", "null": "None", "none": "None", "True": "True",
-          "False": "False", "None": "None", "Ellipsis": "..."}
-_TOKEN = re.compile(
-    r"""(?P<space>\s+)
-      |(?P<num>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)
-      |(?P<word>[A-Za-z_]\w*)
-      |(?P<punct>[\[\]{}(),:，：［］｛｝])
-      |(?P<ellipsis>\.\.\.|…)
-      |(?P<comment>\#[^\n]*)
-      |(?P<placeholder><[^<>"'\n]{1,200}>)
-      |(?P<quote>["'])
-      |(?P<other>.)""",
-    re.X | re.S,
-)
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)", re.S)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'",
-                   "\\": "\\", "/": "/", "\n": ""}
-_LENIENT_FOLLOW = set(",:]})")
-
-
-# One decoder: json.loads(text, strict=False) would build a new one on every call.
-_LENIENT_JSON = json.JSONDecoder(strict=False)
-
-
-def _literal(text: str) -> Any:
-    """``ast.literal_eval`` without the invalid-escape warnings (``\\_`` is common in answers)."""
-    if "\\" in text:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.literal_eval(text)
-    return ast.literal_eval(text)
-
-
-def _load(text: str) -> tuple[Any, bool] | None:
-    """``(value, is_python)`` from JSON, else a Python literal, else None. Never raises."""
-    # Without a double quote JSON has no string, so an apostrophe rules JSON out.
-    if '"' in text or "'" not in text:
-        try:
-            return _LENIENT_JSON.decode(text), False
-        except (ValueError, RecursionError):
-            pass
-    if "\\" not in text:
-        # Speed: a Python literal without backslashes becomes JSON by re-quoting its strings
-        # (bodies without escapes mean the same in both) and renaming True/False/None outside
-        # them. When JSON accepts the result, the value equals ast.literal_eval's (anything
-        # else, e.g. tuples, falls through to it), at a fraction of the cost.
-        if '"' not in text:
-            try:
-                return json.loads(text.replace("'", '"')), True
-            except (ValueError, RecursionError):
-                pass
-        try:
-            return json.loads(_python_to_json(text)), True
-        except (ValueError, RecursionError):
-            pass
-    try:
-        return _literal(text), True
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-_PY_TOKEN = re.compile(r"""'([^'\\\n]*)'|"[^"\\\n]*"|\b(True|False|None)\b""")
-_PY_STRING = re.compile(r"""('[^'\\\n]*'|"[^"\\\n]*")""")
-_PY_NAME = re.compile(r"\b(?:True|False|None)\b")
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f]")
-_JSON_NAME = {"True": "true", "False": "false", "None": "null"}
-
-
-def _to_json(m: re.Match[str]) -> str:
-    if m.group(1) is not None:  # a single-quoted string
-        return json.dumps(m.group(1), ensure_ascii=False)
-    if m.group(2) is not None:  # a Python name outside strings
-        return _JSON_NAME[m.group(2)]
-    return m.group()  # a double-quoted string is JSON already
-
-
-def _json_name(m: re.Match[str]) -> str:
-    return _JSON_NAME[m.group()]
-
-
-def _python_to_json(text: str) -> str:
-    """A Python literal without backslashes re-quoted as JSON: single-quoted strings get double
-    quotes (inner ``"`` escaped), ``True``/``False``/``None`` outside strings become JSON names.
-
-    Same text as ``_PY_TOKEN.sub(_to_json, text)``, which is the slow spelling (a Python call
-    per string): ``split`` finds the same strings (names never hold a quote, so they cannot
-    change where a string starts) and the names are renamed only between strings. Text with
-    control characters, which ``json.dumps`` would escape, takes the slow spelling.
-    """
-    if _CONTROL.search(text):
-        return _PY_TOKEN.sub(_to_json, text)
-    parts = _PY_STRING.split(text)
-    # A single-quoted token has no other apostrophe: replacing them swaps its quotes.
-    parts[1::2] = [p.replace('"', '\\"').replace("'", '"') if p[0] == "'" else p
-                   for p in parts[1::2]]
-    if "True" in text or "False" in text or "None" in text:
-        parts[::2] = [_PY_NAME.sub(_json_name, p) for p in parts[::2]]
-    return "".join(parts)
-
-
-def _decode_escapes(raw: str) -> str:
-    """The value of a quoted string's body (JSON and Python escapes; unknown ones kept as is)."""
-    if "\\" not in raw:
-        return raw
-
-    def sub(m: re.Match[str]) -> str:
-        s = m.group(1)
-        if len(s) > 1:  # \uXXXX, \UXXXXXXXX or \xXX
-            code = int(s[1:], 16)
-            return chr(code) if code <= 0x10FFFF else "\\" + s
-        return _SIMPLE_ESCAPES.get(s, "\\" + s)
-
-    text = _ESCAPE.sub(sub, raw)
-    if _SURROGATE.search(text):  # "\ud83d\ude00" is one character, as in JSON
-        with contextlib.suppress(UnicodeDecodeError):  # a lone surrogate stays as it is
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16")
-    return text
-
-
-def _string_end(src: str, start: int, lenient: bool) -> int | None:
-    """Index of the quote closing the string opened at ``start``; None if the text ends first.
-
-    ``lenient``: a quote only closes the string when the next non-blank character can follow a
-    value (``, : ] } )`` or the end), so ``'Tomorrow's meeting'`` is one string.
-    """
-    quote, n, i = src[start], len(src), start + 1
-    while True:
-        j = src.find(quote, i)
-        if j < 0:
-            return None
-        backslashes = 0
-        k = j - 1
-        while k > start and src[k] == "\\":
-            backslashes += 1
-            k -= 1
-        if backslashes % 2 == 0:
-            if not lenient:
-                return j
-            k = j + 1
-            while k < n and src[k].isspace():
-                k += 1
-            if k == n or src[k] in _LENIENT_FOLLOW:
-                return j
-        i = j + 1
-        if i >= n:
-            return None
-
-
-@dataclass
-class _Built:
-    """A candidate re-emitted as a Python literal by :func:`_build`."""
-
-    text: str | None
-    """The literal text, or None when nothing complete was found."""
-    end: int
-    """Index in the source just after the candidate."""
-    repairs: set[str] = field(default_factory=set)
-    truncated: bool = False
-    pieces: list[str] = field(default_factory=list)
-    """The emitted tokens (``text`` is built from them)."""
-    spans: list[tuple[int, int]] = field(default_factory=list)
-    """``pieces[a:b]`` of each complete item of the outer list."""
-
-    @property
-    def items(self) -> list[str]:
-        """Literal text of each complete item of the outer list (for dropping invalid ones);
-        built on demand: only a candidate that does not parse as a whole needs it."""
-        return ["".join(self.pieces[a:b]) for a, b in self.spans]
-
-
-def _build(src: str, start: int, *, lenient: bool, implicit_list: bool = False) -> _Built:
-    """Re-emit the value starting at ``src[start]`` as Python literal text, repairing on the way.
-
-    Stops when the outer bracket closes; prose after it is ignored. With ``implicit_list``, the
-    text from ``start`` is a run of bare objects to be wrapped in a list.
-    """
-    out: list[str] = ["["] if implicit_list else []
-    stack: list[str] = ["]"] if implicit_list else []
-    repairs: set[str] = set()
-    boundary: int | None = None  # len(out) after the last complete item of the outer list
-    item_start: int | None = None  # len(out) where the current outer-list item began
-    spans: list[tuple[int, int]] = []
-    prev_value = False  # the previous significant token ended a value
-    pos, n = start, len(src)
-    closed = False
-    stop = n
-
-    def value_piece(piece: str) -> None:
-        nonlocal prev_value, item_start
-        if prev_value and stack and stack[-1] == "]":
-            if len(stack) == 1:
-                end_item()
-            out.append(", ")
-            repairs.add("missing_comma")
-        if len(stack) == 1:
-            item_start = len(out)
-        out.append(piece)
-        prev_value = True
-
-    def end_item() -> None:
-        nonlocal boundary, item_start
-        boundary = len(out)
-        if item_start is not None:
-            spans.append((item_start, boundary))
-            item_start = None
-
-    while pos < n:
-        m = _TOKEN.match(src, pos)
-        if m is None:  # unreachable: the pattern ends with '.'
-            break
-        kind, tok = m.lastgroup, m.group()
-        if kind in ("space", "comment"):
-            pos = m.end()
-            continue
-        if implicit_list and len(stack) == 1 and kind != "punct":
-            stop = pos
-            break  # prose after the last bare object
-        if kind == "quote":
-            end = _string_end(src, pos, lenient)
-            if end is None:
-                pos = n  # cut off inside a string
-                break
-            raw = src[pos + 1:end]
-            if tok == "'":
-                repairs.add("python_literal")
-            if lenient and quote_in(raw, tok):
-                repairs.add("quote_repair")
-            value_piece(repr(_decode_escapes(raw)))
-            pos = end + 1
-            continue
-        pos = m.end()
-        if kind == "punct" and tok in _FULLWIDTH:
-            tok = _FULLWIDTH[tok]
-            repairs.add("fullwidth_punctuation")
-        if kind == "punct":
-            if tok in _OPEN:
-                if implicit_list and len(stack) == 1 and tok != "{":
-                    stop = m.start()
-                    break
-                if stack[-1:] == ["}"] and out[-1:] == [","] and "]" in stack:
-                    # An object where a key should be: the model forgot to close the object(s)
-                    # before the next list item (``..."}, {"step": ...``).
-                    out.pop()
-                    while stack[-1] != "]":
-                        out.append(stack.pop())
-                    if len(stack) == 1:
-                        end_item()
-                    out.append(",")
-                    repairs.add("bracket_repair")
-                value_piece(tok)
-                prev_value = False
-                stack.append(_OPEN[tok])
-            elif tok in _CLOSE:
-                if tok not in stack:
-                    repairs.add("bracket_repair")  # stray closer: drop it
-                    continue
-                if implicit_list and len(stack) == 1:
-                    stop = m.start()
-                    break
-                while out and out[-1] == ",":
-                    out.pop()
-                    repairs.add("trailing_comma")
-                while stack[-1] != tok:
-                    out.append(stack.pop())  # close what the model left open
-                    repairs.add("bracket_repair")
-                out.append(stack.pop())
-                prev_value = True
-                if len(stack) == 1:
-                    end_item()
-                if not stack:
-                    closed = True
-                    stop = pos
-                    break
-            elif tok == ",":
-                if not out or out[-1] in (",", "[", "{", "(", ":"):
-                    repairs.add("trailing_comma")
-                    continue
-                if len(stack) == 1 and prev_value:
-                    end_item()
-                out.append(",")
-                prev_value = False
-            else:  # ':'
-                out.append(":")
-                prev_value = False
-        elif kind == "word":
-            name = _NAMES.get(tok)
-            if name is not None and name != tok:
-                repairs.add("json_names")
-            elif name is not None:
-                repairs.add("python_literal")
-            value_piece(name or tok)
-        elif kind == "ellipsis":
-            value_piece("...")
-        elif kind == "placeholder":
-            value_piece(repr(tok))  # ``<number of guests>`` written without quotes
-            repairs.add("unquoted_placeholder")
-        else:  # numbers are kept; other characters make the literal invalid, as they should
-            value_piece(tok)
-    if closed or (implicit_list and len(stack) == 1):
-        if implicit_list:
-            while out and out[-1] == ",":
-                out.pop()
-            out.append("]")
-        return _Built("".join(out), stop, repairs, pieces=out, spans=spans)
-    # The text ended inside the value: keep the complete items of the outer list.
-    if boundary is None:
-        return _Built(None, n, repairs, truncated=True)
-    tail = [t for t in out[boundary:] if t != ","]
-    repairs.add("truncated_item_dropped" if tail else "truncated_list_closed")
-    return _Built("".join(out[:boundary]) + "]", n, repairs, truncated=True, pieces=out,
-                  spans=spans)
-
-
-def quote_in(raw: str, quote: str) -> bool:
-    """Whether a string body contains its own (unescaped) quote character."""
-    return re.search(r"(?<!\\)" + re.escape(quote), raw) is not None
 
 
 _REPAIR_ORDER: tuple[Repair, ...] = Repair.__args__  # type: ignore[attr-defined]
@@ -496,7 +173,7 @@ def parse_list(text: Any) -> ParseResult:
         return ParseFailure(kind="empty_output", message="empty answer")
     first, last = text.find("["), text.rfind("]")
     if first >= 0 and last > first:
-        loaded = _load(text[first:last + 1])
+        loaded = load_literal(text[first:last + 1])
         if loaded is not None and isinstance(loaded[0], list):
             # The repairs in _REPAIR_ORDER order (surrounding_text comes first).
             extra = (first > 0 or last < len(text) - 1) and \
@@ -532,8 +209,12 @@ def _parse_repairing(text: str) -> ParseResult:
         attempt: tuple[list[Any], set[str], bool] | None = None
         salvage: tuple[list[Any], set[str], bool] | None = None
         extent = len(text)
+        differs = True
         for lenient in (False, True):
-            built = _build(text, start, lenient=lenient, implicit_list=implicit)
+            if lenient and not differs:
+                break  # every string ended where the lenient pass ends it: the same reading
+            built = build(text, start, lenient=lenient, implicit_list=implicit)
+            differs = built.lenient_differs
             extent = min(extent, built.end)
             if built.text is None:
                 # Only the strict pass tells truncation apart: a lenient string may run on.
@@ -544,11 +225,11 @@ def _parse_repairing(text: str) -> ParseResult:
                 repairs.add("wrapped_object")
             if _extra_text(text[:start], "" if built.truncated else text[built.end:]):
                 repairs.add("surrounding_text")
-            loaded = _load(built.text)
+            loaded = load_literal(built.text)
             if loaded is None:
-                if salvage is None and built.spans:
+                if salvage is None and built.may_hold_dict:
                     # Last resort: keep the items that are valid on their own.
-                    values = [v[0] for v in map(_load, built.items) if v is not None]
+                    values = built.item_values()
                     if _has_dict(values):
                         salvage = (values, repairs | {"invalid_item_dropped"}, built.truncated)
                 continue
@@ -611,41 +292,6 @@ _QUOTE_SWAP_AWARE = (*_QUOTE_SWAP, ('""None""', '"None"'), ('"{step', '{"step'),
                      ("')}", ')"}'))
 _QUOTE_SWAP_PARAM = (*_QUOTE_SWAP, ("': ", '": '), ("', {", '", {'), ("')}", ')"}'),
                      ('}}," {', "}}, {"), ('""None""', '"None"'))
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a Python literal")
-
-
-def _literal_fast(text: str) -> Any:
-    """Exactly ``ast.literal_eval(text)`` (same value, same failures), faster on most answers.
-
-    Where strict JSON accepts the text re-quoted by :func:`_python_to_json` (single quotes
-    swapped for double ones when there are no double quotes), the value is the literal's:
-    without backslashes string bodies have no escapes, JSON numbers are Python numbers, and
-    names Python would reject (``true``, ``NaN``...) are refused. Control characters and lone
-    surrogates, where the two differ, go to ``ast.literal_eval``, as does everything else.
-    """
-    if "\\" not in text and not _has_json_name(text) and not _CONTROL.search(text) \
-            and (text.isascii() or not _SURROGATE.search(text)):
-        try:
-            return _EXACT_JSON.decode(
-                text.replace("'", '"') if '"' not in text else _python_to_json(text))
-        except (ValueError, RecursionError):
-            pass
-    return _literal(text)
-
-
-_JSON_NAMES = re.compile(r"\b(?:true|false|null)\b")
-
-
-_EXACT_JSON = json.JSONDecoder(parse_constant=_no_constant)
-
-
-def _has_json_name(text: str) -> bool:
-    # Plain substring tests first: the regex is slow on long answers and rarely needed.
-    return ("true" in text or "false" in text or "null" in text) and \
-        _JSON_NAMES.search(text) is not None
 
 
 def _edit(text: str, edits: tuple[tuple[str, str], ...]) -> str:
@@ -727,9 +373,13 @@ def parse_list_official(text: Any, *, family: OfficialFamily = "aware") -> Parse
     if not isinstance(text, str):
         return ParseFailure(kind="empty_output", message=f"no text answer ({type(text).__name__})")
     t = _official_text(text, family)
+    tried: set[str] = set()
     for variant in _official_variants(t, family):
+        if variant in tried:
+            continue  # an edit that changed nothing fails as the text did
+        tried.add(variant)
         try:
-            value = _literal_fast(variant)
+            value = literal_eval_fast(variant)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
         if family == "param":
@@ -754,7 +404,9 @@ def parse_answer(text: Any, *, mode: ParserMode = "robust",
 # Plans (the planning task): numbered text, one step per line.
 
 _CHAT_TOKENS = ("<|im_end|>", "<|im_end|", "<|im_start|>", "<|im_start|")
-_STEP_LINE = re.compile(r"^\s*(?:[-*]\s*)?(\d+(?:\.\d+)*)(\.?)\s+(\S.*?)\s*$")
+# The step text runs to the line's end, its trailing blanks stripped after the match (a lazy
+# ``(\S.*?)\s*$`` tried the rest of the line after every character: quadratic on a blank run).
+_STEP_LINE = re.compile(r"^\s*(?:[-*]\s*)?(\d+(?:\.\d+)*)(\.?)\s+(\S.*)$")
 
 
 class PlanStepText(BaseModel):
@@ -830,10 +482,7 @@ def numbering_problems(numbers: list[tuple[int, ...]]) -> list[str]:
     problems: list[str] = []
     prev: tuple[int, ...] = ()
     for num in numbers:
-        allowed = [(*prev[:d], prev[d] + 1) for d in range(len(prev))] + [(*prev, 1)]
-        if not prev:
-            allowed = [(1,)]
-        if num not in allowed:
+        if not _follows(num, prev):
             if prev:
                 where = _dotted(prev)
                 expected = f"{_dotted((*prev, 1))} or {_dotted((*prev[:-1], prev[-1] + 1))}"
@@ -844,11 +493,28 @@ def numbering_problems(numbers: list[tuple[int, ...]]) -> list[str]:
     return problems
 
 
+def _follows(num: tuple[int, ...], prev: tuple[int, ...]) -> bool:
+    """Whether ``num`` may come after ``prev``: its first child, or the next sibling of it or
+    of one of its ancestors (compared at the one depth ``num`` has, not by listing every
+    allowed number: a 20,000-part number made that quadratic)."""
+    depth = len(num) - 1
+    if depth > len(prev) or depth < 0:
+        return False
+    if depth == len(prev):
+        return num[:depth] == prev and num[depth] == 1
+    return num[:depth] == prev[:depth] and num[depth] == prev[depth] + 1
+
+
 def _dotted(number: tuple[int, ...]) -> str:
     return ".".join(map(str, number))
 
 
-def _step_number(label: str) -> tuple[int, ...] | None:
+def step_number(label: str) -> tuple[int, ...] | None:
+    """``1.2`` -> ``(1, 2)``; None when a part has more digits than ``int()`` reads (4300).
+
+    >>> step_number("1.2"), step_number("1" * 5000)
+    ((1, 2), None)
+    """
     try:
         return tuple(int(p) for p in label.split("."))
     except ValueError:  # digits beyond int() limits
@@ -866,7 +532,7 @@ def plan_failure_kind(answer: Any) -> ParseFailureKind | None:
         return "empty_output"
     for line in clean_plan_text(answer).splitlines():
         m = _STEP_LINE.match(line)
-        if m is not None and _step_number(m.group(1)) is not None:
+        if m is not None and step_number(m.group(1)) is not None:
             return None
     return "no_list_found"
 
@@ -888,8 +554,8 @@ def parse_plan(answer: Any) -> ParsedPlan | ParseFailure:
         if m is None:
             unnumbered += bool(line.strip())
             continue
-        label, dot, body = m.group(1), m.group(2), m.group(3)
-        number = _step_number(label)
+        label, dot, body = m.group(1), m.group(2), m.group(3).rstrip()
+        number = step_number(label)
         if number is None:
             unnumbered += 1
             continue

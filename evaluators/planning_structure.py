@@ -28,14 +28,14 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 from rapidfuzz.distance import LCSseq
 
 from evaluators.base import ExampleScore, feedback
-from evaluators.parsing import clean_plan_text, numbering_problems
+from evaluators.parsing import clean_plan_text, numbering_problems, step_number
 from tooleval_agents.contracts import Metrics
 from tooleval_agents.corpus import Scores, as_corpus
 
@@ -69,20 +69,23 @@ class PlanLine(BaseModel):
     """The line without its number."""
 
 
-def parse_plan(text: str | None) -> list[PlanLine]:
-    """The non-blank lines of a plan, each with its step number when it has one."""
-    lines: list[PlanLine] = []
+def _lines(text: str | None) -> Iterator[tuple[tuple[int, ...] | None, str]]:
+    """``(step number or None, text)`` of each non-blank line (plain tuples: the metrics
+    read every line of a long answer, and most stop at the first line that is no step)."""
     for raw in (text or "").splitlines():
         if not raw.strip():
             continue
         m = _STEP.match(raw)
-        if m:
-            number = m.group(1) or m.group(2)
-            lines.append(PlanLine(number=tuple(int(x) for x in number.split(".")),
-                                  text=m.group(3).strip()))
-        else:
-            lines.append(PlanLine(number=None, text=raw.strip()))
-    return lines
+        number = step_number(m.group(1) or m.group(2)) if m else None
+        if m and number is not None:
+            yield number, m.group(3).strip()
+        else:  # no step number, or one longer than int() reads: a line of text
+            yield None, raw.strip()
+
+
+def parse_plan(text: str | None) -> list[PlanLine]:
+    """The non-blank lines of a plan, each with its step number when it has one."""
+    return [PlanLine(number=number, text=body) for number, body in _lines(text)]
 
 
 class NumberingCheck(BaseModel):
@@ -102,13 +105,13 @@ def check_numbering(text: str | None) -> NumberingCheck:
     >>> check_numbering("1. a\\n1.2 b").problem
     '1.2 follows 1 (expected 1.1 or 2)'
     """
-    lines = parse_plan(text)
-    if not lines:
-        return NumberingCheck(valid=False, problem="no steps")
-    for i, line in enumerate(lines, start=1):
-        if line.number is None:
+    numbers: list[tuple[int, ...]] = []
+    for i, (number, _) in enumerate(_lines(text), start=1):
+        if number is None:
             return NumberingCheck(valid=False, problem=f"line {i} is not a numbered step")
-    numbers = [line.number for line in lines if line.number is not None]
+        numbers.append(number)
+    if not numbers:
+        return NumberingCheck(valid=False, problem="no steps")
     problems = numbering_problems(numbers)
     if problems:
         return NumberingCheck(valid=False, problem=problems[0])
@@ -117,7 +120,7 @@ def check_numbering(text: str | None) -> NumberingCheck:
 
 def count_steps(text: str | None) -> int:
     """Number of numbered steps (parents included)."""
-    return sum(1 for line in parse_plan(text) if line.number is not None)
+    return sum(1 for number, _ in _lines(text) if number is not None)
 
 
 def tokens(text: str) -> list[str]:
@@ -126,7 +129,7 @@ def tokens(text: str) -> list[str]:
 
 
 def _plan_tokens(text: str | None) -> list[str]:
-    return [t for line in parse_plan(text) for t in tokens(line.text)]
+    return [t for _, body in _lines(text) for t in tokens(body)]
 
 
 def rouge_l(prediction: str | None, reference: str | None) -> float:

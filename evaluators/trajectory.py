@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.corpus import Scores, as_corpus
+from tooleval_agents.jsonio import parse_json
 
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
 MATCH_MODES: tuple[MatchMode, ...] = ("strict", "unordered", "subset", "superset")
@@ -118,12 +119,26 @@ def _calls_in(message: Any) -> list[Call]:
             if "function" in c:  # OpenAI wire format
                 raw = c["function"].get("arguments") or "{}"
                 out.append({"name": c["function"].get("name"),
-                            "args": json.loads(raw) if isinstance(raw, str) else raw})
+                            "args": _wire_args(raw) if isinstance(raw, str) else raw})
             else:
                 out.append({"name": c.get("name"), "args": c.get("args") or {}})
         return out
     return [{"name": c.get("name"), "args": c.get("args") or {}}
             for c in getattr(message, "tool_calls", None) or []]
+
+
+INVALID_ARGS = "<invalid arguments>"
+"""The one key of the arguments of a wire-format call whose ``arguments`` text is not a JSON
+object (the text is its value): the call keeps its name, and its arguments match no
+reference's."""
+
+
+def _wire_args(raw: str) -> dict[str, Any]:
+    try:
+        value = parse_json(raw)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {INVALID_ARGS: raw}
 
 
 def tool_calls_of(value: Any) -> list[Call]:

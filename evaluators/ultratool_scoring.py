@@ -39,6 +39,7 @@ from evaluators.ultratool_kv import JSON_FORMAT, KV_TASKS, KVTask, metric_names,
 from evaluators.ultratool_kv import aggregate as aggregate_kv
 from tooleval_agents.contracts import Metrics, exact_sum
 from tooleval_agents.errors import DataFormatError
+from tooleval_agents.jsonio import parse_json
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 TABLE2_COLUMNS: tuple[str, ...] = (
@@ -337,7 +338,7 @@ def load_predictions(path: Path, records: Sequence[Any]) -> list[str | None]:
             continue
         n_lines += 1
         try:
-            obj = json.loads(line)
+            obj = parse_json(line)
         except json.JSONDecodeError as exc:
             raise DataFormatError(path, f"invalid JSON ({exc.msg})", line=number) from exc
         if not isinstance(obj, dict):
@@ -378,7 +379,7 @@ def load_predictions(path: Path, records: Sequence[Any]) -> list[str | None]:
 
 def _load_array(path: Path, text: str, records: Sequence[Any]) -> list[str | None]:
     try:
-        items = json.loads(text)
+        items = parse_json(text)
     except json.JSONDecodeError as exc:
         raise DataFormatError(path, f"invalid JSON ({exc.msg})", line=exc.lineno) from exc
     if not isinstance(items, list):

@@ -43,6 +43,7 @@ from tooleval_agents.appbench.records import AppBenchSample, BuildInfo, Catalog
 from tooleval_agents.appbench.sgd_paths import SgdPath, Skipped, compose, split_paths, to_sample
 from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.journal import JournalFile
+from tooleval_agents.jsonio import parse_json
 
 Status = Literal["kept", "rejected", "failed"]
 
@@ -125,7 +126,7 @@ class Journal:
         lines = self.path.read_text(encoding="utf-8").splitlines()
         for number, line in enumerate(lines, start=1):
             try:
-                data = json.loads(line)
+                data = parse_json(line)
             except ValueError:
                 continue
             try:

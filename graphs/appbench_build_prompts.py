@@ -7,7 +7,7 @@ The machine-read parts are wrapped in the tags of :mod:`tooleval_agents.appbench
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Iterator
 
 from tooleval_agents.appbench.build_models import (
     APPS,
@@ -20,6 +20,7 @@ from tooleval_agents.appbench.build_models import (
 )
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.appbench.sgd_paths import SgdPath
+from tooleval_agents.jsonio import parse_json
 
 SCORE_KEYS = ("fluency", "diversity", "consistency")
 """What the judge rates, 1 to 10 each."""
@@ -121,15 +122,24 @@ def read_instruction(text: str) -> str:
     return " ".join(body.split())
 
 
-_OBJECT = re.compile(r"\{.*?\}", re.S)
+def _objects(text: str) -> Iterator[str]:
+    """Each ``{`` to the next ``}``, left to right without overlaps (what the pattern
+    ``\\{.*?\\}`` finds, in one pass: the pattern retried every ``{`` that has no ``}``)."""
+    at = text.find("{")
+    while at >= 0:
+        end = text.find("}", at + 1)
+        if end < 0:
+            return
+        yield text[at:end + 1]
+        at = text.find("{", end + 1)
 
 
 def read_scores(text: str) -> tuple[dict[str, float], str] | None:
     """``({fluency, diversity, consistency}, reason)`` from the judge's answer, or ``None``
     when no JSON object holds the three scores as numbers within 1..10."""
-    for found in _OBJECT.findall(text):
+    for found in _objects(text):
         try:
-            data = json.loads(found)
+            data = parse_json(found)
         except ValueError:
             continue
         if not isinstance(data, dict):

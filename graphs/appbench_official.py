@@ -31,7 +31,6 @@ split by the paper's rule (the train split they were drawn from was never publis
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -40,6 +39,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from tooleval_agents.jsonio import parse_json
 from tooleval_agents.upstream import (
     UpstreamError,
     assigned,
@@ -125,7 +125,7 @@ def app_descriptions(data_dir: Path) -> dict[str, dict[str, Any]]:
 
 @per_version
 def _derived(path: Path) -> dict[str, dict[str, Any]]:
-    value = json.loads(path.read_text(encoding="utf-8"))
+    value = parse_json(path.read_text(encoding="utf-8"))
     if not isinstance(value, dict) or not all(isinstance(v, dict) and "desc" in v
                                               for v in value.values()):
         raise UpstreamError(f"{path}: not an app -> description mapping")

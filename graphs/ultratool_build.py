@@ -25,7 +25,6 @@ but interrupts. The tool merge across samples is in :mod:`graphs.ultratool_build
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any, TypedDict
 
@@ -36,6 +35,7 @@ from langgraph.graph.state import CompiledStateGraph
 from evaluators.parsing import ParseFailure, parse_list, parse_plan, without_reasoning
 from graphs.common import answer_text, build_messages, input_block, render_json
 from graphs.ultratool_build_prompts import TOOL_FREE, BuildStage, PromptLang, render
+from tooleval_agents.jsonio import parse_json
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.construction import sample_problems
 from tooleval_agents.ultratool.records import PARENT
@@ -44,7 +44,6 @@ from tooleval_agents.ultratool.stubs import validate_skeleton
 
 REWRITES = 2
 """Rewrites asked per expansion stage (the paper's prompts ask for 2)."""
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 _TOOL_FREE_WORDS = {t.casefold() for t in (*TOOL_FREE_LABELS, "no tool needed", "none", "无需工具")}
 
 
@@ -81,12 +80,14 @@ def parse_object(text: str) -> dict[str, Any]:
     >>> parse_object('Sure: ```json\\n{"a": 1}\\n```')
     {'a': 1}
     """
-    body = _FENCE.sub("", without_reasoning(text).strip())
+    # The first "{" to the last "}": a code fence or prose around them is left out with no
+    # search for the fence itself (``\s*```$`` retried every blank of a long run).
+    body = without_reasoning(text)
     start, end = body.find("{"), body.rfind("}")
     if start == -1 or end < start:
         raise StageFailure("no JSON object in the answer")
     try:
-        value = json.loads(body[start:end + 1])
+        value = parse_json(body[start:end + 1])
     except json.JSONDecodeError as exc:
         raise StageFailure(f"invalid JSON object ({exc.msg})") from None
     if not isinstance(value, dict):

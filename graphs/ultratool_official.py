@@ -31,7 +31,7 @@ from typing import Any
 
 from graphs.ultratool_prompts import PromptLang
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import iter_jsonl
+from tooleval_agents.jsonio import iter_jsonl, parse_json
 from tooleval_agents.ultratool.records import UltraToolTask
 from tooleval_agents.upstream import (
     Name,
@@ -99,7 +99,7 @@ def upstream_samples(path: Path) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for number, text in iter_jsonl(path):
         try:
-            sample = json.loads(text)
+            sample = parse_json(text)
         except json.JSONDecodeError as exc:
             raise DataFormatError(path, f"not JSON: {exc.msg}", line=number) from exc
         if isinstance(sample, dict):

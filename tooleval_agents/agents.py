@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.jsonio import parse_json
 from tooleval_agents.tool_calls import SOURCE_KEY
 from tooleval_agents.tool_calls.counts import AGENT_RECORD
 from tooleval_agents.tool_calls.parse import looks_like_tool_call
@@ -178,7 +179,7 @@ class ToolCallRecord(BaseModel):
         if self.error or self.output is None:
             return None
         try:
-            value = json.loads(self.output)
+            value = parse_json(self.output)
         except ValueError:
             return None
         return value if isinstance(value, dict) else None

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tooleval_agents.errors import DataFormatError
+from tooleval_agents.jsonio import parse_json
 
 
 def read_answers(path: Path, count: int) -> list[dict[str, Any] | None]:
@@ -24,14 +25,14 @@ def read_answers(path: Path, count: int) -> list[dict[str, Any] | None]:
     except UnicodeDecodeError as exc:
         raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
     try:
-        whole = json.loads(text)
+        whole = parse_json(text)
         items = whole if isinstance(whole, list) else [whole]
     except json.JSONDecodeError:
         items = []
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    items.append(json.loads(line))
+                    items.append(parse_json(line))
                 except json.JSONDecodeError as exc:
                     raise DataFormatError(path, f"not JSON ({exc.msg})", line=number) from None
     out: list[dict[str, Any] | None] = [None] * count

@@ -49,6 +49,7 @@ from langchain_core.outputs import ChatGeneration, Generation
 from tooleval_agents.datadir import cache_dir
 from tooleval_agents.redaction import is_secret_name, redact_text
 from tooleval_agents.retry import current_stats
+from tooleval_agents.terminal import printable
 
 log = logging.getLogger(__name__)
 
@@ -311,7 +312,8 @@ class _Writer:
                     with self.lock:
                         _write(self.conn, rows)
                 except sqlite3.Error as exc:  # a lost entry is only a later cache miss
-                    log.warning("response cache: %d entries not written: %s", len(rows), exc)
+                    log.warning("response cache: %d entries not written: %s", len(rows),
+                                printable(exc))
                 for key, _, value in rows:
                     if self.pending.get(key) is value:
                         del self.pending[key]

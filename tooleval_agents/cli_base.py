@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.terminal import printable, shown
 
 app = typer.Typer(
     name="tooleval",
@@ -73,15 +74,21 @@ CacheOption = Annotated[bool, typer.Option(
     "--cache/--no-cache", help="Replay recorded model answers (temperature 0 or unset).")]
 
 
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""What ``json.dumps(ensure_ascii=False)`` leaves raw but a terminal acts on (it escapes C0)."""
+
+
 def print_json(obj: Any) -> None:
-    """JSON on stdout, UTF-8, not escaped (Chinese stays readable)."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+    """JSON on stdout, UTF-8, not escaped (Chinese stays readable) but for control characters
+    (``\\u001b``, ``\\u009b``...), which only strings can hold: the same JSON value."""
+    text = json.dumps(obj, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print an error for a person and return the exit to raise. ``message`` is plain text
-    (brackets in it are shown, not read as markup)."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    (brackets in it are shown, not read as markup; control characters are escaped)."""
+    err_console.print(f"[bold red]error:[/] {shown(message)}", markup=True, highlight=False)
     return typer.Exit(code)
 
 
@@ -103,7 +110,7 @@ def _version(value: bool) -> None:
             number = version("tooleval-agents")
         except PackageNotFoundError:  # run from a source tree without installing
             number = "unknown (not installed)"
-        console.print(f"tooleval-agents {number}", markup=False, highlight=False)
+        console.print(f"tooleval-agents {shown(number)}", highlight=False)
         raise typer.Exit()
 
 
@@ -122,6 +129,21 @@ def _options(
         # The command line is its own host program: LangSmith's retry warnings (several lines
         # per failed request) would bury the one line each error gets here.
         logging.getLogger("langsmith").setLevel(logging.ERROR)
+    root = logging.getLogger()
+    if not root.handlers:  # the host program has not configured logging: ours, as below
+        root.addHandler(_PrintableStderr(logging.WARNING))
+
+
+class _PrintableStderr(logging.Handler):
+    """What Python prints for a log record when nothing is configured (its message, on the
+    stderr of the moment), with control characters escaped: records carry provider and
+    server error text (:func:`~tooleval_agents.terminal.printable`)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(printable(self.format(record)) + "\n")
+        except Exception:  # as logging's own handlers: a failed write is reported, not raised
+            self.handleError(record)
 
 
 def run_cli(command: typer.Typer) -> None:
@@ -137,7 +159,7 @@ def run_cli(command: typer.Typer) -> None:
         if DEBUG["on"]:
             raise
         first = (error_text(exc).strip().splitlines() or [""])[0][:500]
-        err_console.print(f"[bold red]error:[/] {escape(f'{type(exc).__name__}: {first}')} "
+        err_console.print(f"[bold red]error:[/] {shown(f'{type(exc).__name__}: {first}')} "
                           "(tooleval --debug ... shows the traceback)", highlight=False)
         raise SystemExit(1) from None
 

@@ -15,13 +15,14 @@ Example::
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from tooleval_agents.jsonio import parse_json
 
 PRICES = Path(__file__).resolve().parent / "prices.json"
 ENV = "TOOLEVAL_PRICES"
@@ -47,7 +48,7 @@ class Price:
 
 def _read(path: Path) -> tuple[dict[str, Price], set[str]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
         as_of = str(data.get("as_of", ""))
         table = {name: Price(input=float(p["input"]), output=float(p["output"]),
                              cached_input=(float(p["cached_input"]) if "cached_input" in p

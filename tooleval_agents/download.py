@@ -40,6 +40,7 @@ from tooleval_agents.fetch import (
     template_and_auth,
 )
 from tooleval_agents.paths import inside
+from tooleval_agents.terminal import shown
 
 TIMEOUT = httpx.Timeout(60.0, connect=15.0)
 _CHUNK = 1 << 16
@@ -204,10 +205,10 @@ def fetch(source: str, data_dir: Path | str | None = None, *,
                    disable=not (progress and pending))
     with bar, httpx.Client(timeout=TIMEOUT, follow_redirects=True, auth=auth,
                            headers={"User-Agent": "tooleval-agents"}) as client:
-        task = bar.add_task(source, total=sum(f.size for _, f, _ in pending))
+        task = bar.add_task(shown(source), total=sum(f.size for _, f, _ in pending))
         done = 0
         for outcome, f, target in pending:
-            bar.update(task, description=f"{source}/{f.path}")
+            bar.update(task, description=shown(f"{source}/{f.path}"))
             for attempt in range(1, retries + 2):
                 outcome.attempts = attempt
                 try:
@@ -231,6 +232,6 @@ def fetch(source: str, data_dir: Path | str | None = None, *,
                     raise FetchError(outcome.url, f"{outcome.url}: {type(exc).__name__}: "
                                      f"{exc}") from exc
             done += f.size
-        bar.update(task, description=f"{source}: done")
+        bar.update(task, description=shown(f"{source}: done"))
     return FetchReport(source=source, repo=entry.repo, commit=entry.commit, root=root,
                        url_template=template, files=outcomes)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import sys
 import uuid
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -17,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from tooleval_agents.errors import DataFormatError
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def first_error(exc: ValidationError) -> tuple[str, str]:
@@ -25,6 +28,69 @@ def first_error(exc: ValidationError) -> tuple[str, str]:
     err = exc.errors(include_url=False)[0]
     field = ".".join(str(p) for p in err["loc"]) or "<record>"
     return field, err["msg"]
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+"?|[\[{]|[\]}]', re.S)
+"""A JSON string (to its closing quote or the end: one pass, no retries) or a bracket."""
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` for text from outside (model or judge answers, data files) whose only
+    failure is :class:`json.JSONDecodeError`: nesting deeper than the reader's recursion limit
+    and an integer longer than Python's digit limit (``sys.get_int_max_str_digits``, 4300) are
+    decode errors at their position, not ``RecursionError`` / a bare ``ValueError``.
+
+    >>> try:
+    ...     parse_json('{"a": ' + '[' * 3000)
+    ... except json.JSONDecodeError as exc:
+    ...     print(exc)
+    nested deeper than the JSON reader allows: line 1 column 3006 (char 3005)
+    """
+    return _decode(json.loads, text)
+
+
+def _raw_decode(text: str, at: int) -> tuple[Any, int]:
+    """``JSONDecoder().raw_decode(text, at)`` failing as :func:`parse_json` does."""
+    return _decode(lambda t: _DECODER.raw_decode(t, at), text, at)
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _decode(decode: Callable[[str], T], text: str, at: int = 0) -> T:
+    try:
+        return decode(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested deeper than the JSON reader allows", text,
+                                   _deepest(text, at)) from None
+    except ValueError as exc:  # int("1" * 5000): the digit limit
+        limit = sys.get_int_max_str_digits()
+        raise json.JSONDecodeError(f"a number with more than {limit} digits", text,
+                                   _long_number(text, at, limit)) from exc
+
+
+def _deepest(text: str, start: int) -> int:
+    """Where the bracket nesting of a JSON text (outside strings) is deepest, in one pass."""
+    depth = deepest = 0
+    at = start
+    for m in _JSON_TOKEN.finditer(text, start):
+        first = text[m.start()]
+        if first in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, m.start()
+        elif first in "]}":
+            depth -= 1
+    return at
+
+
+def _long_number(text: str, start: int, limit: int) -> int:
+    """Where the first integer longer than ``limit`` digits starts (``start`` if none is)."""
+    # Only a run's first digit can start a match: one pass over the text.
+    m = re.compile(rf"(?<!\d)\d{{{limit + 1},}}").search(text, start) if limit else None
+    return m.start() if m else start
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, str]]:
@@ -49,9 +115,6 @@ def data_lines(path: Path) -> list[tuple[int, str]]:
     if not lines:
         raise DataFormatError(path, f"no records: the file is empty{DAMAGED}")
     return lines
-
-
-T = TypeVar("T")
 
 
 class LazySequence(Sequence[T]):
@@ -170,16 +233,15 @@ def read_array(path: Path, model: type[M], context: dict[str, Any] | None = None
         raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
     if not text.strip():
         raise DataFormatError(path, f"no records: the file is empty{DAMAGED}")
-    decoder = json.JSONDecoder()
     bounds = array("q")
     try:
         at = _skip_space(text, 0)
         if not text.startswith("[", at):
-            value, _ = decoder.raw_decode(text, at)  # a syntax error, else another value
+            value, _ = _raw_decode(text, at)  # a syntax error, else another value
             raise DataFormatError(path, f"expected a JSON array, got {type(value).__name__}")
         at = _skip_space(text, at + 1)
         while not text.startswith("]", at):
-            _, end = decoder.raw_decode(text, at)  # parsed once to find its end
+            _, end = _raw_decode(text, at)  # parsed once to find its end
             bounds.extend((at, end))
             at = _skip_space(text, end)
             if text.startswith(",", at):
@@ -226,8 +288,7 @@ def load_jsonl(path: Path, model: type[M], context: dict[str, Any] | None = None
 def load_json(path: Path) -> Any:
     """Parse a whole JSON file, reporting the line of a syntax error."""
     try:
-        with path.open(encoding="utf-8") as fh:
-            return json.load(fh)
+        return parse_json(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise DataFormatError(path, f"invalid JSON at column {exc.colno}: {exc.msg}{DAMAGED}",
                               line=exc.lineno) from exc

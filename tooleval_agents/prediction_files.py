@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from tooleval_agents.cli_base import DEBUG, console, err_console, error_text, fail, print_json
 from tooleval_agents.contracts import Metrics, format_metric
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.terminal import shown
 
 PREDICTIONS_HELP = (" Repeatable; a glob pattern (quoted) scores every file it matches, one "
                     "result per file.")
@@ -130,7 +130,7 @@ def _score_all(paths: Sequence[Path], score_one: Callable[[Path], ScoredFile],
                   transient=True) as bar:
         task = bar.add_task("scoring", total=len(paths))
         for path in paths:
-            bar.update(task, description=f"scoring {escape(names[path])}")
+            bar.update(task, description=f"scoring {shown(names[path])}")
             try:
                 outcomes.append(_Outcome(path, scored=score_one(path)))
             except Exception as exc:
@@ -166,23 +166,23 @@ def _tables(outcomes: Sequence[_Outcome], names: dict[Path, str], title: str) ->
         same = [k for k in keys if len({s.labels.get(k) for s in rows}) == 1]
         varying = [k for k in keys if k not in same]
         heading = " ".join([title, *(rows[0].labels[k] for k in same)])
-        table = Table(title=escape(f"{heading}: {len(rows)} file(s)"))
+        table = Table(title=shown(f"{heading}: {len(rows)} file(s)"))
         # fold, never cut: the end of a path or a metric's name is what tells rows apart
         for column in ("predictions", *varying):
-            table.add_column(escape(column), overflow="fold")
+            table.add_column(shown(column), overflow="fold")
         for metric in metrics:
-            table.add_column(escape(metric), justify="right", overflow="fold")
+            table.add_column(shown(metric), justify="right", overflow="fold")
         for name, s in zip(files[metrics], rows, strict=True):
-            table.add_row(escape(name), *(escape(s.labels.get(k, "")) for k in varying),
+            table.add_row(shown(name), *(shown(s.labels.get(k, "")) for k in varying),
                           *(format_metric(s.metrics[m], s.n) for m in metrics))
         tables.append(table)
     failed = [o for o in outcomes if o.error is not None]
     if failed:
-        table = Table(title=escape(f"{title}: {len(failed)} file(s) not scored"))
+        table = Table(title=shown(f"{title}: {len(failed)} file(s) not scored"))
         table.add_column("predictions", overflow="fold")
         table.add_column("error", overflow="fold")
         for o in failed:
-            table.add_row(escape(names[o.path]), escape(o.error or ""))
+            table.add_row(shown(names[o.path]), shown(o.error or ""))
         tables.append(table)
     return tables
 
@@ -200,13 +200,13 @@ def score_files(paths: Sequence[Path], score_one: Callable[[Path], ScoredFile], 
     outcomes = _score_all(paths, score_one, names, show)
     for o in outcomes:
         for warning in o.scored.warnings if o.scored is not None else ():
-            err_console.print(f"[yellow]warning:[/] {escape(f'{o.path}: {warning}')}",
+            err_console.print(f"[yellow]warning:[/] {shown(f'{o.path}: {warning}')}",
                               highlight=False)
     if json_out:
         print_json([{"predictions": str(o.path), "error": o.error,
                      **(o.scored.json if o.scored is not None else {})} for o in outcomes])
     else:
-        console.print(f"predictions in {root}", markup=False, highlight=False)
+        console.print(shown(f"predictions in {root}"), highlight=False)
         for table in _tables(outcomes, names, title):
             console.print(table)
         notes: dict[str, list[str]] = {}  # the same note of many files is said once
@@ -215,10 +215,10 @@ def score_files(paths: Sequence[Path], score_one: Callable[[Path], ScoredFile], 
                 notes.setdefault(note, []).append(names[o.path])
         for note, where in notes.items():
             text = f"{note} ({', '.join(where)})"
-            console.print(f"[dim]{escape(text)}[/]", highlight=False)
+            console.print(f"[dim]{shown(text)}[/]", highlight=False)
     failed = [str(o.path) for o in outcomes if o.error is not None]
     if not json_out:
         console.print(f"scored {len(outcomes) - len(failed)} of {len(outcomes)} files",
-                      markup=False, highlight=False)
+                      highlight=False)
     if failed:
         raise fail(f"{len(failed)} of {len(outcomes)} files failed: {', '.join(failed)}")

@@ -17,13 +17,14 @@ concurrency.
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field
+
+from tooleval_agents.jsonio import parse_json
 
 TOOL_PLAN = "tool_plan"
 """The :class:`~tooleval_agents.contracts.GoldAnswer` format of a tool plan."""
@@ -140,7 +141,7 @@ def _state(messages: Sequence[BaseMessage]) -> tuple[set[str], dict[str, Any]]:
             if cid.startswith(_PREFIX):
                 content = message.content
                 try:
-                    value = json.loads(content) if isinstance(content, str) else content
+                    value = parse_json(content) if isinstance(content, str) else content
                 except ValueError:
                     value = content
                 answers[cid[len(_PREFIX):]] = value

@@ -31,6 +31,7 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
 )
+from tooleval_agents.terminal import printable
 
 ENTRY_POINT_GROUP = "tooleval_agents.benchmarks"
 STRATEGY_GROUP = "tooleval_agents.strategies"
@@ -192,16 +193,17 @@ def _plugins(group: str, kind: type[Any]) -> list[Any]:
             obj = ep.load()
             made = obj() if callable(obj) and not isinstance(obj, kind) else obj
         except Exception as exc:  # a third-party plugin may raise anything
-            warnings.warn(f"{noun} entry point {ep.name!r} ({ep.value}) failed to load: "
-                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3)
+            warnings.warn(printable(f"{noun} entry point {ep.name!r} ({ep.value}) failed to "
+                                    f"load: {type(exc).__name__}: {exc}"),
+                          RuntimeWarning, stacklevel=3)
             continue
         for item in made if isinstance(made, list | tuple) else [made]:
             if isinstance(item, kind):
                 found.append(item)
             else:
-                warnings.warn(f"{noun} entry point {ep.name!r} ({ep.value}) gave "
-                              f"{type(item).__name__}, not a {kind.__name__}; skipped",
-                              RuntimeWarning, stacklevel=3)
+                warnings.warn(printable(f"{noun} entry point {ep.name!r} ({ep.value}) gave "
+                                        f"{type(item).__name__}, not a {kind.__name__}; "
+                                        "skipped"), RuntimeWarning, stacklevel=3)
     return found
 
 

@@ -37,7 +37,7 @@ from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, Split
 from tooleval_agents.datadir import resolve_data_dir, samples_dir
 from tooleval_agents.epochs import epoch_id, split_epoch, with_epochs
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.jsonio import atomic_write_text
+from tooleval_agents.jsonio import atomic_write_text, parse_json
 from tooleval_agents.langsmith_datasets import to_examples
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import (
@@ -110,7 +110,7 @@ def parse_options(items: Iterable[str]) -> dict[str, Any]:
         if not sep or not key.strip():
             raise ValueError(f"option {item!r} is not KEY=VALUE")
         try:
-            out[key.strip()] = json.loads(raw)
+            out[key.strip()] = parse_json(raw)
         except json.JSONDecodeError:
             out[key.strip()] = raw
     return out

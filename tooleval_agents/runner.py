@@ -159,6 +159,7 @@ from tooleval_agents.server_identity import (
     server_notes,
 )
 from tooleval_agents.spec import RunSpec
+from tooleval_agents.terminal import printable, shown
 from tooleval_agents.tool_calls.counts import counts_of
 from tooleval_agents.transcripts import PROMPTS, RECORDER, PromptStore
 
@@ -389,13 +390,13 @@ class _Progress:
                                  TextColumn("{task.fields[headline]}"),
                                  console=Console(stderr=True), transient=False)
             self._bar.start()
-            self._task = self._bar.add_task(self.title, total=self.total, completed=self.done,
-                                            headline="")
+            self._task = self._bar.add_task(shown(self.title), total=self.total,
+                                            completed=self.done, headline="")
         return self
 
     def advance(self, headline: str | None) -> None:
         if self._bar is not None:
-            fields = {"headline": headline} if headline is not None else {}
+            fields = {"headline": shown(headline)} if headline is not None else {}
             self._bar.update(self._task, advance=1, **fields)
 
     def __exit__(self, *exc: object) -> None:
@@ -770,7 +771,7 @@ def _session(client: Client, name: str, dataset_id: Any, metadata: dict[str, Any
             return client.read_project(project_id=str(previous["session_id"]))
         except LangSmithNotFoundError:
             log.warning("experiment %s is gone from LangSmith; creating a new one",
-                        previous.get("session_id"))
+                        printable(previous.get("session_id")))
     for candidate in (name, f"{name}-{uuid.uuid4().hex[:6]}", f"{name}-{uuid.uuid4().hex[:6]}"):
         try:
             return client.create_project(candidate, reference_dataset_id=dataset_id,

@@ -26,6 +26,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
 from tooleval_agents.journal import JournalFile
+from tooleval_agents.jsonio import parse_json
 from tooleval_agents.redaction import redact
 from tooleval_agents.results import ModelCall
 from tooleval_agents.retry import current_stats
@@ -97,7 +98,7 @@ def read_prompts(run_dir: Path | str) -> dict[str, Any]:
         return out
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            row = json.loads(line)
+            row = parse_json(line)
         except ValueError:
             continue
         if isinstance(row, dict) and "id" in row:

@@ -21,6 +21,7 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.terminal import shown
 
 if TYPE_CHECKING:  # annotations only: LangChain loads when the command runs
     from langchain_core.language_models import BaseChatModel
@@ -116,12 +117,12 @@ def build_appbench(
         print_json(summary.model_dump())
         return
     skipped = ", ".join(f"{k}: {v}" for k, v in sorted(summary.skipped.items())) or "none"
-    console.print(f"{summary.paths} paths ({_counts(summary.by_category)}); dialogues "
-                  f"without a path: {skipped}", markup=False)
+    console.print(shown(f"{summary.paths} paths ({_counts(summary.by_category)}); dialogues "
+                        f"without a path: {skipped}"))
     if not paths_only:
-        console.print(f"judged: {_counts(summary.statuses)} ({summary.reused} from an earlier "
-                      "run)", markup=False)
-    console.print(f"wrote {summary.written} samples to {summary.out}", markup=False)
+        console.print(shown(f"judged: {_counts(summary.statuses)} ({summary.reused} from an "
+                            "earlier run)"))
+    console.print(shown(f"wrote {summary.written} samples to {summary.out}"))
     if summary.statuses.get("errors"):
         raise fail(f"{summary.statuses['errors']} paths failed with a provider error: run the "
                    "same command again to retry them")

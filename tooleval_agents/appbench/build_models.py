@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage
@@ -37,9 +36,25 @@ def block(tag: str, text: str) -> str:
 
 
 def read_block(tag: str, text: str) -> str | None:
-    """The content of the last ``<tag>...</tag>`` in ``text``, else ``None``."""
-    found = re.findall(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", text, re.S)
-    return found[-1].strip() if found else None
+    """The content of the last ``<tag>...</tag>`` in ``text``, else ``None``.
+
+    Blocks are found left to right without overlaps, each opening tag closed by the next
+    closing one (as the pattern ``<tag>(.*?)</tag>`` finds them), in one pass: the pattern
+    searched to the end of the text again from every opening tag that had no closing one.
+
+    >>> read_block("b", "<b>one</b> <b><b>two</b> <b>open")
+    '<b>two'
+    """
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    found = None
+    at = text.find(opening)
+    while at >= 0:
+        end = text.find(closing, at + len(opening))
+        if end < 0:
+            break
+        found = (at + len(opening), end)
+        at = text.find(opening, end + len(closing))
+    return text[found[0]:found[1]].strip() if found else None
 
 
 class ScriptedBuildModel(ContentChatModel):

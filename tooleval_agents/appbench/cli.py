@@ -25,6 +25,7 @@ from tooleval_agents.cli_base import (
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.datadir import resolve_data_dir
 from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.jsonio import parse_json
 from tooleval_agents.prediction_files import (
     PREDICTIONS_HELP,
     FilesArgument,
@@ -32,6 +33,7 @@ from tooleval_agents.prediction_files import (
     prediction_files,
     score_files,
 )
+from tooleval_agents.terminal import shown
 
 if TYPE_CHECKING:  # annotations only: the metrics load when the command runs
     from evaluators.appbench_scoring import AppBenchReport
@@ -45,7 +47,7 @@ def _items(path: Path) -> tuple[list[Any], list[int] | None]:
     except UnicodeDecodeError as exc:
         raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
     try:
-        whole = json.loads(text)
+        whole = parse_json(text)
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, list):
@@ -54,7 +56,7 @@ def _items(path: Path) -> tuple[list[Any], list[int] | None]:
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                items.append(json.loads(line))
+                items.append(parse_json(line))
             except json.JSONDecodeError as exc:
                 raise DataFormatError(path, f"neither a JSON array nor JSON Lines "
                                       f"({exc.msg})", line=number) from exc
@@ -170,10 +172,10 @@ def appbench(
     if json_out:
         print_json(summary)
         return
-    table = Table(title=f"AppBench {category.upper()} ({scoring} scoring)")
+    table = Table(title=shown(f"AppBench {category.upper()} ({scoring} scoring)"))
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report.metrics.items():
-        table.add_row(name, format_metric(value, len(samples)))
+        table.add_row(shown(name), format_metric(value, len(samples)))
     console.print(table)
-    console.print(", ".join(f"{k}={v}" for k, v in counts.items()), markup=False)
+    console.print(shown(", ".join(f"{k}={v}" for k, v in counts.items())))

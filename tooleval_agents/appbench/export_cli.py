@@ -15,6 +15,7 @@ import typer
 from tooleval_agents.appbench.loaders import load_file
 from tooleval_agents.cli_base import console, fail, handle_errors
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.terminal import shown
 
 
 def export_appbench(
@@ -51,5 +52,5 @@ def export_appbench(
         tmp.replace(out)
     except (ToolevalError, OSError, ValueError) as exc:
         raise handle_errors(exc) from exc
-    console.print(f"wrote {len(records)} {format_} conversations from {len(samples)} samples "
-                  f"to {out}", markup=False)
+    console.print(shown(f"wrote {len(records)} {format_} conversations from {len(samples)} "
+                        f"samples to {out}"))

@@ -67,7 +67,15 @@ _ESCAPED_QUOTE = re.compile(r"\\(['\"])")
 _NEXT_CALL = re.compile(
     rf"\)(?=\s*+[,;]?\s*+(?:{IDENTS}\s*+=\s*+)?[A-Za-z_][\w.]*+\s*+\(\s*+"
     r"(?:#|[A-Za-z_]\w*+\s*+=(?!=)|\)))")
-_SEPARATOR = re.compile(r"^[\s,;]+|[\s,;]+$")
+_SEPARATORS = re.compile(r"[\s,;]*+")
+
+
+def _strip_separators(text: str) -> str:
+    """``text`` without blanks, ``,`` and ``;`` at either end. The trailing run is measured on
+    the reversed text: a search for ``[\\s,;]+$`` retried every position of a long blank run."""
+    start = _SEPARATORS.match(text).end()  # type: ignore[union-attr]  # matches the empty run
+    end = len(text) - _SEPARATORS.match(text[::-1]).end()  # type: ignore[union-attr]
+    return text[start:end] if start < end else ""
 
 
 def split_calls(text: str) -> list[str]:
@@ -84,7 +92,7 @@ def split_calls(text: str) -> list[str]:
         pieces.append(text[start:m.end()])
         start = m.end()
     pieces.append(text[start:])
-    return [cut for p in pieces if (cut := _SEPARATOR.sub("", p))]
+    return [cut for p in pieces if (cut := _strip_separators(p))]
 
 
 def _split_args(inner: str) -> tuple[list[tuple[str, str]], str | None]:

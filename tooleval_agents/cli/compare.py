@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli_base import (
@@ -22,6 +21,7 @@ from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.rescore import parse_options
 from tooleval_agents.results import CONFIG
+from tooleval_agents.terminal import shown
 
 RunsArgument = Annotated[list[Path], typer.Argument(
     help="Run directories (`runs/<experiment>/` with config.json and examples.jsonl), or a "
@@ -109,9 +109,9 @@ def show_comparison(result: Any) -> None:
     table = Table(title="Metrics (0-100, each run over all its scored examples)")
     table.add_column("metric")
     for label in result.table.columns:
-        table.add_column(str(label), justify="right")
+        table.add_column(shown(label), justify="right")
     for name, row in result.table.iterrows():
-        table.add_row(escape(str(name)), *[_num(v) for v in row.tolist()])
+        table.add_row(shown(name), *[_num(v) for v in row.tolist()])
     console.print(table)
     diffs = result.differences[result.differences["n_examples"] > 0]
     if not diffs.empty:
@@ -124,10 +124,9 @@ def show_comparison(result: Any) -> None:
             ci.add_column(col, justify="right")
         for row in diffs.to_dict(orient="records"):
             mark = "[bold]*[/]" if row["significant"] else ""
-            ci.add_row(escape(str(row["run_a"])), escape(str(row["run_b"])),
-                       escape(str(row["metric"])),
+            ci.add_row(shown(row["run_a"]), shown(row["run_b"]), shown(row["metric"]),
                        f"{_num(row['diff'])}{mark}",
-                       f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]",
+                       shown(f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]"),
                        str(row["n_examples"]))
         console.print(ci)
         console.print("[dim]* the CI excludes 0[/]")
@@ -138,11 +137,11 @@ def show_comparison(result: Any) -> None:
                 "latency s", "$ per example", "$ per success"):
         cost.add_column(col, justify="right")
     for label, row in result.costs.iterrows():
-        cost.add_row(escape(str(label)), str(int(row["examples"])), str(int(row["infra_errors"])),
+        cost.add_row(shown(label), str(int(row["examples"])), str(int(row["infra_errors"])),
                      _num(row["mean_input_tokens"]), _num(row["mean_output_tokens"]),
                      _num(row["mean_model_calls"]), _num(row["mean_latency_s"]),
                      _usd(row["cost_per_example_usd"], row["cost_usd"]),
                      _usd(row["cost_per_success_usd"], row["cost_usd"]))
     console.print(cost)
     for note in result.notes:
-        console.print(f"[dim]- {escape(note)}[/]", highlight=False)
+        console.print(f"[dim]- {shown(note)}[/]", highlight=False)

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli_base import (
@@ -30,6 +29,7 @@ from tooleval_agents.fetch import (
     source_manifest,
     verify,
 )
+from tooleval_agents.terminal import shown
 
 SourceArgument = Annotated[
     SourceName, typer.Argument(help="Data source: a pinned upstream repository of the manifest "
@@ -53,8 +53,8 @@ def _groups(source: str, with_predictions: bool) -> list[str]:
     if with_predictions and "predictions" in entry.groups:
         groups.append("predictions")
     elif with_predictions:
-        err_console.print(f"note: {source} has no predictions; --with-predictions ignored",
-                          markup=False)
+        err_console.print(shown(f"note: {source} has no predictions; --with-predictions "
+                                "ignored"))
     return groups
 
 
@@ -102,15 +102,15 @@ def fetch_command(
         return
     for f in report.files:
         if f.status != "present":
-            console.print(f"{f.status:>10}  {escape(f.path)}  ({_mb(f.size)})", soft_wrap=True,
+            console.print(shown(f"{f.status:>10}  {f.path}  ({_mb(f.size)})"), soft_wrap=True,
                           highlight=False)
     present = len(report.files) - len(report.transferred)
-    console.print(
+    console.print(shown(
         f"{source}: {len(report.files)} files checked, {len(report.transferred)} downloaded "
-        f"({_mb(report.bytes_downloaded)}), {present} already present.", highlight=False)
-    console.print(f"in {escape(str(report.root))}  ({report.repo} @ {report.commit[:12]})",
+        f"({_mb(report.bytes_downloaded)}), {present} already present."), highlight=False)
+    console.print(shown(f"in {report.root}  ({report.repo} @ {report.commit[:12]})"),
                   soft_wrap=True, highlight=False)
-    console.print(f"licence: {escape(source_manifest(source).licence)}", soft_wrap=True,
+    console.print(f"licence: {shown(source_manifest(source).licence)}", soft_wrap=True,
                   highlight=False)
 
 
@@ -138,7 +138,7 @@ def verify_command(
     else:
         ok = sum(f.status == "ok" for f in report.files)
         if problems:
-            table = Table(title=f"{source}: files that do not match the manifest")
+            table = Table(title=shown(f"{source}: files that do not match the manifest"))
             for col in ("path", "status", "expected", "found"):
                 table.add_column(col, overflow="fold")
             for f in problems:
@@ -146,11 +146,11 @@ def verify_command(
                          else f"{f.actual_size} bytes" if f.actual_size is not None else "-")
                 expected = f.expected_sha256 if f.status == "wrong_sha256" \
                     else f"{f.expected_size} bytes"
-                table.add_row(escape(f.path), f.status, expected, found)
+                table.add_row(shown(f.path), f.status, shown(expected), shown(found))
             console.print(table)
         skipped = sum(f.status == "missing" and not f.required for f in report.files)
-        console.print(f"{source}: {ok} ok, {len(problems)} with problems, {skipped} optional "
-                      f"absent; in {escape(str(report.root))}", soft_wrap=True, highlight=False)
+        console.print(shown(f"{source}: {ok} ok, {len(problems)} with problems, {skipped} "
+                            f"optional absent; in {report.root}"), soft_wrap=True, highlight=False)
     if problems:
         raise fail(f"{source} data under {report.root} does not match the manifest; re-download "
                    f"with: tooleval data fetch {source} --data-dir {resolved}"

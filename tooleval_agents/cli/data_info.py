@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli_base import DataDirOption, JsonOption, console, data_app, print_json
@@ -17,6 +16,7 @@ from tooleval_agents.errors import DataFormatError, DatasetMissingError, Tooleva
 from tooleval_agents.fetch import load_manifest
 from tooleval_agents.jsonio import atomic_write_text, sha256_file
 from tooleval_agents.registry import Benchmark, benchmarks
+from tooleval_agents.terminal import shown
 
 COUNTS = "record-counts.json"
 """Per-user cache of split sizes, keyed by file and its size and mtime: `data info` counts a
@@ -118,28 +118,28 @@ def info(data_dir: DataDirOption = None, json_out: JsonOption = False) -> None:
     if json_out:
         print_json({"data_dir": str(resolved), "splits": rows, "resources": resources})
         return
-    table = Table(title=f"tooleval data in {resolved}")
+    table = Table(title=shown(f"tooleval data in {resolved}"))
     for col in ("benchmark", "task", "subset", "records", "source", "path"):
         table.add_column(col, justify="right" if col == "records" else "left",
                          overflow="fold")
     for r in rows:
         style = {"missing": "dim", "invalid": "red"}.get(r["source"])
-        table.add_row(*(escape(str(r[k])) for k in ("benchmark", "task", "subset", "records",
-                                                     "source", "path")), style=style)
+        table.add_row(*(shown(r[k]) for k in ("benchmark", "task", "subset", "records",
+                                              "source", "path")), style=style)
     console.print(table)
     for res in resources:
         if res.get("error"):
-            console.print(f"[red]{escape(res['benchmark'])} {escape(res['name'])}: "
-                          f"{escape(res['error'])}[/]", highlight=False, soft_wrap=True)
+            console.print(f"[red]{shown(res['benchmark'])} {shown(res['name'])}: "
+                          f"{shown(res['error'])}[/]", highlight=False, soft_wrap=True)
             continue
         details = ", ".join(f"{k} {v}" for k, v in res.items()
                             if k not in ("benchmark", "name", "source", "path"))
-        console.print(f"{res['benchmark']} {res['name']}: {details} ({res['source']}: "
-                      f"{res['path']})", markup=False, highlight=False)
+        console.print(shown(f"{res['benchmark']} {res['name']}: {details} ({res['source']}: "
+                            f"{res['path']})"), highlight=False)
     for r in rows:
         if r["error"]:
-            console.print(f"[red]{escape(r['error'])}[/]", highlight=False, soft_wrap=True)
+            console.print(f"[red]{shown(r['error'])}[/]", highlight=False, soft_wrap=True)
     if any(r["source"] == "missing" for r in rows):
-        sources = "|".join(load_manifest().sources)
+        sources = shown("|".join(load_manifest().sources))
         console.print(f"Missing data: [bold]tooleval data fetch {sources}"
-                      f" --data-dir {escape(str(resolved))}[/]")
+                      f" --data-dir {shown(resolved)}[/]")

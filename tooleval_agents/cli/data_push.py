@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from tooleval_agents.cli_base import (
     DataDirOption,
@@ -26,6 +25,7 @@ from tooleval_agents.langsmith_datasets import (
     redact,
 )
 from tooleval_agents.registry import benchmarks
+from tooleval_agents.terminal import shown
 
 
 def select_splits(benchmark: str, task: str | None, subset: str | None) -> list[Split]:
@@ -49,8 +49,8 @@ def select_splits(benchmark: str, task: str | None, subset: str | None) -> list[
 
 def _line(r: PushResult) -> str:
     if r.error:
-        return f"[red]✗ {escape(r.dataset)}[/]: {escape(r.error)}"
-    head = escape(f"{r.dataset}: {r.examples} examples ({r.source or 'mixed'})")
+        return f"[red]✗ {shown(r.dataset)}[/]: {shown(r.error)}"
+    head = shown(f"{r.dataset}: {r.examples} examples ({r.source or 'mixed'})")
     if r.dry_run:
         return f"• {head} would be pushed"
     notes = [n for n, on in (("dataset created", r.dataset_created),
@@ -112,8 +112,7 @@ def push_command(
 
     if not json_out:
         verb = "Would push" if dry_run else "Pushing"
-        out.print(f"{verb} {len(splits)} dataset(s) from {resolved}", markup=False,
-                  highlight=False)
+        out.print(shown(f"{verb} {len(splits)} dataset(s) from {resolved}"), highlight=False)
     try:
         if dry_run:
             results = preview(splits, resolved, on_result=progress)

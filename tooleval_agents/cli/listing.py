@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli_base import JsonOption, app, console, print_json
 from tooleval_agents.contracts import ReferenceAnswers, describe_options
 from tooleval_agents.registry import benchmarks, strategies
+from tooleval_agents.terminal import shown
 
 What = Literal["benchmarks", "tasks", "strategies", "metrics"]
 
@@ -73,10 +73,10 @@ def list_command(
     if json_out:
         print_json(rows)
         return
-    table = Table(title=what)
+    table = Table(title=shown(what))
     for column in rows[0] if rows else []:
-        table.add_column(column)
+        table.add_column(shown(column))
     for row in rows:
-        table.add_row(*(escape(", ".join(map(str, v)) if isinstance(v, list) else str(v))
+        table.add_row(*(shown(", ".join(map(str, v)) if isinstance(v, list) else v)
                         for v in row.values()))
     console.print(table)

@@ -27,6 +27,7 @@ from tooleval_agents.cli_base import (
 )
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.rescore import parse_options
+from tooleval_agents.terminal import shown
 
 
 @app.command("report")
@@ -59,6 +60,6 @@ def report(
         print_json({"out": str(result.out_dir), **files,
                     "notes": result.comparison.notes if result.comparison else []})
         return
-    console.print(f"wrote {result.markdown}", markup=False, highlight=False)
-    console.print(f"{len(result.csv)} CSV tables, {len(result.figures)} figures in "
-                  f"{result.out_dir}", markup=False, highlight=False)
+    console.print(shown(f"wrote {result.markdown}"), highlight=False)
+    console.print(shown(f"{len(result.csv)} CSV tables, {len(result.figures)} figures in "
+                        f"{result.out_dir}"), highlight=False)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.agents import AgentLoadError, load_agent
@@ -35,11 +34,13 @@ from tooleval_agents.cli_base import (
 )
 from tooleval_agents.contracts import Split, format_metric, resolve_options
 from tooleval_agents.costs import describe
+from tooleval_agents.jsonio import parse_json
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, strategies
 from tooleval_agents.rescore import parse_options
 from tooleval_agents.results import RunDir
 from tooleval_agents.selection import parse_samples
+from tooleval_agents.terminal import shown
 from tooleval_agents.tool_calls.counts import tool_calls_unmeasured
 
 FIX_FIRST = frozenset({"auth", "not_found", "aborted"})
@@ -69,7 +70,7 @@ def option_grid(pairs: list[str] | None, flag: str) -> list[dict[str, Any]]:
         values = [value]
         if sep and "," in value:
             try:
-                json.loads(value)
+                parse_json(value)
             except ValueError:
                 values = [v.strip() for v in value.split(",")]
         axes.append([(key, v) for v in values])
@@ -235,7 +236,7 @@ def _row(split: Split, summary: Any, out: Path, strategy: str | None,
 
 def _show(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
     """One run's table: the scorer's headline metrics (its success metric) first."""
-    console.print(f"[bold]{escape(str(row['experiment']))}[/]", highlight=False)
+    console.print(f"[bold]{shown(row['experiment'])}[/]", highlight=False)
     table = Table()
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -245,23 +246,21 @@ def _show(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
     for name in [*first, *(m for m in row["metrics"] if m not in first)]:
         value = row["metrics"][name]
         low_high = ci.get(name)
-        table.add_row(escape(name), format_metric(value, row["counts"].get("scored")),
+        table.add_row(shown(name), format_metric(value, row["counts"].get("scored")),
                       f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
     console.print(table)
     counts = row["counts"]
-    console.print(", ".join(f"{k}={v}" for k, v in counts.items()), markup=False,
-                  highlight=False)
+    console.print(shown(", ".join(f"{k}={v}" for k, v in counts.items())), highlight=False)
     usage = row["usage"]
-    console.print(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
+    console.print(shown(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
                   f"{int(usage.get('output_tokens', 0))}, model calls: "
                   f"{int(usage.get('model_calls', 0))}, cache hits: "
                   f"{int(usage.get('cache_hits', 0))}"
                   + (f", judge tokens in/out: {int(usage.get('judge_input_tokens', 0))}/"
                      f"{int(usage.get('judge_output_tokens', 0))} in "
                      f"{int(usage.get('judge_calls', 0))} calls" if usage.get("judge_calls")
-                     else "") + f"; results in {row['run_dir']}",
-                  markup=False, highlight=False)
-    console.print(describe(row.get("cost") or {}), markup=False, highlight=False)
+                     else "") + f"; results in {row['run_dir']}"), highlight=False)
+    console.print(shown(describe(row.get("cost") or {})), highlight=False)
 
 
 def _headline(bench: Benchmark, split: Split, rows: list[dict[str, Any]]) -> list[str]:
@@ -286,26 +285,26 @@ def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
     for key, group in groups.items():
         split = bench.split(*key)
         metrics = _headline(bench, split, group)
-        table = Table(title=f"{split.name}: {len(group)} runs")
+        table = Table(title=shown(f"{split.name}: {len(group)} runs"))
         for column in (*axes, "n"):
             table.add_column(column.replace("strategy_options", "options"), no_wrap=True)
         for name in (*metrics, "tokens/example"):
-            table.add_column(name, justify="right")
+            table.add_column(shown(name), justify="right")
         for r in group:
             n, total = r["counts"].get("scored", 0), r.get("split_examples")
             cells = [str(r.get(a) if not isinstance(r.get(a), dict) else
                          ",".join(f"{k}={v}" for k, v in r[a].items())) for a in axes]
             tokens = r["usage"].get("input_tokens_per_example", 0.0) + \
                 r["usage"].get("output_tokens_per_example", 0.0)
-            table.add_row(*map(escape, cells), f"{n}/{total}" if total and total != n
+            table.add_row(*map(shown, cells), f"{n}/{total}" if total and total != n
                           else str(n),
                           *[format_metric(r["metrics"].get(m), n) for m in metrics],
                           f"{tokens:.0f}")
         console.print(table)
     if groups:
         dirs = " ".join(str(r["run_dir"]) for g in groups.values() for r in g)
-        console.print(f"paired differences with CIs: tooleval compare {dirs}",
-                      markup=False, highlight=False, soft_wrap=True)
+        console.print(shown(f"paired differences with CIs: tooleval compare {dirs}"),
+                      highlight=False, soft_wrap=True)
 
 
 @app.command("run")
@@ -464,7 +463,7 @@ def run_command(
             notes.append(f"the judge {judge} uses the model's {', '.join(inherited)} (same "
                          "provider, no --judge-arg endpoint of its own)")
     for note in filter(None, notes):
-        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+        err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
     grid_runs = [(split, strat, m, a, opts) for split, strat in plan for m in models
@@ -487,7 +486,7 @@ def run_command(
         except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
             failed += 1
             message = one_line(exc)
-            err_console.print(f"[bold red]error:[/] {escape(f'{split.name}: {message}')}",
+            err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {message}')}",
                               highlight=False)
             rows.append({"experiment": None, "benchmark": split.benchmark, "task": split.task,
                          "subset": split.subset, "error": message})
@@ -515,7 +514,7 @@ def run_command(
             _show(row, _headline(bench, split, [row]))
         # stderr: --json keeps stdout clean
         for text in filter(None, (advice, judge_note, *summary.notes)):
-            err_console.print(f"[yellow]{escape(f'{split.name}: {text}')}[/]",
+            err_console.print(f"[yellow]{shown(f'{split.name}: {text}')}[/]",
                               highlight=False)
     if not json_out and sum(bool(r.get("experiment")) for r in rows) > 1:
         show_sweep(bench, rows)

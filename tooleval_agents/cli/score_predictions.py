@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli_base import (
@@ -35,6 +34,7 @@ from tooleval_agents.prediction_files import (
 from tooleval_agents.predictions import PredictionReport, score_predictions
 from tooleval_agents.registry import get_benchmark, resolve_split
 from tooleval_agents.rescore import parse_options
+from tooleval_agents.terminal import shown
 
 
 def _missing_warning(report: PredictionReport) -> str | None:
@@ -74,11 +74,12 @@ def generic_score(name: str) -> Callable[..., None]:
         if many:
             def score_one(path: Path) -> ScoredFile:
                 report = score_predictions(bench, split, path, where, options=options)
-                shown = [m for m in report.headline if m in report.metrics]
+                headline = [m for m in report.headline if m in report.metrics]
                 warning = _missing_warning(report)
                 return ScoredFile(
                     labels={"split": report.split}, json=report.model_dump(mode="json"),
-                    metrics={m: report.metrics[m] for m in shown} if shown else report.metrics,
+                    metrics={m: report.metrics[m] for m in headline} if headline
+                    else report.metrics,
                     n=report.counts["examples"], warnings=[warning] if warning else [])
 
             score_files(paths, score_one, title=name, json_out=json_out, progress=progress)
@@ -89,17 +90,17 @@ def generic_score(name: str) -> Callable[..., None]:
             raise handle_errors(exc) from None
         warning = _missing_warning(report)
         if warning:
-            err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+            err_console.print(f"[yellow]warning:[/] {shown(warning)}", highlight=False)
         if json_out:
             print_json(report.model_dump(mode="json"))
             return
-        table = Table(title=escape(f"{report.split}: {paths[0]}"))
+        table = Table(title=shown(f"{report.split}: {paths[0]}"))
         table.add_column("metric")
         table.add_column("value", justify="right")
         for metric, value in report.metrics.items():
-            table.add_row(escape(metric), format_metric(value, report.counts["examples"]))
+            table.add_row(shown(metric), format_metric(value, report.counts["examples"]))
         console.print(table)
-        console.print(", ".join(f"{k}={v}" for k, v in report.counts.items()), markup=False,
+        console.print(shown(", ".join(f"{k}={v}" for k, v in report.counts.items())),
                       highlight=False)
 
     command.__doc__ = (f"Score {name} answers produced anywhere with the benchmark's scorer "

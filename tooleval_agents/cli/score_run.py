@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from tooleval_agents.cli_base import (
@@ -29,6 +28,7 @@ from tooleval_agents.cli_base import (
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.rescore import RESCORED_SUMMARY, parse_options, rescore_run
+from tooleval_agents.terminal import shown
 
 
 def subcommands() -> list[str]:
@@ -98,7 +98,7 @@ def score_run(
         return
     for item in out:
         s = item["summary"]
-        table = Table(title=escape(f"{s['experiment']} (re-scored)"))
+        table = Table(title=shown(f"{s['experiment']} (re-scored)"))
         for col, justify in (("metric", "left"), ("stored", "right"), ("re-scored", "right"),
                              ("change", "right")):
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
@@ -108,13 +108,13 @@ def score_run(
             old = before.get(name)
             change = ("" if old is None or value is None or abs(value - old) < 1e-9
                       else f"{value - old:+.2f}")
-            table.add_row(escape(name), "–" if name not in before else format_metric(old, n),
+            table.add_row(shown(name), "–" if name not in before else format_metric(old, n),
                           format_metric(value, n), change)
         console.print(table)
         counts = ", ".join(f"{k}={v}" for k, v in s["counts"].items())
-        console.print(f"{counts}; {s['changed']} example score(s) changed; options: "
-                      f"{s['scoring_options'] or '{}'}", markup=False, highlight=False)
+        console.print(shown(f"{counts}; {s['changed']} example score(s) changed; options: "
+                            f"{s['scoring_options'] or '{}'}"), highlight=False)
         for note in s["notes"]:
-            err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+            err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
         if item["written"]:
-            console.print(f"wrote {item['written']}", markup=False, highlight=False)
+            console.print(shown(f"wrote {item['written']}"), highlight=False)

@@ -10,6 +10,7 @@ import typer
 
 from tooleval_agents.cli_base import JsonOption, app, console, handle_errors, print_json
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.terminal import shown
 
 
 @app.command("view")
@@ -34,5 +35,5 @@ def view(
     if json_out:
         print_json({"index": str(site.index), "runs": site.runs, "examples": site.examples})
         return
-    console.print(f"wrote {site.runs} run(s), {site.examples} examples: open {site.index}",
-                  markup=False, highlight=False, soft_wrap=True)
+    console.print(shown(f"wrote {site.runs} run(s), {site.examples} examples: open "
+                        f"{site.index}"), highlight=False, soft_wrap=True)

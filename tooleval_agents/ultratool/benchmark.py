@@ -22,7 +22,7 @@ from tooleval_agents.contracts import (
 from tooleval_agents.corpus import Scores, as_corpus
 from tooleval_agents.datadir import resolve_data_dir, source_of
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
-from tooleval_agents.jsonio import iter_jsonl
+from tooleval_agents.jsonio import iter_jsonl, parse_json
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.ultratool import loaders
 from tooleval_agents.ultratool.rebuild import rebuilt_path
@@ -318,7 +318,7 @@ def _domains(path: Path, mtime_ns: int, size: int, data_dir: str, lang: str) -> 
     out = []
     for number, text in iter_jsonl(path):
         try:
-            record = json.loads(text)
+            record = parse_json(text)
         except json.JSONDecodeError as exc:
             raise DataFormatError(path, f"invalid JSON ({exc.msg})", line=number) from exc
         out.append(record.get("domain") if isinstance(record, dict) else None)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tooleval_agents.cli_base import (
@@ -26,6 +25,7 @@ from tooleval_agents.cli_base import (
 )
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.rescore import parse_options
+from tooleval_agents.terminal import shown
 from tooleval_agents.ultratool.construction import BuildSummary, read_queries
 from tooleval_agents.ultratool.records import Lang
 
@@ -132,20 +132,19 @@ def build(
 
 
 def _print(summary: BuildSummary) -> None:
-    console.print(
+    console.print(shown(
         f"wrote {summary.out}: {summary.built} samples built from {summary.queries} queries "
         f"({summary.seeds} seeds); {summary.failed} failed, {summary.errors} errors (to "
         f"retry), {summary.resumed} taken from the journal; {summary.merged_tools} tools "
-        "merged", markup=False, highlight=False)
+        "merged"), highlight=False)
     if summary.failures_by_stage:
-        console.print("not built, by stage: " + ", ".join(
-            f"{k}={v}" for k, v in sorted(summary.failures_by_stage.items())),
-            markup=False, highlight=False)
+        console.print(shown("not built, by stage: " + ", ".join(
+            f"{k}={v}" for k, v in sorted(summary.failures_by_stage.items()))), highlight=False)
     for failure in summary.failures:
-        console.print(f"  [dim]{escape(failure.key)}[/] {failure.status} at {failure.stage}: "
-                      f"{escape(failure.reason or '')}", highlight=False)
+        console.print(f"  [dim]{shown(failure.key)}[/] {failure.status} at {failure.stage}: "
+                      f"{shown(failure.reason or '')}", highlight=False)
     for note in summary.merge_notes:
-        console.print(f"  [dim]merge:[/] {escape(note)}", highlight=False)
-    console.print(f"journal: {summary.journal}; test sets: tooleval data build ultratool "
-                  f"--task all --raw {summary.out} --lang ... --out DIR", markup=False,
+        console.print(f"  [dim]merge:[/] {shown(note)}", highlight=False)
+    console.print(shown(f"journal: {summary.journal}; test sets: tooleval data build "
+                        f"ultratool --task all --raw {summary.out} --lang ... --out DIR"),
                   highlight=False)

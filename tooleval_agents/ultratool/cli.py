@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -36,6 +35,7 @@ from tooleval_agents.prediction_files import (
     score_files,
 )
 from tooleval_agents.rescore import parse_options
+from tooleval_agents.terminal import shown
 from tooleval_agents.ultratool.derive import DERIVED, write_derived
 from tooleval_agents.ultratool.loaders import load_task, raw_path
 from tooleval_agents.ultratool.paths import prediction_split
@@ -105,7 +105,7 @@ def build(
         return
     for path, meta in written.items():
         counts = ", ".join(f"{k}={v}" for k, v in meta["counts"].items())
-        console.print(f"wrote {path} ({counts}); provenance: {path}.meta.json", markup=False,
+        console.print(shown(f"wrote {path} ({counts}); provenance: {path}.meta.json"),
                       highlight=False)
 
 
@@ -191,18 +191,17 @@ def score(
     if json_out:
         print_json(report.summary())
         return
-    table = Table(title=f"UltraTool {split[0]} ({split[1]})")
+    table = Table(title=shown(f"UltraTool {split[0]} ({split[1]})"))
     table.add_column("metric")
     table.add_column("value", justify="right")
     for name, value in report.metrics.items():
-        table.add_row(escape(name), format_metric(value, report.counts.samples))
+        table.add_row(shown(name), format_metric(value, report.counts.samples))
     console.print(table)
     counts = report.counts.model_dump()
-    console.print(f"parser: {report.parser}; " + ", ".join(
-        f"{k}: {v}" for k, v in counts.items() if v not in ({}, 0)), markup=False,
-        highlight=False)
+    console.print(shown(f"parser: {report.parser}; " + ", ".join(
+        f"{k}: {v}" for k, v in counts.items() if v not in ({}, 0))), highlight=False)
     for note in report.notes:
-        console.print(f"[dim]{escape(note)}[/]")
+        console.print(f"[dim]{shown(note)}[/]")
 
 
 def agreement(
@@ -264,16 +263,16 @@ def agreement(
     if json_out:
         print_json(report.model_dump(mode="json"))
         return
-    table = Table(title=f"{judge} vs the recorded judgments: {report.judged} plans, "
-                        f"{report.live_errors} without a usable live judgment")
+    table = Table(title=shown(f"{judge} vs the recorded judgments: {report.judged} plans, "
+                              f"{report.live_errors} without a usable live judgment"))
     for column in ("dimension", "n", "Pearson", "95% CI", "Spearman", "95% CI", "|diff|"):
         table.add_column(column, justify="left" if column == "dimension" else "right")
 
     def ci(value: list[float] | None) -> str:
-        return f"[{value[0]:.2f}, {value[1]:.2f}]" if value else "n/a"
+        return shown(f"[{value[0]:.2f}, {value[1]:.2f}]") if value else "n/a"
 
     for key, c in report.dimensions.items():
-        table.add_row(escape(key), str(c.n), format_metric(c.pearson), ci(c.pearson_ci),
+        table.add_row(shown(key), str(c.n), format_metric(c.pearson), ci(c.pearson_ci),
                       format_metric(c.spearman), ci(c.spearman_ci),
                       format_metric(c.mean_abs_diff))
     console.print(table)

@@ -22,7 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.journal import JournalFile
-from tooleval_agents.jsonio import atomic_write_text, dump_jsonl, first_error, iter_jsonl
+from tooleval_agents.jsonio import (
+    atomic_write_text,
+    dump_jsonl,
+    first_error,
+    iter_jsonl,
+    parse_json,
+)
 from tooleval_agents.ultratool.records import RawSample, ToolSkeleton
 from tooleval_agents.ultratool.stubs import execute_plan, plan_items
 
@@ -112,7 +118,7 @@ def read_queries(path: Path) -> list[SeedQuery]:
     as_json = path.suffix in (".jsonl", ".json")
     for number, text in iter_jsonl(path):
         try:
-            obj: Any = json.loads(text) if as_json else text.strip()
+            obj: Any = parse_json(text) if as_json else text.strip()
             query = SeedQuery(query=obj) if isinstance(obj, str) else \
                 SeedQuery.model_validate(obj)
         except json.JSONDecodeError as exc:

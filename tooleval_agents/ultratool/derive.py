@@ -30,7 +30,13 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import atomic_write_text, data_lines, dump_jsonl, first_error
+from tooleval_agents.jsonio import (
+    atomic_write_text,
+    data_lines,
+    dump_jsonl,
+    first_error,
+    parse_json,
+)
 from tooleval_agents.ultratool.rebuild import build_tool_creation_awareness, meta_path
 from tooleval_agents.ultratool.records import Lang, RawSample
 
@@ -52,7 +58,7 @@ def read_raw_dicts(path: Path | str) -> list[tuple[dict[str, Any], RawSample]]:
     out = []
     for number, text in data_lines(path):
         try:
-            obj = json.loads(text)
+            obj = parse_json(text)
             out.append((obj, RawSample.model_validate(obj)))
         except json.JSONDecodeError as exc:
             raise DataFormatError(path, f"invalid JSON ({exc.msg})", line=number) from exc

@@ -51,7 +51,14 @@ from rapidfuzz import fuzz, process
 
 from tooleval_agents.datadir import cache_dir
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import atomic_write_text, data_lines, dump_jsonl, first_error
+from tooleval_agents.jsonio import (
+    atomic_write_text,
+    data_lines,
+    dump_jsonl,
+    first_error,
+    parse_json,
+)
+from tooleval_agents.terminal import printable
 from tooleval_agents.ultratool.paths import raw_path
 from tooleval_agents.ultratool.records import Lang, RawSample, UltraToolTask
 
@@ -109,7 +116,7 @@ def _read_samples(raw: RawInput) -> tuple[list[_Sample], str | None]:
         out: list[_Sample] = []
         for number, text in data_lines(path):
             try:
-                obj = json.loads(text)
+                obj = parse_json(text)
             except json.JSONDecodeError as exc:
                 raise DataFormatError(path, f"invalid JSON ({exc.msg})", line=number) from exc
             out.append(_sample(obj, path, number))
@@ -371,7 +378,7 @@ def removed_from_tool_creation(path: Path | str) -> list[list[str]]:
     out: list[list[str]] = []
     for number, text in data_lines(path):
         try:
-            obj = json.loads(text)
+            obj = parse_json(text)
             out.append([item["tool"]["name"] for item in obj["reference"]])
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise DataFormatError(path, f"not a tool_creation record ({exc!r})",
@@ -537,7 +544,8 @@ def _upstream_removal(raw_file: Path | str, samples: list[_Sample]) -> Path | No
     try:
         _check_removal(removed_from_tool_creation(candidate), samples, candidate)
     except DataFormatError as exc:
-        log.warning("not taking the removed tools from %s: %s", candidate, exc)
+        log.warning("not taking the removed tools from %s: %s", printable(candidate),
+                    printable(exc))
         return None
     return candidate
 

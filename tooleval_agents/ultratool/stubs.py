@@ -68,9 +68,11 @@ NAME_THRESHOLD = 70.0
 """Minimum ``token_sort_ratio`` (0-100) for a reference to resolve by name (see module doc)."""
 
 _REF = re.compile(r"<[^<>]+>")
-_ANNOTATION = re.compile(r"[(（]([^()（）]*[:：][^()（）]*)[)）]\s*$")
-_ANNOTATION_ITEM = re.compile(r"[,，;；]\s*(?=[^,，;；:：]+[:：])")
-_KEY_VALUE = re.compile(r"\s*([^:：]+)[:：]\s*(.*)$", re.S)
+# A separator before the next ``Key:`` of an annotation. The second branch is the case where
+# the key is only the last blank (``, :v``), as ``[,，;；]\s*(?=[^,，;；:：]+[:：])`` read it;
+# the possessive first branch keeps a long blank run from being retried blank by blank.
+_ANNOTATION_ITEM = re.compile(r"[,，;；](?:\s*+(?=[^,，;；:：]+[:：])|\s*(?=\s[:：]))")
+_COLON = re.compile(r"[:：]")
 _CJK = re.compile(r"([\u3400-\u9fff\uf900-\ufaff])")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
 
@@ -475,27 +477,46 @@ def _similarity(a: str, b: str) -> float:
     return float(fuzz.token_sort_ratio(_process(a), _process(b)))
 
 
+def _annotation_span(step: str) -> tuple[int, int] | None:
+    """Where the ``(Key: value, ...)`` at the end of a step text is: the index of its opening
+    parenthesis and of its closing one; None when the text does not end with one.
+
+    What ``[(（]([^()（）]*[:：][^()（）]*)[)）]\\s*$`` finds, with ``str`` searches from the
+    end (the pattern retried every opening parenthesis, scanning to the end each time).
+    """
+    close = len(step.rstrip()) - 1
+    if close < 0 or step[close] not in ")）":
+        return None
+    opening = max(step.rfind(p, 0, close) for p in "()（）")
+    if opening < 0 or step[opening] not in "(（" or _COLON.search(step, opening, close) is None:
+        return None
+    return opening, close
+
+
 def step_annotations(step: str) -> list[tuple[str, str]]:
-    """The ``(Key: value, Key2: value2)`` pairs at the end of a step text.
+    """The ``(Key: value, Key2: value2)`` pairs at the end of a step text (an item without a
+    key before its first colon is left out).
 
     >>> step_annotations("1.3 Get the ID (Transaction ID: created transaction ID)")
     [('Transaction ID', 'created transaction ID')]
     """
-    m = _ANNOTATION.search(step)
-    if m is None:
+    span = _annotation_span(step)
+    if span is None:
         return []
     pairs = []
-    for item in _ANNOTATION_ITEM.split(m.group(1)):
-        kv = _KEY_VALUE.match(item)
-        if kv:
-            pairs.append((kv.group(1).strip(), kv.group(2).strip()))
+    for item in _ANNOTATION_ITEM.split(step[span[0] + 1:span[1]]):
+        colon = _COLON.search(item)
+        if colon is not None and colon.start() > 0:
+            pairs.append((item[:colon.start()].strip(), item[colon.end():].strip()))
     return pairs
 
 
 def _step_text(step: str) -> str:
     """Step text without its number and trailing annotation."""
     parts = step.strip().split(" ", 1)
-    return _ANNOTATION.sub("", parts[1] if len(parts) == 2 else parts[0]).strip()
+    text = parts[1] if len(parts) == 2 else parts[0]
+    span = _annotation_span(text)
+    return (text[:span[0]] if span else text).strip()
 
 
 def _words(name: str) -> str:
