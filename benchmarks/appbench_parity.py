@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from appbench_answers import answer_sets
 from appbench_official import Official, digest, paper_numbers
 
-from evaluators.appbench_scoring import score_appbench
+from evaluators.appbench.scoring import score_appbench
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 

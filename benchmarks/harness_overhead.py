@@ -47,7 +47,7 @@ from tooleval_agents.contracts import (
     Strategy,
     StrategyContext,
 )
-from tooleval_agents.reference_models import GoldAnswer, last_input_block
+from tooleval_agents.models.reference import GoldAnswer, last_input_block
 from tooleval_agents.registry import Benchmark, register, register_strategy
 
 MARKER = "Answer the question."
@@ -170,8 +170,8 @@ def timed_run_finishes(n: int, *, latency: float = 0.0,
                        concurrency: int = 1) -> tuple[float, list[float]]:
     """Wall seconds of one ``run_experiment`` over ``n`` synthetic examples, and when each
     example finished (``finished_at`` of its ``examples.jsonl`` line, epoch seconds, sorted)."""
-    from tooleval_agents.results import RunDir
-    from tooleval_agents.runner import run_experiment
+    from tooleval_agents.results.rundir import RunDir
+    from tooleval_agents.run.runner import run_experiment
 
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
@@ -188,7 +188,7 @@ def timed_run_finishes(n: int, *, latency: float = 0.0,
 
 def workflow_only(n: int) -> float:
     """Wall seconds of the bare workflow over ``n`` examples, one at a time."""
-    from tooleval_agents.runner import as_target
+    from tooleval_agents.run.runner import as_target
 
     bench = register_synthetic()
     split = bench.split("echo", f"s{n}")

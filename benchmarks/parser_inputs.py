@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from evaluators.appbench_parse import parse_answer
+from evaluators.appbench.parse import parse_answer
 from evaluators.parsing import parse_list, parse_list_official
-from graphs.appbench import read_plan
-from graphs.appbench_build_prompts import read_instruction, read_scores
-from graphs.ultratool_build import StageFailure, parse_object
+from graphs.appbench.build_prompts import read_instruction, read_scores
+from graphs.appbench.planning import read_plan
+from graphs.ultratool.build import StageFailure, parse_object
 
 
 class _Timeout(Exception):

@@ -8,7 +8,7 @@ server on 127.0.0.1 and runs, on the same first ``--limit`` AppBench examples of
 * ``tools``, ``tools_hierarchical`` and ``--agent langchain.agents:create_agent`` by the route
   that gives structured tool calls (``--route structured``, the default): the server's
   ``chatml-function-calling`` chat format with ``tool_choice=auto`` sent
-  (:mod:`tooleval_agents.openai_compat`), for one round of calls (two for
+  (:mod:`tooleval_agents.models.openai_compat`), for one round of calls (two for
   ``tools_hierarchical``) since that format's prompt shows no tool results;
   ``--route plain`` serves the model's own chat template and sends no ``tool_choice`` (what
   a text tool-call reader, ``--strategy-option tool_calls=text``, reads);
@@ -43,10 +43,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from local_model import TOOL_FORMAT, serve
 
-from tooleval_agents.rescore import parse_options
-from tooleval_agents.results import RunDir
-from tooleval_agents.retry import RetryPolicy
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.models.retry import RetryPolicy
+from tooleval_agents.results.rescore import parse_options
+from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.runner import run_experiment
 
 PARTS = 22
 ALIAS = "local"

@@ -6,13 +6,13 @@ the runs of a row take turns (round 1 of every column, then round 2, ...), so a 
 on a shared machine hits every column alike.
 
 AppBench publishes no model outputs, so the answers are the gold plans in the official pairing
-(:func:`~evaluators.appbench_parse.official_gold_answer`, the rendering behind the paper's gold
+(:func:`~evaluators.appbench.parse.official_gold_answer`, the rendering behind the paper's gold
 figures) and the same with every quoted value upper-cased and the last line dropped (wrong
 values, missing calls: the slower, failing paths). 801 test samples x 2 answer sets.
 
-* **ours paper**: :func:`evaluators.appbench_scoring.score_appbench` with ``scoring="paper"``
+* **ours paper**: :func:`evaluators.appbench.scoring.score_appbench` with ``scoring="paper"``
   (what ``--scoring paper`` computes). Ours reads each sample's gold once per gold content and
-  keeps it (:func:`evaluators.appbench_paper.paper_gold`), so after the first round this is the
+  keeps it (:func:`evaluators.appbench.paper.paper_gold`), so after the first round this is the
   steady state of scoring answers to samples already read (several answer files, re-scoring a
   run, a bootstrap); **cold**: the same on fresh copies of the samples with that cache emptied
   (made outside the timing), i.e. each gold read included, as a one-shot ``tooleval score``
@@ -46,9 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from appbench_official import CODE, Official
 
-from evaluators.appbench_paper import clear_gold_cache
-from evaluators.appbench_parse import official_gold_answer
-from evaluators.appbench_scoring import score_appbench
+from evaluators.appbench.paper import clear_gold_cache
+from evaluators.appbench.parse import official_gold_answer
+from evaluators.appbench.scoring import score_appbench
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.records import AppBenchSample

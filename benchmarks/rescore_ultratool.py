@@ -7,8 +7,9 @@ Usage: ``python benchmarks/rescore_ultratool.py [DATA_DIR] [--repeat N] [--pytho
 The 12 files are ``planning``, ``tool_usage_awareness`` and ``tool_usage`` for GPT-3.5 and
 GPT-4 in both languages (the zh GPT-3.5 ``tool_creation`` file has no recorded judgments).
 
-* **ours**: :func:`evaluators.ultratool_scoring.score_task` with the default robust parser and
-  with ``parser="official"``; planning = :func:`evaluators.judge_replay.replay_planning` of the
+* **ours**: :func:`evaluators.ultratool.scoring.score_task` with the default robust parser and
+  with ``parser="official"``; planning = :func:`evaluators.ultratool.judge.replay.replay_planning`
+  of the
   recorded judgments file (judge metrics and the structure metrics of the judged plans), and
   its judge metrics alone (what the official computes).
 * **OFFICIAL**: the official scorer (JoeYing1019/UltraTool ``evaluation/utils.py``,
@@ -42,9 +43,9 @@ from typing import Any, Literal
 import numpy as np
 from rapidfuzz.distance import Levenshtein as RapidfuzzLevenshtein
 
-from evaluators.judge import aggregate_planning, planning_example_score
-from evaluators.judge_replay import read_judgments, replay_planning
-from evaluators.ultratool_scoring import score_task
+from evaluators.ultratool.judge.judge import aggregate_planning, planning_example_score
+from evaluators.ultratool.judge.replay import read_judgments, replay_planning
+from evaluators.ultratool.scoring import score_task
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 LANGS: dict[Lang, str] = {"en": "English-dataset", "zh": "Chinese-dataset"}

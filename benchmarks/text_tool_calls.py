@@ -1,4 +1,4 @@
-"""Speed of the text tool-call parser (:mod:`tooleval_agents.tool_calls.parse`) on answers of
+"""Speed of the text tool-call parser (:mod:`tooleval_agents.models.tool_calls.parse`) on answers of
 100k characters: realistic ones (many calls, long arguments, prose) and adversarial ones
 (deep nesting, unclosed brackets and strings, spans that fail to decode late).
 
@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from tooleval_agents.tool_calls.parse import looks_like_tool_call, parse_tool_calls
+from tooleval_agents.models.tool_calls.parse import looks_like_tool_call, parse_tool_calls
 
 TARGET_S = 0.2
 

@@ -20,7 +20,7 @@ import json
 import tempfile
 from typing import Any
 
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.run.runner import run_experiment
 
 CATEGORIES = ("ss", "sm", "ms", "mm")
 KEYS = ("executed_success", "success", "trajectory_strict", "tool_error_rate")

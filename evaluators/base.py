@@ -24,7 +24,7 @@ from tooleval_agents.contracts import (
     mean_score,
     pooled,
 )
-from tooleval_agents.corpus import Corpus, as_corpus
+from tooleval_agents.results.corpus import Corpus, as_corpus
 
 __all__ = ["AggregateFn", "Corpus", "ExampleScore", "Part", "ScoreFn", "as_corpus", "feedback",
            "langsmith_evaluators", "mean_score", "pooled"]

@@ -35,7 +35,7 @@ from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
 from tooleval_agents.appbench.stubs import AppExecutor
 from tooleval_agents.appbench.stubs import ExecutionTrace as AppTrace
 from tooleval_agents.contracts import Metrics
-from tooleval_agents.corpus import Scores, as_corpus
+from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.records import PlanStep, RawSample, ToolSkeleton
 from tooleval_agents.ultratool.stubs import ExecutionTrace as ToolTrace

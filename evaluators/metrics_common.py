@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from tooleval_agents.corpus import Corpus, Sum
+from tooleval_agents.results.corpus import Corpus, Sum
 
 
 def f1(hits: float, n_pred: float, n_gold: float, *, empty: float = 0.0) -> float:

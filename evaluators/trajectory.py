@@ -42,8 +42,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
-from tooleval_agents.corpus import Scores, as_corpus
-from tooleval_agents.jsonio import parse_json
+from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.results.corpus import Scores, as_corpus
 
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
 MATCH_MODES: tuple[MatchMode, ...] = ("strict", "unordered", "subset", "superset")

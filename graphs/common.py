@@ -1,7 +1,7 @@
 """Small helpers every workflow shares: prompt rendering, messages and the model-call node.
 
 Prompt conventions (the ``reference`` model depends on them, see
-:mod:`tooleval_agents.reference_models`):
+:mod:`tooleval_agents.models.reference`):
 
 * the example's own input goes inside ``<input>\\n...\\n</input>`` (:func:`input_block`), and it
   is the *last* such block of the prompt;

@@ -46,8 +46,8 @@ from tooleval_agents.agents import (
     trajectory,
 )
 from tooleval_agents.contracts import Options
-from tooleval_agents.tool_calls import ToolCallMode
-from tooleval_agents.tool_calls.reader import read_tool_calls
+from tooleval_agents.models.tool_calls import ToolCallMode
+from tooleval_agents.models.tool_calls.reader import read_tool_calls
 
 DEFAULT_MAX_TURNS = 12
 """Model answers per example at most (AppBench plans have up to 10 calls; parallel calls
@@ -58,7 +58,7 @@ class ToolCallOptions(Options):
     """The option every tool-calling strategy has."""
 
     tool_calls: ToolCallMode = "native"
-    """How the model's calls are read (:mod:`tooleval_agents.tool_calls.reader`): ``native``
+    """How the model's calls are read (:mod:`tooleval_agents.models.tool_calls.reader`): ``native``
     -- the API's structured calls only; ``auto`` -- tools bound natively, and calls written as
     text read when no structured call came; ``text`` -- the tools described in the prompt and
     the calls read from the text (prompt mode)."""

@@ -9,7 +9,7 @@ choice between a message and a call, and the call's arguments, under a grammar -
 request sends ``tool_choice`` (``--model-arg tool_choice=auto``); without one it ignores the
 tools. Its prompt shows no tool results (the ``tool`` messages are not rendered), so a model
 calls the same tool again on every turn: ``--model-arg tool_choice_rounds=N`` asks for calls
-in the first ``N`` rounds only (:mod:`tooleval_agents.openai_compat`).
+in the first ``N`` rounds only (:mod:`tooleval_agents.models.openai_compat`).
 
 :func:`portability_problem` says why the installed llama-cpp-python would crash on machines
 that advertise AMX but trap it (a build for the machine it was made on), ``.ci/run`` refuses

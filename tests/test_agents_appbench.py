@@ -17,7 +17,7 @@ from fake_openai import ChatRequest, FakeOpenAI
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
-from graphs.appbench_tools import ToolsHierarchical, opened_apps, tool_plan
+from graphs.appbench.tools import ToolsHierarchical, opened_apps, tool_plan
 from graphs.tool_agent import react_agent
 from tooleval_agents.agents import AgentLoadError, agent_label, load_agent, trajectory
 from tooleval_agents.appbench.catalog import load_catalog
@@ -28,11 +28,11 @@ from tooleval_agents.appbench.tools import (
     open_tools,
     split_tool_name,
 )
-from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.cli import app
-from tooleval_agents.reference_tools import ToolPlan, corrupt_plan, next_turn
-from tooleval_agents.results import RunDir
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.reference_tools import ToolPlan, corrupt_plan, next_turn
+from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.runner import run_experiment
 
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 AGENT_FILE = '''\
@@ -111,7 +111,7 @@ def test_a_dependency_is_a_value_an_earlier_turn_returned_under_the_same_name() 
     assert reserve.dependent_args == {"restaurant_name": "restaurant_name", "location": "location"}
     # Another name with the same value stays a literal (the gold always writes #k=k).
     assert reserve.literal_args == {"time": "13:30", "name": "Baan"}
-    from evaluators.appbench_parse import parse_answer
+    from evaluators.appbench.parse import parse_answer
 
     reparsed = parse_answer("\n".join(c.raw for c in calls)).calls
     assert [(c.api, c.literal_args, c.dependent_args) for c in reparsed] == \

@@ -16,7 +16,7 @@ from evaluators.trajectory import (
     tool_calls_of,
     trajectory_match,
 )
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.run.runner import run_experiment
 
 TASKS = ("tool_usage", "tool_selection")
 HEADLINE = {"tool_usage": "tool_usage", "tool_selection": "tool_selection_local"}

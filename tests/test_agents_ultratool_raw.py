@@ -1,6 +1,6 @@
 """UltraTool's raw samples with native tool calling (strategy ``tools`` on task ``raw``): the
 agent plans, creates the tools its toolset lacks with ``create_tool`` and calls them
-(graphs/ultratool_create_tools.py), scored as the text workflow ``plan_create_use`` is."""
+(graphs/ultratool/create_tools.py), scored as the text workflow ``plan_create_use`` is."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from evaluators.plan_create_use import score_plan_create_use
+from evaluators.ultratool.plan_create_use import score_plan_create_use
 from graphs.tool_agent import run_tool_call
-from graphs.ultratool_create_tools import CREATE_TOOL, USE_CREATED_TOOL, Workshop
-from tooleval_agents.runner import run_experiment
+from graphs.ultratool.create_tools import CREATE_TOOL, USE_CREATED_TOOL, Workshop
+from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.ultratool.loaders import raw_path, read_raw_file
 from tooleval_agents.ultratool.records import ToolSkeleton
 from tooleval_agents.ultratool.stubs import ToolCallError, execute_plan, plan_items, validate_args

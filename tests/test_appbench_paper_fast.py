@@ -21,16 +21,16 @@ from appbench_answers import styled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators.appbench_errors import ArgOutcome, ArgStatus, error_counts, error_part
-from evaluators.appbench_paper import (
+from evaluators.appbench.errors import ArgOutcome, ArgStatus, error_counts, error_part
+from evaluators.appbench.paper import (
     PRED_CORRECTIONS,
     clear_gold_cache,
     paper_gold,
     plan_scales,
 )
-from evaluators.appbench_paper_read import extract_call, read_answer
-from evaluators.appbench_parse import gold_answer, official_gold_answer
-from evaluators.appbench_scoring import (
+from evaluators.appbench.paper_read import extract_call, read_answer
+from evaluators.appbench.parse import gold_answer, official_gold_answer
+from evaluators.appbench.scoring import (
     AppBenchReport,
     aggregate,
     by_scale,
@@ -43,7 +43,7 @@ from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.contracts import ExampleScore, Part
-from tooleval_agents.corpus import Columns
+from tooleval_agents.results.corpus import Columns
 
 # --- the reference: the official driver and scorer, the plain way ----------------------------
 

@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evaluators.appbench_paper_read import extract_call, read_answer
-from evaluators.appbench_parse import official_gold_answer
-from evaluators.appbench_scoring import score_appbench
+from evaluators.appbench.paper_read import extract_call, read_answer
+from evaluators.appbench.parse import official_gold_answer
+from evaluators.appbench.scoring import score_appbench
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.records import AppBenchSample

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluators.appbench_paper import value_matches
-from evaluators.appbench_paper_read import extract_call, read_answer
-from evaluators.appbench_parse import (
+from evaluators.appbench.paper import value_matches
+from evaluators.appbench.paper_read import extract_call, read_answer
+from evaluators.appbench.parse import (
     canonical_api,
     gold_answer,
     normalise_value,

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evaluators.appbench_parse import gold_answer, official_gold_answer
-from evaluators.appbench_scoring import (
+from evaluators.appbench.parse import gold_answer, official_gold_answer
+from evaluators.appbench.scoring import (
     MAIN_METRICS,
     Scoring,
     create_appbench_evaluators,

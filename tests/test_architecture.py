@@ -29,16 +29,17 @@ DEFERRED = {
     # LangChain, networkx, pandas/matplotlib, Typer) and needed only when a split is run,
     # scored or reported, or the command line starts.
     "tooleval_agents.ultratool.benchmark": {
-        "graphs.ultratool", "graphs.plan_create_use", "graphs.ultratool_tools",
-        "evaluators.ultratool_kv", "evaluators.trajectory", "evaluators.parsing",
-        "evaluators.judge", "evaluators.judge_official", "evaluators.planning_structure",
-        "evaluators.plan_create_use",
+        "graphs.ultratool.protocol", "graphs.ultratool.plan_create_use", "graphs.ultratool.tools",
+        "evaluators.ultratool.kv", "evaluators.trajectory", "evaluators.parsing",
+        "evaluators.ultratool.judge.judge", "evaluators.ultratool.judge.official",
+        "evaluators.ultratool.planning_structure",
+        "evaluators.ultratool.plan_create_use",
         "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
         "tooleval_agents.ultratool.build_cli",
     },
     "tooleval_agents.appbench.benchmark": {
-        "graphs.appbench", "graphs.appbench_tools", "evaluators.appbench_parse",
-        "evaluators.appbench_scoring", "evaluators.execution", "evaluators.trajectory",
+        "graphs.appbench.planning", "graphs.appbench.tools", "evaluators.appbench.parse",
+        "evaluators.appbench.scoring", "evaluators.execution", "evaluators.trajectory",
         "tooleval_agents.appbench.catalog", "tooleval_agents.appbench.stubs",
         "tooleval_agents.appbench.cli", "tooleval_agents.appbench.report",
         "tooleval_agents.appbench.depgraph", "tooleval_agents.appbench.build_cli",
@@ -46,23 +47,26 @@ DEFERRED = {
     },
     # The construction commands load the workflow (LangGraph) and the provider models
     # (LangChain) only when they run.
-    "tooleval_agents.appbench.build_cli": {"graphs.appbench_build", "tooleval_agents.models",
+    "tooleval_agents.appbench.build_cli": {"graphs.appbench.build", "tooleval_agents.models.specs",
                                            "tooleval_agents.appbench.build_models"},
-    "tooleval_agents.appbench.export_cli": {"graphs.appbench_export"},
-    "tooleval_agents.ultratool.cli": {"evaluators.ultratool_scoring",
-                                      "evaluators.judge_agreement", "evaluators.judge_official",
-                                      "tooleval_agents.models"},
-    "tooleval_agents.ultratool.build_cli": {"graphs.ultratool_build_run", "tooleval_agents.models",
-                                            "tooleval_agents.retry"},
-    "tooleval_agents.appbench.cli": {"evaluators.appbench_scoring"},
+    "tooleval_agents.appbench.export_cli": {"graphs.appbench.export"},
+    "tooleval_agents.ultratool.cli": {"evaluators.ultratool.scoring",
+                                      "evaluators.ultratool.judge.agreement",
+                                      "evaluators.ultratool.judge.official",
+                                      "tooleval_agents.models.specs"},
+    "tooleval_agents.ultratool.build_cli": {"graphs.ultratool.build_run",
+                                            "tooleval_agents.models.specs",
+                                            "tooleval_agents.models.retry"},
+    "tooleval_agents.appbench.cli": {"evaluators.appbench.scoring"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).
-    "tooleval_agents.cli.run": {"tooleval_agents.runner", "tooleval_agents.retry"},
-    "tooleval_agents.cli.compare": {"tooleval_agents.compare"},
-    "tooleval_agents.cli.data_fetch": {"tooleval_agents.download"},  # the HTTP client
-    "tooleval_agents.cli.report": {"tooleval_agents.reports"},
+    "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.models.retry"},
+    "tooleval_agents.cli.compare": {"tooleval_agents.results.compare"},
+    "tooleval_agents.cli.data_fetch": {"tooleval_agents.data.download"},  # the HTTP client
+    "tooleval_agents.cli.report": {"tooleval_agents.results.reports"},
     "tooleval_agents.cli.view": {"tooleval_agents.viewer"},
-    "tooleval_agents.rescore": {"tooleval_agents.models"},  # LangChain, only to re-judge
+    # LangChain, only to re-judge
+    "tooleval_agents.results.rescore": {"tooleval_agents.models.specs"},
 }
 
 

@@ -29,8 +29,7 @@ from test_runner import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.results import EXAMPLES
-from tooleval_agents.retry import (
+from tooleval_agents.models.retry import (
     RETRYABLE,
     BadResponseError,
     RetryingChatModel,
@@ -39,6 +38,7 @@ from tooleval_agents.retry import (
     collect_stats,
     unreadable_reply,
 )
+from tooleval_agents.results.rundir import EXAMPLES
 
 KEY = "sk-test-bad-replies-000000"
 BASE = {"id": "x", "object": "chat.completion", "created": 1, "model": "m"}

@@ -1,4 +1,4 @@
-"""The SQLite response cache (tooleval_agents/cache.py)."""
+"""The SQLite response cache (tooleval_agents/models/cache.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,14 @@ from langchain_core.outputs import ChatGeneration, Generation
 from langchain_openai import ChatOpenAI
 
 from graphs.state import usage_of
-from tooleval_agents.cache import HIT_FLAG, SQLiteCache, default_cache_path, normalize_llm_string
-from tooleval_agents.chat_models import ScriptedChatModel
-from tooleval_agents.retry import RetryingChatModel, collect_stats
+from tooleval_agents.models.cache import (
+    HIT_FLAG,
+    SQLiteCache,
+    default_cache_path,
+    normalize_llm_string,
+)
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.retry import RetryingChatModel, collect_stats
 
 SECRET = "sk-test-SECRET123"
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from pydantic import BaseModel
 
-from tooleval_agents.chat_models import ScriptedChatModel, estimate_tokens
+from tooleval_agents.models.chat_models import ScriptedChatModel, estimate_tokens
 
 
 def test_answers_by_content_not_by_order() -> None:

@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from evaluators.appbench_parse import gold_answer
+from evaluators.appbench.parse import gold_answer
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.cli import app
-from tooleval_agents.compare import compare, load_run
-from tooleval_agents.corruptions import corrupt
-from tooleval_agents.langsmith_datasets import to_examples
+from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.models.corruptions import corrupt
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.results import (
+from tooleval_agents.results.compare import compare, load_run
+from tooleval_agents.results.rundir import (
     DatasetRef,
     ExampleResult,
     RunConfig,
@@ -279,7 +279,7 @@ def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
 
 
 def test_resamples_are_drawn_in_blocks_with_the_numbers_of_one_draw() -> None:
-    from tooleval_agents.compare import BLOCK, _draws
+    from tooleval_agents.results.compare import BLOCK, _draws
 
     whole = np.random.default_rng(3).integers(0, 37, size=(2 * BLOCK + 5, 37))
     assert np.array_equal(np.concatenate(list(_draws(3, 2 * BLOCK + 5, 37))), whole)

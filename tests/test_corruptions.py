@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooleval_agents import corruptions
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
-from tooleval_agents.corruptions import (
+from tooleval_agents.models import corruptions
+from tooleval_agents.models.corruptions import (
     FALLBACK_KIND,
     AnswerFormat,
     apply_kind,
@@ -32,7 +32,7 @@ from tooleval_agents.corruptions import (
     next_step_id,
     register_format,
 )
-from tooleval_agents.reference_models import (
+from tooleval_agents.models.reference import (
     AnswerKey,
     GoldAnswer,
     NoisyReferenceChatModel,
@@ -401,7 +401,7 @@ def test_formats_are_an_open_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_deterministic_across_processes() -> None:
     """Seeds go through SHA-256, not the per-process salted ``hash()``."""
-    code = ("import json, sys; from tooleval_agents.corruptions import corrupt; "
+    code = ("import json, sys; from tooleval_agents.models.corruptions import corrupt; "
             "g = json.loads(sys.stdin.read()); "
             "print(json.dumps([corrupt(t, f, rate=0.5, seed=f'run/{s}') "
             "for f, t in g.items() for s in range(40)]))")

@@ -17,8 +17,8 @@ from test_runner import _appbench_responder
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.costs import ENV, price_for, run_cost
-from tooleval_agents.results import RunDir
+from tooleval_agents.results.costs import ENV, price_for, run_cost
+from tooleval_agents.results.rundir import RunDir
 
 
 @pytest.fixture(autouse=True)

@@ -10,11 +10,11 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 
 from tooleval_agents import registry
-from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.contracts import Strategy, StrategyContext
-from tooleval_agents.langsmith_datasets import to_examples
+from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.registry import get_benchmark, register_strategy
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.run.runner import run_experiment
 
 
 class Oracle(Strategy):

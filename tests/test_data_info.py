@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.fetch import load_manifest
+from tooleval_agents.data.fetch import load_manifest
 
 
 def test_data_info_reports_every_split_and_the_catalog(shared_data: Path) -> None:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
-from tooleval_agents.datadir import ENV_VAR, default_data_dir, resolve_data_dir
+from tooleval_agents.data.datadir import ENV_VAR, default_data_dir, resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.ultratool.loaders import load_example, load_raw, load_task
 

@@ -12,12 +12,12 @@ import pytest
 from test_runner import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner
 
-from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.cli import app
-from tooleval_agents.journal import SEAL_KEY, seal_state
-from tooleval_agents.rescore import EditedResultsError, rescore_run
-from tooleval_agents.results import EXAMPLES, RunDir
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.results.journal import SEAL_KEY, seal_state
+from tooleval_agents.results.rescore import EditedResultsError, rescore_run
+from tooleval_agents.results.rundir import EXAMPLES, RunDir
+from tooleval_agents.run.runner import run_experiment
 
 
 @pytest.fixture(autouse=True)
@@ -70,7 +70,7 @@ def test_a_resume_runs_edited_lines_again_and_says_which(
     assert RunDir(run_dir).edited() == [(n, json.loads(lines[n - 1])["example_id"])
                                         for n in sorted((scored, asked))]
     model = wrong_on_1()
-    with caplog.at_level(logging.WARNING, logger="tooleval_agents.runner"):
+    with caplog.at_level(logging.WARNING, logger="tooleval_agents.run.runner"):
         summary = run_experiment("toy", subset="en", model=model, **kwargs)
     assert model.calls == 2  # the two edited examples, and only them (was: 0, trusted)
     assert summary.metrics["accuracy"] == pytest.approx(500 / 6)  # not the edited 100

@@ -21,8 +21,8 @@ import pytest
 
 from tooleval_agents import Benchmark, ExampleFields, Located, Scorer, Split
 from tooleval_agents.appbench.sgd_paths import read_dialogues
+from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.langsmith_datasets import to_examples
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "datasets"

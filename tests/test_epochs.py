@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from tooleval_agents.epochs import EPOCH_KEY, epoch_summary
-from tooleval_agents.intervals import bootstrap_intervals
-from tooleval_agents.rescore import rescore_run
-from tooleval_agents.results import RunDir
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.results.intervals import bootstrap_intervals
+from tooleval_agents.results.rescore import rescore_run
+from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.epochs import EPOCH_KEY, epoch_summary
+from tooleval_agents.run.runner import run_experiment
 
 
 def run(samples: Path, out: Path, **kw: Any) -> Any:

@@ -22,8 +22,8 @@ import pytest
 import typer
 
 from tooleval_agents.cli import app
-from tooleval_agents.cli_base import DEBUG, run_cli
-from tooleval_agents.results import RunDir
+from tooleval_agents.cli.base import DEBUG, run_cli
+from tooleval_agents.results.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "datasets"
@@ -99,7 +99,8 @@ def test_a_lock_left_by_a_killed_process_is_taken_over(
         monkeypatch: pytest.MonkeyPatch) -> None:
     run_dir = tmp_path / "appbench-plan-ss-hierarchical-reference"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from tooleval_agents.results import RunDir\n"
+        [sys.executable, "-c",
+         "import sys, time; from tooleval_agents.results.rundir import RunDir\n"
          f"with RunDir({str(run_dir)!r}).lock():\n    print('held', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True, cwd=REPO)
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"

@@ -21,10 +21,9 @@ from typer.testing import CliRunner
 
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
-from tooleval_agents.datadir import SOURCES
-from tooleval_agents.download import fetch
-from tooleval_agents.errors import ChecksumError, ToolevalError
-from tooleval_agents.fetch import (
+from tooleval_agents.data.datadir import SOURCES
+from tooleval_agents.data.download import fetch
+from tooleval_agents.data.fetch import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     FetchError,
@@ -33,6 +32,7 @@ from tooleval_agents.fetch import (
     url_template,
     verify,
 )
+from tooleval_agents.errors import ChecksumError, ToolevalError
 from tooleval_agents.ultratool.loaders import load_raw, load_task
 
 PINNED = {  # from the issue ("Data location") and each SOURCE.md

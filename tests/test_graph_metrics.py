@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.appbench_parse import gold_answer, normalise_call, parse_answer
-from evaluators.appbench_scoring import score_appbench
+from evaluators.appbench.graph_metrics import aggregate_graph, graph_scores, node_label
+from evaluators.appbench.parse import gold_answer, normalise_call, parse_answer
+from evaluators.appbench.scoring import score_appbench
 from evaluators.base import ExampleScore
-from evaluators.graph_metrics import aggregate_graph, graph_scores, node_label
 from tooleval_agents.appbench.depgraph import scales
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category

@@ -1,4 +1,5 @@
-"""The AppBench workflows (graphs/appbench.py): hierarchical, flat, few_shot, execute_repair.
+"""The AppBench workflows (graphs/appbench/planning.py): hierarchical, flat, few_shot,
+execute_repair.
 
 The ``reference`` model answers each prompt with the gold answer of the example it recognises,
 so every strategy must reproduce every gold plan exactly: strict metrics 100 and executed
@@ -20,10 +21,10 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from evaluators.appbench_parse import gold_answer, parse_answer
-from evaluators.appbench_scoring import score_appbench
+from evaluators.appbench.parse import gold_answer, parse_answer
+from evaluators.appbench.scoring import score_appbench
 from evaluators.execution import aggregate_appbench_execution, score_appbench_execution
-from graphs.appbench import (
+from graphs.appbench.planning import (
     CatalogText,
     app_multiset,
     choose_demos,
@@ -32,14 +33,14 @@ from graphs.appbench import (
     read_plan,
     select_prompt,
 )
-from graphs.appbench_prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER, TODAY
+from graphs.appbench.prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER, TODAY
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.names import APP_APIS, CATEGORIES
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.appbench.stubs import AppExecutor
-from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
-from tooleval_agents.reference_models import (
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.reference import (
     AnswerKey,
     NoisyReferenceChatModel,
     ReferenceChatModel,
@@ -47,7 +48,7 @@ from tooleval_agents.reference_models import (
     last_input_block,
 )
 from tooleval_agents.registry import get_benchmark, get_strategy
-from tooleval_agents.runner import as_target
+from tooleval_agents.run.runner import as_target
 
 STRATEGIES = ("hierarchical", "flat", "few_shot", "execute_repair")
 _EXAMPLE_BLOCK = re.compile(r"<example>\n(.*?)\n</example>", re.S)

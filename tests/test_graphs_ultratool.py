@@ -1,4 +1,4 @@
-"""The UltraTool one-shot workflows (graphs/ultratool.py).
+"""The UltraTool one-shot workflows (graphs/ultratool/protocol.py).
 
 The ``reference`` model answers each prompt with the gold answer of the example it recognises,
 so a correct workflow must reproduce every reference exactly and score 100 strictly. The full
@@ -19,15 +19,15 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from evaluators.ultratool_scoring import score_task
-from graphs.ultratool import UltraToolOneShot, render_input
-from graphs.ultratool_prompts import INSTRUCTIONS, MARKERS, PromptLang
-from tooleval_agents.chat_models import ScriptedChatModel
+from evaluators.ultratool.scoring import score_task
+from graphs.ultratool.prompts import INSTRUCTIONS, MARKERS, PromptLang
+from graphs.ultratool.protocol import UltraToolOneShot, render_input
 from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
-from tooleval_agents.jsonio import LazySequence
-from tooleval_agents.reference_models import AnswerKey, ReferenceChatModel, last_input_block
+from tooleval_agents.data.jsonio import LazySequence
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.reference import AnswerKey, ReferenceChatModel, last_input_block
 from tooleval_agents.registry import get_benchmark, get_strategy
-from tooleval_agents.runner import as_target
+from tooleval_agents.run.runner import as_target
 from tooleval_agents.ultratool.loaders import load_example
 from tooleval_agents.ultratool.records import TASKS, UltraToolTask
 

@@ -17,12 +17,12 @@ import pytest
 from test_runner import register_toy, scripted, write_toy
 from typer.testing import CliRunner
 
-from tooleval_agents import journal
 from tooleval_agents.cli import app
-from tooleval_agents.journal import JournalFile, JournalWriteError, repair_torn_tail
-from tooleval_agents.results import EXAMPLES, LOCK, ExampleResult, RunDir
-from tooleval_agents.runner import run_experiment
-from tooleval_agents.transcripts import PROMPTS, PromptStore, read_prompts
+from tooleval_agents.results import journal
+from tooleval_agents.results.journal import JournalFile, JournalWriteError, repair_torn_tail
+from tooleval_agents.results.rundir import EXAMPLES, LOCK, ExampleResult, RunDir
+from tooleval_agents.run.runner import run_experiment
+from tooleval_agents.run.transcripts import PROMPTS, PromptStore, read_prompts
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -243,7 +243,7 @@ def test_the_lock_file_goes_with_its_holder(tmp_path: Path) -> None:
     with rd.lock():
         assert (rd.path / LOCK).read_text().strip() == str(os.getpid())
         holder = subprocess.run(
-            [sys.executable, "-c", "from tooleval_agents.results import RunDir\n"
+            [sys.executable, "-c", "from tooleval_agents.results.rundir import RunDir\n"
              f"with RunDir({str(rd.path)!r}).lock(): pass"],
             capture_output=True, text=True, cwd=REPO, timeout=60)
         assert holder.returncode == 1 and "is in use by process" in holder.stderr
@@ -259,8 +259,8 @@ def test_the_lock_file_goes_with_its_holder(tmp_path: Path) -> None:
 
 def test_build_journals_cut_a_torn_line_and_stop_at_a_full_disk(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphs.appbench_build import Journal as PathJournal
-    from graphs.appbench_build import JournalEntry as PathEntry
+    from graphs.appbench.build import Journal as PathJournal
+    from graphs.appbench.build import JournalEntry as PathEntry
     from tooleval_agents.ultratool.construction import Journal as QueryJournal
     from tooleval_agents.ultratool.construction import JournalEntry as QueryEntry
 
@@ -286,7 +286,7 @@ def test_build_journals_cut_a_torn_line_and_stop_at_a_full_disk(
 def test_a_build_starts_no_job_after_a_failure() -> None:
     import asyncio
 
-    from graphs.ultratool_build_run import _gather
+    from graphs.ultratool.build_run import _gather
 
     started: list[int] = []
 
@@ -306,7 +306,7 @@ def test_a_build_starts_no_job_after_a_failure() -> None:
 
 def test_the_appbench_build_stops_at_a_full_disk(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphs.appbench_build import BuildSettings, run_build
+    from graphs.appbench.build import BuildSettings, run_build
     from tooleval_agents.appbench.build_models import ScriptedBuildModel
 
     settings = BuildSettings(sgd_dir=Path(__file__).parent / "fixtures" / "sgd", split="test",

@@ -16,7 +16,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from evaluators.base import ExampleScore
-from evaluators.judge import (
+from evaluators.ultratool.judge.judge import (
     aggregate_planning,
     ajudge_plan,
     create_async_planning_judge,
@@ -27,7 +27,7 @@ from evaluators.judge import (
     parse_judge_output,
     planning_example_score,
 )
-from evaluators.judge_prompts import DIMENSIONS, JudgeTask, build_prompt
+from evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask, build_prompt
 from tooleval_agents.ultratool.records import Lang
 
 PLAN_DIMS = [d.key for d in DIMENSIONS["planning"]]

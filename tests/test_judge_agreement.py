@@ -17,7 +17,7 @@ from fake_openai import ChatRequest, FakeOpenAI
 from test_judge_endpoint import DIMENSIONS, VERDICT
 from typer.testing import CliRunner
 
-from evaluators.judge_agreement import correlate, pearson, spearman
+from evaluators.ultratool.judge.agreement import correlate, pearson, spearman
 from tooleval_agents.cli import app
 
 KEYS = {"accuracy": "Accuracy Score", "completeness": "Completeness Score",

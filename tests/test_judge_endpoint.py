@@ -13,11 +13,11 @@ from fake_langsmith import openai_on_loopback
 from fake_openai import ChatRequest, FakeOpenAI, Fault
 from typer.testing import CliRunner
 
-from evaluators.judge import judge_plan
+from evaluators.ultratool.judge.judge import judge_plan
 from tooleval_agents.cli import app
-from tooleval_agents.models import judge_model
-from tooleval_agents.results import RunDir
-from tooleval_agents.runner import judge_arguments
+from tooleval_agents.models.specs import judge_model
+from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.runner import judge_arguments
 
 DIMENSIONS = ("accuracy", "completeness", "executability", "syntactic_soundness",
               "structural_rationality", "efficiency", "overall")

@@ -11,8 +11,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from evaluators.judge_prompts import DIMENSIONS, JudgeTask
-from evaluators.judge_replay import (
+from evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask
+from evaluators.ultratool.judge.replay import (
     read_judgments,
     replay_planning,
     replay_tool_creation,

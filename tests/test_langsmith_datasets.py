@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import Split
-from tooleval_agents.langsmith_datasets import (
+from tooleval_agents.data.langsmith_datasets import (
     NAMESPACE,
     LangSmithNotConfiguredError,
     make_client,

@@ -20,8 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluators.appbench_parse import parse_answer as parse_appbench_answer
-from evaluators.judge import fenced_block
+from evaluators.appbench.parse import parse_answer as parse_appbench_answer
 from evaluators.list_lexer import build, load_literal
 from evaluators.literals import cannot_be_literal, literal_eval_fast
 from evaluators.parsing import (
@@ -34,16 +33,17 @@ from evaluators.parsing import (
     parse_plan,
     step_number,
 )
-from evaluators.planning_structure import check_numbering
 from evaluators.trajectory import INVALID_ARGS, tool_calls_of
-from graphs.appbench import read_plan
-from graphs.appbench_build_prompts import read_instruction, read_scores
-from graphs.ultratool_build import StageFailure, parse_object
+from evaluators.ultratool.judge.judge import fenced_block
+from evaluators.ultratool.planning_structure import check_numbering
+from graphs.appbench.build_prompts import read_instruction, read_scores
+from graphs.appbench.planning import read_plan
+from graphs.ultratool.build import StageFailure, parse_object
 from tooleval_agents.appbench.build_models import read_block
 from tooleval_agents.appbench.lines import _NEXT_CALL, split_calls
 from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.data.jsonio import load_json, parse_json, read_array
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import load_json, parse_json, read_array
 from tooleval_agents.ultratool.stubs import _step_text, step_annotations
 
 BLANK_RUN_8K = "x: " + " " * 8000 + "!"

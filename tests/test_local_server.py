@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
 from tooleval_agents.cli.run import local_server_hint
+from tooleval_agents.models.retry import CallStats, classify, reported_usage
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.results import RunDir
-from tooleval_agents.retry import CallStats, classify, reported_usage
+from tooleval_agents.results.rundir import RunDir
 
 # What the servers say (llama.cpp's C++ server, llama-cpp-python, vLLM / OpenAI).
 OVERFLOW_MESSAGES = [

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from evaluators.execution import aggregate_ultratool_execution
 from tooleval_agents.cli import app
-from tooleval_agents.compare import compare
 from tooleval_agents.contracts import ExampleScore, Part, format_metric, mean_score, pooled
-from tooleval_agents.results import RunDir
+from tooleval_agents.results.compare import compare
+from tooleval_agents.results.rundir import RunDir
 
 
 def test_pooled_and_mean_over_nothing_are_none() -> None:

@@ -25,15 +25,12 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 from typer.testing import CliRunner
 
-from evaluators.judge import judge_plan, judge_tool
-from evaluators.judge_official import official_judge_prompts
-from graphs.appbench_official import app_descriptions, load_official, read_app_classes
+from evaluators.ultratool.judge.judge import judge_plan, judge_tool
+from evaluators.ultratool.judge.official import official_judge_prompts
+from graphs.appbench.official import app_descriptions, load_official, read_app_classes
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import StrategyContext, resolve_options
-from tooleval_agents.registry import get_benchmark, get_strategy
-from tooleval_agents.runner import run_experiment
-from tooleval_agents.ultratool.records import TASKS
-from tooleval_agents.upstream import (
+from tooleval_agents.data.upstream import (
     Name,
     UpstreamError,
     assigned,
@@ -45,6 +42,9 @@ from tooleval_agents.upstream import (
     parse_source,
     upstream_file,
 )
+from tooleval_agents.registry import get_benchmark, get_strategy
+from tooleval_agents.run.runner import run_experiment
+from tooleval_agents.ultratool.records import TASKS
 
 
 class Recorder(BaseChatModel):

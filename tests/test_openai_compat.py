@@ -19,15 +19,15 @@ from langchain_openai import ChatOpenAI
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.models import provider_model
-from tooleval_agents.openai_compat import (
+from tooleval_agents.models.openai_compat import (
     MARKER,
     Compat,
     rewrite_body,
     rewrite_request,
     split_arguments,
 )
-from tooleval_agents.results import RunDir
+from tooleval_agents.models.specs import provider_model
+from tooleval_agents.results.rundir import RunDir
 
 CALL = {"role": "assistant", "content": None,
         "tool_calls": [{"id": "c1", "type": "function",

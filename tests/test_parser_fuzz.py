@@ -28,31 +28,29 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluators import (
-    appbench_paper,
-    appbench_paper_read,
-    appbench_parse,
-    judge,
-    judge_replay,
-    parsing,
-)
-from evaluators import planning_structure as structure
-from evaluators.appbench_strict import score_strict
+from evaluators import parsing
+from evaluators.appbench import paper as appbench_paper
+from evaluators.appbench import paper_read as appbench_paper_read
+from evaluators.appbench import parse as appbench_parse
+from evaluators.appbench.strict import score_strict
 from evaluators.trajectory import tool_calls_of
-from evaluators.ultratool_kv import score_awareness, score_tool_selection, score_tool_usage
-from evaluators.ultratool_scoring import load_predictions
-from graphs import appbench as appbench_graph
-from graphs import appbench_build_prompts as build_prompts
-from graphs import ultratool as ultratool_graph
-from graphs import ultratool_build
-from tooleval_agents import answers, jsonio
+from evaluators.ultratool import planning_structure as structure
+from evaluators.ultratool.judge import judge
+from evaluators.ultratool.judge import replay as judge_replay
+from evaluators.ultratool.kv import score_awareness, score_tool_selection, score_tool_usage
+from evaluators.ultratool.scoring import load_predictions
+from graphs.appbench import build_prompts as build_prompts
+from graphs.appbench import planning as appbench_graph
+from graphs.ultratool import build as ultratool_build
+from graphs.ultratool import protocol as ultratool_graph
 from tooleval_agents.appbench import build_models, lines
 from tooleval_agents.appbench import cli as appbench_cli
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.loaders import read_file
 from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.data import answers, jsonio
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.tool_calls.parse import looks_like_tool_call, parse_tool_calls
+from tooleval_agents.models.tool_calls.parse import looks_like_tool_call, parse_tool_calls
 from tooleval_agents.ultratool import calls, stubs
 
 REPO = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 
 A plugin's ``sources.json`` entry with ``"path": "../../x/pwned.txt"`` or an absolute path made
 ``tooleval data fetch`` write outside ``--data-dir`` (exit 0); now the manifest is refused when
-it loads, one line naming the source and the path. The same check (``tooleval_agents.paths.
+it loads, one line naming the source and the path. The same check (``tooleval_agents.data.paths.
 inside``) guards every other path made from a name: run directories (benchmark, split, model
 and strategy names), report files (table and figure names from a benchmark), the viewer's
 folders; symlinks are resolved before checking.
@@ -35,12 +35,12 @@ from tooleval_agents import (
     StrategyContext,
     pooled,
 )
-from tooleval_agents.chat_models import ScriptedChatModel
+from tooleval_agents.data.paths import PathEscapeError, inside
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.paths import PathEscapeError, inside
-from tooleval_agents.reports import ReportTable, write_report
-from tooleval_agents.results import CONFIG, EXAMPLES, RunDir
-from tooleval_agents.runner import experiment_name, run_experiment
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.results.reports import ReportTable, write_report
+from tooleval_agents.results.rundir import CONFIG, EXAMPLES, RunDir
+from tooleval_agents.run.runner import experiment_name, run_experiment
 
 REPO = Path(__file__).resolve().parents[1]
 BODY = b"pwned\n"

@@ -1,5 +1,5 @@
-"""The UltraTool ``plan_create_use`` workflow (graphs/plan_create_use.py) and its scorer
-(evaluators/plan_create_use.py).
+"""The UltraTool ``plan_create_use`` workflow (graphs/ultratool/plan_create_use.py) and its scorer
+(evaluators/ultratool/plan_create_use.py).
 
 With the ``reference`` model every stage answers the gold, so the workflow must rebuild and
 execute every gold plan: all calls valid, all references resolved, plan metrics and tool-set F1
@@ -22,20 +22,20 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 
 from evaluators.base import ExampleScore
-from evaluators.plan_create_use import aggregate_plan_create_use, score_plan_create_use
-from graphs.plan_create_use import (
+from evaluators.ultratool.plan_create_use import aggregate_plan_create_use, score_plan_create_use
+from graphs.ultratool.plan_create_use import (
     GUARD_SIMILARITY,
     STAGE_TASKS,
     PlanCreateUse,
     agent_toolsets,
     to_call,
 )
-from graphs.ultratool_prompts import MARKERS, PromptLang
-from tooleval_agents.chat_models import ScriptedChatModel
+from graphs.ultratool.prompts import MARKERS, PromptLang
 from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
+from tooleval_agents.data.jsonio import LazySequence
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import LazySequence
-from tooleval_agents.reference_models import (
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.reference import (
     AnswerKey,
     NoisyReferenceChatModel,
     ReferenceChatModel,

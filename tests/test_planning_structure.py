@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.planning_structure import (
+from evaluators.ultratool.planning_structure import (
     check_numbering,
     clean_plan,
     count_steps,

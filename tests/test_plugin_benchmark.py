@@ -105,7 +105,7 @@ class Trivia(Benchmark):
 
     def report_tables(self, runs: list) -> list:
         import pandas as pd
-        from tooleval_agents.reports import ReportTable
+        from tooleval_agents.results.reports import ReportTable
 
         frame = pd.DataFrame({"run": [r.label for r in runs],
                               "correct": [r.metrics().get("correct") for r in runs]})

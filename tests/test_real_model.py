@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from local_model import ALIAS, REQUIRE, missing, serve
 
+from tooleval_agents.models.retry import RetryPolicy
 from tooleval_agents.registry import get_benchmark, strategies
-from tooleval_agents.results import RunDir
-from tooleval_agents.retry import RetryPolicy
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.runner import run_experiment
 
 pytestmark = [pytest.mark.real_model,
               pytest.mark.skipif(missing() is not None and not REQUIRE,

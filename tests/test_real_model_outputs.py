@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluators.appbench_parse import format_answer, gold_answer, parse_answer
-from evaluators.appbench_strict import score_strict
+from evaluators.appbench.parse import format_answer, gold_answer, parse_answer
+from evaluators.appbench.strict import score_strict
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.records import AppBenchSample
 

@@ -1,7 +1,7 @@
 """Native tool calling with a real model: SmolLM2-135M-Instruct served by llama-cpp-python with
 the ``chatml-function-calling`` chat format (:data:`local_model.TOOL_FORMAT`), which decodes
 tool calls under a grammar when the request sends ``tool_choice`` -- here through the model
-argument ``tool_choice=auto`` and the request rewrite of :mod:`tooleval_agents.openai_compat`
+argument ``tool_choice=auto`` and the request rewrite of :mod:`tooleval_agents.models.openai_compat`
 (an assistant turn with calls and no text goes out with ``content: ""``; the server answers
 ``null`` with HTTP 500).
 
@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 from local_model import ALIAS, REQUIRE, TOOL_FORMAT, missing, serve
 
-from tooleval_agents.retry import RetryPolicy
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.models.retry import RetryPolicy
+from tooleval_agents.run.runner import run_experiment
 
 pytestmark = [pytest.mark.real_model,
               pytest.mark.skipif(missing() is not None and not REQUIRE,

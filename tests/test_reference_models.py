@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tooleval_agents.reference_models import (
+from tooleval_agents.models.reference import (
     AnswerKey,
     GoldAnswer,
     ReferenceChatModel,
@@ -71,8 +71,8 @@ def test_rate_out_of_range() -> None:
 def test_cache_key_changes_with_the_answers() -> None:
     """LangChain's response cache keys on the model's identifying params: a changed gold answer
     (or another script) must not replay cached answers."""
-    from tooleval_agents.chat_models import ScriptedChatModel
-    from tooleval_agents.reference_models import NoisyReferenceChatModel
+    from tooleval_agents.models.chat_models import ScriptedChatModel
+    from tooleval_agents.models.reference import NoisyReferenceChatModel
 
     a = ReferenceChatModel(answer_key=AnswerKey.build([("a", _gold("a"))]))
     b = ReferenceChatModel(answer_key=AnswerKey.build([("a", _gold("changed"))]))

@@ -9,8 +9,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.reports import MANIFEST
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.results.reports import MANIFEST
+from tooleval_agents.run.runner import run_experiment
 
 
 def test_report_shows_n_of_N_and_replaces_only_its_own_files(samples: Path,

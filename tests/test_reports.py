@@ -13,14 +13,14 @@ from test_compare import appbench_noisy, empty, kv_gold, make_run
 from typer.testing import CliRunner
 
 from evaluators.base import ExampleScore, mean_score
-from evaluators.judge import Judgment, planning_example_score
-from evaluators.judge_prompts import DIMENSIONS
+from evaluators.ultratool.judge.judge import Judgment, planning_example_score
+from evaluators.ultratool.judge.prompts import DIMENSIONS
 from tooleval_agents import registry
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleFields, Located, Scorer, Split
 from tooleval_agents.registry import Benchmark
-from tooleval_agents.reports import Layout, write_report
-from tooleval_agents.results import DatasetRef, ExampleResult, RunConfig, RunDir, RunSummary
+from tooleval_agents.results.reports import Layout, write_report
+from tooleval_agents.results.rundir import DatasetRef, ExampleResult, RunConfig, RunDir, RunSummary
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -141,8 +141,8 @@ def test_report_writes_tables_and_figures(runs: list[Path], tmp_path: Path) -> N
 
 
 def test_tables_come_from_the_benchmark_then_the_generic_layout(runs: list[Path]) -> None:
-    from tooleval_agents.compare import load_run
     from tooleval_agents.registry import get_benchmark
+    from tooleval_agents.results.compare import load_run
 
     appbench = [load_run(r) for r in runs if "appbench" in r.name]
     names = [t.name for t in get_benchmark("appbench").report_tables(appbench)]

@@ -10,8 +10,13 @@ from test_compare import kv_gold, make_run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.rescore import RESCORED_SUMMARY, parse_options, read_rescored, rescore_run
-from tooleval_agents.results import ExampleResult, RunDir
+from tooleval_agents.results.rescore import (
+    RESCORED_SUMMARY,
+    parse_options,
+    read_rescored,
+    rescore_run,
+)
+from tooleval_agents.results.rundir import ExampleResult, RunDir
 
 
 def test_unchanged_run_rescores_to_its_summary(tmp_path: Path, samples: Path) -> None:

@@ -1,4 +1,4 @@
-"""The retry policy (tooleval_agents/retry.py): classification, backoff, the retrying model
+"""The retry policy (tooleval_agents/models/retry.py): classification, backoff, the retrying model
 wrapper and the rate limiter."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
-from tooleval_agents.chat_models import ScriptedChatModel
-from tooleval_agents.retry import (
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.retry import (
     CallStats,
     ModelCallTimeout,
     RetryingChatModel,

@@ -26,15 +26,15 @@ from langsmith import tracing_context
 from pydantic import BaseModel
 
 from graphs.state import usage_of
-from tooleval_agents.cache import SQLiteCache
-from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.contracts import GoldAnswer
-from tooleval_agents.model_identity import answers_key, model_name_of, provider_of
-from tooleval_agents.redaction import model_params
-from tooleval_agents.reference_models import AnswerKey, ReferenceChatModel
-from tooleval_agents.retry import RetryingChatModel, RetryPolicy, collect_stats
-from tooleval_agents.runner import model_label
-from tooleval_agents.transcripts import RECORDER, PromptStore, read_prompts
+from tooleval_agents.models.cache import SQLiteCache
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.identity import answers_key, model_name_of, provider_of
+from tooleval_agents.models.redaction import model_params
+from tooleval_agents.models.reference import AnswerKey, ReferenceChatModel
+from tooleval_agents.models.retry import RetryingChatModel, RetryPolicy, collect_stats
+from tooleval_agents.run.runner import model_label
+from tooleval_agents.run.transcripts import RECORDER, PromptStore, read_prompts
 
 NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False, timeout=5)
 SECRET = "sk-test-SECRET123"

@@ -24,13 +24,13 @@ from test_runner import SECRET, echo_answer, register_toy, write_toy
 from typer.testing import CliRunner, Result
 
 from tooleval_agents.cli import app
-from tooleval_agents.compare import compare, load_run
+from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.langsmith_datasets import to_examples
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.reports import write_report
-from tooleval_agents.rescore import RESCORED_SUMMARY, read_rescored, rescore_run
-from tooleval_agents.results import (
+from tooleval_agents.results.compare import compare, load_run
+from tooleval_agents.results.reports import write_report
+from tooleval_agents.results.rescore import RESCORED_SUMMARY, read_rescored, rescore_run
+from tooleval_agents.results.rundir import (
     EXAMPLES,
     ExampleResult,
     RunDir,
@@ -217,7 +217,7 @@ def test_compare_token_means_match_the_summary(tmp_path: Path, samples: Path) ->
 def test_model_params_drop_transport_and_register_header_values() -> None:
     from langchain_openai import ChatOpenAI
 
-    from tooleval_agents.redaction import is_secret_name, model_params, redact_text
+    from tooleval_agents.models.redaction import is_secret_name, model_params, redact_text
 
     header = f"sub-{uuid.uuid4().hex[:12]}"
     query = uuid.uuid4().hex
@@ -247,7 +247,7 @@ def test_model_params_drop_transport_and_register_header_values() -> None:
 
 def test_env_values_that_are_not_key_like_are_never_masked(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from tooleval_agents.redaction import known_secrets, redact
+    from tooleval_agents.models.redaction import known_secrets, redact
 
     key = uuid.uuid4().hex
     monkeypatch.setenv("FOO_API_KEY", "Seattle")
@@ -265,7 +265,7 @@ def test_run_outputs_are_not_altered_by_word_valued_env_keys(
         tmp_path: Path, samples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """FOO_API_KEY=Seattle used to turn 'Seattle' in stored outputs into '<redacted>', so a
     re-score of the stored outputs differed from the run's own score."""
-    from tooleval_agents.runner import run_experiment
+    from tooleval_agents.run.runner import run_experiment
 
     monkeypatch.setenv("FOO_API_KEY", "Seattle")
     summary = run_experiment("appbench", task="plan", subset="ss", model="reference",
@@ -332,7 +332,7 @@ def test_complete_run_exits_zero_and_bad_option_names_its_flag(
 
 @pytest.mark.parametrize("module", sorted(
     p.relative_to(REPO / "tooleval_agents").as_posix()
-    for p in [REPO / "tooleval_agents" / "cli_base.py",
+    for p in [REPO / "tooleval_agents" / "cli" / "base.py",
               *(REPO / "tooleval_agents" / "cli").glob("*.py")]))
 def test_generic_cli_modules_name_no_benchmark(module: str) -> None:
     text = (REPO / "tooleval_agents" / module).read_text(encoding="utf-8").lower()
@@ -343,7 +343,7 @@ def test_score_without_run_lists_the_registered_subcommands(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.models import CommandInfo
 
-    from tooleval_agents.cli_base import score_app
+    from tooleval_agents.cli.base import score_app
 
     def newbench() -> None:
         """A benchmark registered by a plugin."""
@@ -399,15 +399,14 @@ def test_old_rescored_file_without_state_falls_back_to_mtimes(tmp_path: Path,
 
 def test_dataset_hash_lives_in_results_and_rescore_does_not_load_the_runner(
         tmp_path: Path, samples: Path) -> None:
-    from tooleval_agents import runner
-
+    from tooleval_agents.run import runner
     split = get_benchmark("appbench").split("plan", "sm")
     examples = to_examples(split, samples)
     assert dataset_hash(examples) == runner.dataset_hash(examples)
     run = make_run(tmp_path, "a", subset="sm", data_dir=samples, answer=appbench_gold)
-    code = ("import sys; from tooleval_agents.rescore import rescore_results; "
+    code = ("import sys; from tooleval_agents.results.rescore import rescore_results; "
             f"rescore_results({str(run)!r}); "
-            "print('tooleval_agents.runner' in sys.modules)")
+            "print('tooleval_agents.run.runner' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.stdout.strip() == "False"

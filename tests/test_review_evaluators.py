@@ -17,8 +17,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from typer.testing import CliRunner
 
-from evaluators.appbench_parse import parse_answer
-from evaluators.appbench_scoring import (
+from evaluators.appbench.graph_metrics import aggregate_graph
+from evaluators.appbench.parse import parse_answer
+from evaluators.appbench.scoring import (
     MAIN_METRICS,
     create_appbench_evaluators,
     failure_score,
@@ -27,8 +28,8 @@ from evaluators.appbench_scoring import (
 )
 from evaluators.base import ExampleScore
 from evaluators.execution import gold_tools, tool_set_f1
-from evaluators.graph_metrics import aggregate_graph
-from evaluators.judge import (
+from evaluators.metrics_common import f1
+from evaluators.ultratool.judge.judge import (
     aggregate_planning,
     aggregate_tool_creation,
     create_planning_judge,
@@ -37,12 +38,11 @@ from evaluators.judge import (
     parse_judge_output,
     planning_example_score,
 )
-from evaluators.judge_prompts import DIMENSIONS, JudgeTask
-from evaluators.judge_replay import ascore_planning, ascore_tool_creation
-from evaluators.metrics_common import f1
-from evaluators.plan_create_use import gold_tool_names
-from evaluators.planning_structure import check_numbering, count_steps
-from graphs.appbench import read_plan
+from evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask
+from evaluators.ultratool.judge.replay import ascore_planning, ascore_tool_creation
+from evaluators.ultratool.plan_create_use import gold_tool_names
+from evaluators.ultratool.planning_structure import check_numbering, count_steps
+from graphs.appbench.planning import read_plan
 from tooleval_agents.appbench.cli import read_predictions
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.contracts import Split
@@ -242,7 +242,12 @@ def test_tool_creation_rows_carry_hits_and_steps_for_pooling() -> None:
     # Steps: 0.9 (GOOD) + 0 (no tool for 1.2) + 0.3 + 0 (judge error), over 4 gold steps.
     assert steps == 4 and 100 * hits / steps == pytest.approx(100 * 1.2 / 4)
     assert rows[2]["judge_error"]["score"] is None and rows[2]["tool_creation"]["score"] == 0.0
-    from evaluators.judge import _example_tools, _judge_item, _runnable, tool_creation_example_score
+    from evaluators.ultratool.judge.judge import (
+        _example_tools,
+        _judge_item,
+        _runnable,
+        tool_creation_example_score,
+    )
 
     runnable, structured = _runnable(StepJudge(), "tool_creation", True)
     examples = [tool_creation_example_score([_judge_item(StepJudge(), runnable, i, 0) for i in

@@ -26,20 +26,20 @@ from tooleval_agents.appbench import records as appbench_records
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_file
 from tooleval_agents.cli import app
-from tooleval_agents.corruptions import draw
-from tooleval_agents.datadir import samples_dir, source_of
-from tooleval_agents.download import fetch
+from tooleval_agents.data.datadir import samples_dir, source_of
+from tooleval_agents.data.download import fetch
+from tooleval_agents.data.fetch import BASE_URL_ENV, FetchError, url_template
+from tooleval_agents.data.jsonio import atomic_write_text, sha256_file
 from tooleval_agents.errors import DataFormatError, ToolevalError
-from tooleval_agents.fetch import BASE_URL_ENV, FetchError, url_template
-from tooleval_agents.jsonio import atomic_write_text, sha256_file
-from tooleval_agents.models import resolve_model
-from tooleval_agents.redaction import redact_text
-from tooleval_agents.reference_models import (
+from tooleval_agents.models.corruptions import draw
+from tooleval_agents.models.redaction import redact_text
+from tooleval_agents.models.reference import (
     DEFAULT_NOISE_RATE,
     AnswerKey,
     NoisyReferenceChatModel,
     parse_offline_spec,
 )
+from tooleval_agents.models.specs import resolve_model
 from tooleval_agents.ultratool.benchmark import BENCHMARK as ULTRATOOL
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_example

@@ -17,7 +17,7 @@ from test_runner import SECRET, assert_no_secret, echo_answer, register_toy, wri
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.results import EXAMPLES, RunDir
+from tooleval_agents.results.rundir import EXAMPLES, RunDir
 
 TESTS = Path(__file__).resolve().parent
 

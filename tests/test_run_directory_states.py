@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tooleval_agents.results import CONFIG, EXAMPLES, LOCK, RunDir
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, RunDir
+from tooleval_agents.run.runner import run_experiment
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "datasets"

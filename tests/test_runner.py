@@ -1,4 +1,4 @@
-"""The experiment runner (tooleval_agents/runner.py): results directory, model errors, resume,
+"""The experiment runner (tooleval_agents/run/runner.py): results directory, model errors, resume,
 cache, retries against a fake OpenAI server with scripted faults, secrets.
 
 Most tests use a tiny ``toy`` benchmark and ``echo`` strategy registered here (the runner must
@@ -31,7 +31,6 @@ from pydantic import BaseModel
 from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
 from graphs.state import WorkflowState
-from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.contracts import (
     ExampleFields,
     Located,
@@ -43,17 +42,18 @@ from tooleval_agents.contracts import (
     StrategyContext,
 )
 from tooleval_agents.errors import DatasetMissingError
-from tooleval_agents.redaction import (
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.redaction import (
     model_params,
     redact,
     redact_text,
     register_secret,
 )
-from tooleval_agents.reference_models import AnswerKey, GoldAnswer, last_input_block
+from tooleval_agents.models.reference import AnswerKey, GoldAnswer, last_input_block
+from tooleval_agents.models.retry import RetryPolicy
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, register
-from tooleval_agents.results import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir
-from tooleval_agents.retry import RetryPolicy
-from tooleval_agents.runner import (
+from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir
+from tooleval_agents.run.runner import (
     ResumeError,
     arun_experiment,
     dataset_hash,
@@ -62,7 +62,7 @@ from tooleval_agents.runner import (
     run_experiment,
     run_sync,
 )
-from tooleval_agents.transcripts import PROMPTS
+from tooleval_agents.run.transcripts import PROMPTS
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-SECRET123"
@@ -302,7 +302,7 @@ def test_experiment_name_is_path_safe() -> None:
 def test_runner_and_cli_know_no_benchmark_by_name() -> None:
     # DEVELOPERS.md: adding a third benchmark touches neither the runner nor the CLI.
     # Docstrings may use them as examples; code (string constants, names) may not.
-    for file in ("tooleval_agents/runner.py", "tooleval_agents/cli/run.py"):
+    for file in ("tooleval_agents/run/runner.py", "tooleval_agents/cli/run.py"):
         tree = ast.parse((REPO / file).read_text(encoding="utf-8"))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
@@ -457,7 +457,7 @@ def test_torn_last_line_is_repaired_on_resume(toy: Path, tmp_path: Path) -> None
 
 
 def test_dataset_hash_depends_on_ids_inputs_and_references(toy: Path) -> None:
-    from tooleval_agents.langsmith_datasets import to_examples
+    from tooleval_agents.data.langsmith_datasets import to_examples
 
     examples = to_examples(get_benchmark("toy").split("echo", "en"), toy)
     base = dataset_hash(examples)
@@ -544,7 +544,7 @@ def test_appbench_workflow_failures_score_as_empty_answers(samples: Path,
 
 def _appbench_responder(samples: Path) -> Any:
     """Answers AppBench prompts like the reference model (the fake server's side)."""
-    from tooleval_agents.langsmith_datasets import to_examples
+    from tooleval_agents.data.langsmith_datasets import to_examples
 
     split = get_benchmark("appbench").split("plan", "ss")
     strategy = get_strategy("appbench", "hierarchical")
@@ -722,7 +722,7 @@ def test_a_run_goes_through_langsmith_in_batches_and_records_every_example(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # LangSmith keeps each evaluate call's rows until it returns: a run is cut in batches so
     # memory does not grow with the run. 40 examples, 1 at a time, batches of 16.
-    import tooleval_agents.runner as runner_module
+    import tooleval_agents.run.runner as runner_module
 
     calls: list[int] = []
     real = runner_module.BATCH

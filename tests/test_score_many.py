@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from evaluators.appbench_parse import gold_answer
+from evaluators.appbench.parse import gold_answer
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
 from tooleval_agents.ultratool.loaders import load_task

@@ -25,15 +25,15 @@ from evaluators.trajectory import (
     score_trajectory,
     trajectory_match,
 )
-from tooleval_agents.chat_models import ScriptedChatModel
 from tooleval_agents.cli import app
-from tooleval_agents.compare import compare
 from tooleval_agents.contracts import ExampleScore, mean_score
-from tooleval_agents.corpus import Columns, as_corpus, counts_of
+from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.reports import write_report
-from tooleval_agents.results import RunDir
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.results.compare import compare
+from tooleval_agents.results.corpus import Columns, as_corpus, counts_of
+from tooleval_agents.results.reports import write_report
+from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.viewer import _headline, build_site
 
 CALL = {"name": "findevents", "args": {"city": "Paris"}}

@@ -18,8 +18,8 @@ from fake_langsmith import loopback_only
 from fake_openai import FakeOpenAI
 from langchain_openai import ChatOpenAI
 
-from tooleval_agents.runner import ResumeError, run_experiment
-from tooleval_agents.server_identity import probe_server
+from tooleval_agents.models.server_identity import probe_server
+from tooleval_agents.run.runner import ResumeError, run_experiment
 
 KEY = "sk-local-server-key-7781"
 LLAMA_CPP_MODELS = [{"id": "qwen", "object": "model", "created": 1_700_000_000,

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
 from tooleval_agents.cli.run import option_grid
-from tooleval_agents.results import RunDir
+from tooleval_agents.results.rundir import RunDir
 
 
 def invoke(*args: str | Path) -> Any:

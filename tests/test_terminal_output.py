@@ -21,8 +21,9 @@ from test_compare import make_run
 from test_runner import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner
 
-from tooleval_agents import cli_base, registry
+from tooleval_agents import registry
 from tooleval_agents.cli import app
+from tooleval_agents.cli import base as cli_base
 from tooleval_agents.terminal import printable, shown
 
 PWNED = "\x1b]0;pwned\x07\x1b[2J"

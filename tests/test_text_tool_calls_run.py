@@ -18,9 +18,7 @@ from typer.testing import CliRunner
 
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
-from tooleval_agents.results import RunDir
-from tooleval_agents.runner import run_experiment
-from tooleval_agents.tool_calls.counts import (
+from tooleval_agents.models.tool_calls.counts import (
     NO_CALL,
     STRUCTURED,
     TEXT,
@@ -30,6 +28,8 @@ from tooleval_agents.tool_calls.counts import (
     tool_call_notes,
     tool_calls_unmeasured,
 )
+from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.viewer import build_site
 
 

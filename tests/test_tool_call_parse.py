@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooleval_agents.tool_calls.parse import (
+from tooleval_agents.models.tool_calls.parse import (
     MAX_CALLS,
     TextCall,
     looks_like_tool_call,

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators import ultratool_scoring
 from evaluators.base import ExampleScore
-from evaluators.ultratool_kv import (
+from evaluators.ultratool import scoring as ultratool_scoring
+from evaluators.ultratool.kv import (
     aggregate,
     create_awareness_evaluator,
     create_kv_evaluator,
@@ -21,7 +21,7 @@ from evaluators.ultratool_kv import (
     score_tool_selection,
     score_tool_usage,
 )
-from evaluators.ultratool_scoring import (
+from evaluators.ultratool.scoring import (
     TABLE2_COLUMNS,
     load_predictions,
     overall,

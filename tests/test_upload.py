@@ -13,11 +13,11 @@ import pytest
 from fake_langsmith import FakeLangSmith, loopback_only
 from test_runner import assert_no_secret, register_toy, write_toy
 
+from tooleval_agents.data.langsmith_datasets import example_id
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.langsmith_datasets import example_id
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.results import CONFIG, RunDir
-from tooleval_agents.runner import run_experiment
+from tooleval_agents.results.rundir import CONFIG, RunDir
+from tooleval_agents.run.runner import run_experiment
 
 SECRET = f"lsv2_pt_secret_{uuid.uuid4().hex}"
 

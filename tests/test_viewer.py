@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.results import RunDir
-from tooleval_agents.runner import run_experiment
-from tooleval_agents.transcripts import PROMPTS, PromptStore
+from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.runner import run_experiment
+from tooleval_agents.run.transcripts import PROMPTS, PromptStore
 from tooleval_agents.viewer import CHUNK, build_site
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")

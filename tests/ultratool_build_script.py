@@ -19,9 +19,9 @@ import json
 import re
 from typing import Any
 
-from graphs.ultratool_build_prompts import TITLES, TOOL_FREE, BuildStage, PromptLang
-from tooleval_agents.chat_models import ScriptedChatModel
-from tooleval_agents.reference_models import last_input_block
+from graphs.ultratool.build_prompts import TITLES, TOOL_FREE, BuildStage, PromptLang
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.reference import last_input_block
 
 HEADERS: dict[PromptLang, dict[str, str]] = {
     "en": {"plan": "Plan:", "first": "First plan:", "available": "Available tools:",

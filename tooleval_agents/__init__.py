@@ -1,7 +1,7 @@
 """tooleval-agents: evaluate how LLM agents plan, create and use tools.
 
 The public surface of the core: the data contracts, the benchmark and strategy registries,
-the data directory and the errors. Running is :func:`tooleval_agents.runner.run_experiment`
+the data directory and the errors. Running is :func:`tooleval_agents.run.runner.run_experiment`
 (kept out of this import: it loads LangSmith). Each benchmark's own records and loaders live
 in its package (``tooleval_agents.ultratool``, ``tooleval_agents.appbench``), workflows in
 ``graphs`` and metrics in ``evaluators``.
@@ -24,8 +24,7 @@ from tooleval_agents.contracts import (
     StrategyContext,
     pooled,
 )
-from tooleval_agents.corpus import Corpus, as_corpus
-from tooleval_agents.datadir import resolve_data_dir
+from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.errors import (
     ChecksumError,
     DataFormatError,
@@ -41,6 +40,7 @@ from tooleval_agents.registry import (
     register_strategy,
     strategies,
 )
+from tooleval_agents.results.corpus import Corpus, as_corpus
 
 __version__ = "0.1.0"
 

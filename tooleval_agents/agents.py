@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.jsonio import parse_json
-from tooleval_agents.tool_calls import SOURCE_KEY
-from tooleval_agents.tool_calls.counts import AGENT_RECORD
-from tooleval_agents.tool_calls.parse import looks_like_tool_call
+from tooleval_agents.models.tool_calls import SOURCE_KEY
+from tooleval_agents.models.tool_calls.counts import AGENT_RECORD
+from tooleval_agents.models.tool_calls.parse import looks_like_tool_call
 
 if TYPE_CHECKING:  # annotations only: the CLI names agents without importing LangChain
     from langchain_core.language_models import BaseChatModel
@@ -172,7 +172,7 @@ class ToolCallRecord(BaseModel):
     """The tool answered with an error (``ToolMessage.status == "error"``)."""
     source: Literal["structured", "text"] = "structured"
     """How the call came back: the API's ``tool_calls``, or read from the answer's text
-    (:mod:`tooleval_agents.tool_calls`)."""
+    (:mod:`tooleval_agents.models.tool_calls`)."""
 
     def result(self) -> dict[str, Any] | None:
         """The tool's answer as a JSON object, when it is one and not an error."""
@@ -227,7 +227,7 @@ def agent_record(messages: Sequence[BaseMessage],
                  records: Sequence[ToolCallRecord]) -> dict[str, Any]:
     """The trace record summing up an agent's conversation: its turns, calls and tool errors,
     and how the calls came back -- structured, read from text, or written as text and not read
-    (answers without a call that look like one; :mod:`tooleval_agents.tool_calls.counts`)."""
+    (answers without a call that look like one; :mod:`tooleval_agents.models.tool_calls.counts`)."""
     answers = [m for m in messages if getattr(m, "type", None) == "ai"]
     unread = sum(1 for m in answers if not getattr(m, "tool_calls", None)
                  and looks_like_tool_call(str(getattr(m, "text", "") or "")))

@@ -257,7 +257,7 @@ class GoldAnswer:
     """The answer text."""
     format: str
     """Its shape (``plan_text``, ``json_steps``, ``call_lines``...): tells ``noisy-reference``
-    how to corrupt it (:func:`tooleval_agents.corruptions.register_format`)."""
+    how to corrupt it (:func:`tooleval_agents.models.corruptions.register_format`)."""
 
 
 @runtime_checkable
@@ -419,5 +419,6 @@ class Scorer:
     """``score`` as a coroutine, for scorers that call a model (an LLM judge): the runner
     awaits it, so the run's timeout, retries and concurrency bound the judge's calls too."""
     vectorized: bool = False
-    """``aggregate`` also takes a :class:`~tooleval_agents.corpus.Corpus` (it reads only corpus
+    """``aggregate`` also takes a :class:`~tooleval_agents.results.corpus.Corpus` (it reads only
+    corpus
     sums): bootstraps then pool every resample at once instead of calling it per resample."""

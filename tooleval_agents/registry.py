@@ -22,7 +22,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tooleval_agents.answers import read_answers
 from tooleval_agents.contracts import (
     ExampleFields,
     Located,
@@ -31,6 +30,7 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
 )
+from tooleval_agents.data.answers import read_answers
 from tooleval_agents.terminal import printable
 
 ENTRY_POINT_GROUP = "tooleval_agents.benchmarks"
@@ -104,7 +104,7 @@ class Benchmark(ABC):
                          count: int) -> list[dict[str, Any] | None]:
         """A file of answers produced anywhere as workflow outputs, one per example of
         ``split`` in order (``None``: no answer for that example), for ``tooleval score``.
-        Default: :func:`tooleval_agents.answers.read_answers` (answer texts, or
+        Default: :func:`tooleval_agents.data.answers.read_answers` (answer texts, or
         ``{"index", "output"}`` objects, as a JSON array or JSON Lines)."""
         return read_answers(path, count)
 
@@ -121,13 +121,14 @@ class Benchmark(ABC):
     def data_sources(self) -> dict[str, Any]:
         """The upstream repositories ``tooleval data fetch`` downloads the benchmark's data
         from: source name -> its manifest entry (repository, pinned commit, licence, file
-        groups, every file with its size and sha256; see :class:`tooleval_agents.fetch.
+        groups, every file with its size and sha256; see :class:`tooleval_agents.data.fetch.
         SourceManifest`). Default: none (data the user provides)."""
         return {}
 
     def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
         """The benchmark's own answer formats for ``noisy-reference``: name -> (corruption
-        kinds, ``apply(text, kind, rng)``) (:func:`tooleval_agents.corruptions.register_format`).
+        kinds, ``apply(text, kind, rng)``)
+        (:func:`tooleval_agents.models.corruptions.register_format`).
         """
         return {}
 

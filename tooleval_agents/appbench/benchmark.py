@@ -22,10 +22,10 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
 )
-from tooleval_agents.corpus import as_corpus
-from tooleval_agents.datadir import source_of
+from tooleval_agents.data.datadir import source_of
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.registry import Benchmark
+from tooleval_agents.results.corpus import as_corpus
 
 TASK = "plan"
 CATEGORY_NAMES = {"ss": "single app, single API", "sm": "single app, multiple APIs",
@@ -99,8 +99,8 @@ class AppBenchBenchmark(Benchmark):
         return _sources()
 
     def strategies(self) -> list[Strategy]:
-        from graphs.appbench import STRATEGIES  # deferred: LangGraph and the prompts
-        from graphs.appbench_tools import STRATEGIES as TOOL_STRATEGIES  # deferred: LangGraph
+        from graphs.appbench.planning import STRATEGIES  # deferred: LangGraph and the prompts
+        from graphs.appbench.tools import STRATEGIES as TOOL_STRATEGIES  # deferred: LangGraph
 
         return [*STRATEGIES, *TOOL_STRATEGIES]
 
@@ -111,7 +111,7 @@ class AppBenchBenchmark(Benchmark):
         """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``; ``options["graph"]``:
         the graph metrics (default: with ``strict`` only).
 
-        The profile scores :func:`evaluators.appbench_scoring.answer_text` of the outputs
+        The profile scores :func:`evaluators.appbench.scoring.answer_text` of the outputs
         (``paper``: the raw answer ``raw_outputs[-1]``, as the official script saw it); the
         executed success always runs the canonical ``prediction``, and the trajectory matches
         compare its executed calls (concrete values) with the gold's
@@ -119,8 +119,8 @@ class AppBenchBenchmark(Benchmark):
         raises on a malformed reference or answer: the example gets a failure score that keeps
         its gold calls in every denominator (``error`` set).
         """
-        from evaluators.appbench_parse import parse_answer
-        from evaluators.appbench_scoring import (
+        from evaluators.appbench.parse import parse_answer
+        from evaluators.appbench.scoring import (
             aggregate,
             answer_text,
             failure_score,

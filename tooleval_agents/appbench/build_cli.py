@@ -1,5 +1,5 @@
 """AppBench's construction command, ``tooleval build appbench``: new samples from SGD dialogues
-(:mod:`graphs.appbench_build`). Registered by :meth:`AppBenchBenchmark.add_commands`."""
+(:mod:`graphs.appbench.build`). Registered by :meth:`AppBenchBenchmark.add_commands`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from tooleval_agents.appbench.names import CATEGORIES
-from tooleval_agents.cli.run import parse_pairs
-from tooleval_agents.cli_base import (
+from tooleval_agents.cli.base import (
     CacheOption,
     JsonOption,
     ProgressOption,
@@ -20,6 +19,7 @@ from tooleval_agents.cli_base import (
     handle_errors,
     print_json,
 )
+from tooleval_agents.cli.run import parse_pairs
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.terminal import shown
 
@@ -29,9 +29,9 @@ if TYPE_CHECKING:  # annotations only: LangChain loads when the command runs
 
 def chat_model(spec: str, kwargs: dict[str, object], *, cache: bool) -> BaseChatModel:
     """``scripted`` (offline) or a provider model at temperature 0 unless told otherwise,
-    wrapped as a run wraps it (:func:`~tooleval_agents.models.pipeline_model`)."""
+    wrapped as a run wraps it (:func:`~tooleval_agents.models.specs.pipeline_model`)."""
     from tooleval_agents.appbench.build_models import SCRIPTED, ScriptedBuildModel
-    from tooleval_agents.models import pipeline_model  # deferred: LangChain
+    from tooleval_agents.models.specs import pipeline_model  # deferred: LangChain
 
     if spec == SCRIPTED:
         return ScriptedBuildModel()
@@ -87,7 +87,7 @@ def build_appbench(
     `tooleval score appbench --data-dir DIR` read the built sets. Exit 1 when paths failed
     with a provider error (run again to retry them), 130 when interrupted (run again to
     resume)."""
-    from graphs.appbench_build import BuildSettings, run_build
+    from graphs.appbench.build import BuildSettings, run_build
 
     # A bad argument: exit 2, as every command.
     if not sgd.is_dir():

@@ -1,7 +1,7 @@
 """The tagged blocks of the construction prompts, and ``scripted``: an offline model that
 answers them, so ``tooleval build appbench`` runs without a network (tests, dry runs).
 
-The prompts themselves are in :mod:`graphs.appbench_build_prompts`; they wrap the machine-read
+The prompts themselves are in :mod:`graphs.appbench.build_prompts`; they wrap the machine-read
 parts in these tags, which is all the scripted model relies on.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage
 
-from tooleval_agents.chat_models import ContentChatModel, Reply
+from tooleval_agents.models.chat_models import ContentChatModel, Reply
 
 PATH_ID = "path-id"
 """Tag of the path's id (its dialogue ids)."""

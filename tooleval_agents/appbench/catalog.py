@@ -21,8 +21,8 @@ from typing import Any
 
 from tooleval_agents.appbench.names import APP_APIS
 from tooleval_agents.appbench.records import ApiSpec, AppSpec, ArgSpec, Catalog
+from tooleval_agents.data.jsonio import load_json, sha256_file
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import load_json, sha256_file
 
 SGD_REPO = "https://github.com/google-research-datasets/dstc8-schema-guided-dialogue"
 SGD_COMMIT = "e852981ae34990f4358979625854259302feaa78"

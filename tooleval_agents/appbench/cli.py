@@ -13,7 +13,7 @@ from rich.table import Table
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import Category
 from tooleval_agents.appbench.records import AppBenchSample
-from tooleval_agents.cli_base import (
+from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
     ProgressOption,
@@ -23,20 +23,20 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.contracts import format_metric
-from tooleval_agents.datadir import resolve_data_dir
-from tooleval_agents.errors import DataFormatError, ToolevalError
-from tooleval_agents.jsonio import parse_json
-from tooleval_agents.prediction_files import (
+from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.data.prediction_files import (
     PREDICTIONS_HELP,
     FilesArgument,
     ScoredFile,
     prediction_files,
     score_files,
 )
+from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.terminal import shown
 
 if TYPE_CHECKING:  # annotations only: the metrics load when the command runs
-    from evaluators.appbench_scoring import AppBenchReport
+    from evaluators.appbench.scoring import AppBenchReport
 
 
 def _items(path: Path) -> tuple[list[Any], list[int] | None]:
@@ -131,7 +131,7 @@ def appbench(
 ) -> None:
     """Score AppBench answers: F1 app/API, success, EM, error analysis and graph metrics.
     Several files or a glob: one result per file, all of --category."""
-    from evaluators.appbench_scoring import MAIN_METRICS, score_appbench
+    from evaluators.appbench.scoring import MAIN_METRICS, score_appbench
 
     paths, many = prediction_files(predictions, more)
     samples: list[AppBenchSample] = []  # read once for every file

@@ -1,5 +1,5 @@
 """AppBench's answer formats for ``noisy-reference``
-(:mod:`tooleval_agents.corruptions`), declared by :meth:`AppBenchBenchmark.answer_formats`:
+(:mod:`tooleval_agents.models.corruptions`), declared by :meth:`AppBenchBenchmark.answer_formats`:
 
 * ``app_list`` (app selection, ``["Hotels", "Weather"]``): drop an app, add a wrong app,
   replace an app (names from :data:`~tooleval_agents.appbench.names.APP_APIS`);
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tooleval_agents.appbench.names import API_APPS, APP_APIS
-from tooleval_agents.corruptions import Apply, dumps_json, edit_string, loads_json
+from tooleval_agents.models.corruptions import Apply, dumps_json, edit_string, loads_json
 
 # ----------------------------------------------------------------------------- app lists
 

@@ -1,5 +1,5 @@
 """``tooleval export appbench``: AppBench samples (official or built) as fine-tuning data
-(:mod:`graphs.appbench_export`). Registered by :meth:`AppBenchBenchmark.add_commands`.
+(:mod:`graphs.appbench.export`). Registered by :meth:`AppBenchBenchmark.add_commands`.
 
 Each benchmark adds its own ``export`` subcommand: what a prompt and an answer are is the
 benchmark's business, so the core ``export`` group stays a plain container."""
@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 import typer
 
 from tooleval_agents.appbench.loaders import load_file
-from tooleval_agents.cli_base import console, fail, handle_errors
+from tooleval_agents.cli.base import console, fail, handle_errors
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.terminal import shown
 
@@ -37,7 +37,7 @@ def export_appbench(
 ) -> None:
     """Write AppBench samples as fine-tuning conversations: our prompt as the user turn, the
     gold call lines as the assistant's answer."""
-    from graphs.appbench_export import chat_records
+    from graphs.appbench.export import chat_records
 
     if not source.is_file():
         raise fail(f"--from {source}: no such file", 2)

@@ -7,8 +7,8 @@ from pathlib import Path
 from tooleval_agents.appbench.names import Category
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.contracts import RecordMeta, Source
+from tooleval_agents.data.jsonio import LazySequence, read_array
 from tooleval_agents.errors import DatasetMissingError
-from tooleval_agents.jsonio import LazySequence, read_array
 
 
 def test_path(data_dir: Path, category: Category) -> Path:

@@ -1,5 +1,5 @@
 """AppBench's report layout: Tables 3, 11 and 4 and Figures 4 and 5 (paper-style tables and
-figures over finished runs; :mod:`tooleval_agents.reports` adds the generic part)."""
+figures over finished runs; :mod:`tooleval_agents.results.reports` adds the generic part)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from tooleval_agents.appbench.names import CATEGORIES
-from tooleval_agents.compare import RunData
-from tooleval_agents.reports import (
+from tooleval_agents.results.compare import RunData
+from tooleval_agents.results.reports import (
     ReportFigure,
     ReportTable,
     disambiguators,
@@ -25,7 +25,7 @@ from tooleval_agents.reports import (
     save_figure,
     system_labels,
 )
-from tooleval_agents.results import RunDir
+from tooleval_agents.results.rundir import RunDir
 
 MIN_CELL = 10
 """Figure 4: the paper left out scale cells with fewer samples; we hatch them."""

@@ -31,8 +31,8 @@ from pydantic import BaseModel, Field
 from tooleval_agents.appbench.catalog import API_INTENTS, load_catalog
 from tooleval_agents.appbench.names import Category
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample, Catalog
+from tooleval_agents.data.jsonio import DAMAGED, load_json
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import DAMAGED, load_json
 
 SPLITS = ("train", "dev", "test")
 

@@ -1,5 +1,5 @@
 """The ``tooleval`` command line. Each command group lives in its own module and registers on the
-Typer apps of :mod:`tooleval_agents.cli_base`; importing them here wires them up. Heavy imports
+Typer apps of :mod:`tooleval_agents.cli.base`; importing them here wires them up. Heavy imports
 (LangChain, pandas, matplotlib) happen inside the commands, so ``--help`` stays fast."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from tooleval_agents.cli import (  # noqa: F401  (modules register their command
     score_run,
     view,
 )
+from tooleval_agents.cli.base import GROUPS, app, run_cli
 from tooleval_agents.cli.score_predictions import generic_score
-from tooleval_agents.cli_base import GROUPS, app, run_cli
 from tooleval_agents.registry import benchmarks
 
 for _bench in benchmarks().values():  # each benchmark's own commands

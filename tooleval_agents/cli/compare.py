@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from tooleval_agents.cli_base import (
+from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
     app,
@@ -19,8 +19,8 @@ from tooleval_agents.cli_base import (
 )
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.rescore import parse_options
-from tooleval_agents.results import CONFIG
+from tooleval_agents.results.rescore import parse_options
+from tooleval_agents.results.rundir import CONFIG
 from tooleval_agents.terminal import shown
 
 RunsArgument = Annotated[list[Path], typer.Argument(
@@ -86,7 +86,7 @@ def compare_runs(
 ) -> None:
     """Compare finished runs: metric x run, differences with paired bootstrap CIs over the
     examples both runs scored, and token cost per example. No model is called."""
-    from tooleval_agents.compare import compare, load_run
+    from tooleval_agents.results.compare import compare, load_run
 
     check_options(option, rescore)
     try:
@@ -103,7 +103,7 @@ def compare_runs(
 
 
 def show_comparison(result: Any) -> None:
-    """A :class:`~tooleval_agents.compare.Comparison` as tables: metric x run, the paired
+    """A :class:`~tooleval_agents.results.compare.Comparison` as tables: metric x run, the paired
     differences with their CIs, cost per example (also printed after a ``tooleval run``
     sweep)."""
     table = Table(title="Metrics (0-100, each run over all its scored examples)")

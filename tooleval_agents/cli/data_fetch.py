@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tooleval_agents.cli_base import (
+from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
     console,
@@ -19,9 +19,8 @@ from tooleval_agents.cli_base import (
     handle_errors,
     print_json,
 )
-from tooleval_agents.datadir import resolve_data_dir
-from tooleval_agents.errors import ToolevalError
-from tooleval_agents.fetch import (
+from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.data.fetch import (
     BASE_URL_ENV,
     RETRIES,
     SourceName,
@@ -29,6 +28,7 @@ from tooleval_agents.fetch import (
     source_manifest,
     verify,
 )
+from tooleval_agents.errors import ToolevalError
 from tooleval_agents.terminal import shown
 
 SourceArgument = Annotated[
@@ -90,7 +90,7 @@ def fetch_command(
     # An --include glob picks from every group (e.g. --include 'predictions/English-dataset/*').
     try:
         groups = None if include else _groups(source, with_predictions)
-        from tooleval_agents.download import fetch  # deferred: the HTTP client
+        from tooleval_agents.data.download import fetch  # deferred: the HTTP client
 
         report = fetch(source, resolved, base_url=base_url, groups=groups, include=include,
                        progress=progress and not json_out, retries=retries,

@@ -9,12 +9,12 @@ from typing import Any
 
 from rich.table import Table
 
-from tooleval_agents.cli_base import DataDirOption, JsonOption, console, data_app, print_json
+from tooleval_agents.cli.base import DataDirOption, JsonOption, console, data_app, print_json
 from tooleval_agents.contracts import Located
-from tooleval_agents.datadir import cache_dir, resolve_data_dir, samples_dir
+from tooleval_agents.data.datadir import cache_dir, resolve_data_dir, samples_dir
+from tooleval_agents.data.fetch import load_manifest
+from tooleval_agents.data.jsonio import atomic_write_text, sha256_file
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
-from tooleval_agents.fetch import load_manifest
-from tooleval_agents.jsonio import atomic_write_text, sha256_file
 from tooleval_agents.registry import Benchmark, benchmarks
 from tooleval_agents.terminal import shown
 

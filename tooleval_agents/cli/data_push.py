@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tooleval_agents.cli_base import (
+from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
     console,
@@ -16,8 +16,8 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.contracts import Split
-from tooleval_agents.datadir import resolve_data_dir
-from tooleval_agents.langsmith_datasets import (
+from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.data.langsmith_datasets import (
     LangSmithNotConfiguredError,
     PushResult,
     preview,

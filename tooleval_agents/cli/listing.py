@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.table import Table
 
-from tooleval_agents.cli_base import JsonOption, app, console, print_json
+from tooleval_agents.cli.base import JsonOption, app, console, print_json
 from tooleval_agents.contracts import ReferenceAnswers, describe_options
 from tooleval_agents.registry import benchmarks, strategies
 from tooleval_agents.terminal import shown

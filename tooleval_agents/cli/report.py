@@ -7,6 +7,14 @@ from typing import Annotated
 
 import typer
 
+from tooleval_agents.cli.base import (
+    DataDirOption,
+    JsonOption,
+    app,
+    console,
+    handle_errors,
+    print_json,
+)
 from tooleval_agents.cli.compare import (
     MetricOption,
     NBootOption,
@@ -17,16 +25,8 @@ from tooleval_agents.cli.compare import (
     check_options,
     expand_runs,
 )
-from tooleval_agents.cli_base import (
-    DataDirOption,
-    JsonOption,
-    app,
-    console,
-    handle_errors,
-    print_json,
-)
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.rescore import parse_options
+from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.terminal import shown
 
 
@@ -44,7 +44,7 @@ def report(
 ) -> None:
     """Write report.md, CSV tables (paper-style where the benchmark has a layout, metric x run
     otherwise), paired differences with bootstrap CIs, cost, and PNG figures."""
-    from tooleval_agents.reports import write_report
+    from tooleval_agents.results.reports import write_report
 
     check_options(option, rescore)
     try:

@@ -20,7 +20,7 @@ import typer
 from rich.table import Table
 
 from tooleval_agents.agents import AgentLoadError, load_agent
-from tooleval_agents.cli_base import (
+from tooleval_agents.cli.base import (
     CacheOption,
     DataDirOption,
     JsonOption,
@@ -33,15 +33,15 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.contracts import Split, format_metric, resolve_options
-from tooleval_agents.costs import describe
-from tooleval_agents.jsonio import parse_json
-from tooleval_agents.redaction import redact_text
+from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.models.redaction import redact_text
+from tooleval_agents.models.tool_calls.counts import tool_calls_unmeasured
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, strategies
-from tooleval_agents.rescore import parse_options
-from tooleval_agents.results import RunDir
-from tooleval_agents.selection import parse_samples
+from tooleval_agents.results.costs import describe
+from tooleval_agents.results.rescore import parse_options
+from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.selection import parse_samples
 from tooleval_agents.terminal import shown
-from tooleval_agents.tool_calls.counts import tool_calls_unmeasured
 
 FIX_FIRST = frozenset({"auth", "not_found", "aborted"})
 """Infra error kinds a retry does not cure: a rejected key or an unknown model (``aborted``:
@@ -49,7 +49,7 @@ the examples left unrun after one of those)."""
 
 
 def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
-    """``KEY=VALUE`` options (:func:`tooleval_agents.rescore.parse_options`: JSON values,
+    """``KEY=VALUE`` options (:func:`tooleval_agents.results.rescore.parse_options`: JSON values,
     else text); an error names ``flag``."""
     try:
         return parse_options(pairs or [])
@@ -408,8 +408,8 @@ def run_command(
     A model served on this machine (llama.cpp, llama-cpp-python) usually answers one request
     at a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
     """
-    from tooleval_agents.retry import RetryPolicy
-    from tooleval_agents.runner import run_experiment
+    from tooleval_agents.models.retry import RetryPolicy
+    from tooleval_agents.run.runner import run_experiment
 
     try:
         bench = get_benchmark(benchmark)
@@ -456,7 +456,7 @@ def run_command(
     show_progress = sys.stderr.isatty() if progress is None else progress
     notes = [local_server_hint(model_kwargs, max_concurrency)]
     if judge is not None:
-        from tooleval_agents.runner import judge_arguments
+        from tooleval_agents.run.runner import judge_arguments
 
         _, inherited = judge_arguments(models[0], model_kwargs, judge, judge_kwargs)
         if inherited:

@@ -4,7 +4,7 @@ A callback of the ``score`` group (``invoke_without_command``), so ``tooleval sc
 re-scores a run while the group's subcommands (``tooleval score <benchmark> ...``) keep
 working. Writes
 ``summary.rescored.json`` next to the run's ``summary.json`` (which is kept), see
-:mod:`tooleval_agents.rescore`.
+:mod:`tooleval_agents.results.rescore`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from tooleval_agents.cli_base import (
+from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
     console,
@@ -27,7 +27,7 @@ from tooleval_agents.cli_base import (
 )
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.rescore import RESCORED_SUMMARY, parse_options, rescore_run
+from tooleval_agents.results.rescore import RESCORED_SUMMARY, parse_options, rescore_run
 from tooleval_agents.terminal import shown
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tooleval_agents.cli_base import JsonOption, app, console, handle_errors, print_json
+from tooleval_agents.cli.base import JsonOption, app, console, handle_errors, print_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.terminal import shown
 

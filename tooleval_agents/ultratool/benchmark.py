@@ -19,11 +19,11 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
 )
-from tooleval_agents.corpus import Scores, as_corpus
-from tooleval_agents.datadir import resolve_data_dir, source_of
+from tooleval_agents.data.datadir import resolve_data_dir, source_of
+from tooleval_agents.data.jsonio import iter_jsonl, parse_json
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
-from tooleval_agents.jsonio import iter_jsonl, parse_json
 from tooleval_agents.registry import Benchmark
+from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool import loaders
 from tooleval_agents.ultratool.rebuild import rebuilt_path
 from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
@@ -55,7 +55,7 @@ class JudgeScoring(Options):
 
     prompts: Literal["ours", "official"] = "ours"
     """The judge's prompts: ours, or the official templates read from the fetched
-    ``evaluation/config.py`` (:mod:`evaluators.judge_official`)."""
+    ``evaluation/config.py`` (:mod:`evaluators.ultratool.judge.official`)."""
 
 
 class UltraToolBenchmark(Benchmark):
@@ -139,9 +139,9 @@ class UltraToolBenchmark(Benchmark):
 
     def strategies(self) -> list[Strategy]:
         # Deferred: the workflows import LangGraph and the prompts.
-        from graphs.plan_create_use import PlanCreateUse
-        from graphs.ultratool import UltraToolOneShot
-        from graphs.ultratool_tools import UltraToolTools
+        from graphs.ultratool.plan_create_use import PlanCreateUse
+        from graphs.ultratool.protocol import UltraToolOneShot
+        from graphs.ultratool.tools import UltraToolTools
 
         return [UltraToolOneShot(), PlanCreateUse(), UltraToolTools()]
 
@@ -157,8 +157,7 @@ class UltraToolBenchmark(Benchmark):
         task = split.task
         if task in ("tool_creation_awareness", "tool_usage_awareness", "tool_selection",
                     "tool_usage"):
-            from evaluators import ultratool_kv
-
+            from evaluators.ultratool import kv as ultratool_kv
             kv_score = ultratool_kv.scorer(task)  # type: ignore[arg-type]
             if task in ("tool_usage", "tool_selection"):
                 return _tool_call_scorer(task, kv_score)
@@ -170,15 +169,14 @@ class UltraToolBenchmark(Benchmark):
             judge = opts.get("judge")
             prompt_set = None
             if judge is not None and opts.get("prompts") == "official":
-                from evaluators.judge_official import official_judge_prompts
+                from evaluators.ultratool.judge.official import official_judge_prompts
 
                 prompt_set = official_judge_prompts(resolve_data_dir(opts.get("data_dir")))
             make = _planning_scorer if task == "planning" else _tool_creation_scorer
             return make(judge, split.subset, prompt_set)
         if task == "raw":
             # The raw samples are solved end to end by the plan_create_use workflow.
-            from evaluators import plan_create_use as pcu
-
+            from evaluators.ultratool import plan_create_use as pcu
             return Scorer(score=pcu.score_plan_create_use,
                           aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE,
                           vectorized=True)
@@ -200,7 +198,6 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
     """Tool usage / selection: the key-value metrics, plus the trajectory of the answer's tool
     steps against the gold's (arguments compared for tool usage) and, for agent runs, their
     tool calls and errors."""
-    from evaluators import ultratool_kv
     from evaluators.parsing import ParseFailure, parse_list
     from evaluators.trajectory import (
         aggregate_trajectory,
@@ -208,6 +205,7 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
         score_trajectory,
         steps_trajectory,
     )
+    from evaluators.ultratool import kv as ultratool_kv
 
     with_args = task == "tool_usage"
 
@@ -233,13 +231,13 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
 
 
 def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
-    from evaluators.judge import (
+    from evaluators.ultratool.judge.judge import (
         aggregate_planning,
         ajudge_plan,
         judge_plan,
         planning_example_score,
     )
-    from evaluators.planning_structure import (
+    from evaluators.ultratool.planning_structure import (
         aggregate_plan_structure,
         prediction_text,
         score_plan_structure,
@@ -276,7 +274,7 @@ def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
 
 
 def _tool_creation_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
-    from evaluators.judge import (
+    from evaluators.ultratool.judge.judge import (
         aggregate_tool_creation,
         ajudge_tool,
         judge_tool,

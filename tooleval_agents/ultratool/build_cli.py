@@ -1,5 +1,5 @@
 """``tooleval build ultratool``: build a new UltraTool ``test.json`` from seed queries with a chat
-model (the paper's §2 pipeline, :mod:`graphs.ultratool_build`). Registered by
+model (the paper's §2 pipeline, :mod:`graphs.ultratool.build`). Registered by
 :meth:`UltraToolBenchmark.add_commands`."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from tooleval_agents.cli_base import (
+from tooleval_agents.cli.base import (
     CacheOption,
     JsonOption,
     ProgressOption,
@@ -24,7 +24,7 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.rescore import parse_options
+from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.terminal import shown
 from tooleval_agents.ultratool.construction import BuildSummary, read_queries
 from tooleval_agents.ultratool.records import Lang
@@ -37,9 +37,9 @@ MAX_TOKENS = 4096
 def _model(spec: str, kwargs: dict[str, Any], cache: bool, max_attempts: int,
            timeout: float) -> Any:
     """The chat model the pipeline asks, wrapped as a run wraps it
-    (:func:`~tooleval_agents.models.pipeline_model`)."""
-    from tooleval_agents.models import pipeline_model  # deferred: LangChain
-    from tooleval_agents.retry import RetryPolicy
+    (:func:`~tooleval_agents.models.specs.pipeline_model`)."""
+    from tooleval_agents.models.retry import RetryPolicy
+    from tooleval_agents.models.specs import pipeline_model  # deferred: LangChain
 
     return pipeline_model(spec, kwargs, cache=cache, max_tokens=MAX_TOKENS,
                           policy=RetryPolicy(max_attempts=max_attempts, timeout=timeout))
@@ -90,7 +90,7 @@ def build(
     Re-running the same command resumes from the journal: finished queries are skipped.
     Exit status: 0 when no query is left to retry (queries with unusable answers are reported
     as failed); 3 when the model could not be asked about some (run again to retry them)."""
-    from graphs.ultratool_build_run import build_ultratool  # deferred: LangGraph
+    from graphs.ultratool.build_run import build_ultratool  # deferred: LangGraph
 
     if lang not in LANGS:
         raise fail(f"unknown language {lang!r}: choose en or zh", 2)

@@ -14,7 +14,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from tooleval_agents.cli_base import (
+from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
     ProgressOption,
@@ -25,16 +25,16 @@ from tooleval_agents.cli_base import (
     print_json,
 )
 from tooleval_agents.contracts import format_metric
-from tooleval_agents.datadir import resolve_data_dir
-from tooleval_agents.errors import DatasetMissingError, ToolevalError
-from tooleval_agents.prediction_files import (
+from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.data.prediction_files import (
     PREDICTIONS_HELP,
     FilesArgument,
     ScoredFile,
     prediction_files,
     score_files,
 )
-from tooleval_agents.rescore import parse_options
+from tooleval_agents.errors import DatasetMissingError, ToolevalError
+from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.terminal import shown
 from tooleval_agents.ultratool.derive import DERIVED, write_derived
 from tooleval_agents.ultratool.loaders import load_task, raw_path
@@ -43,7 +43,7 @@ from tooleval_agents.ultratool.rebuild import REBUILT, upstream_removal, write_r
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 if TYPE_CHECKING:  # annotations only: the metrics load when a command runs
-    from evaluators.ultratool_scoring import TaskReport
+    from evaluators.ultratool.scoring import TaskReport
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
@@ -136,7 +136,7 @@ def score(
     Levenshtein, JSON-format rate, error kinds; planning and tool creation via the judge.
     Several files or a glob: one result per file, each file's task and language from its
     path unless --task / --lang say them for all."""
-    from evaluators.ultratool_scoring import load_predictions, score_task
+    from evaluators.ultratool.scoring import load_predictions, score_task
 
     paths, many = prediction_files(predictions, more)
     if many and judgments is not None:
@@ -230,9 +230,9 @@ def agreement(
     """Judge the plans of recorded judgments again with --judge and correlate the two judges
     per dimension: Pearson and Spearman with bootstrap 95% intervals, mean absolute difference
     (the paper's check of GPT-4 against people, §4.4)."""
-    from evaluators.judge_agreement import judge_agreement  # deferred: LangChain
-    from evaluators.judge_official import official_judge_prompts
-    from tooleval_agents.models import judge_model  # deferred: LangChain
+    from evaluators.ultratool.judge.agreement import judge_agreement  # deferred: LangChain
+    from evaluators.ultratool.judge.official import official_judge_prompts
+    from tooleval_agents.models.specs import judge_model  # deferred: LangChain
 
     if lang not in LANGS:
         raise fail(f"--lang must be en or zh, got {lang!r}", code=2)

@@ -29,14 +29,14 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from tooleval_agents.errors import DataFormatError
-from tooleval_agents.jsonio import (
+from tooleval_agents.data.jsonio import (
     atomic_write_text,
     data_lines,
     dump_jsonl,
     first_error,
     parse_json,
 )
+from tooleval_agents.errors import DataFormatError
 from tooleval_agents.ultratool.rebuild import build_tool_creation_awareness, meta_path
 from tooleval_agents.ultratool.records import Lang, RawSample
 

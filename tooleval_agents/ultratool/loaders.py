@@ -1,10 +1,10 @@
 """Load UltraTool files (JSON Lines named ``.json``) into validated records.
 
 The ``load_*`` functions validate the whole file (a bad line fails the load); the ``read_*``
-ones give a :class:`~tooleval_agents.jsonio.LazySequence`, each record validated when first
+ones give a :class:`~tooleval_agents.data.jsonio.LazySequence`, each record validated when first
 read (what a run uses: ``--limit 1`` validates one record).
 
-Every function takes the *data directory* (see :mod:`tooleval_agents.datadir`) and a language.
+Every function takes the *data directory* (see :mod:`tooleval_agents.data.datadir`) and a language.
 Files that upstream never published (``tool_selection``, ``tool_creation_awareness``) are rebuilt
 from ``test.json`` by :mod:`tooleval_agents.ultratool.rebuild` unless the user supplies them.
 """
@@ -17,9 +17,9 @@ from typing import Any, Literal, overload
 from pydantic import ValidationError
 
 from tooleval_agents.contracts import RecordMeta, Source
-from tooleval_agents.datadir import source_of
+from tooleval_agents.data.datadir import source_of
+from tooleval_agents.data.jsonio import LazySequence, first_error, load_json, read_jsonl
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import LazySequence, first_error, load_json, read_jsonl
 from tooleval_agents.ultratool.paths import (
     example_path,
     raw_path,

@@ -49,15 +49,15 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
-from tooleval_agents.datadir import cache_dir
-from tooleval_agents.errors import DataFormatError, DatasetMissingError
-from tooleval_agents.jsonio import (
+from tooleval_agents.data.datadir import cache_dir
+from tooleval_agents.data.jsonio import (
     atomic_write_text,
     data_lines,
     dump_jsonl,
     first_error,
     parse_json,
 )
+from tooleval_agents.errors import DataFormatError, DatasetMissingError
 from tooleval_agents.terminal import printable
 from tooleval_agents.ultratool.paths import raw_path
 from tooleval_agents.ultratool.records import Lang, RawSample, UltraToolTask

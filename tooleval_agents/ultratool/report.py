@@ -1,5 +1,6 @@
 """UltraTool's report layout: Table 2 and the judge dimensions of Figure 5 (paper-style
-tables and figures over finished runs; :mod:`tooleval_agents.reports` adds the generic part)."""
+tables and figures over finished runs; :mod:`tooleval_agents.results.reports` adds the generic
+part)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from evaluators.judge_prompts import DIMENSIONS
-from evaluators.ultratool_scoring import TABLE2_COLUMNS, overall
-from tooleval_agents.compare import RunData
-from tooleval_agents.reports import (
+from evaluators.ultratool.judge.prompts import DIMENSIONS
+from evaluators.ultratool.scoring import TABLE2_COLUMNS, overall
+from tooleval_agents.results.compare import RunData
+from tooleval_agents.results.reports import (
     ReportFigure,
     ReportTable,
     grouped_bars,

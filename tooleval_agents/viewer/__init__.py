@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooleval_agents.costs import price_for
-from tooleval_agents.jsonio import atomic_write_text
-from tooleval_agents.paths import inside
+from tooleval_agents.data.jsonio import atomic_write_text
+from tooleval_agents.data.paths import inside
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.results import CONFIG, RunDir
-from tooleval_agents.transcripts import read_prompts
+from tooleval_agents.results.costs import price_for
+from tooleval_agents.results.rundir import CONFIG, RunDir
+from tooleval_agents.run.transcripts import read_prompts
 
 CHUNK = 50
 """Examples per detail file: opening one example loads its chunk only."""

@@ -1,0 +1,2 @@
+"""UltraTool metrics: key-value metrics, planning structure, plan-create-use, corpus scoring and
+the LLM judge."""

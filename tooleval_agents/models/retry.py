@@ -1,0 +1,646 @@
+"""The one retry policy of a run: which failures are the provider's (retried with exponential
+backoff and jitter), which are the model's (never retried: scored as wrong), and the rate limit.
+
+* :func:`classify` sorts an exception into an infrastructure kind -- ``rate_limit`` (429),
+  ``server_error`` (5xx), ``timeout``, ``connection`` (resets, refused connections),
+  ``bad_response`` (an answer that could not be read: not JSON, no choices, a reply without
+  the fields the client reads; see :func:`unreadable_reply`), or the
+  non-retryable ``auth`` (401/403), ``not_found`` (404) and ``context_overflow`` (a 400/413
+  saying the prompt does not fit the model's context window: the set-up's limit, not a wrong
+  answer, so a resume after raising it runs the example again) -- or ``None`` for a model error
+  (malformed output, another 400 for a prompt the model rejects, a bug in a workflow...).
+* :class:`RetryingChatModel` wraps the chat model under test: every provider call is retried
+  under :class:`RetryPolicy`, paced by an optional rate limiter, and accounted in the
+  :class:`CallStats` of the example being run (a context variable set by the runner). Cache
+  hits are answered first, so they cost no retry, no rate-limit slot and no tokens. A failed
+  try whose error carries the provider's token usage (e.g. an answer cut at the length limit)
+  adds those tokens too: the provider bills them. It uses LangChain's public interfaces only
+  (tests/test_public_api.py checks the whole project for private names).
+
+Provider clients have retries of their own (``ChatOpenAI(max_retries=2)`` by default); the
+runner builds provider models with ``max_retries=0`` so this module is the only policy.
+
+Example::
+
+    model = RetryingChatModel(inner=ChatOpenAI(model="gpt-4o-mini", max_retries=0),
+                              policy=RetryPolicy(max_attempts=5),
+                              limiter=make_rate_limiter(2.0))
+    with collect_stats() as stats:
+        await model.ainvoke("hi")
+    stats.retries  # provider retries spent on this call
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.caches import BaseCache
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.globals import get_llm_cache
+from langchain_core.language_models import BaseChatModel, LangSmithParams, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult, Generation, LLMResult
+from langchain_core.rate_limiters import BaseRateLimiter, InMemoryRateLimiter
+from langchain_core.runnables import Runnable, RunnableBinding
+from langsmith import tracing_context
+from langsmith.utils import tracing_is_enabled
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from tooleval_agents.models.identity import (
+    answers_key,
+    call_key,
+    model_name_of,
+    prompt_key,
+    provider_of,
+)
+
+InfraKind = Literal["rate_limit", "server_error", "timeout", "connection", "bad_response",
+                    "auth", "not_found", "context_overflow"]
+"""Provider failures: not the model's fault, counted apart from wrong answers."""
+
+RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection",
+                                       "bad_response"})
+"""Kinds worth another try; ``auth``, ``not_found`` and ``context_overflow`` fail the same way
+every time."""
+
+# What providers and local servers say when a prompt exceeds the context window: OpenAI
+# (``context_length_exceeded``), vLLM / llama.cpp / llama-cpp-python, Anthropic, Gemini.
+_CONTEXT_OVERFLOW = re.compile(
+    r"context_length_exceeded|maximum context length|context window|context length|"
+    r"exceeds? the available context size|prompt is too long|input is too long|"
+    r"too many (?:input )?tokens|exceeds? the maximum number of tokens", re.I)
+
+_CONNECTION_NAMES = frozenset({
+    "APIConnectionError", "ConnectError", "ConnectionError", "RemoteProtocolError", "ReadError",
+    "WriteError", "NetworkError", "ProtocolError", "IncompleteRead", "ServerDisconnectedError",
+    "ClientConnectionError",
+})
+_SERVER_NAMES = frozenset({"InternalServerError", "ServiceUnavailable", "ServiceUnavailableError",
+                           "OverloadedError", "APIServerError"})
+
+
+class ModelCallTimeout(TimeoutError):
+    """A model call took longer than :attr:`RetryPolicy.timeout`."""
+
+
+class BadResponseError(Exception):
+    """The provider answered (typically HTTP 200) with a reply that could not be read: not
+    JSON, no choices, or without the fields its client reads (raised from what the client
+    raised). An infrastructure failure (``bad_response``), retried: the model never
+    answered."""
+
+
+# What LangChain's OpenAI client says of a reply it cannot read (a TypeError or ValueError).
+_UNREADABLE = re.compile(r"null value for 'choices'|Unexpected response type|"
+                         r"indices must be integers|not subscriptable|not iterable", re.I)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How provider failures are retried (one policy for the whole run).
+
+    The wait before retry ``n`` (1-based) is ``min(max_delay, base_delay * 2**(n-1))``; with
+    ``jitter`` a uniform draw in its upper half (so concurrent examples spread out), never less
+    than a ``Retry-After`` the provider sent (capped at ``max_delay``).
+    """
+
+    max_attempts: int = 6
+    """Tries per model call, the first included (1: no retry)."""
+    base_delay: float = 1.0
+    """Seconds before the first retry."""
+    max_delay: float = 60.0
+    """Longest wait between tries."""
+    jitter: bool = True
+    """Randomise waits (off: exact exponential waits, for tests)."""
+    seed: int | None = None
+    """Seed of the jitter draws (``None``: unpredictable)."""
+    timeout: float | None = 300.0
+    """Seconds one async model call may take before it counts as a ``timeout`` failure."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.base_delay < 0 or self.max_delay < 0:
+            raise ValueError("retry delays must be >= 0")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {self.timeout}")
+
+    def delay(self, retry: int, rng: random.Random,
+              retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (1-based)."""
+        wait = min(self.max_delay, self.base_delay * 2 ** (retry - 1))
+        if self.jitter:
+            wait = wait / 2 + rng.uniform(0.0, wait / 2)
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_delay))
+        return wait
+
+
+# ----------------------------------------------------------------------------- classification
+
+def _status_of(exc: BaseException) -> int | None:
+    for holder in (exc, getattr(exc, "response", None)):
+        for attr in ("status_code", "status", "http_status", "code"):
+            value = getattr(holder, attr, None)
+            if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+                return value
+    return None
+
+
+def _classify_one(exc: BaseException) -> InfraKind | None:
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    if isinstance(exc, BadResponseError):
+        return "bad_response"
+    status = _status_of(exc)
+    if status is not None:
+        if status == 429:
+            return "rate_limit"
+        if status == 408:
+            return "timeout"
+        if status >= 500:
+            return "server_error"
+        if status in (401, 403):
+            return "auth"
+        if status == 404:
+            return "not_found"
+        if status in (400, 413) and _says_context_overflow(exc):
+            return "context_overflow"
+        return None  # 400, 422...: the request the workflow built was refused
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if any("ContextOverflow" in name or "ContextWindow" in name for name in names):
+        return "context_overflow"
+    if any("Timeout" in name for name in names):
+        return "timeout"
+    if "RateLimitError" in names:
+        return "rate_limit"
+    if names & _SERVER_NAMES:
+        return "server_error"
+    if names & _CONNECTION_NAMES or isinstance(exc, ConnectionError):
+        return "connection"
+    return None
+
+
+def _says_context_overflow(exc: BaseException) -> bool:
+    code = getattr(exc, "code", None)
+    body = getattr(exc, "body", None)
+    texts = [str(exc), code if isinstance(code, str) else "", str(body) if body else ""]
+    return any(_CONTEXT_OVERFLOW.search(text) for text in texts)
+
+
+def _chain(exc: BaseException, depth: int = 6) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and depth > 0 and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+        depth -= 1
+
+
+def classify(exc: BaseException) -> InfraKind | None:
+    """The infrastructure kind of a failure, looking through ``raise ... from`` chains;
+    ``None`` when it is the model's (or the workflow's) fault.
+
+    >>> classify(TimeoutError())
+    'timeout'
+    >>> classify(ValueError("bad JSON")) is None
+    True
+    """
+    for item in _chain(exc):
+        kind = _classify_one(item)
+        if kind is not None:
+            return kind
+    return None
+
+
+def unreadable_reply(exc: BaseException) -> BadResponseError | None:
+    """What a provider call raised, as a :class:`BadResponseError` when it says the reply
+    could not be read; ``None`` for anything else (an HTTP error, already classified; a
+    refusal or a structured answer that does not validate: the model's).
+
+    Unreadable: a body that is not JSON (``JSONDecodeError`` anywhere in the chain); a
+    reply missing what the client indexes (``KeyError``, ``IndexError``, an attribute of
+    ``None``); a ``TypeError`` or ``ValueError`` LangChain raises for a reply of the wrong
+    shape (``choices`` null or not a list, a reply that is not an object, an ``error`` object
+    in a 200); a reply LangChain's own message classes reject.
+
+    >>> type(unreadable_reply(IndexError("list index out of range"))).__name__
+    'BadResponseError'
+    >>> unreadable_reply(ValueError("the model's JSON does not match the schema")) is None
+    True
+    """
+    if classify(exc) is not None:
+        return None
+    chain = list(_chain(exc))
+    unreadable = (
+        any(isinstance(item, json.JSONDecodeError) for item in chain)
+        or isinstance(exc, KeyError | IndexError)
+        or (isinstance(exc, AttributeError) and exc.name is not None and exc.obj is None)
+        or (isinstance(exc, TypeError | ValueError) and bool(_UNREADABLE.search(str(exc))))
+        or (isinstance(exc, ValueError) and bool(exc.args) and isinstance(exc.args[0], dict))
+        or (type(exc).__name__ == "ValidationError"
+            and str(getattr(exc, "title", "")).endswith(("Message", "MessageChunk"))))
+    if not unreadable:
+        return None
+    return BadResponseError(f"the provider's reply could not be read: "
+                            f"{type(exc).__name__}: {exc}"[:500])
+
+
+def _token_pair(usage: Any) -> tuple[int, int] | None:
+    """``(input, output)`` tokens of a usage record: LangChain's ``usage_metadata`` keys or the
+    OpenAI wire format (a dict or the SDK's ``CompletionUsage``)."""
+    def get(name: str) -> Any:
+        return usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+
+    for keys in (("input_tokens", "output_tokens"), ("prompt_tokens", "completion_tokens")):
+        tokens_in, tokens_out = get(keys[0]), get(keys[1])
+        if isinstance(tokens_in, int) or isinstance(tokens_out, int):
+            return int(tokens_in or 0), int(tokens_out or 0)
+    return None
+
+
+def reported_usage(exc: BaseException) -> tuple[int, int] | None:
+    """Tokens the provider reported for a failed try, when its error carries them: the
+    OpenAI SDK's ``LengthFinishReasonError.completion.usage``, an error ``body`` with a
+    ``usage`` object, or an attached ``usage_metadata``; ``None`` when nothing was reported
+    (a timed-out or refused request: whatever it cost is unknown to the client)."""
+    for item in _chain(exc):
+        holders = (getattr(getattr(item, "completion", None), "usage", None),
+                   (getattr(item, "body", None) or {}).get("usage")
+                   if isinstance(getattr(item, "body", None), dict) else None,
+                   getattr(item, "usage_metadata", None))
+        for usage in holders:
+            if usage is not None and (pair := _token_pair(usage)) is not None:
+                return pair
+    return None
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked us to wait (``retry-after-ms`` / ``retry-after`` headers)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000)
+        if (s := headers.get("retry-after")) is not None:
+            return max(0.0, float(s))
+    except (TypeError, ValueError):  # an HTTP date: use our own backoff
+        return None
+    return None
+
+
+# ----------------------------------------------------------------------------- accounting
+
+@dataclass
+class CallStats:
+    """Model calls of one example (the runner sets one per example; see :func:`collect_stats`)."""
+
+    calls: int = 0
+    """Answers received from the provider (cache hits excluded)."""
+    failures: int = 0
+    """Failed tries."""
+    retries: int = 0
+    """Tries repeated after a retryable failure."""
+    cache_hits: int = 0
+    """Answers served by the response cache."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    """Input tokens served from the provider's prompt cache (part of ``input_tokens``)."""
+    kinds: list[str] = field(default_factory=list)
+    """Infrastructure kind of each failed try, in order."""
+    epoch: int = 0
+    """Which attempt of the example this is (``--epochs``): the response cache and the
+    offline noisy model key on it."""
+    transcript: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Chat model calls by run id, in call order: messages, tools, output or error
+    (:mod:`tooleval_agents.run.transcripts`)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def record_call(self, run_id: str, call: dict[str, Any]) -> None:
+        with self._lock:
+            self.transcript[run_id] = call
+
+    def update_call(self, run_id: str, update: dict[str, Any]) -> None:
+        with self._lock:
+            if run_id in self.transcript:
+                self.transcript[run_id].update(update)
+
+    def answered(self, result: ChatResult) -> None:
+        tokens_in = tokens_out = cached = 0
+        for gen in result.generations:
+            usage = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
+            tokens_in += int(usage.get("input_tokens", 0) or 0)
+            tokens_out += int(usage.get("output_tokens", 0) or 0)
+            cached += int((usage.get("input_token_details") or {}).get("cache_read", 0) or 0)
+        with self._lock:
+            self.calls += 1
+            self.input_tokens += tokens_in
+            self.output_tokens += tokens_out
+            self.cached_input_tokens += cached
+
+    def failed(self, kind: str | None, retrying: bool,
+               exc: BaseException | None = None) -> None:
+        billed = reported_usage(exc) if exc is not None else None
+        with self._lock:
+            if billed is not None:  # the provider reported (and bills) the failed try's tokens
+                self.input_tokens += billed[0]
+                self.output_tokens += billed[1]
+            self.failures += 1
+            self.kinds.append(kind or "model")
+            if retrying:
+                self.retries += 1
+
+    def hit(self) -> None:
+        with self._lock:
+            self.cache_hits += 1
+
+
+_STATS: ContextVar[CallStats | None] = ContextVar("tooleval_call_stats", default=None)
+
+
+def current_stats() -> CallStats | None:
+    """The stats of the example being run in this context, if any."""
+    return _STATS.get()
+
+
+@contextlib.contextmanager
+def collect_stats() -> Iterator[CallStats]:
+    """Account the model calls made in this context (and the tasks and threads it starts)."""
+    stats = CallStats()
+    token = _STATS.set(stats)
+    try:
+        yield stats
+    finally:
+        _STATS.reset(token)
+
+
+# ----------------------------------------------------------------------------- the model wrapper
+
+def make_rate_limiter(requests_per_second: float) -> InMemoryRateLimiter:
+    """A token bucket allowing ``requests_per_second`` model calls per second, no bursts."""
+    if requests_per_second <= 0:
+        raise ValueError(f"--rps must be > 0, got {requests_per_second}")
+    return InMemoryRateLimiter(requests_per_second=requests_per_second,
+                               check_every_n_seconds=min(0.1, 0.5 / requests_per_second),
+                               max_bucket_size=1)
+
+
+class RetryingChatModel(BaseChatModel):
+    """``inner`` with :class:`RetryPolicy` retries, a rate limiter, a response cache and
+    per-example accounting, through LangChain's public interfaces alone.
+
+    Each try is ``inner.agenerate`` (``inner.generate`` from sync code): ``inner``'s own
+    parameters, and the tools and structured-output settings bound through this wrapper
+    (``bind_tools``, ``with_structured_output``), apply as when ``inner`` is called directly.
+    The try runs with no callbacks and no tracing: the call is traced once, as this wrapper's
+    run, whatever the number of tries (a nested model run would be a second record of the call
+    in transcripts, and LangSmith would add its tokens to the wrapper's).
+
+    ``response_cache`` (any LangChain ``BaseCache``) is asked by the wrapper itself, through
+    ``alookup``/``aupdate``, under its own key (:mod:`tooleval_agents.models.identity`: the
+    inner model's class and public parameters without credentials, transport or connection
+    settings; the call's parameters; the messages): a hit is answered before any retry,
+    rate-limit slot or provider call. LangChain's own ``cache=`` stays off on the wrapper.
+    ``inner``'s own rate limiter and cache, if its owner set them, apply to each try.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: BaseChatModel
+    """The chat model under test."""
+    policy: RetryPolicy = Field(default_factory=RetryPolicy)
+    """The retry policy."""
+    limiter: BaseRateLimiter | None = None
+    """Paces provider calls (retries included, cache hits excluded)."""
+    response_cache: BaseCache | None = None
+    """Answers already given, by request (see the class doc)."""
+    cache: BaseCache | bool | None = Field(default=False, exclude=True)
+    """LangChain's cache machinery stays off: a cache given here (or ``True``: LangChain's
+    global one) becomes :attr:`response_cache`, keyed as the class doc says."""
+    server_identity: str | None = None
+    """Digest of what the model's server reports about itself
+    (:mod:`tooleval_agents.models.server_identity`): part of the cache key, so a changed server
+    (model file, chat template, build) never replays the old one's answers."""
+    _rng: random.Random = PrivateAttr(default_factory=random.Random)
+    _rng_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _answers_key: str | None = PrivateAttr(default=None)
+    _inner_name: str = PrivateAttr(default="")
+    _provider: str = PrivateAttr(default="")
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        self._rng = random.Random(self.policy.seed)
+        self._inner_name = model_name_of(self.inner) or type(self.inner).__name__
+        self._provider = provider_of(self.inner)
+        if self.response_cache is None:
+            if isinstance(self.cache, BaseCache):
+                self.response_cache = self.cache
+            elif self.cache is True:
+                self.response_cache = get_llm_cache()
+        self.cache = False
+
+    # --- LangChain's documented hooks for a custom chat model, from public data ----------
+    @property
+    def _llm_type(self) -> str:
+        return self._provider
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self._inner_name, "provider": self._provider}
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """The trace's provider, model, temperature and token cap: the inner model's."""
+        params = LangSmithParams(ls_provider=self._provider, ls_model_type="chat",
+                                 ls_model_name=self._inner_name)
+        if isinstance(kwargs.get("model"), str):
+            params["ls_model_name"] = kwargs["model"]
+        temperature = kwargs.get("temperature", getattr(self.inner, "temperature", None))
+        if isinstance(temperature, int | float) and not isinstance(temperature, bool):
+            params["ls_temperature"] = temperature
+        max_tokens = kwargs.get("max_tokens", getattr(self.inner, "max_tokens", None))
+        if isinstance(max_tokens, int) and not isinstance(max_tokens, bool):
+            params["ls_max_tokens"] = max_tokens
+        if stop:
+            params["ls_stop"] = stop
+        return params
+
+    @property
+    def model_name(self) -> str:
+        """The inner model's name (what reports and judgments record)."""
+        return self._inner_name
+
+    @property
+    def calls(self) -> int | None:
+        """The inner model's call counter, when it keeps one (the offline models do)."""
+        value = getattr(self.inner, "calls", None)
+        return value if isinstance(value, int) else None
+
+    @staticmethod
+    def _read(result: ChatResult) -> ChatResult:
+        """``result``, unless the provider answered nothing (an empty ``choices`` list)."""
+        if not result.generations:
+            raise BadResponseError("the provider's reply has no choices (no answer at all)")
+        return result
+
+    # --- the cache ------------------------------------------------------------------------
+    def cache_key(self, messages: Sequence[BaseMessage], stop: list[str] | None = None,
+                  **kwargs: Any) -> tuple[str, str]:
+        """``(prompt, llm_string)`` of a call in :attr:`response_cache`: the messages, and the
+        inner model's answers key with the call's parameters."""
+        if self._answers_key is None:  # the same for every call: computed once
+            self._answers_key = answers_key(self.inner)
+        server = f"---server={self.server_identity}" if self.server_identity else ""
+        return (prompt_key(messages),
+                f"{self._answers_key}---{call_key(stop, kwargs)}{server}")
+
+    # --- one try, then the retry loop -----------------------------------------------------
+    def _retrying(self, attempt: int, exc: BaseException, stats: CallStats | None) -> bool:
+        """Account a failed try; whether another one follows (the one rule, sync and async)."""
+        kind = classify(exc)
+        retrying = kind in RETRYABLE and attempt < self.policy.max_attempts
+        if stats is not None:
+            stats.failed(kind, retrying, exc)
+        return retrying
+
+    def _wait(self, attempt: int, exc: BaseException) -> float:
+        with self._rng_lock:
+            return self.policy.delay(attempt, self._rng, retry_after(exc))
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None,
+                  **kwargs: Any) -> ChatResult:
+        cache = self.response_cache
+        key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
+        if cache is not None and key is not None:
+            hit = cache.lookup(*key)
+            if hit is not None:
+                return _from_cache(hit)
+        stats = current_stats()
+        attempt = 0
+        while True:
+            attempt += 1
+            if self.limiter is not None:
+                self.limiter.acquire()
+            try:
+                with _untraced():
+                    answer = self.inner.generate([messages], stop=stop, callbacks=[], **kwargs)
+                result = self._read(_first(answer))
+            except Exception as exc:
+                failure = unreadable_reply(exc) or exc
+                if not self._retrying(attempt, failure, stats):
+                    if failure is exc:
+                        raise
+                    raise failure from exc
+                time.sleep(self._wait(attempt, failure))
+                continue
+            if stats is not None:
+                stats.answered(result)
+            if cache is not None and key is not None:
+                cache.update(*key, result.generations)
+            return result
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                         **kwargs: Any) -> ChatResult:
+        cache = self.response_cache
+        key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
+        if cache is not None and key is not None:
+            hit = await cache.alookup(*key)
+            if hit is not None:
+                return _from_cache(hit)
+        stats = current_stats()
+        attempt = 0
+        while True:
+            attempt += 1
+            if self.limiter is not None:
+                await self.limiter.aacquire()
+            try:
+                result = self._read(await self._atry(messages, stop, kwargs))
+            except Exception as exc:
+                failure = unreadable_reply(exc) or exc
+                if not self._retrying(attempt, failure, stats):
+                    if failure is exc:
+                        raise
+                    raise failure from exc
+                await asyncio.sleep(self._wait(attempt, failure))
+                continue
+            if stats is not None:
+                stats.answered(result)
+            if cache is not None and key is not None:
+                await cache.aupdate(*key, result.generations)
+            return result
+
+    async def _atry(self, messages: list[BaseMessage], stop: list[str] | None,
+                    kwargs: dict[str, Any]) -> ChatResult:
+        """One call of the inner model, within :attr:`RetryPolicy.timeout`."""
+        timeout = self.policy.timeout
+        with _untraced():
+            call = self.inner.agenerate([messages], stop=stop, callbacks=[], **kwargs)
+            if timeout is None:
+                return _first(await call)
+            try:
+                async with asyncio.timeout(timeout):
+                    return _first(await call)
+            except TimeoutError as exc:
+                raise ModelCallTimeout(f"model call took longer than {timeout:g} s") from exc
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None,
+                   **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
+        """Tools formatted by the inner model, calls made through this wrapper."""
+        return bind_through(self, self.inner, tools, tool_choice=tool_choice, **kwargs)
+
+
+def bind_through(wrapper: BaseChatModel, inner: BaseChatModel, tools: Sequence[Any], *,
+                 tool_choice: Any = None,
+                 **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
+    """``wrapper`` bound with the tools as ``inner`` formats them (a wrapping chat model's
+    ``bind_tools``: the provider's tool format, the calls made through the wrapper)."""
+    if tool_choice is not None:
+        kwargs["tool_choice"] = tool_choice
+    bound = inner.bind_tools(tools, **kwargs)
+    if not isinstance(bound, RunnableBinding) or bound.bound is not inner:
+        raise NotImplementedError(
+            f"{type(inner).__name__}.bind_tools does not return a plain binding; its tool "
+            f"calls cannot go through a wrapper ({type(wrapper).__name__})")
+    return wrapper.bind(**bound.kwargs)
+
+
+def _untraced() -> contextlib.AbstractContextManager[Any]:
+    """No LangSmith tracing inside (a context variable of this task: the try is traced as the
+    wrapper's run already); nothing to switch off when tracing is off."""
+    return tracing_context(enabled=False) if tracing_is_enabled() else contextlib.nullcontext()
+
+
+def _first(result: LLMResult) -> ChatResult:
+    """The answer to the one prompt of a ``generate`` call, as a ``ChatResult``."""
+    generations = [g for g in result.generations[0] if isinstance(g, ChatGeneration)]
+    return ChatResult(generations=generations, llm_output=result.llm_output)
+
+
+def _from_cache(cached: Sequence[Generation]) -> ChatResult:
+    """A cached answer as LangChain serves one: a chat generation whose usage costs nothing
+    (``total_cost`` 0), so no one counts its tokens again."""
+    generations = []
+    for gen in cached:
+        if not isinstance(gen, ChatGeneration):
+            gen = ChatGeneration(message=AIMessage(content=gen.text),
+                                 generation_info=gen.generation_info)
+        elif isinstance(gen.message, AIMessage):
+            usage = {**(gen.message.usage_metadata or {}), "total_cost": 0}
+            gen = ChatGeneration(message=gen.message.model_copy(
+                update={"usage_metadata": usage}), generation_info=gen.generation_info)
+        generations.append(gen)
+    return ChatResult(generations=generations)

@@ -1,0 +1,384 @@
+"""Reports over finished runs: Markdown, CSV tables and PNG figures in one directory.
+
+:func:`write_report` loads the runs (stored score dumps; ``rescore=True`` scores the stored
+outputs again), compares them (:func:`~tooleval_agents.results.compare.compare`) and writes:
+
+* ``report.md`` -- runs, per benchmark its tables and figures, the paired differences with
+  bootstrap CIs, cost per example and notes;
+* ``metrics.csv`` (metric x run), ``differences.csv``, ``costs.csv``, ``runs.csv`` and one CSV
+  per benchmark table (full precision; the Markdown rounds to 2 decimals);
+* PNG figures (matplotlib, Agg: no display needed).
+
+Layouts: a benchmark's paper-style tables and figures come from its declaration
+(:meth:`~tooleval_agents.registry.Benchmark.report_tables` and ``report_figures``); every
+benchmark then gets the generic :class:`Layout`: its metric x run table and a bar chart of its
+headline metrics.
+
+Example::
+
+    report = write_report(["runs/a", "runs/b"], "reports/ab", n_boot=2000)
+    report.markdown.read_text()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from tooleval_agents.data.paths import inside
+from tooleval_agents.registry import benchmarks
+from tooleval_agents.results.compare import Comparison, RunData, compare, load_run
+from tooleval_agents.results.rundir import RunConfig, RunDir, now
+
+DPI = 120
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """One table: ``frame`` goes to ``<name>.csv`` unrounded, ``display`` (default:
+    ``frame``) to the Markdown."""
+
+    name: str
+    title: str
+    frame: pd.DataFrame
+    display: pd.DataFrame | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReportFigure:
+    """One PNG written by a layout."""
+
+    path: Path
+    title: str
+    note: str = ""
+
+
+@dataclass
+class Report:
+    """What :func:`write_report` wrote."""
+
+    out_dir: Path
+    markdown: Path
+    csv: list[Path] = field(default_factory=list)
+    figures: list[Path] = field(default_factory=list)
+    comparison: Comparison | None = None
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+def system_label(config: RunConfig) -> str:
+    """A row name for paper-style tables: ``model (strategy[, scoring options])``."""
+    model = config.model.get("spec") or config.model.get("name") or "?"
+    extra = [config.strategy] + [f"{k}={v}" for k, v in sorted(config.scoring_options.items())]
+    return f"{model} ({', '.join(extra)})"
+
+
+def _distinct_tails(paths: Sequence[str]) -> dict[str, str]:
+    """The shortest trailing part of each distinct path that tells it from the others
+    (``runs/a``, ``runs/b`` -> ``a``, ``b``)."""
+    distinct = list(dict.fromkeys(paths))
+    parts = {p: Path(p).parts for p in distinct}
+    out: dict[str, str] = {}
+    for p in distinct:
+        out[p] = p
+        for n in range(1, len(parts[p]) + 1):
+            if all(parts[q][-n:] != parts[p][-n:] for q in distinct if q != p):
+                out[p] = "/".join(parts[p][-n:])
+                break
+    return out
+
+
+def disambiguators(runs: Sequence[RunData]) -> dict[int, str]:
+    """What :func:`system_labels` appends to each run's :func:`system_label` (by ``id``)."""
+    base = {id(r): system_label(r.config) for r in runs}
+    groups: dict[tuple[str, str, str, str], int] = {}
+    for run in runs:
+        key = (base[id(run)], run.config.benchmark, run.config.task, run.config.subset)
+        groups[key] = groups.get(key, 0) + 1
+    clashing = {(key[0], key[1]) for key, n in groups.items() if n > 1}
+
+    def clashes(run: RunData) -> bool:
+        return (base[id(run)], run.config.benchmark) in clashing
+
+    where = {id(r): str(r.path.parent) if r.path is not None else r.label for r in runs}
+    tails = _distinct_tails([where[id(r)] for r in runs if clashes(r)])
+    suffix = {id(r): f" [{tails[where[id(r)]]}]" if clashes(r) else "" for r in runs}
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for run in runs:
+        key = (base[id(run)] + suffix[id(run)], run.config.benchmark, run.config.task,
+               run.config.subset)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            suffix[id(run)] += f" #{seen[key]}"
+    return suffix
+
+
+def system_labels(runs: Sequence[RunData]) -> dict[int, str]:
+    """Row names (by ``id(run)``) for paper-style tables, which put the runs of one system
+    over several tasks or subsets in one row: :func:`system_label`, made unique.
+
+    When two runs of one benchmark, task and subset share a label (same model, strategy and
+    scoring options, but another judge, other data or simply another results directory),
+    every run of that benchmark and label gets the part of its results directory's parent
+    that tells them apart (``runs/a/<experiment>`` -> ``[a]``), so a system's runs stay in one
+    row; runs that still share a row (the same directory given twice) get ``#2``, ``#3``...
+    """
+    suffix = disambiguators(runs)
+    return {id(r): system_label(r.config) + suffix[id(r)] for r in runs}
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a label."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "run"
+
+
+def run_file_stem(run: RunData) -> str:
+    """A file-name stem for one run's figure: a readable :func:`slug` of its label plus a
+    short hash of its full path and label (slugs of long labels are cut and can collide)."""
+    digest = hashlib.sha256(f"{run.path}\0{run.label}".encode()).hexdigest()[:10]
+    return f"{slug(run.label)[:60]}_{digest}"
+
+
+def fmt(value: Any) -> str:
+    """A cell for Markdown: 2 decimals, ``n/a`` for a metric not run or with nothing to count."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else ""
+    if isinstance(value, float | np.floating):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def markdown_table(frame: pd.DataFrame, *, index: bool = True) -> str:
+    """A GitHub-flavoured Markdown table (no extra dependency); numbers right-aligned."""
+    def cell(value: Any) -> str:
+        return fmt(value).replace("|", "\\|").replace("\n", " ")
+
+    def numeric(dtype: Any) -> bool:
+        return bool(pd.api.types.is_numeric_dtype(dtype)
+                    and not pd.api.types.is_bool_dtype(dtype))
+
+    head = ([str(frame.index.name or "")] if index else []) + [str(c) for c in frame.columns]
+    align = ([" --- "] if index else []) + [" ---: " if numeric(d) else " --- "
+                                            for d in frame.dtypes]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    for row in frame.itertuples(index=True, name=None):
+        cells = [cell(v) for v in (row if index else row[1:])]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def save_figure(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, format="png", dpi=DPI, bbox_inches="tight")
+    return path
+
+
+def grouped_bars(ax: Any, groups: Sequence[str], series: Mapping[str, Sequence[float]], *,
+                  values: bool = True, colors: Mapping[str, Any] | None = None) -> None:
+    """Bars: one group per x tick, one bar per series within each group (``colors``: the same
+    series gets the same colour in every subplot)."""
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for k, (name, ys) in enumerate(series.items()):
+        heights = [0.0 if math.isnan(y) else y for y in ys]
+        color = None if colors is None else colors.get(name)
+        bars = ax.bar(x - 0.4 + width * (k + 0.5), heights, width, label=name, color=color)
+        if values:
+            for bar, y in zip(bars, ys, strict=True):
+                ax.annotate("–" if math.isnan(y) else f"{y:.1f}",
+                            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                            ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(x, groups)
+    ax.set_ylim(0, 105)
+    ax.grid(axis="y", alpha=0.3)
+
+
+# ------------------------------------------------------------------------------------ layouts
+
+class Layout:
+    """The generic layout, shown for every benchmark after its own tables and figures: the
+    metric x run table of the benchmark's runs and a bar chart of its headline metrics."""
+
+    def tables(self, benchmark: str, runs: Sequence[RunData]) -> list[ReportTable]:
+        names: dict[str, None] = {}
+        for run in runs:
+            names.update(dict.fromkeys(run.metrics()))
+        frame = pd.DataFrame({r.label: [r.metrics().get(m, np.nan) for m in names]
+                              for r in runs}, index=pd.Index(list(names), name="metric"))
+        return [ReportTable(f"{benchmark}_metrics", f"{benchmark}: all metrics (metric x run)",
+                            frame)]
+
+    def figures(self, benchmark: str, runs: Sequence[RunData],
+                out_dir: Path) -> list[ReportFigure]:
+        headline: dict[str, None] = {}
+        for run in runs:
+            headline.update(dict.fromkeys(m for m in run.scorer.headline if m in run.metrics()))
+        if not headline:
+            return []
+        metrics = list(headline)
+        fig = Figure(figsize=(max(4.0, 1.6 * len(metrics) * max(1, len(runs)) ** 0.5 + 2), 3.6))
+        ax = fig.add_subplot()
+        grouped_bars(ax, metrics, {f"{r.label} (n={n_of(r)})": [r.metrics().get(m, np.nan)
+                                                                for m in metrics]
+                                    for r in runs})
+        ax.set_ylabel("score (0-100)")
+        ax.set_title(f"{benchmark}: headline metrics")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        path = save_figure(fig, inside(out_dir, f"{benchmark}_headline.png",
+                                       what="report figure"))
+        return [ReportFigure(path, f"{benchmark}: headline metrics per run")]
+
+
+# ------------------------------------------------------------------------------------- report
+
+MANIFEST = ".tooleval-report.json"
+"""The files a report wrote into its folder: the next report there replaces those (stale
+figures of runs no longer in it included) and leaves every other file alone."""
+
+
+def n_of(run: RunData) -> str:
+    """``"30 of 200"`` for a run over part of its split, ``"200"`` otherwise."""
+    n, total = len(run.scores), run.config.dataset.total
+    return f"{n} of {total}" if total and total != n else str(n)
+
+
+def _n_note(runs: Sequence[RunData]) -> str:
+    partial = any(r.config.dataset.total and r.config.dataset.total != len(r.scores)
+                  for r in runs)
+    return ("*n (scored examples" + (" of the split" if partial else "") + "): "
+            + "; ".join(f"{r.label} {n_of(r)}" for r in runs) + "*")
+
+
+def _clear_previous(out: Path) -> None:
+    manifest = out / MANIFEST
+    if not manifest.is_file():
+        return
+    try:
+        names = json.loads(manifest.read_text(encoding="utf-8"))
+    except ValueError:
+        return
+    for name in names if isinstance(names, list) else []:
+        path = out / str(name)
+        if path.parent == out and path.is_file():  # only files it wrote, at its top level
+            path.unlink()
+
+
+def _runs_frame(runs: Sequence[RunData]) -> pd.DataFrame:
+    systems = system_labels(runs)
+    return pd.DataFrame([{
+        "run": r.label, "system": systems[id(r)], "path": str(r.path) if r.path else "",
+        "benchmark": r.config.benchmark,
+        "task": r.config.task, "subset": r.config.subset, "strategy": r.config.strategy,
+        "model": r.config.model.get("spec"),
+        "scoring": ", ".join(f"{k}={v}" for k, v in sorted(r.config.scoring_options.items())),
+        "judge": (r.config.judge or {}).get("spec"),
+        "scored": len(r.scores), "n": n_of(r),
+        "model_errors": sum(x.status == "model_error" for x in r.results.values()),
+        "infra_errors": r.infra_errors, "rescored": r.rescored,
+    } for r in runs])
+
+
+def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | str, *,
+                 n_boot: int = 2000, seed: int = 0, metrics: Sequence[str] | None = None,
+                 rescore: bool = False, scoring_options: Mapping[str, Any] | None = None,
+                 data_dir: Path | str | None = None) -> Report:
+    """Write ``report.md``, the CSV tables and the PNG figures of ``runs`` into ``out_dir``.
+
+    Args:
+        runs: run directories (or loaded runs).
+        out_dir: created if needed; files of the same names are replaced.
+        n_boot, seed: the paired bootstrap of :func:`~tooleval_agents.results.compare.compare`.
+        metrics: metrics of the difference table (default all; the Markdown then shows each
+            benchmark's headline metrics and ``differences.csv`` all of them).
+        rescore, scoring_options, data_dir: score the stored outputs again (see
+            :func:`~tooleval_agents.results.compare.load_run`); ``scoring_options`` need ``rescore``
+            (ValueError otherwise) and show in the row names and ``runs.csv``.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    data = [load_run(r, rescore=rescore, scoring_options=scoring_options, data_dir=data_dir)
+            for r in runs]
+    comparison = compare(data, metrics=metrics, n_boot=n_boot, seed=seed)
+    _clear_previous(out)
+    report = Report(out_dir=out, markdown=out / "report.md", comparison=comparison)
+
+    def csv(name: str, frame: pd.DataFrame, *, index: bool) -> str:
+        path = inside(out, f"{name}.csv", what="report table")  # names come from runs
+        frame.to_csv(path, index=index)
+        report.csv.append(path)
+        return path.name
+
+    runs_frame = _runs_frame(data)
+    md = ["# Evaluation report", "",
+          f"Generated {now()} from {len(data)} run(s); scores are the runs' stored per-example "
+          + ("scores re-computed from their stored outputs." if rescore else "score dumps."),
+          "", "## Runs", "", markdown_table(runs_frame.drop(columns=["path"]), index=False), "",
+          f"CSV: [runs.csv]({csv('runs', runs_frame, index=False)}), all metrics of all runs: "
+          f"[metrics.csv]({csv('metrics', comparison.table, index=True)})", ""]
+
+    groups: dict[str, list[RunData]] = {}
+    for run in data:
+        groups.setdefault(run.config.benchmark, []).append(run)
+    generic = Layout()
+    for benchmark, group in groups.items():
+        bench = benchmarks().get(benchmark)  # a run of a benchmark no longer installed: generic
+        md += [f"## {bench.title or benchmark if bench else benchmark}", ""]
+        own_tables = bench.report_tables(group) if bench else []
+        for table in [*own_tables, *generic.tables(benchmark, group)]:
+            name = csv(table.name, table.frame, index=table.frame.index.name is not None)
+            shown = table.display if table.display is not None else table.frame
+            md += [f"### {table.title}", "", markdown_table(shown), "", _n_note(group), ""]
+            if table.note:
+                md += [f"*{table.note}*", ""]
+            md += [f"CSV: [{name}]({name})", ""]
+        own_figures = bench.report_figures(group, out) if bench else []
+        for figure in [*own_figures, *generic.figures(benchmark, group, out)]:
+            report.figures.append(figure.path)
+            md += [f"### {figure.title}", "", f"![{figure.title}]({figure.path.name})", "",
+                   _n_note(group), ""]
+            if figure.note:
+                md += [f"*{figure.note}*", ""]
+
+    diffs = comparison.differences[comparison.differences["n_examples"] > 0]
+    if not diffs.empty:
+        csv("differences", comparison.differences, index=False)
+        shown = diffs
+        if not metrics:
+            headline = {m for r in data for m in r.scorer.headline}
+            shown = diffs[diffs["metric"].isin(headline)]
+        level = round(100 * comparison.confidence)
+        frame = pd.DataFrame({
+            "run_a": shown["run_a"], "run_b": shown["run_b"], "metric": shown["metric"],
+            "a": shown["a"], "b": shown["b"], "b - a": shown["diff"],
+            f"{level}% CI": [f"[{fmt(lo)}, {fmt(hi)}]" for lo, hi in
+                             zip(shown["ci_low"], shown["ci_high"], strict=True)],
+            "CI excludes 0": shown["significant"], "examples": shown["n_examples"]})
+        md += ["## Paired differences", "",
+               f"Paired bootstrap over the examples both runs scored ({comparison.n_boot} "
+               f"resamples, seed {comparison.seed}); pooled metrics recomputed per resample."
+               + ("" if metrics else " Headline metrics shown; every metric is in "
+                  "[differences.csv](differences.csv)."), "",
+               markdown_table(frame, index=False), ""]
+    csv("costs", comparison.costs, index=True)
+    md += ["## Cost per example", "", markdown_table(comparison.costs), "",
+           "*Tokens and model calls: means over every recorded example, infra errors "
+           "included (as in each run's summary.json); latency: mean over the scored "
+           "examples.*", ""]
+    if comparison.notes:
+        md += ["## Notes", "", *[f"- {n}" for n in comparison.notes], ""]
+    report.markdown.write_text("\n".join(md), encoding="utf-8")
+    written = [report.markdown, *report.csv, *report.figures]
+    (out / MANIFEST).write_text(json.dumps(sorted({p.name for p in written})), encoding="utf-8")
+    return report

@@ -1,0 +1,104 @@
+"""What a user asks of one run: :class:`RunSpec`, the one place its settings are listed.
+
+``run_experiment("appbench", subset="ss", model="reference")`` and the CLI both build one; the
+runner reads nothing else. What identifies the run's results (and is written to
+``config.json``) is derived from it by the runner, without secrets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tooleval_agents.run.selection import parse_samples
+
+if TYPE_CHECKING:
+    from langchain_core.caches import BaseCache
+    from langchain_core.language_models import BaseChatModel
+
+    from tooleval_agents.models.retry import RetryPolicy
+    from tooleval_agents.registry import Benchmark
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSpec:
+    """One experiment: a strategy with a model over one split.
+
+    Example::
+
+        RunSpec(benchmark="appbench", subset="mm", strategy="flat", model="openai:gpt-4o-mini",
+                model_kwargs={"temperature": 0}, limit=20)
+    """
+
+    benchmark: str | Benchmark
+    """A registered benchmark name, or a :class:`~tooleval_agents.registry.Benchmark`."""
+    model: str | BaseChatModel
+    """``reference``, ``noisy-reference[:RATE]``, ``provider:model`` or a chat model."""
+    task: str | None = None
+    """The split's task (may be omitted when the benchmark has one)."""
+    subset: str | None = None
+    """The split's language or category (may be omitted when there is one)."""
+    strategy: str | None = None
+    """A known strategy (default: the benchmark's protocol for the split)."""
+    agent: Any = None
+    """A user's agent for strategies that accept one: ``"module.path:factory"``,
+    ``"path/to/file.py:factory"``, a ``factory(model, tools)`` or a compiled graph over
+    ``{"messages": [...]}`` (:mod:`tooleval_agents.agents`). With no ``strategy``, the
+    benchmark's first strategy that accepts an agent runs it."""
+    judge: str | BaseChatModel | None = None
+    """A model for LLM-judged metrics (temperature 0 unless ``judge_kwargs`` say otherwise)."""
+    limit: int | None = None
+    """Run the first ``limit`` examples (of ``samples`` when given) only."""
+    samples: str | None = None
+    """Split indices and ranges to run, e.g. ``"10-20,37"`` (:mod:`tooleval_agents.run.selection`).
+    The run directory keeps every example it ran: another selection extends it."""
+    epochs: int = 1
+    """Attempts per example (:mod:`tooleval_agents.run.epochs`): pass@k, pass^k and the spread
+    across attempts join the summary."""
+    max_concurrency: int = 8
+    """Examples in flight at once (1 for a local one-request-at-a-time server)."""
+    rps: float | None = None
+    """Provider requests per second (a token bucket; ``None``: unlimited)."""
+    out: str | Path = "runs"
+    """Results root: the run's folder is ``<out>/<experiment>/``."""
+    upload: bool | None = None
+    """Send the experiment to LangSmith (``None``: when an API key is configured)."""
+    data_dir: str | Path | None = None
+    """Benchmark data directory (default: ``TOOLEVAL_DATA_DIR``, else the per-user cache)."""
+    strategy_options: dict[str, Any] | None = None
+    """The strategy's options (validated against what it declares)."""
+    scoring_options: dict[str, Any] | None = None
+    """The scorer's options (validated against what the benchmark declares)."""
+    prompts: str | None = None
+    """Prompt set (e.g. ``official``): the ``prompts`` option of the strategy and of the
+    scorer (a judge's prompts), for each that declares one; an error when neither does."""
+    cache: bool | str | Path | BaseCache = True
+    """Response cache: ``True`` (per-user file), a path, a ``BaseCache``, or ``False``."""
+    progress: bool | None = None
+    """A progress bar on stderr (``None``: when stderr is a terminal)."""
+    fresh: bool = False
+    """Discard the results directory's previous run instead of resuming it."""
+    retry: RetryPolicy | None = None
+    """The one retry policy of model calls, the judge's included, and their timeout
+    (``None``: :class:`~tooleval_agents.models.retry.RetryPolicy` defaults)."""
+    model_kwargs: dict[str, Any] | None = None
+    """``init_chat_model`` arguments of a model spec (``base_url``, ``temperature``...)."""
+    judge_kwargs: dict[str, Any] | None = None
+    """``init_chat_model`` arguments of a judge spec."""
+
+    def __post_init__(self) -> None:
+        if self.max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"limit must be >= 1, got {self.limit}")
+        if self.epochs < 1:
+            raise ValueError(f"epochs must be >= 1, got {self.epochs}")
+        if self.samples is not None:
+            parse_samples(self.samples)
+        if self.model_kwargs and not isinstance(self.model, str):
+            raise ValueError("model_kwargs apply to a model spec; configure a model instance "
+                             "when you create it")
+        if self.judge_kwargs and self.judge is not None and not isinstance(self.judge, str):
+            raise ValueError("judge_kwargs apply to a judge spec; configure a judge instance "
+                             "when you create it")

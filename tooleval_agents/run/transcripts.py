@@ -1,0 +1,167 @@
+"""What the model was sent and what it answered, for every model call of an example, whatever
+the strategy or agent: the transcript a viewer shows.
+
+:class:`TranscriptRecorder` is a LangChain callback handler the runner passes to every
+workflow run; it writes each chat model call (its messages, the tools bound, the answer) into
+the example's :class:`~tooleval_agents.models.retry.CallStats` (a context variable: concurrent
+examples do not mix). Cache hits are recorded too (the callback fires before the cache).
+
+Messages and tool definitions are stored once per run directory in ``prompts.jsonl``
+(:class:`PromptStore`, content-addressed: a system prompt or an API catalog shared by 800
+examples is written once); an example's line holds their ids
+(:class:`~tooleval_agents.results.rundir.ModelCall`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import LLMResult
+
+from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.models.redaction import redact
+from tooleval_agents.models.retry import current_stats
+from tooleval_agents.models.tool_calls import READER_FLAG
+from tooleval_agents.results.journal import JournalFile
+from tooleval_agents.results.rundir import ModelCall
+
+PROMPTS = "prompts.jsonl"
+
+
+def message_record(message: BaseMessage) -> dict[str, Any]:
+    """A message as stored: role, content, and its tool calls or tool-call id when any."""
+    record: dict[str, Any] = {"role": message.type, "content": message.content}
+    calls = getattr(message, "tool_calls", None)
+    if calls:
+        record["tool_calls"] = [{"name": c.get("name"), "args": c.get("args"),
+                                 "id": c.get("id")} for c in calls]
+    for key in ("tool_call_id", "name", "status"):
+        value = getattr(message, key, None)
+        if value:
+            record[key] = value
+    return record
+
+
+class TranscriptRecorder(BaseCallbackHandler):
+    """Records chat model calls into the current example's stats (see the module doc)."""
+
+    run_inline = True  # in the caller's context: the example's context variable is visible
+    raise_error = False
+
+    def on_chat_model_start(self, serialized: dict[str, Any],
+                            messages: list[list[BaseMessage]], *, run_id: UUID,
+                            **kwargs: Any) -> None:
+        stats = current_stats()
+        if stats is None or (kwargs.get("metadata") or {}).get(READER_FLAG):
+            return  # a reader of text tool calls: the call it makes is recorded instead
+        params = kwargs.get("invocation_params") or {}
+        tools = params.get("tools")
+        stats.record_call(str(run_id), {
+            "messages": [message_record(m) for batch in messages for m in batch],
+            "tools": tools if isinstance(tools, list) and tools else None})
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        stats = current_stats()
+        generations = [g for batch in response.generations for g in batch]
+        message = getattr(generations[0], "message", None) if generations else None
+        if stats is not None and isinstance(message, BaseMessage):
+            stats.update_call(str(run_id), {"output": message_record(message)})
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        stats = current_stats()
+        if stats is not None:
+            stats.update_call(str(run_id), {"error": f"{type(error).__name__}: {error}"[:500]})
+
+
+RECORDER = TranscriptRecorder()
+"""The one recorder (it keeps no state of its own)."""
+
+
+def _digest(obj: Any) -> str:
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def read_prompts(run_dir: Path | str) -> dict[str, Any]:
+    """A run directory's stored messages and tool definitions by id (a torn last line, left
+    by a killed run, is skipped)."""
+    out: dict[str, Any] = {}
+    path = Path(run_dir) / PROMPTS
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = parse_json(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and "id" in row:
+            out[str(row["id"])] = row.get("value")
+    return out
+
+
+class PromptStore:
+    """A run directory's ``prompts.jsonl``: ``{"id", "value"}`` lines, each value once.
+
+    Appended through a :class:`~tooleval_agents.results.journal.JournalFile` (a torn last line is
+    cut
+    before the first append; a failed write raises
+    :class:`~tooleval_agents.results.journal.JournalWriteError` and ends the store); :meth:`close`
+    when done."""
+
+    def __init__(self, run_dir: Path | str, *, secrets: list[str] | None = None) -> None:
+        self.path = Path(run_dir) / PROMPTS
+        self.secrets = secrets
+        self.file = JournalFile(self.path, sync="none")
+        """The file (the runner fsyncs it before the result lines that refer to it)."""
+        self._lock = threading.Lock()
+        self._known: set[str] = set(read_prompts(run_dir))
+
+    def read(self) -> dict[str, Any]:
+        """Every stored value by id (:func:`read_prompts`)."""
+        return read_prompts(self.path.parent)
+
+    def put(self, value: Any) -> str:
+        """Store ``value`` (secrets masked) unless stored already; its id."""
+        clean = redact(value, shapes=False, names=False, secrets=self.secrets)
+        key = _digest(clean)
+        with self._lock:
+            if key not in self._known:
+                self.file.append(json.dumps({"id": key, "value": clean}, ensure_ascii=False))
+                self._known.add(key)
+        return key
+
+    def close(self) -> None:
+        """Close the file (a later :meth:`put` opens it again)."""
+        self.file.close()
+
+    def calls(self, recorded: list[dict[str, Any]]) -> list[ModelCall]:
+        """Recorded calls (:meth:`~tooleval_agents.models.retry.CallStats.record_call`) with their
+        messages and tools stored here."""
+        out = []
+        for call in recorded:
+            tools = call.get("tools")
+            output = call.get("output")
+            out.append(ModelCall(
+                messages=[self.put(m) for m in call.get("messages") or []],
+                tools=self.put(tools) if tools else None,
+                output=redact(output, shapes=False, names=False, secrets=self.secrets)
+                if output is not None else None,
+                error=call.get("error")))
+        return out
+
+
+__all__ = [
+    "PROMPTS",
+    "RECORDER",
+    "PromptStore",
+    "TranscriptRecorder",
+    "message_record",
+    "read_prompts",
+]
