@@ -15,10 +15,12 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.literals import cannot_be_literal, literal_eval_quiet, python_to_json
+from tooleval_agents.data.jsonio import MAX_NESTING, nests_deeper
 
 OPEN = {"[": "]", "{": "}", "(": ")"}
 """Each opening bracket's closer."""
@@ -59,7 +61,7 @@ def load_literal(text: str) -> tuple[Any, bool] | None:
     # Without a double quote JSON has no string, so an apostrophe rules JSON out.
     if '"' in text or "'" not in text:
         try:
-            return _LENIENT_JSON.decode(text), False
+            return _shallow(_LENIENT_JSON.decode, text), False
         except (ValueError, RecursionError):
             pass
     if "\\" not in text:
@@ -69,11 +71,11 @@ def load_literal(text: str) -> tuple[Any, bool] | None:
         # else, e.g. tuples, falls through to it), at a fraction of the cost.
         if '"' not in text:
             try:
-                return json.loads(text.replace("'", '"')), True
+                return _shallow(json.loads, text.replace("'", '"')), True
             except (ValueError, RecursionError):
                 pass
         try:
-            return json.loads(python_to_json(text)), True
+            return _shallow(json.loads, python_to_json(text)), True
         except (ValueError, RecursionError):
             pass
     if cannot_be_literal(text):
@@ -82,6 +84,14 @@ def load_literal(text: str) -> tuple[Any, bool] | None:
         return literal_eval_quiet(text), True
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
+
+
+def _shallow(decode: Callable[[str], Any], text: str) -> Any:
+    """``decode(text)`` within :data:`MAX_NESTING` levels (Python's literal limit): the JSON
+    reader's own limit moves with the Python version, and a result must not."""
+    if nests_deeper(text, MAX_NESTING):
+        raise ValueError("nested too deep")
+    return decode(text)
 
 
 def _decode_escapes(raw: str) -> str:

@@ -21,6 +21,8 @@ import re
 import warnings
 from typing import Any
 
+from tooleval_agents.data.jsonio import MAX_NESTING, nests_deeper
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -93,11 +95,15 @@ def literal_eval_fast(text: str) -> Any:
     if "\\" not in text and not _has_json_name(text) and not _CONTROL.search(text) \
             and (text.isascii() or not _SURROGATE.search(text)) and _lines_inside(text):
         as_json = text.replace("'", '"') if '"' not in text else python_to_json(text)
+        # Deeper than Python's literal limit (200, as MAX_NESTING): the compiler refuses it
+        # below, on every version, where the JSON reader's own limit moves with the version.
+        shallow = not nests_deeper(as_json, MAX_NESTING)
         try:
-            return _EXACT_JSON.decode(as_json)
+            if shallow:
+                return _EXACT_JSON.decode(as_json)
         except (ValueError, RecursionError):
             pass
-        if "," in text:
+        if shallow and "," in text:
             found = _with_commas(as_json, tuple_ok="\n" not in text)
             if found is not None:
                 return found[0]

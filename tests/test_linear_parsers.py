@@ -42,6 +42,7 @@ from graphs.ultratool.build import StageFailure, parse_object
 from tooleval_agents.appbench.build_models import read_block
 from tooleval_agents.appbench.lines import _NEXT_CALL, split_calls
 from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.data import jsonio
 from tooleval_agents.data.jsonio import load_json, parse_json, read_array
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.ultratool.stubs import _step_text, step_annotations
@@ -142,7 +143,7 @@ def test_tool_call_arguments_that_are_not_a_json_object_are_kept_apart() -> None
 def test_json_text_from_outside_fails_only_as_json(tmp_path: Path) -> None:
     with pytest.raises(json.JSONDecodeError) as deep:
         parse_json("[1,\n" + "[" * 3000 + "]" * 3000 + "]")
-    assert (deep.value.lineno, deep.value.msg) == (2, "nested deeper than the JSON reader allows")
+    assert (deep.value.lineno, deep.value.msg) == (2, "nested deeper than 200 levels")
     with pytest.raises(json.JSONDecodeError) as digits:
         parse_json('{"a": 1,\n "b": ' + "7" * 5000 + "}")
     assert (digits.value.lineno, digits.value.colno) == (2, 7)
@@ -284,3 +285,25 @@ def test_salvaged_items_are_what_loading_each_gave(text: str) -> None:
         built = build("[" + text, 0, lenient=lenient)
         loaded = [load_literal("".join(built.pieces[a:b])) for a, b in built.spans]
         assert repr(built.item_values()) == repr([v[0] for v in loaded if v is not None])
+
+
+@pytest.mark.parametrize("depth", [199, 200, 201, 5000])
+def test_nesting_limits_are_the_same_on_every_python(depth: int) -> None:
+    # The JSON reader's own limit moves with the Python version (a 5000-deep list parses on
+    # 3.13, not on 3.11): literals follow Python's compiler (200 levels, on every version)
+    # and parse_json the same documented limit, so a score never depends on the interpreter.
+    text = "[" * depth + "]" * depth
+    try:
+        expected: Any = ast.literal_eval(text)
+    except SyntaxError as exc:
+        expected = type(exc)
+    try:
+        got: Any = literal_eval_fast(text)
+    except SyntaxError as exc:
+        got = type(exc)
+    assert got == expected
+    if depth <= jsonio.MAX_NESTING:
+        assert jsonio.parse_json(text) == expected
+    else:
+        with pytest.raises(json.JSONDecodeError, match="nested deeper than 200 levels"):
+            jsonio.parse_json(text)

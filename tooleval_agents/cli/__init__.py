@@ -4,6 +4,11 @@ Typer apps of :mod:`tooleval_agents.cli.base`; importing them here wires them up
 
 from __future__ import annotations
 
+from functools import cache
+from typing import Any
+
+import typer
+
 from tooleval_agents.cli import (  # noqa: F401  (modules register their commands on import)
     compare,
     data_fetch,
@@ -15,18 +20,32 @@ from tooleval_agents.cli import (  # noqa: F401  (modules register their command
     score_run,
     view,
 )
-from tooleval_agents.cli.base import GROUPS, app, run_cli
+from tooleval_agents.cli.base import GROUPS, run_cli
+from tooleval_agents.cli.base import app as _bare_app
 from tooleval_agents.cli.score_predictions import generic_score
 from tooleval_agents.registry import benchmarks
 
-for _bench in benchmarks().values():  # each benchmark's own commands
-    _bench.add_commands(GROUPS)
-_own = {command.name for command in GROUPS["score"].registered_commands}
-for _name in benchmarks():  # the generic score command for the others
-    if _name not in _own:
-        GROUPS["score"].command(_name)(generic_score(_name))
+
+@cache
+def wired_app() -> typer.Typer:
+    """The ``tooleval`` app with every benchmark's own commands registered, wired on first use:
+    a benchmark module may import :mod:`tooleval_agents.cli.base` without this package's
+    import reaching back into the benchmark (an import cycle)."""
+    for bench in benchmarks().values():  # each benchmark's own commands
+        bench.add_commands(GROUPS)
+    own = {command.name for command in GROUPS["score"].registered_commands}
+    for name in benchmarks():  # the generic score command for the others
+        if name not in own:
+            GROUPS["score"].command(name)(generic_score(name))
+    return _bare_app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # ``from tooleval_agents.cli import app``: the wired app
+        return wired_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
     """Console-script entry point."""
-    run_cli(app)
+    run_cli(wired_app())

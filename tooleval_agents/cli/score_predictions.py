@@ -1,7 +1,7 @@
 """``tooleval score BENCH --predictions FILE``: answers produced anywhere, scored by the
 benchmark's scorer. Given to every benchmark that adds no ``score`` command of its own.
 Several files (repeated ``--predictions``, a glob): one result each, see
-:mod:`tooleval_agents.data.prediction_files`."""
+:mod:`tooleval_agents.cli.prediction_files`."""
 
 from __future__ import annotations
 
@@ -21,15 +21,15 @@ from tooleval_agents.cli.base import (
     handle_errors,
     print_json,
 )
-from tooleval_agents.contracts import format_metric
-from tooleval_agents.data.datadir import resolve_data_dir
-from tooleval_agents.data.prediction_files import (
+from tooleval_agents.cli.prediction_files import (
     PREDICTIONS_HELP,
     FilesArgument,
     ScoredFile,
     prediction_files,
     score_files,
 )
+from tooleval_agents.contracts import format_metric
+from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.data.predictions import PredictionReport, score_predictions
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.registry import get_benchmark, resolve_split

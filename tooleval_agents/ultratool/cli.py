@@ -24,15 +24,15 @@ from tooleval_agents.cli.base import (
     handle_errors,
     print_json,
 )
-from tooleval_agents.contracts import format_metric
-from tooleval_agents.data.datadir import resolve_data_dir
-from tooleval_agents.data.prediction_files import (
+from tooleval_agents.cli.prediction_files import (
     PREDICTIONS_HELP,
     FilesArgument,
     ScoredFile,
     prediction_files,
     score_files,
 )
+from tooleval_agents.contracts import format_metric
+from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
 from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.terminal import shown

@@ -73,6 +73,7 @@ from evaluators.ultratool.judge.prompts import (
 )
 from evaluators.ultratool.planning_structure import clean_plan, prediction_text
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool.records import Lang, step_id
@@ -308,8 +309,8 @@ def _walk(node: Any, task: JudgeTask, found: _Found, context: str | None, depth:
 
 def _load(candidate: str) -> Any:
     try:
-        return json.loads(candidate)
-    except (ValueError, RecursionError):
+        return parse_json(candidate)
+    except json.JSONDecodeError:
         pass
     if len(candidate) > _MAX_LITERAL:
         return None
