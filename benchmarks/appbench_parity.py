@@ -20,6 +20,7 @@ the official code is absent (CI).
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,8 +69,6 @@ def main() -> None:
           f"{sum(len(v) for v in record.values())} answer sets differ in corpus app F1, "
           "API F1 or success")
     if "--record" in sys.argv:
-        import json
-
         FIXTURE.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n",
                            encoding="utf-8")
         print(f"recorded {FIXTURE}")

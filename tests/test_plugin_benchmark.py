@@ -1,122 +1,34 @@
-"""A third benchmark installed as a plugin (an entry point in a scratch folder, like a pip-installed
-package) gets every command -- run, score, score --run, compare, report -- with its own report
-table, its own scoring option and languages of its own, and no core file names it.
+"""A third benchmark installed as a plugin gets every command -- list, data fetch / info, run,
+score, score --run, compare, report, view -- with its own data source, report table, scoring
+option and languages, and no core file names it.
 
-The plugin lives only here (tests), written to ``tmp_path`` and put on ``PYTHONPATH`` of one
-child process, which discovers it by its entry point as an installed package is discovered and
-runs each command through the ``tooleval`` app (Typer's CliRunner: one import of the stack for
-every command, not one per command); the test's own process never registers it.
+The plugin is the package in ``tests/plugins/trivia`` (written against the public names of
+``tooleval_agents`` only: a test checks it imports no other project module). It is installed
+by path: its folder on ``PYTHONPATH`` of one child process, with the metadata pip writes from its
+``pyproject.toml`` (the entry point); the child discovers it as an installed package is
+discovered and runs each command through the ``tooleval`` app (Typer's CliRunner: one import
+of the stack for every command, not one per command). The test's own process never registers it.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
 import sys
 import threading
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from http_fixtures import serve_directory
 
-PLUGIN = '''
-"""trivia: one-line questions in French and Spanish (a toy plugin for the tests)."""
-from pathlib import Path
-from typing import Any, Literal
-
-from langchain_core.runnables import RunnableLambda
-from pydantic import BaseModel
-
-from tooleval_agents import (Benchmark, ExampleFields, ExampleScore, GoldAnswer, Located, Options,
-                             Part, Scorer, Split, Strategy, StrategyContext, pooled)
-
-MARKER = "Answer in one word."
-
-
-class Question(BaseModel):
-    question: str
-    answer: str
-
-
-class TriviaScoring(Options):
-    scoring: Literal["lenient", "exact"] = "lenient"
-
-
-class Direct(Strategy):
-    benchmark, name = "trivia", "direct"
-
-    def build(self, ctx: StrategyContext) -> Any:
-        async def ask(state: dict) -> dict:
-            prompt = f"{MARKER}\\n<input>{state['inputs']['question']}</input>"
-            reply = await ctx.model.ainvoke(prompt)
-            return {"raw_outputs": [reply.text], "prediction": reply.text}
-        return RunnableLambda(ask)
-
-    def input_key(self, split: Split, inputs: dict) -> str:
-        return inputs["question"]
-
-    def gold_answers(self, split: Split, inputs: dict, reference_outputs: dict) -> list:
-        return [GoldAnswer(MARKER, reference_outputs["answer"], "plan_text")]
-
-
-class Trivia(Benchmark):
-    name = "trivia"
-    title = "Trivia"
-
-    def splits(self) -> list[Split]:
-        return [Split("trivia", "qa", lang, "language") for lang in ("fr", "es")]
-
-    def locate(self, split: Split, data_dir: Path) -> Located:
-        return Located(Path(data_dir) / "trivia" / f"{split.subset}.jsonl", "official")
-
-    def load(self, split: Split, data_dir: Path) -> list[Question]:
-        text = self.locate(split, data_dir).path.read_text(encoding="utf-8")
-        return [Question.model_validate_json(line) for line in text.splitlines() if line]
-
-    def to_example(self, split: Split, record: Question) -> ExampleFields:
-        return ExampleFields({"question": record.question}, {"answer": record.answer})
-
-    def scoring_options(self, split: Split) -> type[Options]:
-        return TriviaScoring
-
-    def scorer(self, split: Split, *, options: dict | None = None) -> Scorer:
-        exact = (options or {}).get("scoring") == "exact"
-
-        def score(inputs: dict, outputs: dict, reference: dict) -> ExampleScore:
-            said, gold = str(outputs.get("prediction") or ""), reference["answer"]
-            hit = said == gold if exact else said.strip().lower() == gold.lower()
-            return ExampleScore(scores={"correct": 100.0 * hit},
-                                parts={"correct": Part(hits=hit, total=1)})
-
-        return Scorer(score=score, aggregate=lambda s: {"correct": pooled(s, "correct")},
-                      headline=("correct",))
-
-    def default_strategy(self, split: Split) -> str:
-        return "direct"
-
-    def strategies(self) -> list[Strategy]:
-        return [Direct()]
-
-    def read_predictions(self, split: Split, path: Path, count: int) -> list[dict]:
-        return [{"prediction": line} for line in path.read_text(encoding="utf-8").splitlines()]
-
-    def report_tables(self, runs: list) -> list:
-        import pandas as pd
-        from tooleval_agents.results.reports import ReportTable
-
-        frame = pd.DataFrame({"run": [r.label for r in runs],
-                              "correct": [r.metrics().get("correct") for r in runs]})
-        return [ReportTable("trivia_scoreboard", "Trivia scoreboard", frame.set_index("run"))]
-
-
-BENCHMARK = Trivia()
-'''
-
-QUESTIONS = [("Capitale de la France ?", "Paris"), ("Capitale du Pérou ?", "Lima"),
-             ("Capitale de l'Italie ?", "Rome"), ("Capitale du Japon ?", "Tokyo")]
+PACKAGE = Path(__file__).parent / "plugins" / "trivia"
+"""The plugin's source: a package folder with its ``pyproject.toml``, as its author ships it."""
 
 
 DRIVER = """
@@ -145,19 +57,17 @@ class Completed:
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("plugin")
-    (root / "toyplug.py").write_text(PLUGIN, encoding="utf-8")
-    dist = root / "toyplug-0.1.dist-info"
+    project = tomllib.loads((PACKAGE / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    dist = root / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toyplug\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(
-        "[tooleval_agents.benchmarks]\ntrivia = toyplug:BENCHMARK\n")
-    data = root / "data" / "trivia"
-    data.mkdir(parents=True)
-    (data / "fr.jsonl").write_text("\n".join(json.dumps({"question": q, "answer": a})
-                                             for q, a in QUESTIONS), encoding="utf-8")
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    (dist / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items())
+        for group, points in project["entry-points"].items()))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return {"root": root, "data": root / "data", "env": env}
+        [str(root), str(PACKAGE), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return {"root": root, "mirror": PACKAGE / "mirror", "env": env}
 
 
 @pytest.fixture
@@ -188,7 +98,22 @@ def tooleval(plugin: dict[str, Any]) -> Iterator[Any]:
 
 def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tooleval: Any,
                                                tmp_path: Path) -> None:
-    runs, data = tmp_path / "runs", plugin["data"]
+    runs, data = tmp_path / "runs", tmp_path / "data"
+    listed = tooleval("list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert "trivia" in {b["benchmark"] for b in json.loads(listed.stdout)}
+    missing = tooleval("run", "trivia", "--lang", "fr", "--model", "reference",
+                       "--data-dir", data, "--out", runs)
+    assert missing.returncode == 1 and "tooleval data fetch trivia" in missing.stderr
+    with serve_directory(plugin["mirror"]) as mirror:
+        fetched = tooleval("data", "fetch", "trivia", "--data-dir", data,
+                           "--base-url", mirror.url + "/", "--json")
+    assert fetched.returncode == 0, fetched.stderr + fetched.stdout
+    assert (data / "trivia" / "fr.jsonl").read_bytes() == \
+        (plugin["mirror"] / "trivia" / "fr.jsonl").read_bytes()
+    info = tooleval("data", "info", "--data-dir", data)
+    assert info.returncode == 0 and "trivia" in info.stdout, info.stderr
+
     gold = tooleval("run", "trivia", "--lang", "fr", "--model", "reference",
                     "--data-dir", data, "--out", runs, "--no-cache", "--json")
     assert gold.returncode == 0, gold.stderr
@@ -234,6 +159,22 @@ def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tooleval:
     markdown = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "Trivia scoreboard" in markdown
     assert (tmp_path / "report" / "trivia_scoreboard.csv").is_file()
+
+    site = tooleval("view", runs, "--out", tmp_path / "site")
+    assert site.returncode == 0, site.stderr
+    pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "site").rglob("*")
+                    if p.is_file() and p.suffix in (".html", ".js", ".json"))
+    assert "Capitale du Japon" in pages and "trivia-qa-fr-direct-reference" in pages
+
+
+def test_the_plugin_imports_only_public_names() -> None:
+    # What the README tells a plugin author to use: the package ``tooleval_agents`` itself,
+    # never one of its modules (they may move; the names it re-exports do not).
+    imported = {node.module for path in (PACKAGE / "tooleval_trivia").glob("*.py")
+                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.ImportFrom) and node.module}
+    assert {m for m in imported if m.split(".")[0] in ("tooleval_agents", "graphs",
+                                                      "evaluators")} == {"tooleval_agents"}
 
 
 def test_the_plugin_is_invisible_to_this_process() -> None:

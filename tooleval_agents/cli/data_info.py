@@ -74,6 +74,8 @@ def inventory(data_dir: Path) -> list[dict[str, Any]]:
                     fresh[key] = len(records)
             except DatasetMissingError as exc:
                 row.update(records=0, source="missing", path=str(exc.expected), error=None)
+            except FileNotFoundError as exc:  # a plugin's locate names a file not fetched
+                row.update(records=0, source="missing", path=str(exc.filename), error=None)
             except DataFormatError as exc:
                 row.update(records=None, source="invalid", path=str(exc.path), error=str(exc))
             else:

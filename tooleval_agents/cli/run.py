@@ -34,6 +34,7 @@ from tooleval_agents.cli.base import (
 )
 from tooleval_agents.contracts import Split, format_metric, resolve_options
 from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import tool_calls_unmeasured
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, strategies
@@ -79,9 +80,12 @@ def option_grid(pairs: list[str] | None, flag: str) -> list[dict[str, Any]]:
 
 
 def one_line(exc: BaseException) -> str:
-    """An error as one line for a person: its first line, secrets masked, and what to do when
-    it is LangSmith's (unreachable, or a rejected key)."""
-    text = (redact_text(error_text(exc)).strip().splitlines() or [type(exc).__name__])[0]
+    """An error as one line for a person: secrets masked; the first line of another library's
+    error, all of ours (written for a person: the way out is on its later lines, e.g. the
+    fetch command of missing data); what to do when it is LangSmith's (unreachable, or a
+    rejected key)."""
+    lines = redact_text(error_text(exc)).strip().splitlines() or [type(exc).__name__]
+    text = " ".join(s.strip() for s in lines) if isinstance(exc, ToolevalError) else lines[0]
     if type(exc).__name__.startswith("LangSmith"):
         text += (" -- LangSmith could not be used: check LANGSMITH_ENDPOINT and "
                  "LANGSMITH_API_KEY, or run with --no-upload to keep the run local")

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from tooleval_agents.contracts import Source, Split
 from tooleval_agents.data.jsonio import LazySequence
-from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.registry import get_benchmark
 
@@ -124,7 +124,13 @@ def to_examples(split: Split, data_dir: Path) -> Sequence[Example]:
 
     bench = get_benchmark(split.benchmark)
     split = bench.split(split.task, split.subset)  # the declared one (with its subset kind)
-    records = bench.load(split, data_dir)
+    try:
+        records = bench.load(split, data_dir)
+    except DatasetMissingError:
+        raise
+    except FileNotFoundError as exc:  # a plugin's loader: the same error, with how to get it
+        missing = Path(exc.filename) if exc.filename else bench.locate(split, data_dir).path
+        raise DatasetMissingError(split.benchmark, missing, Path(data_dir)) from exc
     if not len(records):  # an empty split measures nothing: name the file, not a symptom
         raise DataFormatError(bench.locate(split, data_dir).path,
                               f"no records of {split.name}: the data file is empty")

@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from pydantic import SecretBytes, SecretStr
+from pydantic_core import to_jsonable_python
 
 REDACTED = "<redacted>"
 
@@ -223,8 +224,6 @@ def model_params(model: Any) -> dict[str, Any]:
             _clean_urls(value)
     clean = {k: v for k, v in params.items()
              if not _is_secret_ref(v) and not callable(v) and k not in TRANSPORT_ARGS}
-    from pydantic_core import to_jsonable_python
-
     jsonable = _clean_urls(to_jsonable_python(clean, fallback=lambda o: type(o).__name__))
     result: dict[str, Any] = redact(jsonable)
     return result

@@ -1,0 +1,6 @@
+"""Trivia: one-line questions in French and Spanish, a toy benchmark written as an outside
+package against the public names of ``tooleval_agents`` only (README "How it is built")."""
+
+from tooleval_trivia.benchmark import BENCHMARK, Trivia
+
+__all__ = ["BENCHMARK", "Trivia"]
