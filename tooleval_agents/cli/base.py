@@ -19,7 +19,7 @@ from tooleval_agents.terminal import printable, shown
 app = typer.Typer(
     name="tooleval",
     help="Evaluate LLM agents' tool planning, creation and use on the registered benchmarks "
-    "(`tooleval data info` lists them).",
+    "(`tooleval list` lists them; `tooleval data info` shows their data).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     # Markdown: docstring paragraphs are reflowed to the terminal instead of keeping the
