@@ -58,6 +58,8 @@ DEFERRED = {
                                             "tooleval_agents.models.specs",
                                             "tooleval_agents.models.retry"},
     "tooleval_agents.appbench.cli": {"evaluators.appbench.scoring"},
+    # The judge (LangChain) only for the judged UltraTool tasks.
+    "evaluators.ultratool.scoring": {"evaluators.ultratool.judge.replay"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).
     "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.models.retry"},
@@ -65,6 +67,11 @@ DEFERRED = {
     "tooleval_agents.cli.data_fetch": {"tooleval_agents.data.download"},  # the HTTP client
     "tooleval_agents.cli.report": {"tooleval_agents.results.reports"},
     "tooleval_agents.cli.view": {"tooleval_agents.viewer"},
+    # The public names whose modules load LangChain, LangSmith, pandas or matplotlib, on
+    # first use (``import tooleval_agents`` stays light).
+    "tooleval_agents": {"tooleval_agents.results.reports", "tooleval_agents.results.compare",
+                        "tooleval_agents.models.reference_tools",
+                        "tooleval_agents.models.chat_models", "tooleval_agents.run.runner"},
     # LangChain, only to re-judge
     "tooleval_agents.results.rescore": {"tooleval_agents.models.specs"},
 }
@@ -98,6 +105,8 @@ def _imports(module: str) -> Iterator[tuple[str, bool]]:
     for fn in ast.walk(tree):
         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             local.update(id(n) for n in ast.walk(fn) if isinstance(n, ast.Import | ast.ImportFrom))
+    TYPING_ONLY[module] = {id(n) for block in ast.walk(tree) if _is_type_checking(block)
+                           for n in ast.walk(block) if isinstance(n, ast.Import | ast.ImportFrom)}
     is_package = MODULES[module].name == "__init__.py"
     for node in ast.walk(tree):
         names: list[str] = []
@@ -115,7 +124,19 @@ def _imports(module: str) -> Iterator[tuple[str, bool]]:
         for name in names:
             target = resolve(name) if name.split(".")[0] in PACKAGES else None
             if target and target != module:
+                if id(node) in TYPING_ONLY[module]:
+                    TYPING_EDGES.add((module, target))
                 yield target, id(node) in local
+
+
+TYPING_ONLY: dict[str, set[int]] = {}
+TYPING_EDGES: set[tuple[str, str]] = set()
+"""Imports under ``if TYPE_CHECKING:`` (annotations only: they never run, so they make no
+cycle; they still count for the layers)."""
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
 def is_core(module: str) -> bool:
@@ -139,8 +160,10 @@ def packages_run(module: str, target: str) -> Iterator[str]:
 
 
 def test_no_module_import_cycle() -> None:
-    graph = nx.DiGraph([(m, t) for m in MODULES for t, _ in imports(m)])
-    graph.add_edges_from((m, p) for m in MODULES for t, local in imports(m) if not local
+    graph = nx.DiGraph([(m, t) for m in MODULES for t, _ in imports(m)
+                        if (m, t) not in TYPING_EDGES])
+    graph.add_edges_from((m, p) for m in MODULES for t, local in imports(m)
+                         if not local and (m, t) not in TYPING_EDGES
                          for p in packages_run(m, t))
     assert sorted(sorted(c) for c in nx.simple_cycles(graph)) == []
 
@@ -164,6 +187,7 @@ def test_importing_the_core_loads_no_workflow_or_metric(name: str) -> None:
 
 
 CLI_USERS = sorted(m for m in MODULES if not m.startswith("tooleval_agents.cli")
+                   and not m.endswith("__main__")  # runs the command when imported
                    and any(t.startswith("tooleval_agents.cli") for t, _ in imports(m)))
 
 

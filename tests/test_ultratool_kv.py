@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluators.base import ExampleScore
-from evaluators.ultratool import scoring as ultratool_scoring
 from evaluators.ultratool.kv import (
     aggregate,
     create_awareness_evaluator,
@@ -281,12 +280,6 @@ def test_score_task_counts_failures_without_shrinking_denominators() -> None:
     assert report.metrics["json_format_rate"] == pytest.approx(100 / 3)
     with pytest.raises(ValueError, match="aligned"):
         score_task("tool_usage_awareness", records, outputs[:2])
-
-
-def test_judged_tasks_need_the_judge_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ultratool_scoring, "JUDGE_HOOK_MODULE", "evaluators.no_such_judge")
-    with pytest.raises(NotImplementedError, match=r"evaluators\.no_such_judge"):
-        score_task("planning", [{"input": "q", "reference": "1. a"}], ["1. a"], lang="en")
 
 
 def test_overall_is_the_mean_of_the_nine_table2_columns() -> None:

@@ -1,30 +1,38 @@
 """tooleval-agents: evaluate how LLM agents plan, create and use tools.
 
-The public surface of the core: the data contracts, the benchmark and strategy registries,
-the data directory and the errors. Running is :func:`tooleval_agents.run.runner.run_experiment`
-(kept out of this import: it loads LangSmith). Each benchmark's own records and loaders live
-in its package (``tooleval_agents.ultratool``, ``tooleval_agents.appbench``), workflows in
-``graphs`` and metrics in ``evaluators``.
+The public surface of the core: everything a plugin author or a user running experiments from
+Python needs (README "How it is built"), so no one imports a module of the package. The data
+contracts, the registries, the data directory and the errors load with this import; the names
+whose modules load LangChain, LangSmith, pandas or matplotlib (:func:`run_experiment`, the
+report and tool-plan types, the offline chat models) load on first use, so ``import
+tooleval_agents`` stays light. Each benchmark's own records and loaders live in its package
+(``tooleval_agents.ultratool``, ``tooleval_agents.appbench``), workflows in ``graphs`` and
+metrics in ``evaluators``.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from tooleval_agents.contracts import (
     ExampleFields,
     ExampleScore,
     GoldAnswer,
     Located,
+    OptionError,
     Options,
     Part,
     RecordMeta,
     ReferenceAnswers,
     Scorer,
+    ScoringContext,
     Split,
     Strategy,
     StrategyContext,
     pooled,
 )
 from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.data.fetch import ManifestFile, SourceManifest
 from tooleval_agents.errors import (
     ChecksumError,
     DataFormatError,
@@ -34,6 +42,7 @@ from tooleval_agents.errors import (
 from tooleval_agents.registry import (
     Benchmark,
     benchmarks,
+    build_scorer,
     get_benchmark,
     get_strategy,
     register,
@@ -42,7 +51,34 @@ from tooleval_agents.registry import (
 )
 from tooleval_agents.results.corpus import Corpus, as_corpus
 
+if TYPE_CHECKING:
+    from tooleval_agents.models.chat_models import ScriptedChatModel
+    from tooleval_agents.models.reference_tools import ToolPlan
+    from tooleval_agents.results.compare import RunData
+    from tooleval_agents.results.reports import ReportFigure, ReportTable
+    from tooleval_agents.run.runner import RunSpec, arun_experiment, run_experiment
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """The heavy public names, imported on first use (PEP 562)."""
+    if name in ("ReportTable", "ReportFigure"):
+        from tooleval_agents.results import reports
+        return getattr(reports, name)
+    if name == "RunData":
+        from tooleval_agents.results.compare import RunData
+        return RunData
+    if name == "ToolPlan":
+        from tooleval_agents.models.reference_tools import ToolPlan
+        return ToolPlan
+    if name == "ScriptedChatModel":
+        from tooleval_agents.models.chat_models import ScriptedChatModel
+        return ScriptedChatModel
+    if name in ("run_experiment", "arun_experiment", "RunSpec"):
+        from tooleval_agents.run import runner
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Benchmark",
@@ -54,23 +90,36 @@ __all__ = [
     "ExampleScore",
     "GoldAnswer",
     "Located",
+    "ManifestFile",
+    "OptionError",
     "Options",
     "Part",
     "RecordMeta",
     "ReferenceAnswers",
+    "ReportFigure",
+    "ReportTable",
+    "RunData",
+    "RunSpec",
     "Scorer",
+    "ScoringContext",
+    "ScriptedChatModel",
+    "SourceManifest",
     "Split",
     "Strategy",
     "StrategyContext",
+    "ToolPlan",
     "ToolevalError",
     "__version__",
+    "arun_experiment",
     "as_corpus",
     "benchmarks",
+    "build_scorer",
     "get_benchmark",
     "get_strategy",
     "pooled",
     "register",
     "register_strategy",
     "resolve_data_dir",
+    "run_experiment",
     "strategies",
 ]

@@ -122,19 +122,39 @@ def describe_options(model: type[BaseModel] | None) -> str:
     return ", ".join(parts)
 
 
+class OptionError(ValueError):
+    """An option a user gave that its strategy or scorer does not declare, or a bad value:
+    a usage error (the command line exits 2, before anything runs or is written)."""
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """What a run gives a benchmark's scorer besides the user's scoring options (which are
+    validated against :meth:`~tooleval_agents.registry.Benchmark.scoring_options` before the
+    scorer sees them, and hold only the user's keys)."""
+
+    data_dir: Path | None = None
+    """The data directory the examples were read from (a scorer reads official texts from
+    it, e.g. a judge prompt set); None when unknown."""
+    judge: Any = None
+    """The judge model (a LangChain chat model) for judge metrics; None: no judge given."""
+
+
 def validate_options(what: str, model: type[BaseModel] | None,
                      given: Mapping[str, Any] | None) -> dict[str, Any]:
     """The options a user gave, checked against what ``what`` declares: the given keys with
     their validated values (defaults are not added, so a run's identity names only what the
-    user chose). Raises ``ValueError`` naming the known options.
+    user chose). Raises :class:`OptionError` (a ``ValueError``) naming the known options.
 
     >>> class K(Options):
     ...     k: int = 3
     >>> validate_options("strategy few_shot", K, {"k": "5"})
     {'k': 5}
-    >>> validate_options("strategy few_shot", K, {"n": 1})
-    Traceback (most recent call last):
-    ValueError: strategy few_shot has no option 'n'; its options: k (int, default 3)
+    >>> try:
+    ...     validate_options("strategy few_shot", K, {"n": 1})
+    ... except OptionError as exc:
+    ...     print(exc)
+    strategy few_shot has no option 'n'; its options: k (int, default 3)
     """
     given = dict(given or {})
     if not given:
@@ -144,7 +164,7 @@ def validate_options(what: str, model: type[BaseModel] | None,
     if unknown:
         noun = "option" if len(unknown) == 1 else "options"
         names = ", ".join(repr(u) for u in unknown)
-        raise ValueError(f"{what} has no {noun} {names}; its options: "
+        raise OptionError(f"{what} has no {noun} {names}; its options: "
                          f"{describe_options(model)}")
     assert model is not None
     try:
@@ -152,7 +172,7 @@ def validate_options(what: str, model: type[BaseModel] | None,
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
-        raise ValueError(f"{what} option {where!r}: {first.get('msg')} "
+        raise OptionError(f"{what} option {where!r}: {first.get('msg')} "
                          f"(got {first.get('input')!r})") from None
     return checked.model_dump(include=set(given))
 

@@ -13,12 +13,13 @@ list) or :func:`register_strategy`.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -27,11 +28,18 @@ from tooleval_agents.contracts import (
     Located,
     Options,
     Scorer,
+    ScoringContext,
     Split,
     Strategy,
+    validate_options,
 )
 from tooleval_agents.data.answers import read_answers
 from tooleval_agents.terminal import printable
+
+if TYPE_CHECKING:  # the hooks' types (their modules load pandas, matplotlib, the HTTP layer)
+    from tooleval_agents.data.fetch import SourceManifest
+    from tooleval_agents.results.compare import RunData
+    from tooleval_agents.results.reports import ReportFigure, ReportTable
 
 ENTRY_POINT_GROUP = "tooleval_agents.benchmarks"
 STRATEGY_GROUP = "tooleval_agents.strategies"
@@ -65,9 +73,13 @@ class Benchmark(ABC):
         """A record as example inputs, reference outputs and metadata."""
 
     @abstractmethod
-    def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
-        """The evaluators of a split (``options``: e.g. ``{"scoring": "paper"}`` or
-        ``{"judge": chat_model}``)."""
+    def scorer(self, split: Split, *, options: dict[str, Any] | None = None,
+               context: ScoringContext | None = None) -> Scorer:
+        """The evaluators of a split. ``options``: the user's scoring options, already
+        validated against :meth:`scoring_options` (only the keys the user gave, e.g.
+        ``{"scoring": "paper"}``); ``context``: what the run provides besides them (the data
+        directory, the judge model). The core always builds scorers through
+        :func:`build_scorer`; a benchmark that needs no context may leave the parameter out."""
 
     @abstractmethod
     def default_strategy(self, split: Split) -> str:
@@ -108,21 +120,22 @@ class Benchmark(ABC):
         ``{"index", "output"}`` objects, as a JSON array or JSON Lines)."""
         return read_answers(path, count)
 
-    def report_tables(self, runs: Sequence[Any]) -> list[Any]:
-        """The benchmark's own report tables over its runs (``compare.RunData``), as
-        ``reports.ReportTable``; the generic metric x run table always follows."""
+    def report_tables(self, runs: Sequence[RunData]) -> list[ReportTable]:
+        """The benchmark's own report tables over its runs; the generic metric x run table
+        always follows."""
         return []
 
-    def report_figures(self, runs: Sequence[Any], out_dir: Path) -> list[Any]:
-        """The benchmark's own figures (``reports.ReportFigure``, PNGs written to ``out_dir``);
-        the generic headline chart always follows."""
+    def report_figures(self, runs: Sequence[RunData], out_dir: Path) -> list[ReportFigure]:
+        """The benchmark's own figures (PNGs written to ``out_dir``); the generic headline
+        chart always follows."""
         return []
 
-    def data_sources(self) -> dict[str, Any]:
+    def data_sources(self) -> Mapping[str, SourceManifest | Mapping[str, Any]]:
         """The upstream repositories ``tooleval data fetch`` downloads the benchmark's data
-        from: source name -> its manifest entry (repository, pinned commit, licence, file
-        groups, every file with its size and sha256; see :class:`tooleval_agents.data.fetch.
-        SourceManifest`). Default: none (data the user provides)."""
+        from: source name -> its :class:`~tooleval_agents.data.fetch.SourceManifest`
+        (repository, pinned commit, licence, file groups, every file with its size and
+        sha256), or the same as a dict (e.g. read from a JSON file). Default: none (data the
+        user provides)."""
         return {}
 
     def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
@@ -236,6 +249,35 @@ def resolve_split(bench: Benchmark, task: str | None, subset: str | None) -> Spl
                              f"{subsets}")
         subset = subsets[0]
     return bench.split(task, subset)
+
+
+def scoring_options_of(bench: Benchmark, split: Split,
+                       options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The scoring options a user gave for ``split``, validated against
+    :meth:`Benchmark.scoring_options` (only the given keys; a bad one raises
+    :class:`~tooleval_agents.contracts.OptionError`)."""
+    return validate_options(f"{bench.name} {split.task} scoring", bench.scoring_options(split),
+                            options)
+
+
+def build_scorer(bench: Benchmark, split: Split, options: Mapping[str, Any] | None = None,
+                 context: ScoringContext | None = None) -> Scorer:
+    """``bench``'s scorer for ``split``: the one place scoring options are validated
+    (against :meth:`Benchmark.scoring_options`; a bad one raises
+    :class:`~tooleval_agents.contracts.OptionError`), the run's ``context`` passed apart.
+
+    >>> from tooleval_agents import get_benchmark
+    >>> bench = get_benchmark("appbench")
+    >>> try:
+    ...     build_scorer(bench, bench.split("plan", "ss"), {"scoring": "exact"})
+    ... except ValueError as exc:
+    ...     print(exc)
+    appbench plan scoring option 'scoring': Input should be 'strict' or 'paper' (got 'exact')
+    """
+    checked = scoring_options_of(bench, split, options)
+    if "context" in inspect.signature(bench.scorer).parameters:
+        return bench.scorer(split, options=checked, context=context or ScoringContext())
+    return bench.scorer(split, options=checked)
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -18,7 +18,6 @@ Example::
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -56,10 +55,9 @@ TABLE2_COLUMNS: tuple[str, ...] = (
 )
 """The nine numeric columns of the paper's Table 2, whose mean is the *Overall* column."""
 
-JUDGE_HOOK_MODULE = "evaluators.ultratool.judge.replay"
 JUDGE_HOOKS: dict[str, str] = {"planning": "score_planning",
                                "tool_creation": "score_tool_creation"}
-"""Judged tasks -> function of :data:`JUDGE_HOOK_MODULE` called as
+"""Judged tasks -> function of :mod:`evaluators.ultratool.judge.replay` called as
 ``fn(records, outputs, judgments_path=..., lang=...)``; it returns a report with ``metrics``,
 ``n``, ``examples``, ``judge_errors``, ``missing_predictions`` and ``notes``."""
 
@@ -209,17 +207,10 @@ def score_kv_task(task: KVTask, records: Sequence[Any], outputs: Sequence[Any], 
 
 
 def _judge_hook(task: str) -> Any:
-    try:
-        module = importlib.import_module(JUDGE_HOOK_MODULE)
-    except ModuleNotFoundError as exc:
-        raise NotImplementedError(
-            f"scoring {task} needs the judge module {JUDGE_HOOK_MODULE} "
-            f"(evaluators/ultratool/judge/replay.py), which is not available: {exc}") from exc
-    fn = getattr(module, JUDGE_HOOKS[task], None)
-    if fn is None:
-        raise NotImplementedError(
-            f"scoring {task} needs {JUDGE_HOOK_MODULE}.{JUDGE_HOOKS[task]}(), which is missing")
-    return fn
+    # Deferred: the judge module loads LangChain, which the key-value tasks never need.
+    from evaluators.ultratool.judge import replay
+
+    return getattr(replay, JUDGE_HOOKS[task])
 
 
 def score_judged_task(task: Literal["planning", "tool_creation"], records: Sequence[Any],

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tooleval_agents.appbench import loaders
 from tooleval_agents.appbench.corruptions import FORMATS
@@ -19,6 +19,7 @@ from tooleval_agents.contracts import (
     Metrics,
     Options,
     Scorer,
+    ScoringContext,
     Split,
     Strategy,
 )
@@ -26,6 +27,10 @@ from tooleval_agents.data.datadir import source_of
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.corpus import as_corpus
+
+if TYPE_CHECKING:  # the report hooks' types (pandas, matplotlib) only for the checker
+    from tooleval_agents.results.compare import RunData
+    from tooleval_agents.results.reports import ReportFigure, ReportTable
 
 TASK = "plan"
 CATEGORY_NAMES = {"ss": "single app, single API", "sm": "single app, multiple APIs",
@@ -73,12 +78,12 @@ class AppBenchBenchmark(Benchmark):
     def max_tokens(self, split: Split) -> int | None:
         return 1024  # a plan is a few call lines; app selection a list of names
 
-    def report_tables(self, runs: Sequence[Any]) -> list[Any]:
+    def report_tables(self, runs: Sequence[RunData]) -> list[ReportTable]:
         from tooleval_agents.appbench.report import AppBenchLayout  # deferred: pandas, matplotlib
 
         return AppBenchLayout().tables(runs)
 
-    def report_figures(self, runs: Sequence[Any], out_dir: Path) -> list[Any]:
+    def report_figures(self, runs: Sequence[RunData], out_dir: Path) -> list[ReportFigure]:
         from tooleval_agents.appbench.report import AppBenchLayout  # deferred: pandas, matplotlib
 
         return AppBenchLayout().figures(runs, out_dir)
@@ -107,7 +112,8 @@ class AppBenchBenchmark(Benchmark):
     def scoring_options(self, split: Split) -> type[Options]:
         return AppBenchScoring
 
-    def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
+    def scorer(self, split: Split, *, options: dict[str, Any] | None = None,
+               context: ScoringContext | None = None) -> Scorer:
         """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``; ``options["graph"]``:
         the graph metrics (default: with ``strict`` only).
 
@@ -143,11 +149,8 @@ class AppBenchBenchmark(Benchmark):
         from tooleval_agents.appbench.catalog import load_catalog
         from tooleval_agents.appbench.stubs import AppExecutor
 
-        scoring = (options or {}).get("scoring", "strict")
-        if scoring not in ("paper", "strict"):
-            raise ValueError(f"appbench option 'scoring' must be 'paper' or 'strict', "
-                             f"got {scoring!r}")
-        graph = (options or {}).get("graph")
+        chosen = AppBenchScoring.model_validate(options or {})
+        scoring, graph = chosen.scoring, chosen.graph
         catalog = load_catalog()
 
         def score(inputs: dict[str, Any], outputs: dict[str, Any],

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from tooleval_agents.contracts import OptionError
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.terminal import printable, shown
 
@@ -165,5 +166,6 @@ def run_cli(command: typer.Typer) -> None:
 
 
 def handle_errors(exc: ToolevalError | OSError | KeyError | ValueError) -> typer.Exit:
-    """Print ``exc`` as an error and return the exit (code 1) to raise."""
-    return fail(error_text(exc))
+    """Print ``exc`` as an error and return the exit to raise: 2 for a bad option (a usage
+    error: nothing ran), else 1."""
+    return fail(error_text(exc), 2 if isinstance(exc, OptionError) else 1)

@@ -19,7 +19,7 @@ from tooleval_agents.cli.base import (
 )
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.results.rescore import parse_options
+from tooleval_agents.results.rescore import check_rescore_options, parse_options
 from tooleval_agents.results.rundir import CONFIG
 from tooleval_agents.terminal import shown
 
@@ -91,8 +91,11 @@ def compare_runs(
     check_options(option, rescore)
     try:
         options = parse_options(option or [])
+        paths = expand_runs(runs)
+        if rescore:
+            check_rescore_options(paths, options)
         loaded = [load_run(r, rescore=rescore, scoring_options=options, data_dir=data_dir)
-                  for r in expand_runs(runs)]
+                  for r in paths]
         result = compare(loaded, metrics=metric or None, n_boot=n_boot, seed=seed)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc

@@ -12,7 +12,7 @@ from rich.table import Table
 from tooleval_agents.cli.base import DataDirOption, JsonOption, console, data_app, print_json
 from tooleval_agents.contracts import Located
 from tooleval_agents.data.datadir import cache_dir, resolve_data_dir, samples_dir
-from tooleval_agents.data.fetch import load_manifest
+from tooleval_agents.data.fetch import load_manifest, source_manifest
 from tooleval_agents.data.jsonio import atomic_write_text, sha256_file
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.registry import Benchmark, benchmarks
@@ -41,11 +41,11 @@ def _trusted(bench: Benchmark, located: Located, data_dir: Path) -> bool:
     the pinned files)."""
     if located.source == "rebuilt":
         return True
-    for source, entry in bench.data_sources().items():
-        for pinned in entry.get("files", []):
-            if Path(data_dir) / source / pinned["path"] == located.path:
-                return bool(located.path.stat().st_size == pinned["size"]
-                            and sha256_file(located.path) == pinned["sha256"])
+    for source in bench.data_sources():
+        for pinned in source_manifest(source).files:
+            if Path(data_dir) / source / pinned.path == located.path:
+                return bool(located.path.stat().st_size == pinned.size
+                            and sha256_file(located.path) == pinned.sha256)
     return False
 
 

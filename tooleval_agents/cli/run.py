@@ -37,7 +37,13 @@ from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import tool_calls_unmeasured
-from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, strategies
+from tooleval_agents.registry import (
+    Benchmark,
+    build_scorer,
+    get_benchmark,
+    get_strategy,
+    strategies,
+)
 from tooleval_agents.results.costs import describe
 from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.results.rundir import RunDir
@@ -452,7 +458,7 @@ def run_command(
         if judge is None:  # a split scored only by a judge fails now, not after the others ran
             for split in splits:
                 try:
-                    bench.scorer(split, options={"scoring": scoring} if scoring else {})
+                    build_scorer(bench, split, {"scoring": scoring} if scoring else {})
                 except ValueError as exc:
                     raise ValueError(f"{split.name}: {exc}") from None
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error

@@ -27,7 +27,12 @@ from tooleval_agents.cli.base import (
 )
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.results.rescore import RESCORED_SUMMARY, parse_options, rescore_run
+from tooleval_agents.results.rescore import (
+    RESCORED_SUMMARY,
+    check_rescore_options,
+    parse_options,
+    rescore_run,
+)
 from tooleval_agents.terminal import shown
 
 
@@ -84,6 +89,7 @@ def score_run(
         judge_kwargs = parse_options(judge_arg or [])
         if judge_kwargs and judge is None:
             raise ValueError("--judge-arg needs --judge")
+        check_rescore_options(run, options)
         for path in run:
             summary = rescore_run(path, judge=judge, scoring_options=options,
                                   data_dir=data_dir, write=not no_write,

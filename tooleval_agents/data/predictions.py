@@ -20,9 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tooleval_agents.contracts import ExampleScore, Metrics, Split, validate_options
+from tooleval_agents.contracts import ExampleScore, Metrics, ScoringContext, Split
 from tooleval_agents.data.langsmith_datasets import to_examples
-from tooleval_agents.registry import Benchmark
+from tooleval_agents.registry import Benchmark, build_scorer, scoring_options_of
 from tooleval_agents.results.rundir import EMPTY_OUTPUTS
 
 
@@ -48,11 +48,10 @@ def score_predictions(bench: Benchmark, split: Split, path: str | Path,
                       options: Mapping[str, Any] | None = None) -> PredictionReport:
     """Score ``path`` against ``split`` with the benchmark's scorer (``options``: its scoring
     options, validated). A scorer failure on one example is recorded on it, never raised."""
-    checked = validate_options(f"{bench.name} {split.task} scoring",
-                               bench.scoring_options(split), options)
+    checked = scoring_options_of(bench, split, options)
+    scorer = build_scorer(bench, split, checked, ScoringContext(data_dir=Path(data_dir)))
     examples = to_examples(split, Path(data_dir))
     answers = bench.read_predictions(split, Path(path), len(examples))
-    scorer = bench.scorer(split, options={**checked, "data_dir": Path(data_dir)})
     scores: list[ExampleScore] = []
     for example, answer in zip(examples, answers, strict=True):
         try:

@@ -33,12 +33,12 @@ from typing import Any
 
 from pydantic import Field
 
-from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, Split
+from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, ScoringContext, Split
 from tooleval_agents.data.datadir import resolve_data_dir, samples_dir
 from tooleval_agents.data.jsonio import atomic_write_text, parse_json
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.registry import get_benchmark
+from tooleval_agents.registry import build_scorer, get_benchmark, scoring_options_of
 from tooleval_agents.results.rundir import (
     CONFIG,
     EMPTY_OUTPUTS,
@@ -128,13 +128,11 @@ def scorer_for(config: RunConfig, *, judge: Any = None,
     ``scoring_options``; ``judge`` when given, else (with ``stored_judge`` and a judged run)
     a :class:`StoredJudge` so stored judge scores are still pooled."""
     options: dict[str, Any] = {**config.scoring_options, **(scoring_options or {})}
-    if config.dataset.data_dir:  # where an official judge prompt set is read from
-        options.setdefault("data_dir", Path(config.dataset.data_dir))
-    if judge is not None:
-        options["judge"] = judge
-    elif stored_judge and config.judge is not None:
-        options["judge"] = StoredJudge()
-    return get_benchmark(config.benchmark).scorer(run_split(config), options=options)
+    data_dir = Path(config.dataset.data_dir) if config.dataset.data_dir else None
+    if judge is None and stored_judge and config.judge is not None:
+        judge = StoredJudge()
+    return build_scorer(get_benchmark(config.benchmark), run_split(config), options,
+                        ScoringContext(data_dir=data_dir, judge=judge))
 
 
 def _data_dir(config: RunConfig, data_dir: Path | str | None) -> Path:
@@ -305,6 +303,19 @@ def read_rescored(run_dir: Path | str) -> RescoredSummary | None:
     newer = [name for name in (CONFIG, EXAMPLES, SUMMARY)
              if (path / name).is_file() and (path / name).stat().st_mtime_ns > written]
     return None if newer else rescored
+
+
+def check_rescore_options(run_dirs: Iterable[Path | str],
+                          scoring_options: Mapping[str, Any] | None) -> None:
+    """Check ``scoring_options`` against the scoring options of every run's benchmark and
+    split before any is re-scored: a bad one raises
+    :class:`~tooleval_agents.contracts.OptionError` and nothing is written."""
+    if not scoring_options:
+        return
+    for path in run_dirs:
+        config = RunDir(path).read_config()
+        scoring_options_of(get_benchmark(config.benchmark), run_split(config),
+                           {**config.scoring_options, **scoring_options})
 
 
 def rescore_run(run_dir: Path | str, *, judge: Any = None,

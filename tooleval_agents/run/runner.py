@@ -67,6 +67,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -78,6 +79,7 @@ from tooleval_agents.contracts import (
     ExampleScore,
     ReferenceAnswers,
     Scorer,
+    ScoringContext,
     Split,
     Strategy,
     StrategyContext,
@@ -133,6 +135,7 @@ from tooleval_agents.models.tool_calls.counts import counts_of
 from tooleval_agents.registry import (
     Benchmark,
     benchmarks,
+    build_scorer,
     get_benchmark,
     get_strategy,
     register,
@@ -884,8 +887,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
             inner=judge_model, policy=spec.retry or RetryPolicy(),
             response_cache=judge_cache, server_identity=_key_part(judge_server))
     scoring = dict(scoring_options)
-    scorer = bench.scorer(split, options={**scoring, "data_dir": data, **(
-        {"judge": judge_model} if judge_model is not None else {})})
+    scorer = build_scorer(bench, split, scoring, ScoringContext(data_dir=data, judge=judge_model))
     try:
         graph = strat.build(StrategyContext(model=wrapped, split=split, data_dir=data,
                                             options=dict(strategy_options), agent=factory))
@@ -1038,8 +1040,6 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         summary = summary.model_copy(update={"run_dir": str(run_dir.path)})
         if session is not None:
             with contextlib.suppress(Exception):  # the run is complete locally either way
-                from datetime import UTC, datetime
-
                 await asyncio.to_thread(
                     client.update_project, session.id, end_time=datetime.now(UTC),
                     metadata={**metadata, "metrics": summary.metrics, "counts": summary.counts})

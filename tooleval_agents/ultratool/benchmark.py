@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache, lru_cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tooleval_agents.contracts import (
     ExampleFields,
@@ -16,6 +16,7 @@ from tooleval_agents.contracts import (
     Metrics,
     Options,
     Scorer,
+    ScoringContext,
     Split,
     Strategy,
 )
@@ -27,6 +28,10 @@ from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool import loaders
 from tooleval_agents.ultratool.rebuild import rebuilt_path
 from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
+
+if TYPE_CHECKING:  # the report hooks' types (pandas, matplotlib) only for the checker
+    from tooleval_agents.results.compare import RunData
+    from tooleval_agents.results.reports import ReportFigure, ReportTable
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
@@ -123,12 +128,12 @@ class UltraToolBenchmark(Benchmark):
         groups["score"].command("ultratool")(cli.score)
         groups["judge"].command("agreement")(cli.agreement)
 
-    def report_tables(self, runs: Sequence[Any]) -> list[Any]:
+    def report_tables(self, runs: Sequence[RunData]) -> list[ReportTable]:
         from tooleval_agents.ultratool.report import UltraToolLayout  # deferred: pandas, matplotlib
 
         return UltraToolLayout().tables(runs)
 
-    def report_figures(self, runs: Sequence[Any], out_dir: Path) -> list[Any]:
+    def report_figures(self, runs: Sequence[RunData], out_dir: Path) -> list[ReportFigure]:
         from tooleval_agents.ultratool.report import UltraToolLayout  # deferred: pandas, matplotlib
 
         return UltraToolLayout().figures(runs, out_dir)
@@ -149,11 +154,13 @@ class UltraToolBenchmark(Benchmark):
         """The judged tasks take the judge's prompt set (``prompts``)."""
         return JudgeScoring if split.task in ("planning", "tool_creation") else None
 
-    def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
+    def scorer(self, split: Split, *, options: dict[str, Any] | None = None,
+               context: ScoringContext | None = None) -> Scorer:
         """Key-value metrics for the four key-value tasks; for planning the offline structure
-        metrics, plus the LLM judge when ``options["judge"]`` is a chat model; tool creation
-        needs the judge."""
-        opts = options or {}
+        metrics, plus the LLM judge when ``context.judge`` is a chat model; tool creation
+        needs the judge. ``options["prompts"]``: the judge's prompt set (``official``: read
+        from ``context.data_dir``)."""
+        context = context or ScoringContext()
         task = split.task
         if task in ("tool_creation_awareness", "tool_usage_awareness", "tool_selection",
                     "tool_usage"):
@@ -166,12 +173,13 @@ class UltraToolBenchmark(Benchmark):
                           headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
                           vectorized=True)
         if task in ("planning", "tool_creation"):
-            judge = opts.get("judge")
+            judge = context.judge
             prompt_set = None
-            if judge is not None and opts.get("prompts") == "official":
+            if judge is not None and JudgeScoring.model_validate(options or {}).prompts == \
+                    "official":
                 from evaluators.ultratool.judge.official import official_judge_prompts
 
-                prompt_set = official_judge_prompts(resolve_data_dir(opts.get("data_dir")))
+                prompt_set = official_judge_prompts(resolve_data_dir(context.data_dir))
             make = _planning_scorer if task == "planning" else _tool_creation_scorer
             return make(judge, split.subset, prompt_set)
         if task == "raw":
