@@ -127,3 +127,41 @@ def test_cli_score_group_keeps_subcommands(tmp_path: Path) -> None:
     assert mixed.exit_code != 0
     missing = runner.invoke(app, ["score", "--run", str(tmp_path / "nope"), "--json"])
     assert missing.exit_code == 1 and "not a run directory" in missing.output
+
+
+@pytest.mark.parametrize("command", [["score", "--run"], ["compare", "--rescore"]],
+                         ids=["score --run", "compare --rescore"])
+def test_an_unknown_scoring_option_is_a_usage_error_and_nothing_is_written(
+        tmp_path: Path, samples: Path, command: list[str]) -> None:
+    # Options are checked against the benchmark's scoring options (build_scorer's check)
+    # for every run before any is re-scored: exit 2, no summary.rescored.json.
+    a = make_run(tmp_path, "a", subset="mm", data_dir=samples)
+    b = make_run(tmp_path, "b", subset="mm", data_dir=samples)
+    args = [*command, str(a)] if command[0] == "score" else [command[0], str(a), str(b),
+                                                             command[1]]
+    done = CliRunner().invoke(app, [*args, "-O", "bogus=1"])
+    assert done.exit_code == 2, done.output
+    assert "has no option 'bogus'" in done.output
+    assert not (a / RESCORED_SUMMARY).exists() and not (b / RESCORED_SUMMARY).exists()
+    good = CliRunner().invoke(app, [*args, "-O", "scoring=paper"])
+    assert good.exit_code == 0, good.output
+
+
+def test_a_scorer_gets_the_users_options_and_the_run_context_apart(tmp_path: Path,
+                                                                    samples: Path) -> None:
+    # A plugin's typed options model (extra keys forbidden) sees only what the user chose;
+    # the data directory and the judge come in the ScoringContext.
+    from tooleval_agents import ScoringContext, build_scorer, get_benchmark
+    from tooleval_agents.appbench.benchmark import AppBenchBenchmark
+
+    seen: list[tuple[dict, ScoringContext | None]] = []
+
+    class Probe(AppBenchBenchmark):
+        def scorer(self, split, *, options=None, context=None):  # type: ignore[no-untyped-def]
+            seen.append((dict(options or {}), context))
+            return super().scorer(split, options=options, context=context)
+
+    bench = Probe()
+    split = get_benchmark("appbench").split("plan", "mm")
+    build_scorer(bench, split, {"scoring": "paper"}, ScoringContext(data_dir=samples))
+    assert seen == [({"scoring": "paper"}, ScoringContext(data_dir=samples))]

@@ -54,65 +54,41 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import hashlib
-import inspect
-import io
-import json
 import logging
-import re
 import sys
-import threading
 import time
-import uuid
-import warnings
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from langsmith.evaluation.evaluator import RunEvaluator
-from pydantic_core import to_jsonable_python
+from typing import TYPE_CHECKING, Any
 
 from tooleval_agents.agents import agent_label, resolve_agent
 from tooleval_agents.contracts import (
     ExampleScore,
     ReferenceAnswers,
-    Scorer,
     ScoringContext,
     Split,
     Strategy,
     StrategyContext,
-    feedback,
     resolve_options,
 )
 from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.data.langsmith_datasets import (
-    LangSmithNotConfiguredError,
     api_key_configured,
-    push,
     to_examples,
 )
 from tooleval_agents.data.paths import inside
-from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.cache import SQLiteCache
-from tooleval_agents.models.chat_models import ContentChatModel
-from tooleval_agents.models.identity import model_name_of, provider_of
 from tooleval_agents.models.redaction import (
-    TRANSPORT_ARGS,
-    known_secrets,
     model_params,
     redact,
-    redact_text,
     register_secrets_in,
 )
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.models.retry import (
-    CallStats,
     RetryingChatModel,
     RetryPolicy,
-    classify,
-    collect_stats,
     make_rate_limiter,
 )
 from tooleval_agents.models.server_identity import (
@@ -120,7 +96,6 @@ from tooleval_agents.models.server_identity import (
     endpoint_of,
     probe_server,
     replay_note,
-    server_changed,
     server_notes,
 )
 from tooleval_agents.models.specs import (
@@ -131,7 +106,6 @@ from tooleval_agents.models.specs import (
     provider_model,
     resolve_model,
 )
-from tooleval_agents.models.tool_calls.counts import counts_of
 from tooleval_agents.registry import (
     Benchmark,
     benchmarks,
@@ -142,32 +116,51 @@ from tooleval_agents.registry import (
     resolve_split,
     strategies,
 )
-from tooleval_agents.results.corpus import Columns
-from tooleval_agents.results.journal import JournalFile, JournalWriteError
 from tooleval_agents.results.rundir import (
     CONFIG,
     EMPTY_OUTPUTS,
     EXAMPLES,
-    LOCK,
     SUMMARY,
     DatasetRef,
-    ExampleResult,
     RunConfig,
     RunDir,
     RunSummary,
-    Status,
-    Usage,
     dataset_hash,
-    edited_note,
-    example_digest,
-    result_line,
 )
-from tooleval_agents.results.rundir import summarize as results_summarize
-from tooleval_agents.run.epochs import epoch_id, split_epoch, with_epochs
+from tooleval_agents.run.epochs import epoch_id, with_epochs
+from tooleval_agents.run.experiment import (
+    HARNESS_KEY,
+    Prior,
+    _evaluate,
+    _Experiment,
+    _jsonable,
+    _Progress,
+    summarize,
+)
+from tooleval_agents.run.langsmith_io import (
+    _offline_client,
+    _remote_examples,
+    _session,
+    _upload_client,
+)
+from tooleval_agents.run.loop import run_sync
+from tooleval_agents.run.naming import (
+    experiment_name,
+    identity_suffix,
+    model_label,
+    package_versions,
+    path_safe,
+)
+from tooleval_agents.run.resume import (
+    ResumeError,
+    _check_resumable,
+    _edited_ids,
+    _prior_config,
+    _undone_on_failure,
+)
 from tooleval_agents.run.selection import Picked, select
 from tooleval_agents.run.spec import RunSpec
-from tooleval_agents.run.transcripts import PROMPTS, RECORDER, PromptStore
-from tooleval_agents.terminal import printable, shown
+from tooleval_agents.run.transcripts import RECORDER
 
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
@@ -176,84 +169,8 @@ if TYPE_CHECKING:
     from langsmith import Client
     from langsmith.schemas import Example, TracerSession
 
-
 log = logging.getLogger(__name__)
 
-HARNESS_KEY = "tooleval"
-"""Key of the harness block (status, error, usage) in the target's outputs."""
-FATAL_KINDS = frozenset({"auth", "not_found"})
-"""Provider failures that will fail every example the same way: the run stops early."""
-_MAX_ERROR = 2000
-_PACKAGES = ("tooleval-agents", "langchain-core", "langchain", "langgraph", "langsmith",
-             "langchain-openai", "openai", "pydantic")
-
-T = TypeVar("T")
-
-
-class ResumeError(ToolevalError):
-    """The results directory holds a run that cannot be continued with these settings."""
-
-
-# ----------------------------------------------------------------------------- naming, hashing
-
-def model_label(model: str | BaseChatModel) -> str:
-    """What a model is called in experiment names: the spec, or ``<provider>:<model name>``
-    (:func:`~tooleval_agents.models.identity.provider_of`), as a spec would name it."""
-    if isinstance(model, str):
-        return model
-    name = model_name_of(model)
-    if isinstance(model, ContentChatModel):
-        return model.model_name
-    kind = provider_of(model)
-    return f"{kind}:{name}" if name else kind
-
-
-def path_safe(text: str) -> str:
-    """``text`` usable as one path component (``openai:gpt-4o`` -> ``openai_gpt-4o``)."""
-    cleaned = re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("._")
-    return cleaned or "model"
-
-
-def experiment_name(split: Split, strategy: str, model: str) -> str:
-    """``<benchmark>-<task>-<subset>-<strategy>-<model>``, safe as a directory name."""
-    return f"{split.name}-{path_safe(strategy)}-{path_safe(model)}"
-
-
-CONNECTION_ARGS = frozenset({"timeout", "request_timeout", "max_retries", "streaming"})
-"""Model arguments about the connection, not the answers (left out of a run's identity, with
-the endpoint and transport ones)."""
-
-
-def identity_suffix(**parts: Any) -> str:
-    """``-<8 hex>`` naming what else changes a run's results (strategy and scoring options,
-    model and judge arguments but their endpoints, transport and connection settings;
-    secrets masked first), ``""`` when none is set: runs that differ only there get their own
-    directories, default runs keep a plain name.
-
-    >>> identity_suffix(strategy_options={}, model_kwargs=None)
-    ''
-    >>> identity_suffix(strategy_options={"k": 3}) != identity_suffix(strategy_options={"k": 5})
-    True
-    """
-    apart = {*ENDPOINT_ARGS, *TRANSPORT_ARGS, *CONNECTION_ARGS}
-    given = {k: {a: x for a, x in v.items() if a not in apart}
-             if k.endswith("kwargs") and isinstance(v, Mapping) else v for k, v in parts.items()}
-    given = {k: v for k, v in given.items() if v}
-    if not given:
-        return ""
-    text = json.dumps(redact(_jsonable(given)), sort_keys=True, default=str)
-    return "-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
-
-
-def package_versions() -> dict[str, str]:
-    """Versions of the packages that decide a run's behaviour, and Python's."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": sys.version.split()[0]}
-    for name in _PACKAGES:
-        with contextlib.suppress(PackageNotFoundError):
-            out[name] = version(name)
-    return out
 
 
 # ----------------------------------------------------------------------------- resolving
@@ -348,443 +265,6 @@ async def _identify(model: BaseChatModel, cache: BaseCache | None
 def _key_part(server: ServerIdentity | None) -> str | None:
     """The server's part of the response cache key (none when it reported nothing)."""
     return server.digest if server is not None and server.informative else None
-
-
-def _jsonable(value: Any) -> Any:
-    return to_jsonable_python(value, fallback=lambda o: repr(o))
-
-
-def _error_text(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return redact_text(text)[:_MAX_ERROR]
-
-
-def _model_error_kind(exc: BaseException) -> str:
-    status = getattr(exc, "status_code", None)
-    if status in (400, 422):
-        return "bad_request"
-    return type(exc).__name__
-
-
-# ----------------------------------------------------------------------------- the experiment
-
-@dataclass
-class _Progress:
-    """A rich progress bar with the running headline metric (stderr), or nothing."""
-
-    enabled: bool
-    total: int
-    done: int
-    title: str
-    _bar: Any = None
-    _task: Any = None
-
-    def __enter__(self) -> _Progress:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                                 TextColumn("{task.fields[headline]}"),
-                                 console=Console(stderr=True), transient=False)
-            self._bar.start()
-            self._task = self._bar.add_task(shown(self.title), total=self.total,
-                                            completed=self.done, headline="")
-        return self
-
-    def advance(self, headline: str | None) -> None:
-        if self._bar is not None:
-            fields = {"headline": shown(headline)} if headline is not None else {}
-            self._bar.update(self._task, advance=1, **fields)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
-@dataclass(frozen=True, slots=True)
-class Prior:
-    """What a resumed run keeps of a result already on file."""
-
-    status: Status
-    attempt: int
-    index: int
-    data_digest: str | None
-
-
-@dataclass
-class _Experiment:
-    """Everything resolved for one run, and the per-example bookkeeping."""
-
-    name: str
-    split: Split
-    scorer: Scorer
-    run_dir: RunDir
-    prior: dict[str, Prior]
-    workflow: Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
-    progress: _Progress
-    index: dict[str, int] = field(default_factory=dict)
-    columns: Columns = field(default_factory=lambda: Columns(values=False))
-    """The running sums of every scored example (prior and new), for the progress headline of
-    a vectorized scorer: constant memory, not the scores."""
-    kept: list[ExampleScore] = field(default_factory=list)
-    """The scores themselves, for a scorer whose aggregate needs them."""
-    fresh: dict[str, ExampleScore] = field(default_factory=dict)
-    """Scores not yet turned into LangSmith feedback (one per example in flight)."""
-    finished: set[str] = field(default_factory=set)
-    """Example ids recorded by this invocation."""
-    upload: bool = False
-    """Runs go to LangSmith (the workflow is traced)."""
-    secrets: list[str] = field(default_factory=known_secrets)
-    """Secret values masked in stored outputs (looked up once per run)."""
-    threaded_scoring: bool = False
-    """Score in a worker thread (the scorer calls a judge model)."""
-    fatal: str | None = None
-    """Set by an ``auth`` / ``not_found`` failure: the remaining examples are not run."""
-    halted: JournalWriteError | None = None
-    """Set by the first failed write of a result or a prompt: no model call starts after it,
-    the workflows in flight are cancelled, and the run ends with this error."""
-    writer: JournalFile = field(init=False)
-    """Appends results to examples.jsonl (fsynced by a background thread)."""
-    prompts: PromptStore = field(init=False)
-    """The run's content-addressed store of messages and tool definitions."""
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _headline_at: float = 0.0
-    _running: set[asyncio.Task[Any]] = field(default_factory=set)
-    """The tasks running a workflow now (cancelled when the run halts)."""
-
-    def __post_init__(self) -> None:
-        self.prompts = PromptStore(self.run_dir.path, secrets=self.secrets)
-        # Group commit: a line is written before the evaluator returns, fsynced by a thread
-        # (waiting for each fsync held the example's concurrency slot); the prompts a line
-        # refers to are fsynced first.
-        self.writer = JournalFile(self.run_dir.path / EXAMPLES, sync="group",
-                                  sync_first=(self.prompts.file,))
-
-    # --- target: run the workflow, never raise ----------------------------------------
-    async def target(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        if self.fatal is not None or self.halted is not None:
-            return {HARNESS_KEY: {"status": "infra_error", "error_kind": "aborted",
-                                  "error": f"not run: {self.fatal or self.halted}",
-                                  "latency_s": 0.0, "stats": {}}}
-        status: Status = "ok"
-        error = kind = None
-        outputs: dict[str, Any] = {}
-        start = time.perf_counter()
-        inputs, epoch = split_epoch(inputs)
-        task = asyncio.current_task()
-        with collect_stats() as stats, self._tracing():
-            stats.epoch = epoch
-            if task is not None:
-                self._running.add(task)
-            try:
-                outputs = dict(await self.workflow(inputs))
-            except asyncio.CancelledError:
-                if not self._halted_in(task):
-                    raise
-                status, kind, error = "infra_error", "aborted", f"not run: {self.halted}"
-            except Exception as exc:  # every failure is recorded, none ends the run
-                infra = classify(exc)
-                status = "infra_error" if infra else "model_error"
-                kind = infra or _model_error_kind(exc)
-                error = _error_text(exc)
-                if infra in FATAL_KINDS and self.fatal is None:
-                    self.fatal = error
-            finally:
-                self._running.discard(task)
-        latency = time.perf_counter() - start
-        return {**_jsonable(outputs), HARNESS_KEY: {
-            "status": status, "error": error, "error_kind": kind, "latency_s": latency,
-            "stats": _stats_dict(stats), "transcript": _jsonable(list(stats.transcript.values()))}}
-
-    def _tracing(self) -> contextlib.AbstractContextManager[None]:
-        """Inside the workflow, tracing only when uploading: offline nothing would be sent,
-        and LangChain's tracer costs milliseconds per example. Offline the workflow does not
-        see ``aevaluate``'s run either (``parent=False``): LangChain would copy its metadata
-        into every step's callback manager for no reader."""
-        if self.upload:
-            return contextlib.nullcontext()
-        from langsmith.run_helpers import tracing_context
-
-        return tracing_context(enabled=False, parent=False)
-
-    def halt(self, error: JournalWriteError) -> None:
-        """Stop the run at its first failed write: a result that cannot be kept is not worth
-        a model call. The workflows in flight are cancelled; the run raises ``error``."""
-        if self.halted is None:
-            self.halted = error
-            for task in list(self._running):
-                task.cancel()
-
-    def _halted_in(self, task: asyncio.Task[Any] | None) -> bool:
-        """Whether ``task`` was cancelled by :meth:`halt` alone (then it goes on)."""
-        if self.halted is None or task is None or task.cancelling() != 1:
-            return False
-        task.uncancel()
-        return True
-
-    # --- row evaluator: score, append, give LangSmith its feedback ----------------------
-    async def evaluate(self, run: Any, example: Example) -> dict[str, Any]:
-        if self.halted is not None:  # nothing can be kept: not scored (no judge call)
-            return {"results": []}
-        outputs = dict(getattr(run, "outputs", None) or {})
-        harness = outputs.pop(HARNESS_KEY, None)
-        try:
-            if self.scorer.ascore is not None:
-                result = await self.ascore(example, outputs, harness)
-            elif self.threaded_scoring:  # a judge calls a model: keep the loop free meanwhile
-                result = await asyncio.to_thread(self.score, example, outputs, harness)
-            else:  # pure scoring is CPU work: a thread would only add a hop
-                result = self.score(example, outputs, harness)
-            # On file when the evaluator returns (the next example may count on it).
-            self.record(result)
-        except JournalWriteError as exc:  # examples.jsonl or prompts.jsonl
-            self.halt(exc)
-            return {"results": []}
-        self.progress.advance(self._headline())
-        return {"results": _feedback(result, self.fresh.pop(result.example_id, None))}
-
-    def finish(self, example: Example, outputs: dict[str, Any],
-               harness: dict[str, Any] | None) -> ExampleResult:
-        """Score one example and append its result (thread-safe)."""
-        result = self.score(example, outputs, harness)
-        self.fresh.pop(result.example_id, None)  # no feedback goes to LangSmith for it
-        self.record(result)
-        return result
-
-    def record(self, result: ExampleResult) -> None:
-        """Append one result to examples.jsonl (thread-safe)."""
-        self.writer.append(result_line(result))
-        with self._lock:
-            self.finished.add(result.example_id)
-
-    async def ascore(self, example: Example, outputs: dict[str, Any],
-                     harness: dict[str, Any] | None) -> ExampleResult:
-        """:meth:`score` with the scorer's async ``ascore`` (it calls a judge: the run's
-        timeout and concurrency bound those calls too)."""
-        value: ExampleScore | None = None
-        status = harness.get("status") if isinstance(harness, dict) else "infra_error"
-        with collect_stats() as judge:
-            if status != "infra_error" and self.scorer.ascore is not None:
-                answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
-                try:
-                    value = _as_score(await self.scorer.ascore(
-                        split_epoch(example.inputs)[0], answer, example.outputs or {}))
-                except Exception as exc:  # a scorer failure is recorded on the example
-                    value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
-        return self.score(example, outputs, harness, value, judge)
-
-    def score(self, example: Example, outputs: dict[str, Any],
-              harness: dict[str, Any] | None,
-              value: ExampleScore | None = None,
-              judge: CallStats | None = None) -> ExampleResult:
-        """One example's result: status, score (unless an infrastructure error; ``value``
-        when already scored, with the judge calls it took in ``judge``), usage."""
-        eid = str(example.id)
-        inputs, epoch = split_epoch(example.inputs)
-        if not isinstance(harness, dict):
-            harness = {"status": "infra_error", "error_kind": "harness",
-                       "error": "the workflow produced no result", "latency_s": 0.0,
-                       "stats": {}}
-        status: Status = harness["status"]
-        error = harness.get("error")
-        score: dict[str, Any] | None = None
-        if status != "infra_error":
-            answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
-            if value is None:
-                with collect_stats() as judge:  # a judged scorer's model calls
-                    try:
-                        value = _as_score(self.scorer.score(inputs, answer,
-                                                            example.outputs or {}))
-                    except Exception as exc:  # a scorer failure is recorded on the example
-                        value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
-            score = value.model_dump(mode="json")
-            with self._lock:
-                self.tally(value)
-                self.fresh[eid] = value
-        stats = harness.get("stats") or {}
-        prev = self.prior.get(eid)
-        result = ExampleResult(
-            example_id=eid, index=self.index[eid], status=status,
-            outputs=redact(outputs, shapes=False, names=False, secrets=self.secrets),
-            score=score, error=error,
-            error_kind=harness.get("error_kind"),
-            usage=Usage(input_tokens=stats.get("input_tokens", 0),
-                        output_tokens=stats.get("output_tokens", 0),
-                        cached_input_tokens=stats.get("cached_input_tokens", 0),
-                        model_calls=stats.get("calls", 0),
-                        cache_hits=stats.get("cache_hits", 0)),
-            judge_usage=Usage() if judge is None else Usage(
-                input_tokens=judge.input_tokens, output_tokens=judge.output_tokens,
-                cached_input_tokens=judge.cached_input_tokens, model_calls=judge.calls,
-                cache_hits=judge.cache_hits),
-            latency_s=float(harness.get("latency_s") or 0.0),
-            retries=int(stats.get("retries", 0)),
-            attempt=prev.attempt + 1 if prev is not None else 1,
-            epoch=epoch,
-            inputs=redact(inputs, shapes=False, names=False, secrets=self.secrets),
-            reference_outputs=example.outputs or {},
-            model_calls=self.prompts.calls(harness.get("transcript") or []),
-            data_digest=example_digest(inputs, example.outputs or {}),
-            tool_calls=counts_of(outputs))
-        return result
-
-    def tally(self, score: ExampleScore) -> None:
-        """Count one scored example in the progress headline (caller holds the lock)."""
-        if self.scorer.vectorized:
-            self.columns.add(score)
-        else:
-            self.kept.append(score)
-
-    def _headline(self) -> str | None:
-        now = time.monotonic()
-        if not self.progress.enabled or now - self._headline_at < 0.5:
-            return None
-        self._headline_at = now
-        if not (self.columns or self.kept) or not self.scorer.headline:
-            return ""
-        try:
-            with self._lock:
-                scores: Any = (self.columns.corpus() if self.scorer.vectorized
-                               else list(self.kept))
-                metrics = self.scorer.aggregate(scores)
-        except Exception:
-            return ""
-        return "  ".join(f"{k} {v:.1f}" for k in self.scorer.headline
-                         if (v := metrics.get(k)) is not None)
-
-
-class _RowEvaluator(RunEvaluator):
-    """The row evaluator handed to ``aevaluate``: a ``RunEvaluator`` rather than a function,
-    which LangSmith would wrap in a traced function (two thread hops per example)."""
-
-    def __init__(self, experiment: _Experiment) -> None:
-        self.experiment = experiment
-
-    def evaluate_run(self, run: Any, example: Example | None = None,
-                     evaluator_run_id: uuid.UUID | None = None) -> Any:
-        raise NotImplementedError("the runner evaluates asynchronously (aevaluate)")
-
-    async def aevaluate_run(self, run: Any, example: Example | None = None,
-                            evaluator_run_id: uuid.UUID | None = None) -> Any:
-        if example is None:
-            raise ValueError("the tooleval evaluator needs the example")
-        return await self.experiment.evaluate(run, example)
-
-    @property
-    def feedback_keys(self) -> list[str]:
-        return list(self.experiment.scorer.headline)
-
-
-def _as_score(value: Any) -> ExampleScore:
-    return value if isinstance(value, ExampleScore) else ExampleScore.model_validate(value)
-
-
-def _stats_dict(stats: CallStats) -> dict[str, Any]:
-    return {"calls": stats.calls, "retries": stats.retries, "failures": stats.failures,
-            "cache_hits": stats.cache_hits, "input_tokens": stats.input_tokens,
-            "output_tokens": stats.output_tokens, "cached_input_tokens": stats.cached_input_tokens,
-            "kinds": list(stats.kinds)}
-
-
-def _feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
-    """LangSmith feedback of one result; ``score``: its ExampleScore, when at hand."""
-    if result.status == "infra_error":
-        return [{"key": "infra_error", "value": result.error_kind, "comment": result.error}]
-    out = feedback(score if isinstance(score, ExampleScore)
-                   else ExampleScore.model_validate(result.score or {}))
-    if result.status == "model_error":
-        out.append({"key": "model_error", "value": result.error_kind,
-                    "comment": result.error})
-    return out
-
-
-# ----------------------------------------------------------------------------- summary
-
-def summarize(name: str, scorer: Scorer, ids: Sequence[str], run_dir: RunDir, *,
-              wall_s: float | None = None, epochs: int = 1, model: str | None = None,
-              judge: str | None = None) -> RunSummary:
-    """Corpus metrics and counts over every example (every attempt, ``ids``) of the run (see
-    the module docstring), its results read one at a time."""
-    return results_summarize(name, scorer.aggregate, run_dir.iter_heads(ids),
-                             examples=len(ids), wall_s=wall_s, epochs=epochs,
-                             headline=scorer.headline, model=model, judge=judge,
-                             vectorized=scorer.vectorized)
-
-
-# ----------------------------------------------------------------------------- LangSmith
-
-def _offline_client() -> Client:
-    from langsmith import Client
-
-    # Built not to phone home (notes: the default client POSTs traces and can hang at exit).
-    return Client(api_key="offline", info={}, tracing_sampling_rate=0.0,
-                  auto_batch_tracing=False)
-
-
-def _upload_client() -> Client:
-    from langsmith import Client
-
-    if not api_key_configured():
-        raise LangSmithNotConfiguredError(
-            "upload needs a LangSmith API key: set LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT "
-            "for a self-hosted or regional LangSmith), or run with --no-upload")
-    return Client()
-
-
-def _remote_examples(client: Client, split: Split, data_dir: Path,
-                     examples: Sequence[Example]) -> list[Example]:
-    """The split's dataset in LangSmith (pushed if absent); it must hold the run's examples
-    unchanged, else the experiment would compare against other references."""
-    from langsmith.utils import LangSmithNotFoundError
-
-    try:
-        dataset = client.read_dataset(dataset_name=split.name)
-    except LangSmithNotFoundError:
-        [pushed] = push([split], data_dir, client=client)
-        if pushed.error:
-            raise ToolevalError(f"could not push dataset {split.name}: {pushed.error}") from None
-        dataset = client.read_dataset(dataset_name=split.name)
-    remote = {str(e.id): e for e in client.list_examples(dataset_id=dataset.id)}
-    missing = [e for e in examples if str(e.id) not in remote]
-    changed = [e for e in examples if str(e.id) in remote and
-               ((remote[str(e.id)].inputs or {}) != e.inputs
-                or (remote[str(e.id)].outputs or {}) != (e.outputs or {}))]
-    if missing or changed:
-        raise ToolevalError(
-            f"LangSmith dataset {split.name!r} does not match the local data ({len(missing)} "
-            f"examples missing, {len(changed)} changed): update it with `tooleval data push "
-            f"{split.benchmark}` (same --data-dir) or run with --no-upload")
-    return [remote[str(e.id)] for e in examples]
-
-
-def _session(client: Client, name: str, dataset_id: Any, metadata: dict[str, Any],
-             previous: dict[str, Any] | None, description: str) -> TracerSession:
-    """The run's experiment: the one recorded in config.json when resuming, else a new one
-    named after the run (with a suffix if LangSmith already has that name)."""
-    from langsmith.utils import LangSmithConflictError, LangSmithNotFoundError
-
-    if previous and previous.get("session_id"):
-        try:
-            return client.read_project(project_id=str(previous["session_id"]))
-        except LangSmithNotFoundError:
-            log.warning("experiment %s is gone from LangSmith; creating a new one",
-                        printable(previous.get("session_id")))
-    for candidate in (name, f"{name}-{uuid.uuid4().hex[:6]}", f"{name}-{uuid.uuid4().hex[:6]}"):
-        try:
-            return client.create_project(candidate, reference_dataset_id=dataset_id,
-                                         metadata=metadata, description=description)
-        except LangSmithConflictError:
-            continue
-    raise ToolevalError(f"could not create a LangSmith experiment named {name!r}")
 
 
 # ----------------------------------------------------------------------------- entry points
@@ -1046,205 +526,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         return summary
 
 
-async def _evaluate(exp: _Experiment, pending: Sequence[Example], pending_ids: Sequence[str],
-                    *, client: Client, session: TracerSession | None, upload: bool,
-                    max_concurrency: int, metadata: dict[str, Any]) -> None:
-    """Run the pending examples (``pending_ids``: their ids) through ``aevaluate``; every one
-    ends up recorded."""
-    await _aevaluate(exp, pending, client=client, session=session, upload=upload,
-                     max_concurrency=max_concurrency, metadata=metadata)
-    # Anything aevaluate dropped is recorded, never lost (found by id: only those are made).
-    for at, example_id in enumerate(pending_ids):
-        if example_id not in exp.finished and exp.halted is None:
-            example = pending[at]
-            await asyncio.to_thread(exp.finish, example, {}, {
-                "status": "infra_error", "error_kind": "harness",
-                "error": "no result came back from the evaluation", "latency_s": 0.0,
-                "stats": {}})
-
-
-async def _aevaluate(exp: _Experiment, pending: Sequence[Example], *, client: Client,
-                     session: TracerSession | None, upload: bool, max_concurrency: int,
-                     metadata: dict[str, Any]) -> None:
-    async def target(inputs: dict[str, Any]) -> dict[str, Any]:
-        return await exp.target(inputs)
-
-    # LangSmith inspects the target's signature three times per example; a stated one is
-    # returned as is.
-    target.__signature__ = inspect.signature(target)  # type: ignore[attr-defined]
-    await _consume(exp, target, pending, client=client, session=session, upload=upload,
-                   max_concurrency=max_concurrency, metadata=metadata)
-
-
-BATCH = 256
-"""Examples per ``aevaluate`` call at least: LangSmith keeps every row of a call (run, example,
-feedback) until the call ends, so a run holds one batch of them, not all."""
-
-
-async def _consume(exp: _Experiment, target: Callable[..., Any], pending: Sequence[Example], *,
-                   client: Client, session: TracerSession | None, upload: bool,
-                   max_concurrency: int, metadata: dict[str, Any]) -> None:
-    from langsmith.evaluation import aevaluate
-
-    # Each batch ends with its slowest examples while the slots idle: 16 examples per slot
-    # keeps that tail small.
-    size = max(BATCH, 16 * max_concurrency)
-    with exp.progress:
-        for start in range(0, len(pending), size):
-            if exp.halted is not None:  # a write failed: no batch starts after it
-                break
-            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-                # aevaluate prints the experiment name and warns that upload_results=False is
-                # beta: neither belongs on our stdout.
-                warnings.simplefilter("ignore")
-                results = await aevaluate(
-                    target, data=list(pending[start:start + size]),  # made batch by batch
-                    evaluators=[_RowEvaluator(exp)],
-                    client=client, max_concurrency=max_concurrency, upload_results=upload,
-                    experiment=session,
-                    experiment_prefix=None if session is not None else exp.name,
-                    metadata=metadata, blocking=False)
-            async for _row in results:
-                pass  # rows arrive in completion order; results are joined on example id
-            del results
-
-
-def _prior_config(run_dir: RunDir) -> RunConfig | None:
-    """The config of the run the directory holds (``None``: a new run). Results without a
-    readable config are refused: run again, every example would be run and billed twice."""
-    todo = "Start over with --fresh (its results are discarded), or move the directory away."
-    if not (run_dir.path / CONFIG).is_file():
-        results = run_dir.path / EXAMPLES
-        if results.is_file() and results.stat().st_size:
-            raise ResumeError(f"{results} holds results but {run_dir.path} has no {CONFIG}: "
-                              f"they cannot be checked against this run's data and settings. "
-                              f"{todo}")
-        return None
-    try:
-        return run_dir.read_config()
-    except DataFormatError as exc:
-        raise ResumeError(f"{exc}: the run cannot be resumed without it. {todo}") from exc
-
-
-@contextlib.contextmanager
-def _undone_on_failure(run_dir: RunDir, made: Sequence[Path]) -> Iterator[None]:
-    """A run that fails before its first result, in a directory it made (``made``: the
-    folders it created, innermost first), leaves nothing behind: its files, then its folders,
-    are removed (a half-made directory would look like a run)."""
-    try:
-        yield
-    except BaseException:
-        if made and not (run_dir.path / EXAMPLES).exists():
-            for name in (CONFIG, PROMPTS, SUMMARY, LOCK):
-                with contextlib.suppress(OSError):
-                    (run_dir.path / name).unlink(missing_ok=True)
-            for folder in made:  # a folder holding anything else stays
-                with contextlib.suppress(OSError):
-                    folder.rmdir()
-        raise
-
-
-def _edited_ids(run_dir: RunDir) -> set[str]:
-    """The examples whose latest line was changed after it was written (said in one warning
-    line): a resume runs them again rather than trusting them."""
-    edited = run_dir.edited()
-    if edited:
-        log.warning("%s: their examples run again", edited_note(run_dir.path / EXAMPLES, edited))
-    return {eid for _, eid in edited}
-
-
-def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence[Example],
-                     prior: Mapping[str, Prior]) -> None:
-    # Every example the directory holds, and the old selection, taken from today's data, must
-    # be the data they ran on; the new selection may then differ (a larger --limit extends).
-    digests = {str(e.id): example_digest(e.inputs or {}, e.outputs or {}) for e in every
-               if str(e.id) in prior}  # one pass, a digest kept per example the run holds
-    changed = next((r for eid, r in prior.items() if r.data_digest is not None
-                    and digests.get(eid) != r.data_digest), None)
-    before: Sequence[Example]
-    try:
-        before = select(every, old.dataset.samples)[:old.dataset.examples]
-    except ValueError:
-        before = []
-    found = dataset_hash(before)
-    if changed is not None:
-        raise ResumeError(
-            f"{path} holds a run over other data (example {changed.index} is not what it ran "
-            "on: the data files or the split changed). Start over with --fresh, or keep it "
-            "and choose another --out.")
-    if len(before) != old.dataset.examples or found != old.dataset.hash:
-        raise ResumeError(
-            f"{path} holds a run over other data (its {old.dataset.examples} examples hash to "
-            f"{old.dataset.hash[:12]}, the same examples here to {found[:12]}: the data files "
-            "or the split changed). Start over with --fresh, or keep it and choose another "
-            "--out.")
-    differs = [what for what, a, b in (
-        ("model", old.model.get("spec"), new.model.get("spec")),
-        ("strategy", old.strategy, new.strategy),
-        ("agent", old.agent, new.agent),
-        ("strategy options", old.strategy_options, new.strategy_options),
-        ("scoring options", old.scoring_options, new.scoring_options),
-        ("judge", (old.judge or {}).get("spec"), (new.judge or {}).get("spec")),
-        ("model server: its model file, chat template or build changed",
-         server_changed(old.model, new.model), False),
-    ) if a != b]
-    if differs:
-        raise ResumeError(f"{path} holds a run with other settings ({', '.join(differs)}). "
-                          "Start over with --fresh, or choose another --out.")
-
-
 # ----------------------------------------------------------------------------- sync wrapper
-
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_lock = threading.Lock()
-
-
-def _runner_loop() -> asyncio.AbstractEventLoop:
-    """One event loop for every sync call in this process, in a daemon thread: LangChain's
-    provider clients keep async HTTP pools bound to the loop that made them, so a second
-    ``asyncio.run`` would find them closed."""
-    global _loop
-    with _loop_lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="tooleval-runner",
-                                      daemon=True)
-            thread.start()
-            _loop = loop
-        return _loop
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on the runner's event loop and wait for it (Ctrl-C cancels it)."""
-    loop = _runner_loop()
-    if threading.current_thread().name == "tooleval-runner":
-        coro.close()
-        raise RuntimeError("run_experiment called from inside a run: await arun_experiment")
-    try:  # scheduled inside: an interrupt that lands as the run starts winds it down too
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()
-    except KeyboardInterrupt:
-        # Cancelling the future alone returns at once while LangSmith's own tasks run on; they
-        # then die at interpreter shutdown with tracebacks. Wind every task down first.
-        winding = asyncio.run_coroutine_threadsafe(_cancel_tasks(_WIND_DOWN_S), loop)
-        with contextlib.suppress(Exception):
-            winding.result(timeout=_WIND_DOWN_S + 1)
-        raise
-
-
-_WIND_DOWN_S = 10.0
-
-
-async def _cancel_tasks(timeout: float) -> None:
-    """Cancel every other task on the runner loop and wait (up to ``timeout`` s) for them to
-    end; their errors are read here, so none is reported later as never retrieved."""
-    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        await asyncio.wait(tasks, timeout=timeout)
-    for task in tasks:
-        if task.done() and not task.cancelled():
-            task.exception()
 
 
 def run_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client | None = None,

@@ -1,0 +1,499 @@
+"""One experiment while it runs: the progress display, what a resumed run keeps (:class:`Prior`),
+the state shared by the target and the row evaluator (:class:`_Experiment`: model calls, results
+appended as they are scored), and the summary over every example."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import io
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langsmith.evaluation.evaluator import RunEvaluator
+from pydantic_core import to_jsonable_python
+
+from tooleval_agents.contracts import (
+    ExampleScore,
+    Scorer,
+    Split,
+    feedback,
+)
+from tooleval_agents.models.redaction import (
+    known_secrets,
+    redact,
+    redact_text,
+)
+from tooleval_agents.models.retry import (
+    CallStats,
+    classify,
+    collect_stats,
+)
+from tooleval_agents.models.tool_calls.counts import counts_of
+from tooleval_agents.results.corpus import Columns
+from tooleval_agents.results.journal import JournalFile, JournalWriteError
+from tooleval_agents.results.rundir import (
+    EMPTY_OUTPUTS,
+    EXAMPLES,
+    ExampleResult,
+    RunDir,
+    RunSummary,
+    Status,
+    Usage,
+    example_digest,
+    result_line,
+)
+from tooleval_agents.results.rundir import summarize as results_summarize
+from tooleval_agents.run.epochs import split_epoch
+from tooleval_agents.run.transcripts import PromptStore
+from tooleval_agents.terminal import shown
+
+if TYPE_CHECKING:
+    from langsmith import Client
+    from langsmith.schemas import Example, TracerSession
+
+
+HARNESS_KEY = "tooleval"
+"""Key of the harness block (status, error, usage) in the target's outputs."""
+
+
+FATAL_KINDS = frozenset({"auth", "not_found"})
+"""Provider failures that will fail every example the same way: the run stops early."""
+
+
+_MAX_ERROR = 2000
+
+
+def _jsonable(value: Any) -> Any:
+    return to_jsonable_python(value, fallback=lambda o: repr(o))
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return redact_text(text)[:_MAX_ERROR]
+
+
+def _model_error_kind(exc: BaseException) -> str:
+    status = getattr(exc, "status_code", None)
+    if status in (400, 422):
+        return "bad_request"
+    return type(exc).__name__
+
+
+@dataclass
+class _Progress:
+    """A rich progress bar with the running headline metric (stderr), or nothing."""
+
+    enabled: bool
+    total: int
+    done: int
+    title: str
+    _bar: Any = None
+    _task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[headline]}"),
+                                 console=Console(stderr=True), transient=False)
+            self._bar.start()
+            self._task = self._bar.add_task(shown(self.title), total=self.total,
+                                            completed=self.done, headline="")
+        return self
+
+    def advance(self, headline: str | None) -> None:
+        if self._bar is not None:
+            fields = {"headline": shown(headline)} if headline is not None else {}
+            self._bar.update(self._task, advance=1, **fields)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """What a resumed run keeps of a result already on file."""
+
+    status: Status
+    attempt: int
+    index: int
+    data_digest: str | None
+
+
+@dataclass
+class _Experiment:
+    """Everything resolved for one run, and the per-example bookkeeping."""
+
+    name: str
+    split: Split
+    scorer: Scorer
+    run_dir: RunDir
+    prior: dict[str, Prior]
+    workflow: Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
+    progress: _Progress
+    index: dict[str, int] = field(default_factory=dict)
+    columns: Columns = field(default_factory=lambda: Columns(values=False))
+    """The running sums of every scored example (prior and new), for the progress headline of
+    a vectorized scorer: constant memory, not the scores."""
+    kept: list[ExampleScore] = field(default_factory=list)
+    """The scores themselves, for a scorer whose aggregate needs them."""
+    fresh: dict[str, ExampleScore] = field(default_factory=dict)
+    """Scores not yet turned into LangSmith feedback (one per example in flight)."""
+    finished: set[str] = field(default_factory=set)
+    """Example ids recorded by this invocation."""
+    upload: bool = False
+    """Runs go to LangSmith (the workflow is traced)."""
+    secrets: list[str] = field(default_factory=known_secrets)
+    """Secret values masked in stored outputs (looked up once per run)."""
+    threaded_scoring: bool = False
+    """Score in a worker thread (the scorer calls a judge model)."""
+    fatal: str | None = None
+    """Set by an ``auth`` / ``not_found`` failure: the remaining examples are not run."""
+    halted: JournalWriteError | None = None
+    """Set by the first failed write of a result or a prompt: no model call starts after it,
+    the workflows in flight are cancelled, and the run ends with this error."""
+    writer: JournalFile = field(init=False)
+    """Appends results to examples.jsonl (fsynced by a background thread)."""
+    prompts: PromptStore = field(init=False)
+    """The run's content-addressed store of messages and tool definitions."""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _headline_at: float = 0.0
+    _running: set[asyncio.Task[Any]] = field(default_factory=set)
+    """The tasks running a workflow now (cancelled when the run halts)."""
+
+    def __post_init__(self) -> None:
+        self.prompts = PromptStore(self.run_dir.path, secrets=self.secrets)
+        # Group commit: a line is written before the evaluator returns, fsynced by a thread
+        # (waiting for each fsync held the example's concurrency slot); the prompts a line
+        # refers to are fsynced first.
+        self.writer = JournalFile(self.run_dir.path / EXAMPLES, sync="group",
+                                  sync_first=(self.prompts.file,))
+
+    # --- target: run the workflow, never raise ----------------------------------------
+    async def target(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        if self.fatal is not None or self.halted is not None:
+            return {HARNESS_KEY: {"status": "infra_error", "error_kind": "aborted",
+                                  "error": f"not run: {self.fatal or self.halted}",
+                                  "latency_s": 0.0, "stats": {}}}
+        status: Status = "ok"
+        error = kind = None
+        outputs: dict[str, Any] = {}
+        start = time.perf_counter()
+        inputs, epoch = split_epoch(inputs)
+        task = asyncio.current_task()
+        with collect_stats() as stats, self._tracing():
+            stats.epoch = epoch
+            if task is not None:
+                self._running.add(task)
+            try:
+                outputs = dict(await self.workflow(inputs))
+            except asyncio.CancelledError:
+                if not self._halted_in(task):
+                    raise
+                status, kind, error = "infra_error", "aborted", f"not run: {self.halted}"
+            except Exception as exc:  # every failure is recorded, none ends the run
+                infra = classify(exc)
+                status = "infra_error" if infra else "model_error"
+                kind = infra or _model_error_kind(exc)
+                error = _error_text(exc)
+                if infra in FATAL_KINDS and self.fatal is None:
+                    self.fatal = error
+            finally:
+                self._running.discard(task)
+        latency = time.perf_counter() - start
+        return {**_jsonable(outputs), HARNESS_KEY: {
+            "status": status, "error": error, "error_kind": kind, "latency_s": latency,
+            "stats": _stats_dict(stats), "transcript": _jsonable(list(stats.transcript.values()))}}
+
+    def _tracing(self) -> contextlib.AbstractContextManager[None]:
+        """Inside the workflow, tracing only when uploading: offline nothing would be sent,
+        and LangChain's tracer costs milliseconds per example. Offline the workflow does not
+        see ``aevaluate``'s run either (``parent=False``): LangChain would copy its metadata
+        into every step's callback manager for no reader."""
+        if self.upload:
+            return contextlib.nullcontext()
+        from langsmith.run_helpers import tracing_context
+
+        return tracing_context(enabled=False, parent=False)
+
+    def halt(self, error: JournalWriteError) -> None:
+        """Stop the run at its first failed write: a result that cannot be kept is not worth
+        a model call. The workflows in flight are cancelled; the run raises ``error``."""
+        if self.halted is None:
+            self.halted = error
+            for task in list(self._running):
+                task.cancel()
+
+    def _halted_in(self, task: asyncio.Task[Any] | None) -> bool:
+        """Whether ``task`` was cancelled by :meth:`halt` alone (then it goes on)."""
+        if self.halted is None or task is None or task.cancelling() != 1:
+            return False
+        task.uncancel()
+        return True
+
+    # --- row evaluator: score, append, give LangSmith its feedback ----------------------
+    async def evaluate(self, run: Any, example: Example) -> dict[str, Any]:
+        if self.halted is not None:  # nothing can be kept: not scored (no judge call)
+            return {"results": []}
+        outputs = dict(getattr(run, "outputs", None) or {})
+        harness = outputs.pop(HARNESS_KEY, None)
+        try:
+            if self.scorer.ascore is not None:
+                result = await self.ascore(example, outputs, harness)
+            elif self.threaded_scoring:  # a judge calls a model: keep the loop free meanwhile
+                result = await asyncio.to_thread(self.score, example, outputs, harness)
+            else:  # pure scoring is CPU work: a thread would only add a hop
+                result = self.score(example, outputs, harness)
+            # On file when the evaluator returns (the next example may count on it).
+            self.record(result)
+        except JournalWriteError as exc:  # examples.jsonl or prompts.jsonl
+            self.halt(exc)
+            return {"results": []}
+        self.progress.advance(self._headline())
+        return {"results": _feedback(result, self.fresh.pop(result.example_id, None))}
+
+    def finish(self, example: Example, outputs: dict[str, Any],
+               harness: dict[str, Any] | None) -> ExampleResult:
+        """Score one example and append its result (thread-safe)."""
+        result = self.score(example, outputs, harness)
+        self.fresh.pop(result.example_id, None)  # no feedback goes to LangSmith for it
+        self.record(result)
+        return result
+
+    def record(self, result: ExampleResult) -> None:
+        """Append one result to examples.jsonl (thread-safe)."""
+        self.writer.append(result_line(result))
+        with self._lock:
+            self.finished.add(result.example_id)
+
+    async def ascore(self, example: Example, outputs: dict[str, Any],
+                     harness: dict[str, Any] | None) -> ExampleResult:
+        """:meth:`score` with the scorer's async ``ascore`` (it calls a judge: the run's
+        timeout and concurrency bound those calls too)."""
+        value: ExampleScore | None = None
+        status = harness.get("status") if isinstance(harness, dict) else "infra_error"
+        with collect_stats() as judge:
+            if status != "infra_error" and self.scorer.ascore is not None:
+                answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
+                try:
+                    value = _as_score(await self.scorer.ascore(
+                        split_epoch(example.inputs)[0], answer, example.outputs or {}))
+                except Exception as exc:  # a scorer failure is recorded on the example
+                    value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+        return self.score(example, outputs, harness, value, judge)
+
+    def score(self, example: Example, outputs: dict[str, Any],
+              harness: dict[str, Any] | None,
+              value: ExampleScore | None = None,
+              judge: CallStats | None = None) -> ExampleResult:
+        """One example's result: status, score (unless an infrastructure error; ``value``
+        when already scored, with the judge calls it took in ``judge``), usage."""
+        eid = str(example.id)
+        inputs, epoch = split_epoch(example.inputs)
+        if not isinstance(harness, dict):
+            harness = {"status": "infra_error", "error_kind": "harness",
+                       "error": "the workflow produced no result", "latency_s": 0.0,
+                       "stats": {}}
+        status: Status = harness["status"]
+        error = harness.get("error")
+        score: dict[str, Any] | None = None
+        if status != "infra_error":
+            answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
+            if value is None:
+                with collect_stats() as judge:  # a judged scorer's model calls
+                    try:
+                        value = _as_score(self.scorer.score(inputs, answer,
+                                                            example.outputs or {}))
+                    except Exception as exc:  # a scorer failure is recorded on the example
+                        value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+            score = value.model_dump(mode="json")
+            with self._lock:
+                self.tally(value)
+                self.fresh[eid] = value
+        stats = harness.get("stats") or {}
+        prev = self.prior.get(eid)
+        result = ExampleResult(
+            example_id=eid, index=self.index[eid], status=status,
+            outputs=redact(outputs, shapes=False, names=False, secrets=self.secrets),
+            score=score, error=error,
+            error_kind=harness.get("error_kind"),
+            usage=Usage(input_tokens=stats.get("input_tokens", 0),
+                        output_tokens=stats.get("output_tokens", 0),
+                        cached_input_tokens=stats.get("cached_input_tokens", 0),
+                        model_calls=stats.get("calls", 0),
+                        cache_hits=stats.get("cache_hits", 0)),
+            judge_usage=Usage() if judge is None else Usage(
+                input_tokens=judge.input_tokens, output_tokens=judge.output_tokens,
+                cached_input_tokens=judge.cached_input_tokens, model_calls=judge.calls,
+                cache_hits=judge.cache_hits),
+            latency_s=float(harness.get("latency_s") or 0.0),
+            retries=int(stats.get("retries", 0)),
+            attempt=prev.attempt + 1 if prev is not None else 1,
+            epoch=epoch,
+            inputs=redact(inputs, shapes=False, names=False, secrets=self.secrets),
+            reference_outputs=example.outputs or {},
+            model_calls=self.prompts.calls(harness.get("transcript") or []),
+            data_digest=example_digest(inputs, example.outputs or {}),
+            tool_calls=counts_of(outputs))
+        return result
+
+    def tally(self, score: ExampleScore) -> None:
+        """Count one scored example in the progress headline (caller holds the lock)."""
+        if self.scorer.vectorized:
+            self.columns.add(score)
+        else:
+            self.kept.append(score)
+
+    def _headline(self) -> str | None:
+        now = time.monotonic()
+        if not self.progress.enabled or now - self._headline_at < 0.5:
+            return None
+        self._headline_at = now
+        if not (self.columns or self.kept) or not self.scorer.headline:
+            return ""
+        try:
+            with self._lock:
+                scores: Any = (self.columns.corpus() if self.scorer.vectorized
+                               else list(self.kept))
+                metrics = self.scorer.aggregate(scores)
+        except Exception:
+            return ""
+        return "  ".join(f"{k} {v:.1f}" for k in self.scorer.headline
+                         if (v := metrics.get(k)) is not None)
+
+
+class _RowEvaluator(RunEvaluator):
+    """The row evaluator handed to ``aevaluate``: a ``RunEvaluator`` rather than a function,
+    which LangSmith would wrap in a traced function (two thread hops per example)."""
+
+    def __init__(self, experiment: _Experiment) -> None:
+        self.experiment = experiment
+
+    def evaluate_run(self, run: Any, example: Example | None = None,
+                     evaluator_run_id: uuid.UUID | None = None) -> Any:
+        raise NotImplementedError("the runner evaluates asynchronously (aevaluate)")
+
+    async def aevaluate_run(self, run: Any, example: Example | None = None,
+                            evaluator_run_id: uuid.UUID | None = None) -> Any:
+        if example is None:
+            raise ValueError("the tooleval evaluator needs the example")
+        return await self.experiment.evaluate(run, example)
+
+    @property
+    def feedback_keys(self) -> list[str]:
+        return list(self.experiment.scorer.headline)
+
+
+def _as_score(value: Any) -> ExampleScore:
+    return value if isinstance(value, ExampleScore) else ExampleScore.model_validate(value)
+
+
+def _stats_dict(stats: CallStats) -> dict[str, Any]:
+    return {"calls": stats.calls, "retries": stats.retries, "failures": stats.failures,
+            "cache_hits": stats.cache_hits, "input_tokens": stats.input_tokens,
+            "output_tokens": stats.output_tokens, "cached_input_tokens": stats.cached_input_tokens,
+            "kinds": list(stats.kinds)}
+
+
+def _feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
+    """LangSmith feedback of one result; ``score``: its ExampleScore, when at hand."""
+    if result.status == "infra_error":
+        return [{"key": "infra_error", "value": result.error_kind, "comment": result.error}]
+    out = feedback(score if isinstance(score, ExampleScore)
+                   else ExampleScore.model_validate(result.score or {}))
+    if result.status == "model_error":
+        out.append({"key": "model_error", "value": result.error_kind,
+                    "comment": result.error})
+    return out
+
+
+def summarize(name: str, scorer: Scorer, ids: Sequence[str], run_dir: RunDir, *,
+              wall_s: float | None = None, epochs: int = 1, model: str | None = None,
+              judge: str | None = None) -> RunSummary:
+    """Corpus metrics and counts over every example (every attempt, ``ids``) of the run (see
+    the module docstring), its results read one at a time."""
+    return results_summarize(name, scorer.aggregate, run_dir.iter_heads(ids),
+                             examples=len(ids), wall_s=wall_s, epochs=epochs,
+                             headline=scorer.headline, model=model, judge=judge,
+                             vectorized=scorer.vectorized)
+
+
+async def _evaluate(exp: _Experiment, pending: Sequence[Example], pending_ids: Sequence[str],
+                    *, client: Client, session: TracerSession | None, upload: bool,
+                    max_concurrency: int, metadata: dict[str, Any]) -> None:
+    """Run the pending examples (``pending_ids``: their ids) through ``aevaluate``; every one
+    ends up recorded."""
+    await _aevaluate(exp, pending, client=client, session=session, upload=upload,
+                     max_concurrency=max_concurrency, metadata=metadata)
+    # Anything aevaluate dropped is recorded, never lost (found by id: only those are made).
+    for at, example_id in enumerate(pending_ids):
+        if example_id not in exp.finished and exp.halted is None:
+            example = pending[at]
+            await asyncio.to_thread(exp.finish, example, {}, {
+                "status": "infra_error", "error_kind": "harness",
+                "error": "no result came back from the evaluation", "latency_s": 0.0,
+                "stats": {}})
+
+
+async def _aevaluate(exp: _Experiment, pending: Sequence[Example], *, client: Client,
+                     session: TracerSession | None, upload: bool, max_concurrency: int,
+                     metadata: dict[str, Any]) -> None:
+    async def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        return await exp.target(inputs)
+
+    # LangSmith inspects the target's signature three times per example; a stated one is
+    # returned as is.
+    target.__signature__ = inspect.signature(target)  # type: ignore[attr-defined]
+    await _consume(exp, target, pending, client=client, session=session, upload=upload,
+                   max_concurrency=max_concurrency, metadata=metadata)
+
+
+BATCH = 256
+"""Examples per ``aevaluate`` call at least: LangSmith keeps every row of a call (run, example,
+feedback) until the call ends, so a run holds one batch of them, not all."""
+
+
+async def _consume(exp: _Experiment, target: Callable[..., Any], pending: Sequence[Example], *,
+                   client: Client, session: TracerSession | None, upload: bool,
+                   max_concurrency: int, metadata: dict[str, Any]) -> None:
+    from langsmith.evaluation import aevaluate
+
+    # Each batch ends with its slowest examples while the slots idle: 16 examples per slot
+    # keeps that tail small.
+    size = max(BATCH, 16 * max_concurrency)
+    with exp.progress:
+        for start in range(0, len(pending), size):
+            if exp.halted is not None:  # a write failed: no batch starts after it
+                break
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                # aevaluate prints the experiment name and warns that upload_results=False is
+                # beta: neither belongs on our stdout.
+                warnings.simplefilter("ignore")
+                results = await aevaluate(
+                    target, data=list(pending[start:start + size]),  # made batch by batch
+                    evaluators=[_RowEvaluator(exp)],
+                    client=client, max_concurrency=max_concurrency, upload_results=upload,
+                    experiment=session,
+                    experiment_prefix=None if session is not None else exp.name,
+                    metadata=metadata, blocking=False)
+            async for _row in results:
+                pass  # rows arrive in completion order; results are joined on example id
+            del results
