@@ -62,7 +62,8 @@ DEFERRED = {
     "evaluators.ultratool.scoring": {"evaluators.ultratool.judge.replay"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).
-    "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.models.retry"},
+    "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.run.setup",
+                                "tooleval_agents.models.retry"},
     "tooleval_agents.cli.compare": {"tooleval_agents.results.compare"},
     "tooleval_agents.cli.data_fetch": {"tooleval_agents.data.download"},  # the HTTP client
     "tooleval_agents.cli.report": {"tooleval_agents.results.reports"},

@@ -17,7 +17,7 @@ from evaluators.ultratool.judge.judge import judge_plan
 from tooleval_agents.cli import app
 from tooleval_agents.models.specs import judge_model
 from tooleval_agents.results.rundir import RunDir
-from tooleval_agents.run.runner import judge_arguments
+from tooleval_agents.run.setup import judge_arguments
 
 DIMENSIONS = ("accuracy", "completeness", "executability", "syntactic_soundness",
               "structural_rationality", "efficiency", "overall")

@@ -466,7 +466,7 @@ def run_command(
     show_progress = sys.stderr.isatty() if progress is None else progress
     notes = [local_server_hint(model_kwargs, max_concurrency)]
     if judge is not None:
-        from tooleval_agents.run.runner import judge_arguments
+        from tooleval_agents.run.setup import judge_arguments
 
         _, inherited = judge_arguments(models[0], model_kwargs, judge, judge_kwargs)
         if inherited:

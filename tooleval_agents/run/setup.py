@@ -1,0 +1,278 @@
+"""What a run spec resolves to before anything runs: the benchmark, split, strategy (or the user's
+agent) and options (:class:`_Plan`), and the model under test and the judge, each wrapped once
+for retries, rate limit, accounting and the response cache (:class:`_Models`)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tooleval_agents.agents import agent_label, resolve_agent
+from tooleval_agents.contracts import (
+    ReferenceAnswers,
+    Split,
+    Strategy,
+    StrategyContext,
+    resolve_options,
+)
+from tooleval_agents.errors import ToolevalError
+from tooleval_agents.models.cache import SQLiteCache
+from tooleval_agents.models.redaction import (
+    register_secrets_in,
+)
+from tooleval_agents.models.reference import AnswerKey
+from tooleval_agents.models.retry import (
+    RetryingChatModel,
+    RetryPolicy,
+    make_rate_limiter,
+)
+from tooleval_agents.models.server_identity import (
+    ServerIdentity,
+    probe_server,
+    server_notes,
+)
+from tooleval_agents.models.specs import (
+    ENDPOINT_ARGS,
+    JUDGE_MAX_TOKENS,
+    cache_applies,
+    is_offline,
+    provider_model,
+    resolve_model,
+)
+from tooleval_agents.registry import (
+    Benchmark,
+    benchmarks,
+    get_benchmark,
+    get_strategy,
+    register,
+    resolve_split,
+    strategies,
+)
+from tooleval_agents.run.spec import RunSpec
+
+if TYPE_CHECKING:
+    from langchain_core.caches import BaseCache
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import Runnable
+
+
+def _agent_strategies(benchmark: str, split: Split) -> list[str]:
+    return [name for (_, name), s in strategies(benchmark).items()
+            if s.accepts_agent and (s.tasks is None or split.task in s.tasks)]
+
+
+def agent_strategy(benchmark: str, split: Split) -> str:
+    """The strategy a user's agent plays when none is named: the benchmark's first one that
+    accepts an agent for the split's task."""
+    found = _agent_strategies(benchmark, split)
+    if not found:
+        raise ValueError(f"no {benchmark} strategy for task {split.task!r} runs a user's "
+                         "agent (--agent)")
+    return found[0]
+
+
+def _benchmark(benchmark: str | Benchmark) -> Benchmark:
+    if isinstance(benchmark, str):
+        return get_benchmark(benchmark)
+    if benchmarks().get(benchmark.name) is not benchmark:
+        register(benchmark)  # examples are built through the registry
+    return benchmark
+
+
+def _provider(spec: str) -> str:
+    return spec.split(":", 1)[0] if ":" in spec else ""
+
+
+def judge_arguments(model: str | BaseChatModel, model_kwargs: dict[str, Any] | None,
+                    judge: str, judge_kwargs: dict[str, Any] | None
+                    ) -> tuple[dict[str, Any], list[str]]:
+    """The judge's ``init_chat_model`` arguments, and the names of those taken from the model's.
+
+    A judge is deterministic unless told otherwise (``temperature`` 0). When the judge names
+    the same provider as the model and no endpoint of its own, it is sent where the model is
+    (``base_url`` and the other :data:`ENDPOINT_ARGS` the model was given): a judge
+    ``openai:NAME`` next to a local ``--model-arg base_url=...`` must not go to the public API.
+
+    >>> judge_arguments("openai:m", {"base_url": "http://127.0.0.1:8765/v1"}, "openai:j", None)
+    ({'temperature': 0, 'base_url': 'http://127.0.0.1:8765/v1'}, ['base_url'])
+    """
+    out = {"temperature": 0, **(judge_kwargs or {})}
+    inherited: list[str] = []
+    if (isinstance(model, str) and _provider(model) and _provider(model) == _provider(judge)
+            and not any(k in out for k in ENDPOINT_ARGS)):
+        for key in ENDPOINT_ARGS:
+            if key in (model_kwargs or {}):
+                out[key] = (model_kwargs or {})[key]
+                inherited.append(key)
+    return out, inherited
+
+
+def _open_cache(cache: bool | str | Path | BaseCache) -> BaseCache | None:
+    from langchain_core.caches import BaseCache
+
+    if cache is False or cache is None:
+        return None
+    if isinstance(cache, BaseCache):
+        return cache
+    if cache is True:
+        return SQLiteCache()
+    return SQLiteCache(Path(cache))
+
+
+async def _identify(model: BaseChatModel, cache: BaseCache | None
+                    ) -> tuple[ServerIdentity | None, list[str]]:
+    """What the model's server reports about itself (:mod:`tooleval_agents.models.server_identity`;
+    ``None`` without an explicit endpoint), and what to say if it changed since the cache saw
+    it."""
+    server = await asyncio.to_thread(probe_server, model)
+    return server, server_notes(server, cache) if cache is not None else []
+
+
+def _key_part(server: ServerIdentity | None) -> str | None:
+    """The server's part of the response cache key (none when it reported nothing)."""
+    return server.digest if server is not None and server.informative else None
+
+
+@dataclass
+class _Plan:
+    """What a spec resolves to before any model is made or example read."""
+
+    bench: Benchmark
+    split: Split
+    strategy_name: str
+    strat: Strategy
+    """The run's own copy of the registered strategy."""
+    factory: Callable[..., Any] | None
+    agent_name: str | None
+    strategy_options: dict[str, Any]
+    scoring: dict[str, Any]
+    offline: bool
+
+
+def _plan(spec: RunSpec) -> _Plan:
+    """Resolve the benchmark, split, strategy (or agent) and options; a bad one raises."""
+    bench = _benchmark(spec.benchmark)
+    split = resolve_split(bench, spec.task, spec.subset)
+    factory = resolve_agent(spec.agent) if spec.agent is not None else None
+    strategy_name = spec.strategy or (agent_strategy(bench.name, split) if factory is not None
+                                      else bench.default_strategy(split))
+    # The run's own copy: a strategy may keep what its build read (an official prompt set) to
+    # state its gold answers; the registered object stays as it was for other runs and callers.
+    strat: Strategy = copy.copy(get_strategy(bench.name, strategy_name))
+    if strat.tasks is not None and split.task not in strat.tasks:
+        raise ValueError(f"strategy {strategy_name!r} does not solve {bench.name} task "
+                         f"{split.task!r} (it solves {list(strat.tasks)})")
+    if factory is not None and not strat.accepts_agent:
+        raise ValueError(f"strategy {strategy_name!r} runs its own agent and cannot run "
+                         f"--agent; strategies that can: "
+                         f"{', '.join(_agent_strategies(bench.name, split)) or 'none'}")
+    strategy_options, scoring_options = resolve_options(
+        spec.prompts, strategy=(f"strategy {strategy_name}", strat.options,
+                                spec.strategy_options),
+        scoring=(f"{bench.name} {split.task} scoring", bench.scoring_options(split),
+                 spec.scoring_options))
+    offline = isinstance(spec.model, str) and is_offline(spec.model)
+    if offline and not isinstance(strat, ReferenceAnswers):
+        raise ValueError(f"strategy {strategy_name!r} cannot run with the offline model "
+                         f"{spec.model!r}: it does not state its gold answers (input_key and "
+                         "gold_answers); use a provider model")
+    return _Plan(bench, split, strategy_name, strat, factory,
+                 agent_label(spec.agent) if spec.agent is not None else None,
+                 dict(strategy_options), dict(scoring_options), offline)
+
+
+@dataclass
+class _Models:
+    """The model under test and the judge, each wrapped once (retries, rate limit,
+    accounting, cache), with what their servers said about themselves."""
+
+    inner: BaseChatModel
+    wrapped: RetryingChatModel
+    server: ServerIdentity | None
+    notes: list[str]
+    answer_key: AnswerKey | None
+    """The offline model's answers, filled once the workflow is built."""
+    judge: BaseChatModel | None = None
+    judge_inner: BaseChatModel | None = None
+    judge_inherited: list[str] = field(default_factory=list)
+
+
+async def _models(spec: RunSpec, plan: _Plan) -> _Models:
+    kwargs = dict(spec.model_kwargs or {})
+    register_secrets_in(kwargs)
+    answer_key: AnswerKey | None = None
+    if plan.offline:
+        answer_key = AnswerKey()
+        inner = resolve_model(spec.model, answer_key=answer_key)
+    elif isinstance(spec.model, str):
+        inner = provider_model(spec.model,
+                               {**plan.strat.model_defaults(plan.strategy_options), **kwargs},
+                               max_tokens=plan.bench.max_tokens(plan.split))
+    else:
+        inner = spec.model
+    register_secrets_in({k: getattr(inner, k) for k in type(inner).model_fields
+                         if "key" in k or "token" in k})
+    # One cache (one SQLite connection) for the model and the judge; closed when the run's
+    # objects are released.
+    shared: list[BaseCache | None] = []
+
+    def response_cache_for(chat_model: BaseChatModel) -> BaseCache | None:
+        if spec.cache is False or not cache_applies(chat_model):
+            return None
+        if not shared:
+            shared.append(_open_cache(spec.cache))
+        return shared[0]
+
+    response_cache = response_cache_for(inner)
+    server, notes = await _identify(inner, response_cache)
+    models = _Models(inner, RetryingChatModel(
+        inner=inner, policy=spec.retry or RetryPolicy(),
+        limiter=make_rate_limiter(spec.rps) if spec.rps else None,
+        response_cache=response_cache, server_identity=_key_part(server)), server, notes,
+        answer_key)
+    if spec.judge is not None:
+        await _add_judge(spec, models, response_cache_for)
+    return models
+
+
+async def _add_judge(spec: RunSpec, models: _Models,
+                     response_cache_for: Callable[[BaseChatModel], BaseCache | None]) -> None:
+    if isinstance(spec.judge, str) and is_offline(spec.judge):
+        raise ValueError(f"judge {spec.judge!r}: the offline models cannot judge; use a "
+                         "provider model (provider:model)")
+    if isinstance(spec.judge, str):
+        jkw, models.judge_inherited = judge_arguments(spec.model, spec.model_kwargs, spec.judge,
+                                                      spec.judge_kwargs)
+        register_secrets_in(jkw)
+        judge = provider_model(spec.judge, jkw, max_tokens=JUDGE_MAX_TOKENS)
+    else:
+        assert spec.judge is not None
+        judge = spec.judge
+    models.judge_inner = judge
+    judge_cache = response_cache_for(judge)
+    judge_server, judge_notes = await _identify(judge, judge_cache)
+    models.notes += [n for n in judge_notes if n not in models.notes]
+    # The judge gets the same retry policy (its failures would become scoring errors).
+    models.judge = RetryingChatModel(
+        inner=judge, policy=spec.retry or RetryPolicy(),
+        response_cache=judge_cache, server_identity=_key_part(judge_server))
+
+
+def _build(plan: _Plan, models: _Models, data: Path) -> Runnable[Any, Any]:
+    try:
+        return plan.strat.build(StrategyContext(model=models.wrapped, split=plan.split,
+                                                data_dir=data,
+                                                options=dict(plan.strategy_options),
+                                                agent=plan.factory))
+    except Exception as exc:
+        if plan.factory is None:
+            raise
+        # The user's factory ran inside build: its failure is theirs, said in one line.
+        raise ToolevalError(f"agent {plan.agent_name}: building it failed: "
+                            f"{type(exc).__name__}: {exc}") from exc
+
+
