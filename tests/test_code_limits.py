@@ -20,16 +20,36 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("tooleval_agents", "graphs", "evaluators")
-SOURCES = sorted(p for pkg in (*PACKAGES, "benchmarks") for p in (REPO / pkg).rglob("*.py"))
+SOURCES = sorted(p for pkg in (*PACKAGES, "benchmarks", "datasets")
+                 for p in (REPO / pkg).rglob("*.py"))
 
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 
+TO_SPLIT = "not split yet (issue 23): listed so it cannot grow unnoticed; remove when split"
+
 LONG_MODULES: dict[str, str] = {
     # path relative to the repository: why it is longer
+    "datasets/build_samples.py": TO_SPLIT + " (the samples become plain data files)",
+    "evaluators/ultratool/judge/judge.py": TO_SPLIT,
+    "graphs/appbench/planning.py": TO_SPLIT,
+    "graphs/ultratool/plan_create_use.py": TO_SPLIT,
+    "tooleval_agents/models/corruptions.py": TO_SPLIT,
+    "tooleval_agents/models/retry.py": TO_SPLIT,
+    "tooleval_agents/results/rundir.py": TO_SPLIT,
+    "tooleval_agents/ultratool/stubs.py": TO_SPLIT,
 }
 LONG_FUNCTIONS: dict[str, str] = {
     # "path:function": why it is longer
+    "benchmarks/rescore_ultratool.py:main": TO_SPLIT,
+    "tooleval_agents/appbench/build_cli.py:build_appbench": TO_SPLIT,
+    "tooleval_agents/cli/run.py:run_command": TO_SPLIT,
+    "tooleval_agents/data/download.py:fetch": TO_SPLIT,
+    "tooleval_agents/results/compare.py:compare": TO_SPLIT,
+    "tooleval_agents/results/reports.py:write_report": TO_SPLIT,
+    "tooleval_agents/results/rundir.py:summarize": TO_SPLIT,
+    "tooleval_agents/ultratool/build_cli.py:build": TO_SPLIT,
+    "tooleval_agents/ultratool/cli.py:score": TO_SPLIT,
 }
 
 DEFERRED_THIRD_PARTY = {
