@@ -393,7 +393,7 @@ def _split_key(run: RunData) -> tuple[str, str, str]:
 
 def costs(runs: Sequence[RunData]) -> pd.DataFrame:
     """Token cost per example of each run, as ``summary.json`` counts it
-    (:func:`tooleval_agents.results.rundir.summarize`).
+    (:func:`tooleval_agents.results.summary.summarize`).
 
     Columns: ``examples`` (recorded results, infra errors included), ``scored`` (not infra
     errors), ``infra_errors``; ``mean_input_tokens``, ``mean_output_tokens``,
