@@ -395,6 +395,35 @@ def _ratio(official: float, ours: float) -> str:
     return f"{official / ours:.1f}x" if ours else "-"
 
 
+def _print_totals(ours: dict[str, float], theirs: dict[str, float],
+                  read: dict[str, float]) -> None:
+    print("\nplanning columns: ours = replay_planning (judge metrics + structure metrics), "
+          "then judge metrics only; both sides read the file")
+    kv_ours = ours["aware"] + ours["usage"]
+    kv_theirs = theirs["aware"] + theirs["usage"]
+    kv_read = read["aware"] + read["usage"]
+    for kind, label in (("aware", "4 awareness files"), ("usage", "4 tool-usage files")):
+        print(f"{label:20} scoring only: ours {ours[kind]:.2f} s (robust), "
+              f"{ours[kind + '_official']:.2f} s (official parser); OFFICIAL "
+              f"{theirs[kind]:.2f} s -> {_ratio(theirs[kind], ours[kind])} "
+              f"({_ratio(theirs[kind], ours[kind + '_official'])} official parser); with "
+              f"reading ({read[kind]:.2f} s) on both sides "
+              f"{_ratio(theirs[kind] + read[kind], ours[kind] + read[kind])}")
+    print(f"{'8 key-value files':20} scoring only: ours {kv_ours:.2f} s, OFFICIAL "
+          f"{kv_theirs:.2f} s -> {_ratio(kv_theirs, kv_ours)}; with reading on both sides "
+          f"{_ratio(kv_theirs + kv_read, kv_ours + kv_read)}")
+    print(f"{'4 planning files':20} reading included: ours {ours['planning']:.2f} s "
+          f"({ours['planning_judge']:.2f} s judge metrics only), OFFICIAL "
+          f"{theirs['planning']:.2f} s -> {_ratio(theirs['planning'], ours['planning'])} "
+          f"({_ratio(theirs['planning'], ours['planning_judge'])})")
+    all_theirs = kv_theirs + kv_read + theirs["planning"]
+    for name, plan in (("with structure metrics", ours["planning"]),
+                       ("judge metrics only", ours["planning_judge"])):
+        all_ours = kv_ours + kv_read + plan
+        print(f"{'all 12 files':20} reading included, planning {name}: ours {all_ours:.2f} s, "
+              f"OFFICIAL {all_theirs:.2f} s -> {_ratio(all_theirs, all_ours)}")
+
+
 def main() -> None:
     argv = sys.argv[1:]
     repeat = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 5
@@ -453,31 +482,7 @@ def main() -> None:
             print(f"{name:38} {full:6.3f} {judge:8.3f} {base:8.3f} "
                   f"{'':>6} {'incl.':>6} {_ratio(base, full):>7}  "
                   f"{replay.metrics['planning']:.2f} | {metrics['planning']:.2f}")
-    print("\nplanning columns: ours = replay_planning (judge metrics + structure metrics), "
-          "then judge metrics only; both sides read the file")
-    kv_ours = ours["aware"] + ours["usage"]
-    kv_theirs = theirs["aware"] + theirs["usage"]
-    kv_read = read["aware"] + read["usage"]
-    for kind, label in (("aware", "4 awareness files"), ("usage", "4 tool-usage files")):
-        print(f"{label:20} scoring only: ours {ours[kind]:.2f} s (robust), "
-              f"{ours[kind + '_official']:.2f} s (official parser); OFFICIAL "
-              f"{theirs[kind]:.2f} s -> {_ratio(theirs[kind], ours[kind])} "
-              f"({_ratio(theirs[kind], ours[kind + '_official'])} official parser); with "
-              f"reading ({read[kind]:.2f} s) on both sides "
-              f"{_ratio(theirs[kind] + read[kind], ours[kind] + read[kind])}")
-    print(f"{'8 key-value files':20} scoring only: ours {kv_ours:.2f} s, OFFICIAL "
-          f"{kv_theirs:.2f} s -> {_ratio(kv_theirs, kv_ours)}; with reading on both sides "
-          f"{_ratio(kv_theirs + kv_read, kv_ours + kv_read)}")
-    print(f"{'4 planning files':20} reading included: ours {ours['planning']:.2f} s "
-          f"({ours['planning_judge']:.2f} s judge metrics only), OFFICIAL "
-          f"{theirs['planning']:.2f} s -> {_ratio(theirs['planning'], ours['planning'])} "
-          f"({_ratio(theirs['planning'], ours['planning_judge'])})")
-    all_theirs = kv_theirs + kv_read + theirs["planning"]
-    for name, plan in (("with structure metrics", ours["planning"]),
-                       ("judge metrics only", ours["planning_judge"])):
-        all_ours = kv_ours + kv_read + plan
-        print(f"{'all 12 files':20} reading included, planning {name}: ours {all_ours:.2f} s, "
-              f"OFFICIAL {all_theirs:.2f} s -> {_ratio(all_theirs, all_ours)}")
+    _print_totals(ours, theirs, read)
 
 
 if __name__ == "__main__":

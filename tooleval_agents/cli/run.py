@@ -13,6 +13,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -317,6 +318,155 @@ def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
                       highlight=False, soft_wrap=True)
 
 
+@dataclass
+class Sweep:
+    """A run command's grid, checked before anything runs: one run per split, strategy,
+    model, agent and swept option set."""
+
+    bench: Benchmark
+    plan: list[tuple[Split, str | None]]
+    """Each split with the strategy named for it (None: the benchmark's default)."""
+    models: list[str]
+    agents: list[str | None]
+    grid: list[dict[str, Any]]
+    model_kwargs: dict[str, Any]
+    judge_kwargs: dict[str, Any]
+    policy: Any
+    """The retry policy of every model call (:class:`~tooleval_agents.models.retry.RetryPolicy`)."""
+
+    def runs(self) -> list[tuple[Split, str | None, str, str | None, dict[str, Any]]]:
+        return [(split, strat, m, a, opts) for split, strat in self.plan for m in self.models
+                for a in self.agents for opts in self.grid]
+
+
+def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] | None,
+               agents: list[str] | None, options: list[str] | None, task: str | None,
+               lang: str | None, category: str | None, subset: str | None,
+               samples: str | None, prompts: str | None, scoring: str | None,
+               judge: str | None, judge_args: list[str] | None, model_args: list[str] | None,
+               max_attempts: int, timeout: float) -> Sweep:
+    """Every argument of a run command checked, the grid expanded; a bad one raises
+    (``KeyError``, ``ValueError``, ``AgentLoadError``) before any split runs."""
+    from tooleval_agents.models.retry import RetryPolicy
+
+    bench = get_benchmark(benchmark)
+    grid = option_grid(options, "--option")
+    if samples is not None:
+        parse_samples(samples)
+    chosen: list[str | None] = (list(dict.fromkeys(strategy_names)) if strategy_names
+                                else [None])
+    judge_kwargs = parse_pairs(judge_args, "--judge-arg")
+    if judge_kwargs and judge is None:
+        raise ValueError("--judge-arg needs --judge")
+    named_agents: list[str | None] = list(dict.fromkeys(agents)) if agents else [None]
+    for name in filter(None, named_agents):
+        load_agent(name)  # a bad --agent fails now, before any split runs
+    _check_agent_strategies(bench, chosen, bool(agents))
+    plan = [(bench.split(t, s), strat) for strat in chosen
+            for t in choose_tasks(bench, task, strat)
+            for s in choose_subsets(bench, t, lang, category, subset)]
+    if prompts is not None:  # a prompt set nobody offers fails now, not per split
+        for split, named_strategy in plan:
+            declared = get_strategy(bench.name, named_strategy or bench.default_strategy(split))
+            for opts in grid:
+                resolve_options(prompts, strategy=(f"strategy {declared.name}",
+                                                   declared.options, opts),
+                                scoring=(f"{bench.name} {split.task} scoring",
+                                         bench.scoring_options(split), {}))
+    if judge is None:  # a split scored only by a judge fails now, not after the others ran
+        for split in dict.fromkeys(split for split, _ in plan):
+            try:
+                build_scorer(bench, split, {"scoring": scoring} if scoring else {})
+            except ValueError as exc:
+                raise ValueError(f"{split.name}: {exc}") from None
+    return Sweep(bench, plan, list(dict.fromkeys(models)), named_agents, grid,
+                 parse_pairs(model_args, "--model-arg"), judge_kwargs,
+                 RetryPolicy(max_attempts=max_attempts, timeout=timeout))
+
+
+def _check_agent_strategies(bench: Benchmark, chosen: list[str | None], agent: bool) -> None:
+    for name in filter(None, chosen):
+        named = strategies(bench.name).get((bench.name, name))
+        if agent and named is not None and not named.accepts_agent:
+            can = [n for (_, n), s in strategies(bench.name).items() if s.accepts_agent]
+            raise ValueError(f"strategy {name!r} runs its own agent and cannot run "
+                             f"--agent; strategies that can: {', '.join(can) or 'none'}")
+
+
+def print_notes(sweep: Sweep, judge: str | None, max_concurrency: int) -> None:
+    """What the user should know before the runs start (a local server, a judge that
+    borrows the model's endpoint)."""
+    notes = [local_server_hint(sweep.model_kwargs, max_concurrency)]
+    if judge is not None:
+        from tooleval_agents.run.setup import judge_arguments
+
+        _, inherited = judge_arguments(sweep.models[0], sweep.model_kwargs, judge,
+                                       sweep.judge_kwargs)
+        if inherited:
+            notes.append(f"the judge {judge} uses the model's {', '.join(inherited)} (same "
+                         "provider, no --judge-arg endpoint of its own)")
+    for note in filter(None, notes):
+        err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
+
+
+def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[str, Any]],
+            settings: dict[str, Any], *, show: bool) -> tuple[dict[str, Any], int]:
+    """One run of the grid: its row (``experiment`` None when the split could not run, its
+    error said in one line) and 1 when it left examples unscored, else 0."""
+    from tooleval_agents.run.runner import run_experiment
+
+    split, strat, model_spec, user_agent, options = run
+    try:
+        summary = run_experiment(
+            sweep.bench.name, task=split.task, subset=split.subset, strategy=strat,
+            agent=user_agent, model=model_spec, strategy_options=options,
+            retry=sweep.policy, model_kwargs=sweep.model_kwargs,
+            judge_kwargs=sweep.judge_kwargs, **settings)
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
+                          "same command again to resume.")
+        raise typer.Exit(130) from None
+    except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
+        message = one_line(exc)
+        err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {message}')}",
+                          highlight=False)
+        return {"experiment": None, "benchmark": split.benchmark, "task": split.task,
+                "subset": split.subset, "error": message}, 0
+    out = settings["out"]
+    config = RunDir(out / summary.experiment).read_config()
+    row = _row(split, summary, out, config.strategy, model_spec)
+    row["split_examples"] = config.dataset.total
+    if user_agent is not None:
+        row["agent"] = user_agent
+    if options:
+        row["strategy_options"] = options
+    unscored, advice = _unscored(row, summary)
+    if show:
+        _show(row, _headline(sweep.bench, split, [row]))
+    for text in filter(None, advice):  # stderr: --json keeps stdout clean
+        err_console.print(f"[yellow]{shown(f'{split.name}: {text}')}[/]", highlight=False)
+    return row, unscored
+
+
+def _unscored(row: dict[str, Any], summary: Any) -> tuple[int, list[str | None]]:
+    """Whether a run left examples without a score (provider errors left, a judge that
+    judged nothing, tool calls written as text and not read), and what to tell the user."""
+    left = int(summary.counts.get("infra_errors", 0))
+    advice = None
+    unscored = 0
+    if left:
+        kinds, first = infra_kinds(Path(row["run_dir"]))
+        row["infra_error_kinds"] = dict(kinds)
+        advice = infra_advice(left, kinds, first)
+        unscored = 1
+    judge_note = judge_advice(summary.counts, Path(row["run_dir"]))
+    if judge_note and not summary.counts.get("judged"):
+        unscored = 1  # a judged task whose judge answered nothing has no score at all
+    if tool_calls_unmeasured(summary.counts):  # calls written as text, none read
+        unscored = 1
+    return unscored, [advice, judge_note, *summary.notes]
+
+
 @app.command("run")
 def run_command(
     benchmark: Annotated[str, typer.Argument(help="A registered benchmark.")],
@@ -418,116 +568,29 @@ def run_command(
     A model served on this machine (llama.cpp, llama-cpp-python) usually answers one request
     at a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
     """
-    from tooleval_agents.models.retry import RetryPolicy
-    from tooleval_agents.run.runner import run_experiment
-
     try:
-        bench = get_benchmark(benchmark)
-        grid = option_grid(option, "--option")
-        if samples is not None:
-            parse_samples(samples)
-        models = list(dict.fromkeys(model))
-        chosen = list(dict.fromkeys(strategy)) if strategy else [None]
-        model_kwargs = parse_pairs(model_arg, "--model-arg")
-        judge_kwargs = parse_pairs(judge_arg, "--judge-arg")
-        if judge_kwargs and judge is None:
-            raise ValueError("--judge-arg needs --judge")
-        agents: list[str | None] = list(dict.fromkeys(agent)) if agent else [None]
-        for name in filter(None, agents):
-            load_agent(name)  # a bad --agent fails now, before any split runs
-        for name in filter(None, chosen):
-            named = strategies(bench.name).get((bench.name, name))
-            if agent and named is not None and not named.accepts_agent:
-                can = [n for (_, n), s in strategies(bench.name).items() if s.accepts_agent]
-                raise ValueError(f"strategy {name!r} runs its own agent and cannot run "
-                                 f"--agent; strategies that can: {', '.join(can) or 'none'}")
-        plan = [(bench.split(t, s), strat) for strat in chosen
-                for t in choose_tasks(bench, task, strat)
-                for s in choose_subsets(bench, t, lang, category, subset)]
-        splits = list(dict.fromkeys(split for split, _ in plan))
-        if prompts is not None:  # a prompt set nobody offers fails now, not per split
-            for split, named_strategy in plan:
-                declared = get_strategy(bench.name,
-                                        named_strategy or bench.default_strategy(split))
-                for opts in grid:
-                    resolve_options(prompts, strategy=(f"strategy {declared.name}",
-                                                       declared.options, opts),
-                                    scoring=(f"{bench.name} {split.task} scoring",
-                                             bench.scoring_options(split), {}))
-        policy = RetryPolicy(max_attempts=max_attempts, timeout=timeout)
-        if judge is None:  # a split scored only by a judge fails now, not after the others ran
-            for split in splits:
-                try:
-                    build_scorer(bench, split, {"scoring": scoring} if scoring else {})
-                except ValueError as exc:
-                    raise ValueError(f"{split.name}: {exc}") from None
+        sweep = plan_sweep(
+            benchmark, models=model, strategy_names=strategy, agents=agent, options=option,
+            task=task, lang=lang, category=category, subset=subset, samples=samples,
+            prompts=prompts, scoring=scoring, judge=judge, judge_args=judge_arg,
+            model_args=model_arg, max_attempts=max_attempts, timeout=timeout)
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
-    show_progress = sys.stderr.isatty() if progress is None else progress
-    notes = [local_server_hint(model_kwargs, max_concurrency)]
-    if judge is not None:
-        from tooleval_agents.run.setup import judge_arguments
-
-        _, inherited = judge_arguments(models[0], model_kwargs, judge, judge_kwargs)
-        if inherited:
-            notes.append(f"the judge {judge} uses the model's {', '.join(inherited)} (same "
-                         "provider, no --judge-arg endpoint of its own)")
-    for note in filter(None, notes):
-        err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
+    print_notes(sweep, judge, max_concurrency)
+    settings = {"samples": samples, "epochs": epochs, "judge": judge, "limit": limit,
+                "max_concurrency": max_concurrency, "rps": rps, "out": out, "upload": upload,
+                "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,
+                "scoring_options": {"scoring": scoring} if scoring else None,
+                "progress": sys.stderr.isatty() if progress is None else progress}
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
-    grid_runs = [(split, strat, m, a, opts) for split, strat in plan for m in models
-                 for a in agents for opts in grid]
-    for split, strat, model_spec, user_agent, options in grid_runs:
-        try:
-            summary = run_experiment(
-                bench.name, task=split.task, subset=split.subset, strategy=strat,
-                agent=user_agent, samples=samples, epochs=epochs,
-                model=model_spec, judge=judge, limit=limit, max_concurrency=max_concurrency,
-                rps=rps, out=out, upload=upload, data_dir=data_dir,
-                strategy_options=options, prompts=prompts,
-                scoring_options={"scoring": scoring} if scoring else None, cache=cache,
-                progress=show_progress, fresh=fresh, retry=policy,
-                model_kwargs=model_kwargs, judge_kwargs=judge_kwargs)
-        except KeyboardInterrupt:
-            err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
-                              "same command again to resume.")
-            raise typer.Exit(130) from None
-        except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
-            failed += 1
-            message = one_line(exc)
-            err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {message}')}",
-                              highlight=False)
-            rows.append({"experiment": None, "benchmark": split.benchmark, "task": split.task,
-                         "subset": split.subset, "error": message})
-            continue
-        config = RunDir(out / summary.experiment).read_config()
-        row = _row(split, summary, out, config.strategy, model_spec)
-        row["split_examples"] = config.dataset.total
-        if user_agent is not None:
-            row["agent"] = user_agent
-        if options:
-            row["strategy_options"] = options
-        left = int(summary.counts.get("infra_errors", 0))
-        advice = None
-        if left:
-            kinds, first = infra_kinds(Path(row["run_dir"]))
-            row["infra_error_kinds"] = dict(kinds)
-            advice = infra_advice(left, kinds, first)
-            unscored += 1
-        judge_note = judge_advice(summary.counts, Path(row["run_dir"]))
-        if judge_note and not summary.counts.get("judged"):
-            unscored += 1  # a judged task whose judge answered nothing has no score at all
-        unscored += tool_calls_unmeasured(summary.counts)  # calls written as text, none read
+    for run in sweep.runs():
+        row, left_unscored = run_one(sweep, run, settings, show=not json_out)
         rows.append(row)
-        if not json_out:
-            _show(row, _headline(bench, split, [row]))
-        # stderr: --json keeps stdout clean
-        for text in filter(None, (advice, judge_note, *summary.notes)):
-            err_console.print(f"[yellow]{shown(f'{split.name}: {text}')}[/]",
-                              highlight=False)
+        failed += row.get("experiment") is None
+        unscored += left_unscored
     if not json_out and sum(bool(r.get("experiment")) for r in rows) > 1:
-        show_sweep(bench, rows)
+        show_sweep(sweep.bench, rows)
     if json_out:
         print_json(rows[0] if len(rows) == 1 else rows)
     if failed:

@@ -6,13 +6,14 @@ import the HTTP client."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel
@@ -152,6 +153,34 @@ def _download_once(client: httpx.Client, url: str, target: Path, source: str,
                     folder.rmdir()
 
 
+def _download(client: httpx.Client, outcome: FetchedFile, f: ManifestFile, target: Path,
+              source: str, *, retries: int, backoff: float, advance: Callable[[int], Any],
+              restart: Callable[[], Any]) -> None:
+    """One file, retried on a transient failure (``restart`` rewinds the progress bar: the
+    retry starts the file again)."""
+    for attempt in range(1, retries + 2):
+        outcome.attempts = attempt
+        try:
+            _download_once(client, outcome.url, target, source, f, advance)
+            return
+        except (*_TRANSIENT, _RetryableStatus) as exc:
+            restart()
+            if attempt > retries:
+                offline = (f" -- no network here? Fetch from a mirror with --base-url "
+                           f"(or ${BASE_URL_ENV}): a URL template with {{path}}, or a "
+                           "folder laid out as <root>/<source>/<path>, e.g. served by "
+                           "`python -m http.server -d DATA_DIR` where the data is"
+                           if isinstance(exc, httpx.ConnectError) else "")
+                raise FetchError(
+                    outcome.url, f"{outcome.url}: still failing after {attempt} "
+                    f"attempts ({type(exc).__name__}: {exc}){offline}",
+                    status=getattr(exc, "status", None)) from exc
+            time.sleep(backoff * 2 ** (attempt - 1))
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # not worth retrying
+            raise FetchError(outcome.url, f"{outcome.url}: {type(exc).__name__}: "
+                             f"{exc}") from exc
+
+
 def fetch(source: str, data_dir: Path | str | None = None, *,
           base_url: str | None = None,
           groups: Iterable[str] | None = None,
@@ -210,28 +239,9 @@ def fetch(source: str, data_dir: Path | str | None = None, *,
         done = 0
         for outcome, f, target in pending:
             bar.update(task, description=shown(f"{source}/{f.path}"))
-            for attempt in range(1, retries + 2):
-                outcome.attempts = attempt
-                try:
-                    _download_once(client, outcome.url, target, source, f,
-                                   lambda n: bar.advance(task, n))
-                    break
-                except (*_TRANSIENT, _RetryableStatus) as exc:
-                    bar.update(task, completed=done)  # the retry starts the file again
-                    if attempt > retries:
-                        offline = (f" -- no network here? Fetch from a mirror with --base-url "
-                                   f"(or ${BASE_URL_ENV}): a URL template with {{path}}, or a "
-                                   "folder laid out as <root>/<source>/<path>, e.g. served by "
-                                   "`python -m http.server -d DATA_DIR` where the data is"
-                                   if isinstance(exc, httpx.ConnectError) else "")
-                        raise FetchError(
-                            outcome.url, f"{outcome.url}: still failing after {attempt} "
-                            f"attempts ({type(exc).__name__}: {exc}){offline}",
-                            status=getattr(exc, "status", None)) from exc
-                    time.sleep(backoff * 2 ** (attempt - 1))
-                except (httpx.HTTPError, httpx.InvalidURL) as exc:  # not worth retrying
-                    raise FetchError(outcome.url, f"{outcome.url}: {type(exc).__name__}: "
-                                     f"{exc}") from exc
+            _download(client, outcome, f, target, source, retries=retries, backoff=backoff,
+                      advance=lambda n: bar.advance(task, n),
+                      restart=functools.partial(bar.update, task, completed=done))
             done += f.size
         bar.update(task, description=shown(f"{source}: done"))
     return FetchReport(source=source, repo=entry.repo, commit=entry.commit, root=root,

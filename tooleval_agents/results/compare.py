@@ -310,14 +310,7 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
         raise ValueError("compare needs at least one run")
     data = [load_run(r) for r in runs]
     _unique_labels(data)
-    known = _metric_order(data)
-    if metrics:
-        unknown = [m for m in metrics if m not in known]
-        if unknown:
-            raise KeyError(f"unknown metric(s) {unknown}; the runs report: {known}")
-        names = list(metrics)
-    else:
-        names = known
+    names = _chosen_metrics(data, metrics)
     table = pd.DataFrame({r.label: [r.metrics().get(m, np.nan) for m in names] for r in data},
                          index=pd.Index(names, name="metric"))
     notes: list[str] = []
@@ -326,65 +319,96 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
         if r.infra_errors:
             notes.append(f"{r.label}: {r.infra_errors} infra error(s) excluded from every "
                          "metric")
-    alpha = (1 - confidence) / 2
-    cache: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
-    rows: list[dict[str, Any]] = []
+    pairs = _Pairs(names, n_boot=n_boot, seed=seed, alpha=(1 - confidence) / 2, notes=notes)
     other_splits = 0
     for i, a in enumerate(data):
         for b in data[i + 1:]:
             if _split_key(a) != _split_key(b):
                 other_splits += 1
-                continue
-            if a.config.dataset.hash != b.config.dataset.hash:
-                notes.append(f"{a.label} vs {b.label}: not compared pairwise: same split but "
-                             f"different data (dataset hash {a.config.dataset.hash[:12]} != "
-                             f"{b.config.dataset.hash[:12]}: other data files, another order "
-                             "of the samples or another --limit), so an example id names "
-                             "different samples in the two runs")
-                continue
-            common = sorted(set(a.scores) & set(b.scores))
-            only_a, only_b = len(a.scores) - len(common), len(b.scores) - len(common)
-            base = {"run_a": a.label, "run_b": b.label, "n_examples": len(common),
-                    "only_a": only_a, "only_b": only_b}
-            if not common:
-                notes.append(f"{a.label} vs {b.label}: no example scored by both: no paired "
-                             "difference")
-                rows += [{**base, "metric": m, "a": np.nan, "b": np.nan, "diff": np.nan,
-                          "ci_low": np.nan, "ci_high": np.nan, "significant": False}
-                         for m in names if m in a.metrics() or m in b.metrics()]
-                continue
-            if only_a or only_b:
-                notes.append(f"{a.label} vs {b.label}: compared on the {len(common)} examples "
-                             f"both scored ({only_a} only in {a.label}, {only_b} only in "
-                             f"{b.label})")
-            point_a, point_b = a.point(common), b.point(common)
-            if n_boot > 0:
-                key = tuple(common)
-                for run in (a, b):
-                    if (run.label, key) not in cache:
-                        cache[(run.label, key)] = _boot_metrics(run, common, seed, n_boot,
-                                                                names)
-                diffs = cache[(b.label, key)] - cache[(a.label, key)]
-            for j, m in enumerate(names):
-                if m not in point_a and m not in point_b:
-                    continue
-                va, vb = point_a.get(m, np.nan), point_b.get(m, np.nan)
-                low = high = np.nan
-                defined = diffs[:, j][~np.isnan(diffs[:, j])] if n_boot > 0 else np.empty(0)
-                if defined.size and not math.isnan(va) and not math.isnan(vb):
-                    # Resamples where the metric had nothing to count (n/a) are left out.
-                    low, high = (float(x) for x in np.quantile(defined, [alpha, 1 - alpha]))
-                rows.append({**base, "metric": m, "a": va, "b": vb, "diff": vb - va,
-                             "ci_low": low, "ci_high": high,
-                             "significant": bool(low > 0 or high < 0)})
+            else:
+                pairs.add(a, b)
     if other_splits:
         notes.append(f"{other_splits} pair(s) of runs over different splits (benchmark, task, "
                      "subset) are not compared pairwise")
-    columns = ["run_a", "run_b", "metric", "a", "b", "diff", "ci_low", "ci_high", "significant",
-               "n_examples", "only_a", "only_b"]
-    differences = pd.DataFrame(rows, columns=columns)
+    differences = pd.DataFrame(pairs.rows, columns=DIFFERENCE_COLUMNS)
     return Comparison(runs=data, table=table, differences=differences, costs=costs(data),
                       notes=notes, n_boot=n_boot, seed=seed, confidence=confidence)
+
+
+DIFFERENCE_COLUMNS = ["run_a", "run_b", "metric", "a", "b", "diff", "ci_low", "ci_high",
+                      "significant", "n_examples", "only_a", "only_b"]
+
+
+def _chosen_metrics(data: Sequence[RunData], metrics: Sequence[str] | None) -> list[str]:
+    known = _metric_order(data)
+    if not metrics:
+        return known
+    unknown = [m for m in metrics if m not in known]
+    if unknown:
+        raise KeyError(f"unknown metric(s) {unknown}; the runs report: {known}")
+    return list(metrics)
+
+
+class _Pairs:
+    """The paired differences of runs over one split, pair by pair (:func:`compare`)."""
+
+    def __init__(self, names: list[str], *, n_boot: int, seed: int, alpha: float,
+                 notes: list[str]) -> None:
+        self.names, self.n_boot, self.seed, self.alpha = names, n_boot, seed, alpha
+        self.notes = notes
+        self.rows: list[dict[str, Any]] = []
+        self.cache: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+
+    def add(self, a: RunData, b: RunData) -> None:
+        if a.config.dataset.hash != b.config.dataset.hash:
+            self.notes.append(
+                f"{a.label} vs {b.label}: not compared pairwise: same split but different "
+                f"data (dataset hash {a.config.dataset.hash[:12]} != "
+                f"{b.config.dataset.hash[:12]}: other data files, another order of the "
+                "samples or another --limit), so an example id names different samples in "
+                "the two runs")
+            return
+        common = sorted(set(a.scores) & set(b.scores))
+        only_a, only_b = len(a.scores) - len(common), len(b.scores) - len(common)
+        base = {"run_a": a.label, "run_b": b.label, "n_examples": len(common),
+                "only_a": only_a, "only_b": only_b}
+        if not common:
+            self.notes.append(f"{a.label} vs {b.label}: no example scored by both: no paired "
+                              "difference")
+            self.rows += [{**base, "metric": m, "a": np.nan, "b": np.nan, "diff": np.nan,
+                           "ci_low": np.nan, "ci_high": np.nan, "significant": False}
+                          for m in self.names if m in a.metrics() or m in b.metrics()]
+            return
+        if only_a or only_b:
+            self.notes.append(f"{a.label} vs {b.label}: compared on the {len(common)} examples "
+                              f"both scored ({only_a} only in {a.label}, {only_b} only in "
+                              f"{b.label})")
+        self._differences(a, b, common, base)
+
+    def _differences(self, a: RunData, b: RunData, common: list[str],
+                     base: dict[str, Any]) -> None:
+        point_a, point_b = a.point(common), b.point(common)
+        diffs = self._boot(b, common) - self._boot(a, common) if self.n_boot > 0 else None
+        for j, m in enumerate(self.names):
+            if m not in point_a and m not in point_b:
+                continue
+            va, vb = point_a.get(m, np.nan), point_b.get(m, np.nan)
+            low = high = np.nan
+            defined = diffs[:, j][~np.isnan(diffs[:, j])] if diffs is not None \
+                else np.empty(0)
+            if defined.size and not math.isnan(va) and not math.isnan(vb):
+                # Resamples where the metric had nothing to count (n/a) are left out.
+                low, high = (float(x) for x in
+                             np.quantile(defined, [self.alpha, 1 - self.alpha]))
+            self.rows.append({**base, "metric": m, "a": va, "b": vb, "diff": vb - va,
+                              "ci_low": low, "ci_high": high,
+                              "significant": bool(low > 0 or high < 0)})
+
+    def _boot(self, run: RunData, common: list[str]) -> np.ndarray:
+        key = (run.label, tuple(common))
+        if key not in self.cache:
+            self.cache[key] = _boot_metrics(run, common, self.seed, self.n_boot, self.names)
+        return self.cache[key]
 
 
 def _split_key(run: RunData) -> tuple[str, str, str]:
@@ -393,7 +417,7 @@ def _split_key(run: RunData) -> tuple[str, str, str]:
 
 def costs(runs: Sequence[RunData]) -> pd.DataFrame:
     """Token cost per example of each run, as ``summary.json`` counts it
-    (:func:`tooleval_agents.results.rundir.summarize`).
+    (:func:`tooleval_agents.results.summary.summarize`).
 
     Columns: ``examples`` (recorded results, infra errors included), ``scored`` (not infra
     errors), ``infra_errors``; ``mean_input_tokens``, ``mean_output_tokens``,

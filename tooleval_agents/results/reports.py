@@ -314,12 +314,7 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
     _clear_previous(out)
     report = Report(out_dir=out, markdown=out / "report.md", comparison=comparison)
 
-    def csv(name: str, frame: pd.DataFrame, *, index: bool) -> str:
-        path = inside(out, f"{name}.csv", what="report table")  # names come from runs
-        frame.to_csv(path, index=index)
-        report.csv.append(path)
-        return path.name
-
+    csv = _CsvWriter(report)
     runs_frame = _runs_frame(data)
     md = ["# Evaluation report", "",
           f"Generated {now()} from {len(data)} run(s); scores are the runs' stored per-example "
@@ -327,7 +322,37 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
           "", "## Runs", "", markdown_table(runs_frame.drop(columns=["path"]), index=False), "",
           f"CSV: [runs.csv]({csv('runs', runs_frame, index=False)}), all metrics of all runs: "
           f"[metrics.csv]({csv('metrics', comparison.table, index=True)})", ""]
+    md += _benchmark_sections(data, report, csv)
+    md += _differences_section(data, comparison, csv, metrics)
+    csv("costs", comparison.costs, index=True)
+    md += ["## Cost per example", "", markdown_table(comparison.costs), "",
+           "*Tokens and model calls: means over every recorded example, infra errors "
+           "included (as in each run's summary.json); latency: mean over the scored "
+           "examples.*", ""]
+    if comparison.notes:
+        md += ["## Notes", "", *[f"- {n}" for n in comparison.notes], ""]
+    report.markdown.write_text("\n".join(md), encoding="utf-8")
+    written = [report.markdown, *report.csv, *report.figures]
+    (out / MANIFEST).write_text(json.dumps(sorted({p.name for p in written})), encoding="utf-8")
+    return report
 
+
+class _CsvWriter:
+    """Writes a report's CSV tables into its folder (names checked: they come from runs)."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+
+    def __call__(self, name: str, frame: pd.DataFrame, *, index: bool) -> str:
+        path = inside(self.report.out_dir, f"{name}.csv", what="report table")
+        frame.to_csv(path, index=index)
+        self.report.csv.append(path)
+        return path.name
+
+
+def _benchmark_sections(data: Sequence[RunData], report: Report, csv: _CsvWriter) -> list[str]:
+    """One section per benchmark: its own tables and figures, then the generic ones."""
+    md: list[str] = []
     groups: dict[str, list[RunData]] = {}
     for run in data:
         groups.setdefault(run.config.benchmark, []).append(run)
@@ -343,42 +368,36 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
             if table.note:
                 md += [f"*{table.note}*", ""]
             md += [f"CSV: [{name}]({name})", ""]
-        own_figures = bench.report_figures(group, out) if bench else []
-        for figure in [*own_figures, *generic.figures(benchmark, group, out)]:
+        own_figures = bench.report_figures(group, report.out_dir) if bench else []
+        for figure in [*own_figures, *generic.figures(benchmark, group, report.out_dir)]:
             report.figures.append(figure.path)
             md += [f"### {figure.title}", "", f"![{figure.title}]({figure.path.name})", "",
                    _n_note(group), ""]
             if figure.note:
                 md += [f"*{figure.note}*", ""]
+    return md
 
+
+def _differences_section(data: Sequence[RunData], comparison: Comparison, csv: _CsvWriter,
+                         metrics: Sequence[str] | None) -> list[str]:
     diffs = comparison.differences[comparison.differences["n_examples"] > 0]
-    if not diffs.empty:
-        csv("differences", comparison.differences, index=False)
-        shown = diffs
-        if not metrics:
-            headline = {m for r in data for m in r.scorer.headline}
-            shown = diffs[diffs["metric"].isin(headline)]
-        level = round(100 * comparison.confidence)
-        frame = pd.DataFrame({
-            "run_a": shown["run_a"], "run_b": shown["run_b"], "metric": shown["metric"],
-            "a": shown["a"], "b": shown["b"], "b - a": shown["diff"],
-            f"{level}% CI": [f"[{fmt(lo)}, {fmt(hi)}]" for lo, hi in
-                             zip(shown["ci_low"], shown["ci_high"], strict=True)],
-            "CI excludes 0": shown["significant"], "examples": shown["n_examples"]})
-        md += ["## Paired differences", "",
-               f"Paired bootstrap over the examples both runs scored ({comparison.n_boot} "
-               f"resamples, seed {comparison.seed}); pooled metrics recomputed per resample."
-               + ("" if metrics else " Headline metrics shown; every metric is in "
-                  "[differences.csv](differences.csv)."), "",
-               markdown_table(frame, index=False), ""]
-    csv("costs", comparison.costs, index=True)
-    md += ["## Cost per example", "", markdown_table(comparison.costs), "",
-           "*Tokens and model calls: means over every recorded example, infra errors "
-           "included (as in each run's summary.json); latency: mean over the scored "
-           "examples.*", ""]
-    if comparison.notes:
-        md += ["## Notes", "", *[f"- {n}" for n in comparison.notes], ""]
-    report.markdown.write_text("\n".join(md), encoding="utf-8")
-    written = [report.markdown, *report.csv, *report.figures]
-    (out / MANIFEST).write_text(json.dumps(sorted({p.name for p in written})), encoding="utf-8")
-    return report
+    if diffs.empty:
+        return []
+    csv("differences", comparison.differences, index=False)
+    shown = diffs
+    if not metrics:
+        headline = {m for r in data for m in r.scorer.headline}
+        shown = diffs[diffs["metric"].isin(headline)]
+    level = round(100 * comparison.confidence)
+    frame = pd.DataFrame({
+        "run_a": shown["run_a"], "run_b": shown["run_b"], "metric": shown["metric"],
+        "a": shown["a"], "b": shown["b"], "b - a": shown["diff"],
+        f"{level}% CI": [f"[{fmt(lo)}, {fmt(hi)}]" for lo, hi in
+                         zip(shown["ci_low"], shown["ci_high"], strict=True)],
+        "CI excludes 0": shown["significant"], "examples": shown["n_examples"]})
+    return ["## Paired differences", "",
+            f"Paired bootstrap over the examples both runs scored ({comparison.n_boot} "
+            f"resamples, seed {comparison.seed}); pooled metrics recomputed per resample."
+            + ("" if metrics else " Headline metrics shown; every metric is in "
+               "[differences.csv](differences.csv)."), "",
+            markdown_table(frame, index=False), ""]

@@ -51,8 +51,8 @@ from tooleval_agents.results.rundir import (
     dataset_hash,
     edited_note,
     now,
-    summarize,
 )
+from tooleval_agents.results.summary import summarize
 from tooleval_agents.run.epochs import epoch_id, split_epoch, with_epochs
 from tooleval_agents.run.selection import select
 

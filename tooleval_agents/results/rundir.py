@@ -20,8 +20,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import statistics
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,17 +30,13 @@ from pydantic import BaseModel, Field
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.data.jsonio import atomic_write_text, read_model
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.models.tool_calls.counts import CallTally, ToolCallCounts, tool_call_notes
-from tooleval_agents.results.corpus import Columns, aggregate_resamples, counts_of
-from tooleval_agents.results.costs import run_cost
+from tooleval_agents.models.tool_calls.counts import ToolCallCounts
 from tooleval_agents.results.dirlock import (
     LOCK as LOCK,  # the run directory's files, with CONFIG...
 )
 from tooleval_agents.results.dirlock import RunLockedError as RunLockedError
 from tooleval_agents.results.dirlock import hold_directory
-from tooleval_agents.results.intervals import bootstrap_intervals, vectorized_intervals
 from tooleval_agents.results.journal import JournalFile, repair_torn_tail, seal, seal_state
-from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
 _ID_PREFIX = b'{"example_id":"'
@@ -415,143 +409,6 @@ class RunDir:
     def read_summary(self) -> RunSummary:
         summary = read_model(self.path / SUMMARY, RunSummary)
         return summary.model_copy(update={"run_dir": str(self.path)})
-
-
-def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
-              results: Iterable[ExampleResult | ResultHead], *, examples: int,
-              wall_s: float | None = None, epochs: int = 1,
-              headline: Sequence[str] = (), model: str | None = None,
-              judge: str | None = None, vectorized: bool = False) -> RunSummary:
-    """The one summary computation (the runner's and re-scoring's): metrics pooled by
-    ``aggregate`` over the stored scores of every non-infra result; infra errors, examples not
-    run yet, retries and cache hits counted apart; token usage (totals and means over every
-    recorded result, infra errors included) and latency (over the scored results).
-    :func:`tooleval_agents.results.compare.costs` uses the same definitions.
-
-    ``results`` are read once, one at a time (a :class:`ResultHead` is enough: only the
-    small fields and the score are read); with ``vectorized`` (the scorer's
-    ``aggregate`` takes a :class:`~tooleval_agents.results.corpus.Corpus`) only a few numbers per
-    example are kept, and the confidence intervals pool every resample at once.
-
-    Raises:
-        ValueError: a non-infra result without a stored score.
-    """
-    counts = Counter[str]()
-    usage_keys = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
-                  "cache_hits")
-    totals = dict.fromkeys([*usage_keys, "judge_input_tokens", "judge_output_tokens",
-                            "judge_cached_input_tokens", "judge_calls"], 0.0)
-    latencies: list[float] = []
-    columns = Columns()
-    kept: list[ExampleScore] = []  # the scores themselves, for an aggregate of score lists
-    # Per scored attempt: its example and the scores success counting and epochs read.
-    per_attempt: list[tuple[int, dict[str, float]]] = []
-    tally = BinaryTally()
-    scored = 0
-    groups: dict[int, list[int]] = {}
-    recorded = 0
-    calls = CallTally()
-    for r in results:
-        recorded += 1
-        counts[r.status] += 1
-        counts["retried"] += r.retries > 0 or r.attempt > 1
-        counts["cached"] += r.usage.cache_hits > 0 and r.usage.model_calls == 0
-        for k in usage_keys:
-            totals[k] += getattr(r.usage, k)
-        totals["judge_input_tokens"] += r.judge_usage.input_tokens
-        totals["judge_output_tokens"] += r.judge_usage.output_tokens
-        totals["judge_cached_input_tokens"] += r.judge_usage.cached_input_tokens
-        totals["judge_calls"] += r.judge_usage.model_calls
-        if r.status == "infra_error":
-            continue
-        calls.add(r.tool_calls)
-        if r.score is None:
-            raise ValueError(f"example {r.example_id} has no stored score: re-score the run")
-        score = (r.score.example_score() if isinstance(r.score, ScoreHead)
-                 else ExampleScore.model_validate(r.score))
-        counts["scoring_errors"] += score.error is not None
-        if "judge" in score.labels:
-            counts[f"verdict_{score.labels['judge']}"] += 1
-        latencies.append(r.latency_s)
-        if not vectorized or epochs > 1:  # the intervals resample groups of attempts
-            groups.setdefault(r.index, []).append(scored)
-        shown = {k: v for k, v in score.scores.items() if not headline or k in headline}
-        tally.add(shown)
-        scored += 1
-        if epochs > 1:  # pass@k and the spread need each attempt's scores
-            per_attempt.append((r.index, shown))
-        if vectorized:
-            columns.add(score)
-        else:
-            kept.append(ExampleScore.model_construct(scores=score.scores, parts=score.parts,
-                                                     labels=score.labels, error=score.error))
-    summary_counts = {
-        "examples": examples,
-        "scored": scored,
-        "ok": counts["ok"],
-        "model_errors": counts["model_error"],
-        "infra_errors": counts["infra_error"],
-        "not_run": examples - recorded,
-        "retried": counts["retried"],
-        "cached": counts["cached"],
-        "scoring_errors": counts["scoring_errors"],
-        **calls.counts(),
-    }
-    # Judged scorers label each example ``judge``: ok / error / missing_prediction. A run whose
-    # judge answered nothing must not pass for one that scored 0 (see ``tooleval run``).
-    if any(k.startswith("verdict_") for k in counts):
-        summary_counts["judged"] = counts["verdict_ok"]
-        summary_counts["judge_errors"] = counts["verdict_error"]
-    usage = {**totals, **{f"{k}_per_example": (totals[k] / recorded if recorded else 0.0)
-                          for k in ("input_tokens", "output_tokens", "model_calls")}}
-    lat = sorted(latencies)
-    latency: dict[str, float] = {}
-    if lat:
-        latency = {"mean": statistics.fmean(lat), "p50": lat[len(lat) // 2],
-                   "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))], "max": lat[-1]}
-    if wall_s is not None:
-        latency["wall"] = wall_s
-    # None (n/a: nothing to count) stays None: JSON null, shown as "n/a (0 of N)".
-    corpus: Any = columns.corpus() if vectorized else kept
-    metrics = ({k: None if v is None else float(v) for k, v in aggregate(corpus).items()}
-               if scored else {})
-    binary = tally.binary(list(headline or metrics))
-    if not scored:
-        ci: dict[str, list[float]] = {}
-    elif vectorized and epochs == 1:  # one attempt per example: a group is a row
-        ci = vectorized_intervals(columns, aggregate, list(metrics))
-    else:
-        names = list(metrics)
-
-        def pool(drawn: list[int]) -> dict[str, float | None]:
-            if not vectorized:
-                return dict(aggregate([kept[i] for i in drawn]))
-            row = aggregate_resamples(aggregate, columns, [counts_of([drawn], scored)],
-                                      names)[0]
-            return {k: None if v != v else float(v) for k, v in zip(names, row, strict=True)}
-
-        def statistic(sample: list[Sequence[int]]) -> dict[str, float | None]:
-            out = pool([i for g in sample for i in g])
-            if epochs > 1:  # pass@k / pass^k of the resampled examples
-                out.update(epoch_summary([(j, per_attempt[i][1]) for j, g in enumerate(sample)
-                                          for i in g], epochs, binary)[0])
-            return out
-
-        ci = bootstrap_intervals(list(groups.values()), statistic)
-    spread: dict[str, Any] = {}
-    if epochs > 1:
-        summary_counts["epochs"] = epochs
-        extra, sd = epoch_summary(per_attempt, epochs, binary)
-        metrics.update(extra)
-        spread = {"n": epochs, "sd": sd}
-    # A success is a 100 on the first success-type headline metric (e.g. AppBench success).
-    success_metric, won = tally.successes(list(headline or metrics))
-    cost = run_cost(model=model, judge=judge, usage=usage, examples=recorded, successes=won)
-    if success_metric is not None:
-        cost["success_metric"] = success_metric
-    return RunSummary(experiment=experiment, metrics=metrics, counts=summary_counts,
-                      usage=usage, latency_s=latency, ci=ci, epochs=spread, cost=cost,
-                      notes=tool_call_notes(summary_counts))
 
 
 def result_line(result: ExampleResult) -> bytes:

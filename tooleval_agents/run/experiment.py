@@ -49,7 +49,7 @@ from tooleval_agents.results.rundir import (
     example_digest,
     result_line,
 )
-from tooleval_agents.results.rundir import summarize as results_summarize
+from tooleval_agents.results.summary import summarize as results_summarize
 from tooleval_agents.run.epochs import split_epoch
 from tooleval_agents.run.transcripts import PromptStore
 from tooleval_agents.terminal import shown

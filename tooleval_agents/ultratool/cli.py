@@ -146,18 +146,6 @@ def score(
     root = resolve_data_dir(data_dir)
     records: dict[tuple[str, str], list[Any]] = {}  # each test set read once for all files
 
-    def split_of(path: Path) -> tuple[UltraToolTask, Lang]:
-        named_task, named_lang = prediction_split(path)
-        found_task, found_lang = task or named_task, lang or named_lang
-        if found_task is None or found_lang is None:
-            unknown = [o for o, v in (("--task", found_task), ("--lang", found_lang))
-                       if v is None]
-            raise ValueError(f"{path}: its path does not tell its "
-                             f"{' or '.join(o[2:] for o in unknown)} (published files are "
-                             f"<English|Chinese>-dataset/<model>/<task>.json): pass "
-                             f"{' and '.join(unknown)}")
-        return found_task, found_lang
-
     def run(path: Path, split: tuple[UltraToolTask, Lang]) -> TaskReport:
         the_task, the_lang = split
         if split not in records:
@@ -170,7 +158,7 @@ def score(
 
     if many:
         def score_one(path: Path) -> ScoredFile:
-            split = split_of(path)
+            split = _split_of(path, task, lang)
             report = run(path, split)
             return ScoredFile(labels={"task": split[0], "lang": split[1]}, json=report.summary(),
                               metrics=dict(report.metrics), n=report.counts.samples,
@@ -179,7 +167,7 @@ def score(
         score_files(paths, score_one, title="UltraTool", json_out=json_out, progress=progress)
         return
     try:
-        split = split_of(paths[0])
+        split = _split_of(paths[0], task, lang)
     except ValueError as exc:
         raise fail(str(exc), code=2) from None
     try:
@@ -191,6 +179,24 @@ def score(
     if json_out:
         print_json(report.summary())
         return
+    _show_report(report, split)
+
+
+def _split_of(path: Path, task: UltraToolTask | None,
+              lang: Lang | None) -> tuple[UltraToolTask, Lang]:
+    """The task and language of a predictions file: the options', else its published path's."""
+    named_task, named_lang = prediction_split(path)
+    found_task, found_lang = task or named_task, lang or named_lang
+    if found_task is None or found_lang is None:
+        unknown = [o for o, v in (("--task", found_task), ("--lang", found_lang)) if v is None]
+        raise ValueError(f"{path}: its path does not tell its "
+                         f"{' or '.join(o[2:] for o in unknown)} (published files are "
+                         f"<English|Chinese>-dataset/<model>/<task>.json): pass "
+                         f"{' and '.join(unknown)}")
+    return found_task, found_lang
+
+
+def _show_report(report: TaskReport, split: tuple[str, str]) -> None:
     table = Table(title=shown(f"UltraTool {split[0]} ({split[1]})"))
     table.add_column("metric")
     table.add_column("value", justify="right")
