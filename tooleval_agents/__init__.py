@@ -10,6 +10,7 @@ in its package (``tooleval_agents.ultratool``, ``tooleval_agents.appbench``), wo
 from __future__ import annotations
 
 from tooleval_agents.contracts import (
+    AgentIO,
     ExampleFields,
     ExampleScore,
     GoldAnswer,
@@ -31,6 +32,7 @@ from tooleval_agents.errors import (
     DatasetMissingError,
     ToolevalError,
 )
+from tooleval_agents.evaluation import Evaluators, agent_io_for, evaluators_for
 from tooleval_agents.registry import (
     Benchmark,
     benchmarks,
@@ -45,11 +47,13 @@ from tooleval_agents.results.corpus import Corpus, as_corpus
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentIO",
     "Benchmark",
     "ChecksumError",
     "Corpus",
     "DataFormatError",
     "DatasetMissingError",
+    "Evaluators",
     "ExampleFields",
     "ExampleScore",
     "GoldAnswer",
@@ -64,8 +68,10 @@ __all__ = [
     "StrategyContext",
     "ToolevalError",
     "__version__",
+    "agent_io_for",
     "as_corpus",
     "benchmarks",
+    "evaluators_for",
     "get_benchmark",
     "get_strategy",
     "pooled",

@@ -93,6 +93,7 @@ from tooleval_agents.data.langsmith_datasets import (
 )
 from tooleval_agents.data.paths import inside
 from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.evaluation import ascore_one, score_one
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.chat_models import ContentChatModel
 from tooleval_agents.models.identity import model_name_of, provider_of
@@ -572,11 +573,8 @@ class _Experiment:
         with collect_stats() as judge:
             if status != "infra_error" and self.scorer.ascore is not None:
                 answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
-                try:
-                    value = _as_score(await self.scorer.ascore(
-                        split_epoch(example.inputs)[0], answer, example.outputs or {}))
-                except Exception as exc:  # a scorer failure is recorded on the example
-                    value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+                value = await ascore_one(self.scorer, split_epoch(example.inputs)[0], answer,
+                                         example.outputs or {})
         return self.score(example, outputs, harness, value, judge)
 
     def score(self, example: Example, outputs: dict[str, Any],
@@ -598,11 +596,7 @@ class _Experiment:
             answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
             if value is None:
                 with collect_stats() as judge:  # a judged scorer's model calls
-                    try:
-                        value = _as_score(self.scorer.score(inputs, answer,
-                                                            example.outputs or {}))
-                    except Exception as exc:  # a scorer failure is recorded on the example
-                        value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+                    value = score_one(self.scorer, inputs, answer, example.outputs or {})
             score = value.model_dump(mode="json")
             with self._lock:
                 self.tally(value)
@@ -679,10 +673,6 @@ class _RowEvaluator(RunEvaluator):
     @property
     def feedback_keys(self) -> list[str]:
         return list(self.experiment.scorer.headline)
-
-
-def _as_score(value: Any) -> ExampleScore:
-    return value if isinstance(value, ExampleScore) else ExampleScore.model_validate(value)
 
 
 def _stats_dict(stats: CallStats) -> dict[str, Any]:
