@@ -157,7 +157,8 @@ def _messages(value: Any) -> list[BaseMessage]:
     from langchain_core.load import load
     from langchain_core.messages import BaseMessage, convert_to_messages
 
-    items = [load(m) if isinstance(m, dict) and m.get("lc") == 1 else m for m in value]
+    items = [load(m, allowed_objects="messages") if isinstance(m, dict) and m.get("lc") == 1
+             else m for m in value]
     return [m if isinstance(m, BaseMessage) else convert_to_messages([m])[0] for m in items]
 
 
