@@ -58,6 +58,8 @@ DEFERRED = {
                                             "tooleval_agents.models.specs",
                                             "tooleval_agents.models.retry"},
     "tooleval_agents.appbench.cli": {"evaluators.appbench.scoring"},
+    # evaluators_for loads the provider models (LangChain) only for a judge given by name.
+    "tooleval_agents.evaluation": {"tooleval_agents.models.specs"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).
     "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.models.retry"},
