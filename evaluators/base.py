@@ -20,10 +20,12 @@ from tooleval_agents.contracts import (
     ExampleScore,
     Part,
     ScoreFn,
+    Scorer,
     feedback,
     mean_score,
     pooled,
 )
+from tooleval_agents.evaluation import scorer_evaluators
 from tooleval_agents.results.corpus import Corpus, as_corpus
 
 __all__ = ["AggregateFn", "Corpus", "ExampleScore", "Part", "ScoreFn", "as_corpus", "feedback",
@@ -39,19 +41,8 @@ def langsmith_evaluators(
 
         row, summary = langsmith_evaluators("tool_usage", score_tool_usage, aggregate_tool_usage)
         evaluate(target, data=examples, evaluators=[row], summary_evaluators=[summary])
+
+    (:func:`tooleval_agents.evaluation.scorer_evaluators`: a scorer that raises gives
+    ``scoring_error`` feedback; the summary pools the row scores.)
     """
-
-    def row(inputs: dict[str, Any], outputs: dict[str, Any],
-            reference_outputs: dict[str, Any]) -> list[dict[str, Any]]:
-        return feedback(score(inputs, outputs or {}, reference_outputs or {}))
-
-    def summary(inputs: list[dict[str, Any]], outputs: list[dict[str, Any]],
-                reference_outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        results = [score(i, o or {}, r or {}) for i, o, r in
-                   zip(inputs, outputs, reference_outputs, strict=True)]
-        # A metric with nothing to count (None) is n/a: no summary score is sent for it.
-        return [{"key": k, "score": v} for k, v in aggregate(results).items() if v is not None]
-
-    row.__name__ = f"{name}_row"
-    summary.__name__ = f"{name}_summary"
-    return row, summary
+    return scorer_evaluators(Scorer(score=score, aggregate=aggregate), name=name)

@@ -199,13 +199,21 @@ def agent_node(agent: Runnable[Any, Any], messages_for: MessagesFor,
         if not isinstance(messages, list):
             raise TypeError(f"the agent returned {type(result).__name__} without a 'messages' "
                             "list; an agent must return a state with its messages")
-        records = trajectory(messages)
-        update = read(state, records, messages)
-        record = agent_record(messages, records)
-        if update.get("parse_error") and record["unread_text_calls"]:
-            update["parse_error"] += (f" ({record['unread_text_calls']} answer(s) hold tool "
-                                      "calls written as text: -O tool_calls=auto reads them)")
-        trace = [{"kind": "tool_call", **r.model_dump(mode="json")} for r in records]
-        return {"raw_outputs": model_texts(messages), **update, "trace": [*trace, record]}
+        return agent_outputs(state, messages, read)
 
     return node
+
+
+def agent_outputs(state: WorkflowState, messages: list[BaseMessage],
+                  read: ReadTrajectory) -> NodeUpdate:
+    """An agent's conversation as the workflow's outputs (see :func:`agent_node`): what
+    ``read`` makes of its trajectory, ``raw_outputs`` and ``trace``. Also what a split's
+    :class:`~tooleval_agents.contracts.AgentIO` reads from an agent run outside a strategy."""
+    records = trajectory(messages)
+    update = read(state, records, messages)
+    record = agent_record(messages, records)
+    if update.get("parse_error") and record["unread_text_calls"]:
+        update["parse_error"] += (f" ({record['unread_text_calls']} answer(s) hold tool "
+                                  "calls written as text: -O tool_calls=auto reads them)")
+    trace = [{"kind": "tool_call", **r.model_dump(mode="json")} for r in records]
+    return {"raw_outputs": model_texts(messages), **update, "trace": [*trace, record]}

@@ -60,6 +60,8 @@ DEFERRED = {
     "tooleval_agents.appbench.cli": {"evaluators.appbench.scoring"},
     # The judge (LangChain) only for the judged UltraTool tasks.
     "evaluators.ultratool.scoring": {"evaluators.ultratool.judge.replay"},
+    # evaluators_for loads the provider models (LangChain) only for a judge given by name.
+    "tooleval_agents.evaluation": {"tooleval_agents.models.specs"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).
     "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.run.setup",

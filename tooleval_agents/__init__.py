@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tooleval_agents.contracts import (
+    AgentIO,
     ExampleFields,
     ExampleScore,
     GoldAnswer,
@@ -39,6 +40,7 @@ from tooleval_agents.errors import (
     DatasetMissingError,
     ToolevalError,
 )
+from tooleval_agents.evaluation import Evaluators, agent_io_for, evaluators_for
 from tooleval_agents.registry import (
     Benchmark,
     benchmarks,
@@ -81,11 +83,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
+    "AgentIO",
     "Benchmark",
     "ChecksumError",
     "Corpus",
     "DataFormatError",
     "DatasetMissingError",
+    "Evaluators",
     "ExampleFields",
     "ExampleScore",
     "GoldAnswer",
@@ -110,10 +114,12 @@ __all__ = [
     "ToolPlan",
     "ToolevalError",
     "__version__",
+    "agent_io_for",
     "arun_experiment",
     "as_corpus",
     "benchmarks",
     "build_scorer",
+    "evaluators_for",
     "get_benchmark",
     "get_strategy",
     "pooled",

@@ -27,7 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 if TYPE_CHECKING:  # annotations only: the CLI reads contracts without importing LangChain
     from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
     from langchain_core.runnables import Runnable
+    from langchain_core.tools import BaseTool
 
 Source = Literal["official", "rebuilt", "sample"]
 """Where a split comes from: the upstream files, our rebuild of a missing upstream split, or the
@@ -261,6 +263,32 @@ def resolve_options(prompts: str | None, *,
         raise ValueError(f"--prompts {prompts}: {strategy[0]} offers no prompt sets, nor does "
                          f"the {scoring[0]}")
     return out[0], out[1]
+
+
+@dataclass(frozen=True)
+class AgentIO:
+    """How an agent over ``{"messages": [...]}`` (``langchain.agents.create_agent``, LangGraph's
+    prebuilt agents, a user's graph) plays a split outside ``tooleval run``, e.g. as the target
+    of the user's own ``langsmith.evaluate`` (``Benchmark.agent_io``,
+    :func:`tooleval_agents.evaluation.agent_io_for`).
+
+    Example::
+
+        io = agent_io_for("appbench", subset="ss")
+        agent = create_agent(model, io.tools({}))
+        state = agent.invoke({"messages": io.messages(example.inputs)})
+        outputs = io.outputs(example.inputs, state["messages"])   # what the scorer reads
+    """
+
+    tools: Callable[[dict[str, Any]], Sequence[BaseTool]]
+    """The benchmark's executable tools for an example's inputs (stubs: schema checks,
+    simulated answers; the same for every example of a split, or the example's own toolset)."""
+    messages: Callable[[dict[str, Any]], list[BaseMessage]]
+    """An example's inputs as the messages the agent is sent (the ``tools`` strategy's own
+    words)."""
+    outputs: Callable[[dict[str, Any], Sequence[BaseMessage]], dict[str, Any]]
+    """``(inputs, final messages)`` -> the outputs the split's scorer reads (``prediction``,
+    ``raw_outputs``, ``trace`` with every tool call), as the ``tools`` strategy records them."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from tooleval_agents.contracts import (
+    AgentIO,
     ExampleFields,
     Located,
     Options,
@@ -152,6 +153,13 @@ class Benchmark(ABC):
         (``tooleval score <benchmark>``, else a generic one is given). Called once when the CLI
         starts; keep heavy imports inside the commands."""
         return None  # most benchmarks need no command of their own
+
+    def agent_io(self, split: Split) -> AgentIO | None:
+        """How an agent over ``{"messages": [...]}`` plays ``split`` outside a run (its tools,
+        its messages, its final messages read as the scorer's outputs), for
+        :func:`tooleval_agents.evaluators_for` in a user's ``langsmith.evaluate``; ``None``:
+        the split is not solved by such an agent."""
+        return None
 
     def resources(self, data_dir: Path) -> list[dict[str, Any]]:
         """Auxiliary data besides the splits (e.g. an API catalog), for ``tooleval data info``:

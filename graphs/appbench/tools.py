@@ -40,6 +40,7 @@ from graphs.tool_agent import (
     ToolCallOptions,
     agent_model,
     agent_node,
+    agent_outputs,
     react_agent,
 )
 from tooleval_agents.agents import ToolCallRecord, final_answer, trajectory
@@ -54,7 +55,7 @@ from tooleval_agents.appbench.tools import (
     split_tool_name,
     tool_name,
 )
-from tooleval_agents.contracts import GoldAnswer, Split, StrategyContext
+from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, StrategyContext
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, Ref, ToolPlan
 
 TASK_TEMPLATE = """\
@@ -82,6 +83,19 @@ def read_trajectory(catalog: Catalog) -> Any:
                 "scratch": {"final_answer": final_answer(messages)}}
 
     return read
+
+
+def agent_io(catalog: Catalog) -> AgentIO:
+    """How any agent over ``{"messages": [...]}`` plays the ``tools`` strategy outside a run:
+    every API as a tool, the request as :func:`task_message` words it, and the final
+    messages read as :func:`read_trajectory` and :func:`~graphs.tool_agent.agent_node` read
+    them (call lines, ``raw_outputs``, ``trace``)."""
+    tools = api_tools(catalog)
+    read = read_trajectory(catalog)
+    return AgentIO(
+        tools=lambda inputs: tools, messages=task_message,
+        outputs=lambda inputs, messages: agent_outputs({"inputs": inputs}, list(messages),
+                                                       read))
 
 
 class ToolsOptions(ToolCallOptions):

@@ -37,13 +37,14 @@ from graphs.tool_agent import (
     ToolCallOptions,
     agent_model,
     agent_node,
+    agent_outputs,
     react_agent,
 )
 from graphs.ultratool import create_tools as create_use
 from graphs.ultratool.plan_create_use import example_toolset
 from graphs.ultratool.prompts import PromptLang
 from tooleval_agents.agents import ToolCallRecord
-from tooleval_agents.contracts import GoldAnswer, Split, Strategy, StrategyContext
+from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, Strategy, StrategyContext
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, ToolPlan
 from tooleval_agents.ultratool.records import ToolSkeleton
 from tooleval_agents.ultratool.tools import skeleton_tool
@@ -128,6 +129,37 @@ def answer_from_calls(task: str, steps: Sequence[dict[str, Any]],
     return out
 
 
+def agent_io(split: Split) -> AgentIO:
+    """How any agent over ``{"messages": [...]}`` plays the ``tools`` strategy on a
+    ``tool_usage`` or ``tool_selection`` split outside a run: the example's toolset as tools
+    (:func:`toolset`; an agent per example), the strategy's words, and the final messages read
+    as :func:`answer_from_calls` (with ``raw_outputs`` and ``trace``)."""
+    task, lang = _task_lang(split)
+    if task == "raw":
+        raise ValueError("ultratool raw is planned, created and used by its own workflow: "
+                         "no single agent plays it")
+
+    def messages(inputs: dict[str, Any]) -> list[BaseMessage]:
+        return [HumanMessage(f"{GUIDANCE[task, lang]}\n\n{input_text(task, lang, inputs)}")]
+
+    def outputs(inputs: dict[str, Any], final: Sequence[BaseMessage]) -> dict[str, Any]:
+        return agent_outputs({"inputs": inputs}, list(final), _reader(task))
+
+    return AgentIO(tools=lambda inputs: toolset(inputs)[0], messages=messages, outputs=outputs)
+
+
+def _reader(task: str) -> Any:
+    """The agent's calls as the KV answer of ``task`` (:func:`answer_from_calls`)."""
+
+    def read(state: WorkflowState, records: list[ToolCallRecord],
+             messages: list[BaseMessage]) -> NodeUpdate:
+        answer = answer_from_calls(task, state["inputs"].get("input") or [], records)
+        return {"prediction": answer,
+                "parse_error": None if records else "the agent called no tool"}
+
+    return read
+
+
 class UltraToolTools(Strategy):
     """Tool usage / tool selection as native tool calls, and the raw samples planned, created
     and used with tools (a user's agent may play it)."""
@@ -147,15 +179,12 @@ class UltraToolTools(Strategy):
         if task == "raw":
             return self._build_raw(ctx, model, lang)
 
-        def messages_for(state: WorkflowState) -> list[BaseMessage]:
-            text = input_text(task, lang, state["inputs"])
-            return [HumanMessage(f"{GUIDANCE[task, lang]}\n\n{text}")]
+        io = agent_io(ctx.split)
 
-        def read(state: WorkflowState, records: list[ToolCallRecord],
-                 messages: list[BaseMessage]) -> NodeUpdate:
-            answer = answer_from_calls(task, state["inputs"].get("input") or [], records)
-            return {"prediction": answer,
-                    "parse_error": None if records else "the agent called no tool"}
+        def messages_for(state: WorkflowState) -> list[BaseMessage]:
+            return io.messages(state["inputs"])
+
+        read = _reader(task)
 
         async def agent(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
             tools, skipped = toolset(state["inputs"])

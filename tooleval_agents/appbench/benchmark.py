@@ -13,6 +13,7 @@ from tooleval_agents.appbench import loaders
 from tooleval_agents.appbench.corruptions import FORMATS
 from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.contracts import (
+    AgentIO,
     ExampleFields,
     ExampleScore,
     Located,
@@ -111,6 +112,14 @@ class AppBenchBenchmark(Benchmark):
 
     def scoring_options(self, split: Split) -> type[Options]:
         return AppBenchScoring
+
+    def agent_io(self, split: Split) -> AgentIO:
+        """Every API as a tool, the ``tools`` strategy's request, the agent's calls read back
+        as call lines (:func:`graphs.appbench.tools.agent_io`)."""
+        from graphs.appbench.tools import agent_io  # deferred: LangGraph and the tools
+        from tooleval_agents.appbench.catalog import load_catalog
+
+        return agent_io(load_catalog())
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None,
                context: ScoringContext | None = None) -> Scorer:

@@ -25,6 +25,7 @@ from tooleval_agents.contracts import (
     Split,
     feedback,
 )
+from tooleval_agents.evaluation import ascore_one, score_one
 from tooleval_agents.models.redaction import (
     known_secrets,
     redact,
@@ -293,11 +294,8 @@ class _Experiment:
         with collect_stats() as judge:
             if status != "infra_error" and self.scorer.ascore is not None:
                 answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
-                try:
-                    value = _as_score(await self.scorer.ascore(
-                        split_epoch(example.inputs)[0], answer, example.outputs or {}))
-                except Exception as exc:  # a scorer failure is recorded on the example
-                    value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+                value = await ascore_one(self.scorer, split_epoch(example.inputs)[0], answer,
+                                         example.outputs or {})
         return self.score(example, outputs, harness, value, judge)
 
     def score(self, example: Example, outputs: dict[str, Any],
@@ -319,11 +317,7 @@ class _Experiment:
             answer = outputs if status == "ok" else dict(EMPTY_OUTPUTS)
             if value is None:
                 with collect_stats() as judge:  # a judged scorer's model calls
-                    try:
-                        value = _as_score(self.scorer.score(inputs, answer,
-                                                            example.outputs or {}))
-                    except Exception as exc:  # a scorer failure is recorded on the example
-                        value = ExampleScore(error=f"scoring failed: {_error_text(exc)}")
+                    value = score_one(self.scorer, inputs, answer, example.outputs or {})
             score = value.model_dump(mode="json")
             with self._lock:
                 self.tally(value)
@@ -400,10 +394,6 @@ class _RowEvaluator(RunEvaluator):
     @property
     def feedback_keys(self) -> list[str]:
         return list(self.experiment.scorer.headline)
-
-
-def _as_score(value: Any) -> ExampleScore:
-    return value if isinstance(value, ExampleScore) else ExampleScore.model_validate(value)
 
 
 def _stats_dict(stats: CallStats) -> dict[str, Any]:

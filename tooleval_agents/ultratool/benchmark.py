@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tooleval_agents.contracts import (
+    AgentIO,
     ExampleFields,
     ExampleScore,
     Located,
@@ -149,6 +150,16 @@ class UltraToolBenchmark(Benchmark):
         from graphs.ultratool.tools import UltraToolTools
 
         return [UltraToolOneShot(), PlanCreateUse(), UltraToolTools()]
+
+    def agent_io(self, split: Split) -> AgentIO | None:
+        """``tool_usage`` / ``tool_selection``: the example's toolset as tools, the ``tools``
+        strategy's words, the agent's calls read back as the answer
+        (:func:`graphs.ultratool.tools.agent_io`); the other tasks take no agent."""
+        if split.task not in ("tool_usage", "tool_selection"):
+            return None
+        from graphs.ultratool.tools import agent_io  # deferred: LangGraph and the tools
+
+        return agent_io(split)
 
     def scoring_options(self, split: Split) -> type[Options] | None:
         """The judged tasks take the judge's prompt set (``prompts``)."""
