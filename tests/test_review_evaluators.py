@@ -43,6 +43,7 @@ from evaluators.ultratool.judge.replay import ascore_planning, ascore_tool_creat
 from evaluators.ultratool.plan_create_use import gold_tool_names
 from evaluators.ultratool.planning_structure import check_numbering, count_steps
 from graphs.appbench.planning import read_plan
+from tooleval_agents import ScoringContext
 from tooleval_agents.appbench.cli import read_predictions
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.contracts import Split
@@ -168,7 +169,7 @@ TOOL_REF = {"reference": [{"step": "1.1 make a", "tool": TOOL}]}
 ])
 def test_runner_tool_creation_scorer_matches_the_langsmith_evaluator(prediction: Any) -> None:
     scorer = get_benchmark("ultratool").scorer(Split("ultratool", "tool_creation", "en"),
-                                               options={"judge": StepJudge()})
+                                               context=ScoringContext(judge=StepJudge()))
     result = scorer.score({}, {"prediction": prediction}, TOOL_REF)
     assert result.scores["tool_creation"] == 90.0  # the first 1.1 item (GOOD), official rule
     row = create_tool_creation_judge(judge=StepJudge())({}, {"prediction": prediction}, TOOL_REF)

@@ -21,7 +21,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from typer.testing import CliRunner
 
-from tooleval_agents import registry
+from tooleval_agents import ScoringContext, registry
 from tooleval_agents.appbench import records as appbench_records
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_file
@@ -289,8 +289,8 @@ def test_bad_demonstration_names_the_field(tmp_path: Path, shared_data: Path) ->
 
 
 def test_planning_score_keeps_the_judge_labels() -> None:
-    scorer = ULTRATOOL.scorer(ULTRATOOL.split("planning", "en"),
-                              options={"judge": FakeListChatModel(responses=["no scores"])})
+    scorer = ULTRATOOL.scorer(ULTRATOOL.split("planning", "en"), context=ScoringContext(
+        judge=FakeListChatModel(responses=["no scores"])))
     result = scorer.score({"input": "q"}, {"prediction": "1. Search\n2. Book"},
                           {"reference": "1. Search\n2. Book"})
     assert result.labels.get("judge") == "error" and result.error is not None

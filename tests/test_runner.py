@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
 from graphs.state import WorkflowState
+from tooleval_agents import ScoringContext
 from tooleval_agents.contracts import (
     ExampleFields,
     Located,
@@ -111,9 +112,10 @@ class ToyBenchmark(Benchmark):
         return ExampleFields(inputs={"question": record.question},
                              outputs={"answer": record.answer})
 
-    def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
-        """``options["judge"]``: a chat model asked whether the answer is right (``judged``)."""
-        judge = (options or {}).get("judge")
+    def scorer(self, split: Split, *, options: dict[str, Any] | None = None,
+               context: ScoringContext | None = None) -> Scorer:
+        """``context.judge``: a chat model asked whether the answer is right (``judged``)."""
+        judge = context.judge if context is not None else None
 
         def score(inputs: dict[str, Any], outputs: dict[str, Any],
                   reference_outputs: dict[str, Any]) -> ExampleScore:
@@ -722,7 +724,7 @@ def test_a_run_goes_through_langsmith_in_batches_and_records_every_example(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # LangSmith keeps each evaluate call's rows until it returns: a run is cut in batches so
     # memory does not grow with the run. 40 examples, 1 at a time, batches of 16.
-    import tooleval_agents.run.runner as runner_module
+    import tooleval_agents.run.experiment as runner_module
 
     calls: list[int] = []
     real = runner_module.BATCH

@@ -25,6 +25,7 @@ from evaluators.trajectory import (
     score_trajectory,
     trajectory_match,
 )
+from tooleval_agents import ScoringContext, build_scorer
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, mean_score
 from tooleval_agents.models.chat_models import ScriptedChatModel
@@ -119,9 +120,9 @@ def _profiles() -> list[tuple[str, str, str, dict[str, Any]]]:
         if split.subset != "en":
             continue
         judged = split.task in ("planning", "tool_creation")
-        for options in ([{"judge": object()}] if judged else []) + \
-                ([{}] if split.task != "tool_creation" else []):
-            out.append(("ultratool", split.task, split.subset, options))
+        for judge in ([object()] if judged else []) + \
+                ([None] if split.task != "tool_creation" else []):
+            out.append(("ultratool", split.task, split.subset, {"judge": judge}))
     return out
 
 
@@ -135,7 +136,9 @@ def test_no_metric_of_any_profile_is_a_number_when_nothing_was_computed(
     """Examples that computed nothing (every score and part absent): each aggregate, over the
     score list, over the corpus sums and over resamples, gives n/a for every metric."""
     bench = get_benchmark(benchmark)
-    scorer = bench.scorer(bench.split(task, subset), options=options)
+    options = dict(options)
+    context = ScoringContext(judge=options.pop("judge", None))
+    scorer = build_scorer(bench, bench.split(task, subset), options, context)
     empty = [ExampleScore() for _ in range(3)]
     for scores in (empty, Columns(empty).corpus()):
         metrics = scorer.aggregate(scores)
