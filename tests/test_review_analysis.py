@@ -37,8 +37,8 @@ from tooleval_agents.results.rundir import (
     RunSummary,
     Usage,
     dataset_hash,
-    summarize,
 )
+from tooleval_agents.results.summary import summarize
 
 REPO = Path(__file__).resolve().parents[1]
 
