@@ -25,6 +25,7 @@ from tooleval_agents.errors import DataFormatError, DatasetMissingError, Tooleva
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool import loaders
+from tooleval_agents.ultratool.corruptions import FORMATS
 from tooleval_agents.ultratool.rebuild import rebuilt_path
 from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
 
@@ -132,6 +133,9 @@ class UltraToolBenchmark(Benchmark):
         from tooleval_agents.ultratool.report import UltraToolLayout  # deferred: pandas, matplotlib
 
         return UltraToolLayout().figures(runs, out_dir)
+
+    def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
+        return dict(FORMATS)  # json_steps, plan_text
 
     def data_sources(self) -> dict[str, Any]:
         """ultratool: pinned upstream files (``sources.json``)."""
