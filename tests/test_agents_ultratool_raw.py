@@ -18,7 +18,8 @@ from graphs.ultratool.create_tools import CREATE_TOOL, USE_CREATED_TOOL, Worksho
 from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.ultratool.loaders import raw_path, read_raw_file
 from tooleval_agents.ultratool.records import ToolSkeleton
-from tooleval_agents.ultratool.stubs import ToolCallError, execute_plan, plan_items, validate_args
+from tooleval_agents.ultratool.skeletons import ToolCallError, validate_args
+from tooleval_agents.ultratool.stubs import execute_plan, plan_items
 
 PERFECT = {"plan_numbering_valid": 100.0, "plan_rouge_l": 100.0, "tool_set_f1": 100.0,
            "trajectory_strict": 100.0, "trajectory_unordered": 100.0}

@@ -3,8 +3,10 @@ missing dataset's error tells the user the exact command that gets it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,8 +16,17 @@ from typer.testing import CliRunner
 
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
-from tooleval_agents.data.datadir import ENV_VAR, default_data_dir, resolve_data_dir
+from tooleval_agents.data.datadir import (
+    ENV_VAR,
+    bundled_samples,
+    default_data_dir,
+    find_samples,
+    resolve_data_dir,
+    samples_dir,
+    source_of,
+)
 from tooleval_agents.errors import DatasetMissingError
+from tooleval_agents.registry import benchmarks
 from tooleval_agents.ultratool.loaders import load_example, load_raw, load_task
 
 SS = "appbench/data/test/test_ss.json"
@@ -88,3 +99,43 @@ def test_the_suggested_command_gets_the_data(tmp_path: Path, server: StaticServe
     result = CliRunner().invoke(app, [*argv, "--base-url", server.url, "--no-progress"])
     assert result.exit_code == 0, result.output
     assert len(load_category(tmp_path, "ss")) == 200  # SOURCE.md
+
+
+# --- bundled samples: each benchmark says where its own are -------------------------------------
+
+
+def test_each_builtin_benchmark_finds_its_samples_in_the_checkout(samples: Path) -> None:
+    found = bundled_samples()
+    assert {name: where.resolve() for name, where in found.items()
+            if name in ("ultratool", "appbench")} == {"ultratool": samples.resolve(),
+                                                      "appbench": samples.resolve()}
+    assert samples_dir("appbench").resolve() == samples_dir().resolve() == samples.resolve()
+    assert source_of(samples) == "sample"
+
+
+def test_find_samples_takes_the_first_folder_holding_the_source(tmp_path: Path) -> None:
+    wheel, checkout = tmp_path / "pkg" / "samples", tmp_path / "datasets"
+    (checkout / "toy").mkdir(parents=True)
+    assert find_samples("toy", wheel, checkout) == checkout
+    (wheel / "toy").mkdir(parents=True)
+    assert find_samples("toy", wheel, checkout) == wheel
+    assert find_samples("other", wheel, checkout) is None
+
+
+def test_data_info_without_data_lists_each_benchmarks_own_samples(
+        samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As an installed wheel lays them out: every benchmark's samples in its own folder."""
+    found = benchmarks()
+    folders = {}
+    for name in ("ultratool", "appbench"):
+        folders[name] = tmp_path / name / "samples"
+        shutil.copytree(samples / name, folders[name] / name)
+        monkeypatch.setattr(found[name], "samples_dir", lambda where=folders[name]: where)
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "nothing"))
+    result = CliRunner().invoke(app, ["data", "info", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = [r for r in json.loads(result.stdout)["splits"] if r["benchmark"] in folders]
+    assert len(rows) == 2 * 7 + 4
+    for r in rows:
+        assert r["source"] == "sample" and r["records"] > 0, r
+        assert Path(r["path"]).is_relative_to(folders[r["benchmark"]]), r

@@ -21,7 +21,6 @@ from typer.testing import CliRunner
 
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
-from tooleval_agents.data.datadir import SOURCES
 from tooleval_agents.data.download import fetch
 from tooleval_agents.data.fetch import (
     BASE_URL_ENV,
@@ -88,7 +87,7 @@ def _sha(path: Path) -> str:
 
 def test_manifest_pins_the_three_sources_at_the_agreed_commits() -> None:
     manifest = load_manifest()
-    assert set(manifest.sources) == set(SOURCES)
+    assert set(manifest.sources) == set(PINNED)
     for name, (repo, commit) in PINNED.items():
         assert (manifest.sources[name].repo, manifest.sources[name].commit) == (repo, commit)
         assert manifest.sources[name].licence

@@ -51,7 +51,7 @@ from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.data import answers, jsonio
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.tool_calls.parse import looks_like_tool_call, parse_tool_calls
-from tooleval_agents.ultratool import calls, stubs
+from tooleval_agents.ultratool import calls, skeletons, stubs
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT_100K = 0.2
@@ -126,7 +126,7 @@ PARSERS: list[Case] = [
     Case("plan structure rouge_l", lambda t: structure.rouge_l(t, "1. Find a hotel")),
     Case("ultratool parse_call", calls.parse_call),
     Case("step_annotations", stubs.step_annotations),
-    Case("coerce", lambda t: stubs.coerce(t, ["array"])),
+    Case("coerce", lambda t: skeletons.coerce(t, ["array"])),
     # UltraTool construction answers
     Case("parse_object", ultratool_build.parse_object, (ultratool_build.StageFailure,)),
     Case("normalise_steps", lambda t: ultratool_build.normalise_steps(t.split("\n")),

@@ -4,12 +4,9 @@ lines)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import networkx as nx
@@ -47,30 +44,21 @@ def _task(samples: Path, task: UltraToolTask, lang: Lang) -> list[Any]:
     return load_task(samples, task, lang)
 
 
-def _builder(samples: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_samples", samples / "build_samples.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses resolve string annotations through sys.modules
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
-
-
 # --------------------------------------------------------------------------------------------
-# The committed files are the generator's output
+# The committed files: plain data, edited by hand, checked here
 # --------------------------------------------------------------------------------------------
 
 
-def test_committed_files_match_the_generator(samples: Path) -> None:
-    files: dict[str, str] = _builder(samples).build()
-    assert len(files) == 2 * (1 + 2 * len(TASKS)) + len(CATEGORIES)
-    stale = [rel for rel, text in files.items()
-             if (samples / rel).read_text(encoding="utf-8") != text]
-    assert not stale, f"run python datasets/build_samples.py; out of date: {stale}"
+def test_the_samples_are_exactly_the_official_files(samples: Path) -> None:
+    expected = {f"ultratool/data/{d}/{kind}"
+                for d in ("English-dataset", "Chinese-dataset")
+                for kind in ("test.json", *(f"{part}/{task}.json" for part in
+                                            ("test_set", "example") for task in TASKS))}
+    expected |= {f"appbench/data/test/test_{c}.json" for c in CATEGORIES}
+    found = {p.relative_to(samples).as_posix() for p in samples.rglob("*.json")}
+    assert found == expected
+    assert len(found) == 2 * (1 + 2 * len(TASKS)) + len(CATEGORIES)
+    assert not list(samples.rglob("*.py"))  # data only: no generator to keep in step
 
 
 def test_readme_states_origin_and_licence(samples: Path) -> None:
@@ -118,6 +106,21 @@ def test_plan_numbering_is_hierarchical(samples: Path, lang: Lang) -> None:
                 parent = ".".join(parts[:-1])
                 assert parent in ids or parent + "." in ids
             assert (s.tool == "null") == (len(parts) == 1 and s.kind == "parent")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_plan_steps_and_tools_agree(samples: Path, lang: Lang) -> None:
+    """The sample's tools are exactly the ones its plan calls; a ``null`` step is a top-level
+    step with sub-steps, and a tool-call step has none."""
+    for r in _raw(samples, lang):
+        assert {s.call.name for s in r.plan if s.call} == {t.name for t in r.tools}
+        ids = [step_id(s.step).rstrip(".") for s in r.plan]
+        for i, s in enumerate(r.plan):
+            has_children = i + 1 < len(ids) and ids[i + 1].startswith(ids[i] + ".")
+            if s.tool == "null":
+                assert has_children and "." not in ids[i], s.step
+            if s.kind == "tool_call":
+                assert not has_children, s.step
 
 
 def test_languages_are_parallel(samples: Path) -> None:

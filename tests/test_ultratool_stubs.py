@@ -12,13 +12,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_raw, load_task
 from tooleval_agents.ultratool.records import Lang, RawSample, ToolCall, ToolSkeleton
+from tooleval_agents.ultratool.skeletons import ToolCallError, simulate_result, validate_args
 from tooleval_agents.ultratool.stubs import (
-    ToolCallError,
     execute_plan,
     plan_items,
-    simulate_result,
     step_annotations,
-    validate_args,
     validate_skeleton,
 )
 from tooleval_agents.ultratool.tools import skeleton_tool

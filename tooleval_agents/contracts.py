@@ -32,8 +32,8 @@ if TYPE_CHECKING:  # annotations only: the CLI reads contracts without importing
     from langchain_core.tools import BaseTool
 
 Source = Literal["official", "rebuilt", "sample"]
-"""Where a split comes from: the upstream files, our rebuild of a missing upstream split, or the
-hand-written samples bundled in ``datasets/``."""
+"""Where a split comes from: the upstream files, our rebuild of a missing upstream split, or a
+benchmark's bundled hand-written samples (``Benchmark.samples_dir``)."""
 
 SubsetKind = Literal["language", "category"]
 """What a split's subset is: a language (``--lang``) or any other partition (``--category``)."""

@@ -139,6 +139,13 @@ class Benchmark(ABC):
         user provides)."""
         return {}
 
+    def samples_dir(self) -> Path | None:
+        """A data directory (the layout ``tooleval data fetch`` writes) holding the benchmark's
+        bundled sample data, recorded as source ``sample`` and listed by ``tooleval data info``
+        when no data is present; ``None``: none bundled. A package shipping samples finds them
+        with :func:`tooleval_agents.data.datadir.find_samples`."""
+        return None
+
     def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
         """The benchmark's own answer formats for ``noisy-reference``: name -> (corruption
         kinds, ``apply(text, kind, rng)``)

@@ -24,7 +24,7 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
 )
-from tooleval_agents.data.datadir import source_of
+from tooleval_agents.data.datadir import find_samples, source_of
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.corpus import as_corpus
@@ -32,6 +32,9 @@ from tooleval_agents.results.corpus import as_corpus
 if TYPE_CHECKING:  # the report hooks' types (pandas, matplotlib) only for the checker
     from tooleval_agents.results.compare import RunData
     from tooleval_agents.results.reports import ReportFigure, ReportTable
+
+_PACKAGE = Path(__file__).resolve().parent
+"""This package's folder (its bundled samples sit in ``samples/`` when installed)."""
 
 TASK = "plan"
 CATEGORY_NAMES = {"ss": "single app, single API", "sm": "single app, multiple APIs",
@@ -99,6 +102,11 @@ class AppBenchBenchmark(Benchmark):
 
     def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
         return dict(FORMATS)  # app_list, call_lines
+
+    def samples_dir(self) -> Path | None:
+        """The hand-written samples: ``samples/`` of the installed package (a wheel), else
+        ``datasets/`` of the source checkout."""
+        return find_samples("appbench", _PACKAGE / "samples", _PACKAGE.parents[1] / "datasets")
 
     def data_sources(self) -> dict[str, Any]:
         """appbench and sgd: pinned upstream files (``sources.json``)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ from rich.table import Table
 
 from tooleval_agents.cli.base import DataDirOption, JsonOption, console, data_app, print_json
 from tooleval_agents.contracts import Located
-from tooleval_agents.data.datadir import cache_dir, resolve_data_dir, samples_dir
+from tooleval_agents.data.datadir import bundled_samples, cache_dir, resolve_data_dir
 from tooleval_agents.data.fetch import load_manifest, source_manifest
 from tooleval_agents.data.jsonio import atomic_write_text, sha256_file
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
@@ -49,15 +51,16 @@ def _trusted(bench: Benchmark, located: Located, data_dir: Path) -> bool:
     return False
 
 
-def inventory(data_dir: Path) -> list[dict[str, Any]]:
-    """One row per split of every registered benchmark found under ``data_dir``. A split's
+def inventory(data_dir: Path, of: Iterable[Benchmark] | None = None) -> list[dict[str, Any]]:
+    """One row per split of every registered benchmark (or those in ``of``) found under
+    ``data_dir``. A split's
     record count comes from the per-user cache while its file is unchanged (same path, size
     and mtime); else it is counted (every record validated unless the file is known valid,
     see :func:`_trusted`) and cached."""
     rows: list[dict[str, Any]] = []
     counts = _read_counts()
     fresh = dict(counts)
-    for bench in benchmarks().values():
+    for bench in benchmarks().values() if of is None else of:
         for split in bench.splits():
             row: dict[str, Any] = {"benchmark": bench.name, "task": split.task,
                                    "subset": split.subset, "dataset": split.name}
@@ -89,11 +92,12 @@ def inventory(data_dir: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def resource_rows(data_dir: Path) -> list[dict[str, Any]]:
-    """Every benchmark's auxiliary data (:meth:`Benchmark.resources`); a benchmark whose
-    resources cannot be read (e.g. a malformed SGD schema) gives one row with ``error`` set."""
+def resource_rows(data_dir: Path, of: Iterable[Benchmark] | None = None) -> list[dict[str, Any]]:
+    """Every benchmark's (or those in ``of``) auxiliary data (:meth:`Benchmark.resources`); a
+    benchmark whose resources cannot be read (e.g. a malformed SGD schema) gives one row with
+    ``error`` set."""
     rows: list[dict[str, Any]] = []
-    for bench in benchmarks().values():
+    for bench in benchmarks().values() if of is None else of:
         try:
             found = bench.resources(data_dir)
         except ToolevalError as exc:
@@ -102,6 +106,26 @@ def resource_rows(data_dir: Path) -> list[dict[str, Any]]:
             continue
         rows += [{"benchmark": bench.name, **r} for r in found]
     return rows
+
+
+def _sample_rows(data_dir: Path) -> tuple[Path, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The shown folder, split rows and resource rows of the bundled samples: each benchmark's
+    read from its own samples folder (:meth:`Benchmark.samples_dir`; one ``datasets/`` in a
+    source checkout, one per benchmark package in a wheel), those that bundle none from
+    ``data_dir`` (missing there)."""
+    found = bundled_samples()
+    if not found:
+        return data_dir, inventory(data_dir), resource_rows(data_dir)
+    folders = {str(where.resolve()) for where in found.values()}
+    shown_dir = Path(os.path.commonpath(folders)) if len(folders) > 1 else next(
+        iter(found.values()))
+    rows: list[dict[str, Any]] = []
+    resources: list[dict[str, Any]] = []
+    for name, bench in benchmarks().items():
+        where = found.get(name, data_dir if len(folders) > 1 else shown_dir)
+        rows += inventory(where, [bench])
+        resources += resource_rows(where, [bench])
+    return shown_dir, rows, resources
 
 
 @data_app.command("info")
@@ -114,9 +138,9 @@ def info(data_dir: DataDirOption = None, json_out: JsonOption = False) -> None:
     resolved = resolve_data_dir(data_dir)
     rows = inventory(resolved)
     if data_dir is None and all(r["source"] == "missing" for r in rows):
-        resolved = samples_dir()
-        rows = inventory(resolved)
-    resources = resource_rows(resolved)
+        resolved, rows, resources = _sample_rows(resolved)
+    else:
+        resources = resource_rows(resolved)
     if json_out:
         print_json({"data_dir": str(resolved), "splits": rows, "resources": resources})
         return

@@ -6,7 +6,9 @@ A data directory mirrors the upstream repositories, one folder per source::
     <data_dir>/appbench/data/test/test_ss.json               (ruleGreen/AppBench)
     <data_dir>/sgd/test/schema.json                          (dstc8-schema-guided-dialogue)
 
-``tooleval data fetch`` writes this layout; ``datasets/`` (bundled samples) uses it too.
+``tooleval data fetch`` writes this layout (each benchmark says which sources it reads:
+:meth:`~tooleval_agents.registry.Benchmark.data_sources`); a benchmark's bundled samples use it
+too (:meth:`~tooleval_agents.registry.Benchmark.samples_dir`).
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from pathlib import Path
 from platformdirs import user_cache_path
 
 from tooleval_agents.contracts import Source
+from tooleval_agents.registry import benchmarks, get_benchmark
 
 ENV_VAR = "TOOLEVAL_DATA_DIR"
-SOURCES = ("ultratool", "appbench", "sgd")
 
 
 def default_data_dir() -> Path:
@@ -42,23 +44,45 @@ def cache_dir() -> Path:
     return user_cache_path("tooleval-agents")
 
 
-def samples_dir() -> Path:
-    """The hand-written sample data: ``datasets/`` of a source checkout, or the copy a wheel
-    installs as ``tooleval_agents/samples``."""
-    here = Path(__file__).resolve().parents[1]  # the tooleval_agents package
-    for candidate in (here / "samples", here.parent / "datasets"):
-        if (candidate / "ultratool").is_dir() or (candidate / "appbench").is_dir():
+def find_samples(source: str, *candidates: Path) -> Path | None:
+    """The first of ``candidates`` holding a ``<source>/`` folder: where a benchmark's bundled
+    samples are (e.g. its package's ``samples/`` in a wheel, else the ``datasets/`` folder of a
+    source checkout); ``None`` when none does."""
+    for candidate in candidates:
+        if (candidate / source).is_dir():
             return candidate
-    raise FileNotFoundError(
-        "bundled samples not found: expected tooleval_agents/samples (wheel) or datasets/ "
-        "(source checkout)"
-    )
+    return None
+
+
+def bundled_samples() -> dict[str, Path]:
+    """Each registered benchmark that bundles samples -> the data directory holding them
+    (:meth:`~tooleval_agents.registry.Benchmark.samples_dir`)."""
+    found: dict[str, Path] = {}
+    for name, bench in benchmarks().items():
+        where = bench.samples_dir()
+        if where is not None:
+            found[name] = where
+    return found
+
+
+def samples_dir(benchmark: str | None = None) -> Path:
+    """The data directory of ``benchmark``'s bundled samples; without a name, the first
+    benchmark's that bundles any (a source checkout keeps every built-in benchmark's samples in
+    one ``datasets/`` folder). ``FileNotFoundError`` when there are none."""
+    if benchmark is None:
+        found = list(bundled_samples().values())
+    else:
+        where = get_benchmark(benchmark).samples_dir()
+        found = [where] if where is not None else []
+    if not found:
+        raise FileNotFoundError(f"no bundled samples found for {benchmark or 'any benchmark'}")
+    return found[0]
 
 
 def source_of(data_dir: Path) -> Source:
-    """``"sample"`` when ``data_dir`` is the bundled samples (:func:`samples_dir`), else
-    ``"official"``: the source recorded for files read from it."""
-    try:
-        return "sample" if Path(data_dir).resolve() == samples_dir().resolve() else "official"
-    except FileNotFoundError:
-        return "official"
+    """``"sample"`` when ``data_dir`` holds a benchmark's bundled samples
+    (:meth:`~tooleval_agents.registry.Benchmark.samples_dir`), else ``"official"``: the source
+    recorded for files read from it."""
+    here = Path(data_dir).resolve()
+    samples = any(here == where.resolve() for where in bundled_samples().values())
+    return "sample" if samples else "official"

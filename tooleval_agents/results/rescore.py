@@ -137,7 +137,7 @@ def scorer_for(config: RunConfig, *, judge: Any = None,
 
 def _data_dir(config: RunConfig, data_dir: Path | str | None) -> Path:
     if data_dir is None and config.dataset.source == "sample":
-        return samples_dir()
+        return samples_dir(config.benchmark)
     if data_dir is None and config.dataset.data_dir and Path(config.dataset.data_dir).is_dir():
         return Path(config.dataset.data_dir)  # where the run read its examples
     return resolve_data_dir(data_dir)

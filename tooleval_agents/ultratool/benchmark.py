@@ -21,18 +21,22 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
 )
-from tooleval_agents.data.datadir import resolve_data_dir, source_of
+from tooleval_agents.data.datadir import find_samples, resolve_data_dir, source_of
 from tooleval_agents.data.jsonio import iter_jsonl, parse_json
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool import loaders
+from tooleval_agents.ultratool.corruptions import FORMATS
 from tooleval_agents.ultratool.rebuild import rebuilt_path
 from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
 
 if TYPE_CHECKING:  # the report hooks' types (pandas, matplotlib) only for the checker
     from tooleval_agents.results.compare import RunData
     from tooleval_agents.results.reports import ReportFigure, ReportTable
+
+_PACKAGE = Path(__file__).resolve().parent
+"""This package's folder (its bundled samples sit in ``samples/`` when installed)."""
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
@@ -138,6 +142,14 @@ class UltraToolBenchmark(Benchmark):
         from tooleval_agents.ultratool.report import UltraToolLayout  # deferred: pandas, matplotlib
 
         return UltraToolLayout().figures(runs, out_dir)
+
+    def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
+        return dict(FORMATS)  # json_steps, plan_text
+
+    def samples_dir(self) -> Path | None:
+        """The hand-written samples: ``samples/`` of the installed package (a wheel), else
+        ``datasets/`` of the source checkout."""
+        return find_samples("ultratool", _PACKAGE / "samples", _PACKAGE.parents[1] / "datasets")
 
     def data_sources(self) -> dict[str, Any]:
         """ultratool: pinned upstream files (``sources.json``)."""

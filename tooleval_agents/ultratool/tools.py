@@ -1,5 +1,5 @@
-"""UltraTool tool skeletons as LangChain tools (here, apart from :mod:`.stubs`, so scoring runs
-plans on the stubs without importing LangChain)."""
+"""UltraTool tool skeletons as LangChain tools (here, apart from :mod:`.skeletons`, so scoring
+runs plans on the stubs without importing LangChain)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import ValidationError
 
 from tooleval_agents.ultratool.records import ToolSkeleton
-from tooleval_agents.ultratool.stubs import (
+from tooleval_agents.ultratool.skeletons import (
     ToolCallError,
     args_model,
     problems_of,
