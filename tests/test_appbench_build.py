@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from graphs.appbench.build import BuildSettings, Journal, journal_path, run_build
 from graphs.appbench.build_prompts import read_scores
-from graphs.appbench.planning import choose_demos, load_pool
+from graphs.appbench.demos import choose_demos, load_pool
 from tooleval_agents.appbench.build_models import ScriptedBuildModel
 from tooleval_agents.appbench.loaders import load_category, load_file
 from tooleval_agents.appbench.names import CATEGORIES

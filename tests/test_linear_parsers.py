@@ -34,7 +34,7 @@ from evaluators.parsing import (
     step_number,
 )
 from evaluators.trajectory import INVALID_ARGS, tool_calls_of
-from evaluators.ultratool.judge.judge import fenced_block
+from evaluators.ultratool.judge.reading import fenced_block
 from evaluators.ultratool.planning_structure import check_numbering
 from graphs.appbench.build_prompts import read_instruction, read_scores
 from graphs.appbench.planning import read_plan

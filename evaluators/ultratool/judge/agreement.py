@@ -24,9 +24,11 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from evaluators.ultratool.judge.judge import DIMENSIONS, OVERALL, Judgment, Lang, ajudge_plan
-from evaluators.ultratool.judge.prompts import JudgePrompt
+from evaluators.ultratool.judge.judge import ajudge_plan
+from evaluators.ultratool.judge.prompts import DIMENSIONS, OVERALL, JudgePrompt
 from evaluators.ultratool.judge.replay import RecordedJudgment, read_judgments
+from evaluators.ultratool.judge.verdicts import Judgment
+from tooleval_agents.ultratool.records import Lang
 
 
 class Correlation(BaseModel):
