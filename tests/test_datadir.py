@@ -19,6 +19,7 @@ from tooleval_agents.cli import app
 from tooleval_agents.data.datadir import (
     ENV_VAR,
     bundled_samples,
+    data_dir_or_samples,
     default_data_dir,
     find_samples,
     resolve_data_dir,
@@ -139,3 +140,37 @@ def test_data_info_without_data_lists_each_benchmarks_own_samples(
     for r in rows:
         assert r["source"] == "sample" and r["records"] > 0, r
         assert Path(r["path"]).is_relative_to(folders[r["benchmark"]]), r
+
+
+def test_run_without_fetched_data_uses_the_samples_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, samples: Path) -> None:
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing fetched
+    bench = benchmarks()["appbench"]
+    splits = [bench.split("plan", "ss"), bench.split("plan", "mm")]
+    where, note = data_dir_or_samples(bench, splits)
+    assert where.resolve() == samples.resolve()
+    assert note is not None and "bundled samples" in note and \
+        "tooleval data fetch appbench" in note
+    result = CliRunner().invoke(app, ["run", "appbench", "--category", "ss", "--model",
+                                      "reference", "--limit", "1", "--out",
+                                      str(tmp_path / "runs"), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert "using the bundled samples" in result.output
+    config = json.loads(next((tmp_path / "runs").glob("*/config.json")).read_text())
+    assert config["dataset"]["source"] == "sample"
+
+
+def test_a_named_data_directory_is_never_replaced_by_the_samples(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = benchmarks()["appbench"]
+    split = [bench.split("plan", "ss")]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert data_dir_or_samples(bench, split, tmp_path / "mine") == (tmp_path / "mine", None)
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "env"))
+    assert data_dir_or_samples(bench, split) == (tmp_path / "env", None)
+    monkeypatch.delenv(ENV_VAR)
+    result = CliRunner().invoke(app, ["run", "appbench", "--category", "ss", "--model",
+                                      "reference", "--data-dir", str(tmp_path / "mine"),
+                                      "--out", str(tmp_path / "runs")])
+    assert result.exit_code == 1 and "tooleval data fetch appbench" in result.output

@@ -16,7 +16,7 @@ from fake_openai import ChatRequest, FakeOpenAI, Fault
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.cli.run import local_server_hint
+from tooleval_agents.cli.advice import local_server_hint
 from tooleval_agents.models.retry import CallStats, classify, reported_usage
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rundir import RunDir

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ import typer
 from rich.table import Table
 
 from tooleval_agents.agents import AgentLoadError, load_agent
+from tooleval_agents.cli.advice import infra_advice, infra_kinds, judge_advice, local_server_hint
 from tooleval_agents.cli.base import (
     CacheOption,
     DataDirOption,
@@ -34,6 +33,7 @@ from tooleval_agents.cli.base import (
     print_json,
 )
 from tooleval_agents.contracts import Split, format_metric, resolve_options
+from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.redaction import redact_text
@@ -50,10 +50,6 @@ from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.selection import parse_samples
 from tooleval_agents.terminal import shown
-
-FIX_FIRST = frozenset({"auth", "not_found", "aborted"})
-"""Infra error kinds a retry does not cure: a rejected key or an unknown model (``aborted``:
-the examples left unrun after one of those)."""
 
 
 def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
@@ -97,74 +93,6 @@ def one_line(exc: BaseException) -> str:
         text += (" -- LangSmith could not be used: check LANGSMITH_ENDPOINT and "
                  "LANGSMITH_API_KEY, or run with --no-upload to keep the run local")
     return text[:1000]
-
-
-def infra_kinds(run_dir: Path) -> tuple[Counter[str], str | None]:
-    """Error kinds of the infra errors left in a run directory, and the first error message
-    of a kind a retry does not cure (auth, not_found), else the first of any kind."""
-    kinds: Counter[str] = Counter()
-    first: str | None = None
-    any_error: str | None = None
-    for result in RunDir(run_dir).results().values():
-        if result.status != "infra_error":
-            continue
-        kind = result.error_kind or "unknown"
-        kinds[kind] += 1
-        if first is None and kind in FIX_FIRST - {"aborted"} and result.error:
-            first = result.error
-        any_error = any_error or result.error
-    return kinds, first or any_error
-
-
-def judge_advice(counts: dict[str, Any], run_dir: Path) -> str | None:
-    """What to say when the judge failed on some or all examples (``None``: it did not)."""
-    failed = int(counts.get("judge_errors", 0))
-    if not failed:
-        return None
-    first = next((str((r.score or {}).get("error")) for r in RunDir(run_dir).results().values()
-                  if ((r.score or {}).get("labels") or {}).get("judge") == "error"), "")
-    judged = int(counts.get("judged", 0))
-    lead = ("no example could be judged" if not judged
-            else f"{failed} example(s) could not be judged ({judged} were)")
-    return (f"{lead}: {first[:200]}. Check --judge and --judge-arg (endpoint, key), then "
-            f"re-judge the stored outputs without re-running the model: tooleval score --run "
-            f"{run_dir} --judge ...")
-
-
-def infra_advice(count: int, kinds: Counter[str], first: str | None) -> str:
-    """What to do about the infra errors left after a run."""
-    listed = ", ".join(f"{k}: {n}" for k, n in kinds.most_common())
-    if set(kinds) == {"context_overflow"}:
-        return (f"{count} example(s) not scored ({listed}): the prompt did not fit the model's "
-                "context window. Give the model a longer context (e.g. a llama.cpp server's "
-                "--n_ctx) or use a model with one, then run the same command again: only these "
-                "examples run.")
-    if FIX_FIRST & set(kinds):
-        detail = f" ({first[:200]})" if first else ""
-        return (f"{count} example(s) not scored ({listed}): the provider rejected the API key "
-                f"or does not know the model{detail}. Fix the key (environment variable or "
-                "--model-arg) or the --model name, then run the same command again: finished "
-                "examples are kept.")
-    cause = f"; e.g. {first.splitlines()[0][:200]}" if first else ""
-    return (f"{count} example(s) failed on the provider side and are not scored ({listed}"
-            f"{cause}): run the same command again to retry them.")
-
-
-_LOOPBACK = re.compile(r"^\w+://(?:localhost|127(?:\.\d+){3}|\[::1\])(?::\d+)?(?:/|$)")
-
-
-def local_server_hint(model_kwargs: dict[str, Any], max_concurrency: int) -> str | None:
-    """A note when a provider model on a loopback server gets several requests at once: most
-    local servers (llama.cpp, llama-cpp-python) answer one at a time, so the others queue and
-    their waiting counts towards --timeout."""
-    url = next((v for k, v in model_kwargs.items()
-                if k in ("base_url", "api_base", "openai_api_base") and isinstance(v, str)), None)
-    if url is None or max_concurrency == 1 or not _LOOPBACK.match(url):
-        return None
-    return (f"the model is served on this machine ({url}); a local server usually answers one "
-            f"request at a time, so with --max-concurrency {max_concurrency} requests queue and "
-            "the wait counts towards --timeout. Use --max-concurrency 1 unless the server "
-            "runs requests in parallel.")
 
 
 def choose_subsets(bench: Benchmark, task: str, lang: str | None,
@@ -577,6 +505,10 @@ def run_command(
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
     print_notes(sweep, judge, max_concurrency)
+    data_dir, data_note = data_dir_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan),
+                                              data_dir)
+    if data_note:
+        err_console.print(f"[yellow]note:[/] {shown(data_note)}", highlight=False)
     settings = {"samples": samples, "epochs": epochs, "judge": judge, "limit": limit,
                 "max_concurrency": max_concurrency, "rps": rps, "out": out, "upload": upload,
                 "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,

@@ -14,12 +14,13 @@ too (:meth:`~tooleval_agents.registry.Benchmark.samples_dir`).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from platformdirs import user_cache_path
 
-from tooleval_agents.contracts import Source
-from tooleval_agents.registry import benchmarks, get_benchmark
+from tooleval_agents.contracts import Source, Split
+from tooleval_agents.registry import Benchmark, benchmarks, get_benchmark
 
 ENV_VAR = "TOOLEVAL_DATA_DIR"
 
@@ -37,6 +38,36 @@ def resolve_data_dir(data_dir: Path | str | None = None) -> Path:
     if env:
         return Path(env).expanduser()
     return default_data_dir()
+
+
+def _holds(bench: Benchmark, split: Split, data_dir: Path) -> bool:
+    try:
+        bench.locate(split, data_dir)
+    except FileNotFoundError:  # DatasetMissingError, or a plugin's plain one
+        return False
+    return True
+
+
+def data_dir_or_samples(bench: Benchmark, splits: Iterable[Split],
+                        data_dir: Path | str | None = None) -> tuple[Path, str | None]:
+    """The data directory for ``splits``, and a one-line note when it is not the one asked for.
+
+    The embedded default: when no data directory was named (neither ``data_dir`` nor
+    ``$TOOLEVAL_DATA_DIR``) and the default one lacks a split that the benchmark's bundled
+    samples hold, every split reads the samples (one source for the whole command), and the
+    note says so with the fetch command. A named directory is used as it is (a missing split
+    is then the error that says how to get it).
+    """
+    resolved = resolve_data_dir(data_dir)
+    if data_dir is not None or os.environ.get(ENV_VAR):
+        return resolved, None
+    wanted = list(splits)
+    samples = bench.samples_dir()
+    if samples is None or all(_holds(bench, s, resolved) for s in wanted) or not all(
+            _holds(bench, s, samples) for s in wanted):
+        return resolved, None
+    return samples, (f"no {bench.name} data in {resolved}: using the bundled samples "
+                     f"({samples}); the full data: tooleval data fetch {bench.name}")
 
 
 def cache_dir() -> Path:
