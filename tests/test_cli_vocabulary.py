@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import typer
 from typer.testing import CliRunner
 
-from tooleval_agents.cli import app
+from tooleval_agents.cli import app, wired_app
 
 
 def invoke(*args: str | Path) -> object:
@@ -78,3 +80,61 @@ def test_score_run_reads_the_data_directory_the_run_used(samples: Path, tmp_path
     again = invoke("score", "--run", run_dir, "--json")  # no --data-dir
     assert again.exit_code == 0, again.output  # type: ignore[attr-defined]
     assert json.loads(again.stdout)["summary"]["metrics"]["success"] == 100.0  # type: ignore[attr-defined]
+
+
+def cli_options() -> dict[str, list[tuple[str, Any]]]:
+    """Every long flag of the CLI -> (command path, its click parameter) per command that has
+    it (groups' own options included: ``score --run``)."""
+    found: dict[str, list[tuple[str, Any]]] = {}
+
+    def walk(command: Any, path: str) -> None:
+        for param in command.params:
+            if getattr(param, "param_type_name", "") != "option":
+                continue
+            for flag in [*param.opts, *param.secondary_opts]:
+                if flag.startswith("--") and not flag.startswith("--no-") and flag != "--help":
+                    found.setdefault(flag, []).append((path, param))
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{path} {name}".strip())
+
+    walk(typer.main.get_command(wired_app()), "")
+    return found
+
+
+DEFAULTS_THAT_DIFFER = {
+    "--out": "what a command writes: a runs root, a site or report folder, one file",
+    "--limit": "judge agreement judges 50 plans unless told (each costs a judge call)",
+}
+"""Shared flags whose default is allowed to differ between commands, and why."""
+
+
+def test_a_flag_means_one_thing_with_one_default_everywhere() -> None:
+    options = cli_options()
+    shorts: dict[str, set[str]] = {}
+    for flag, uses in options.items():
+        for _, param in uses:
+            for short in (o for o in param.opts if not o.startswith("--")):
+                shorts.setdefault(short, set()).add(flag)
+    assert {s: f for s, f in shorts.items() if len(f) > 1} == {}
+    differing = {}
+    for flag, uses in options.items():
+        defaults = {repr(param.default) for _, param in uses}
+        if len(defaults) > 1 and flag not in DEFAULTS_THAT_DIFFER:
+            differing[flag] = {path: param.default for path, param in uses}
+    assert differing == {}
+    assert "-o" not in shorts  # one spelling: -O
+
+
+def test_scoring_is_one_flag_wherever_runs_are_scored() -> None:
+    options = cli_options()
+    scoring = {path for path, _ in options["--scoring"]}
+    assert {"run", "score", "compare", "report"} <= scoring
+    assert {path for path, _ in options["--option"]} >= {"run", "score", "compare", "report"}
+
+
+def test_the_readme_lists_every_flag_that_several_commands_share() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("### Options across commands")
+    table = readme[start:readme.index("\n## ", start)]
+    shared = sorted(flag for flag, uses in cli_options().items() if len(uses) >= 3)
+    assert [f for f in shared if f"`{f}" not in table] == []

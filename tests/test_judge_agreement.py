@@ -51,7 +51,8 @@ def recorded(path: Path, n: int = 8) -> dict[str, dict[str, int]]:
 def agreement(path: Path, url: str, *extra: str) -> Any:
     result = CliRunner().invoke(app, ["judge", "agreement", "--judge", "openai:checked",
                                       "--judge-arg", f"base_url={url}", "--judgments",
-                                      str(path), "--n-boot", "200", "--json", *extra])
+                                      str(path), "--n-boot", "200", "--json",
+                                      *(() if "--lang" in extra else ("--lang", "en")), *extra])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 

@@ -131,7 +131,7 @@ def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tooleval:
     gold_dir = runs / "trivia-qa-fr-direct-reference"
     noisy_dir = Path(json.loads(noisy.stdout)["run_dir"])  # named with its scoring's hash
     assert noisy_dir.name.startswith("trivia-qa-fr-direct-noisy-reference_0.9-")
-    rescored = tooleval("score", "--run", gold_dir, "-o", "scoring=exact",
+    rescored = tooleval("score", "--run", gold_dir, "-O", "scoring=exact",
                         "--data-dir", data, "--json")
     assert rescored.returncode == 0, rescored.stderr
     assert json.loads(rescored.stdout)["summary"]["metrics"] == {"correct": 100.0}

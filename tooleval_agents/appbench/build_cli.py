@@ -13,6 +13,7 @@ from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.cli.base import (
     CacheOption,
     JsonOption,
+    MaxConcurrencyOption,
     ProgressOption,
     console,
     fail,
@@ -74,8 +75,7 @@ def build_appbench(
         "up to N MS paths, as the official MS set did.")] = 0,
     limit: Annotated[int | None, typer.Option(
         "--limit", min=1, help="At most N paths.", show_default=False)] = None,
-    max_concurrency: Annotated[int, typer.Option(
-        "--max-concurrency", min=1, help="Paths annotated at once.")] = 4,
+    max_concurrency: MaxConcurrencyOption = 8,
     cache: CacheOption = True,
     progress: ProgressOption = None,
     json_out: JsonOption = False,

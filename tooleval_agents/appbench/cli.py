@@ -116,9 +116,9 @@ def appbench(
         "{index, output} objects, aligned with the test file." + PREDICTIONS_HELP,
         show_default=False)] = None,
     more: FilesArgument = None,
-    scoring: Annotated[Literal["paper", "strict"], typer.Option(
+    scoring: Annotated[Literal["paper", "strict"] | None, typer.Option(
         "--scoring", help="strict (default): call-by-call; paper: the official "
-        "evaluation.py bug for bug.")] = "strict",
+        "evaluation.py bug for bug.", show_default=False)] = None,
     drop_errors: Annotated[bool, typer.Option(
         "--drop-errors", help="paper only: leave out samples whose output is null, as the "
         "official run did (default: they score as empty answers).")] = False,
@@ -133,6 +133,7 @@ def appbench(
     Several files or a glob: one result per file, all of --category."""
     from evaluators.appbench.scoring import MAIN_METRICS, score_appbench
 
+    scoring = scoring or "strict"
     paths, many = prediction_files(predictions, more)
     samples: list[AppBenchSample] = []  # read once for every file
 

@@ -73,6 +73,25 @@ ProgressOption = Annotated[bool | None, typer.Option(
     show_default=False)]
 CacheOption = Annotated[bool, typer.Option(
     "--cache/--no-cache", help="Replay recorded model answers (temperature 0 or unset).")]
+MaxConcurrencyOption = Annotated[int, typer.Option(
+    "--max-concurrency", min=1, help="Model requests in flight at once (a model served on "
+    "this machine usually answers one at a time: 1).")]
+ScoringOption = Annotated[str | None, typer.Option(
+    "--scoring", help="Scoring profile, for benchmarks that declare one (e.g. strict or "
+    "paper): the same as -O scoring=PROFILE; a wrong value lists the choices.",
+    show_default=False)]
+NBootOption = Annotated[int, typer.Option(
+    "--n-boot", min=0, help="Bootstrap resamples of the 95% intervals (0: no intervals).")]
+
+
+def with_profile(options: dict[str, Any], scoring: str | None) -> dict[str, Any]:
+    """Scoring options with ``--scoring PROFILE`` as ``scoring=PROFILE`` (one option, two
+    spellings: both given and different is a bad argument)."""
+    if scoring is None:
+        return options
+    if options.get("scoring", scoring) != scoring:
+        raise ValueError(f"--scoring {scoring} and -O scoring={options['scoring']} disagree")
+    return {**options, "scoring": scoring}
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")

@@ -3,6 +3,7 @@ check local copies against the manifest (each benchmark's pinned sources)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +13,7 @@ from rich.table import Table
 from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
+    ProgressOption,
     console,
     data_app,
     err_console,
@@ -78,8 +80,7 @@ def fetch_command(
         show_default=False)] = None,
     retries: Annotated[int, typer.Option(help="Retries after a timeout, reset or HTTP 5xx.",
                                          min=0)] = RETRIES,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress",
-                                           help="Show a progress bar on stderr.")] = True,
+    progress: ProgressOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Download the pinned upstream files of SOURCE and verify their sha256.
@@ -93,7 +94,8 @@ def fetch_command(
         from tooleval_agents.data.download import fetch  # deferred: the HTTP client
 
         report = fetch(source, resolved, base_url=base_url, groups=groups, include=include,
-                       progress=progress and not json_out, retries=retries,
+                       progress=(sys.stderr.isatty() if progress is None else progress)
+                       and not json_out, retries=retries,
                        console=err_console)
     except (ToolevalError, OSError) as exc:
         raise handle_errors(exc) from exc

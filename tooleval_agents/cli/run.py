@@ -25,14 +25,22 @@ from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
     ProgressOption,
+    ScoringOption,
     app,
     console,
     err_console,
     error_text,
     fail,
     print_json,
+    with_profile,
 )
-from tooleval_agents.contracts import Split, format_metric, resolve_options
+from tooleval_agents.contracts import (
+    OptionError,
+    Split,
+    format_metric,
+    resolve_options,
+    validate_options,
+)
 from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
@@ -293,23 +301,38 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
     plan = [(bench.split(t, s), strat) for strat in chosen
             for t in choose_tasks(bench, task, strat)
             for s in choose_subsets(bench, t, lang, category, subset)]
-    if prompts is not None:  # a prompt set nobody offers fails now, not per split
-        for split, named_strategy in plan:
-            declared = get_strategy(bench.name, named_strategy or bench.default_strategy(split))
-            for opts in grid:
+    for split, named_strategy in plan:
+        declared = get_strategy(bench.name, named_strategy or bench.default_strategy(split))
+        for opts in grid:
+            own, scoring_opts = route_options(bench, split, named_strategy, opts)
+            validate_options(f"strategy {declared.name}", declared.options, own)
+            if prompts is not None:  # a prompt set nobody offers fails now, not per split
                 resolve_options(prompts, strategy=(f"strategy {declared.name}",
-                                                   declared.options, opts),
+                                                   declared.options, own),
                                 scoring=(f"{bench.name} {split.task} scoring",
                                          bench.scoring_options(split), {}))
-    if judge is None:  # a split scored only by a judge fails now, not after the others ran
-        for split in dict.fromkeys(split for split, _ in plan):
-            try:
-                build_scorer(bench, split, {"scoring": scoring} if scoring else {})
+            try:  # bad scoring options, or a split only a judge scores: now, not later
+                build_scorer(bench, split, with_profile(scoring_opts, scoring))
             except ValueError as exc:
-                raise ValueError(f"{split.name}: {exc}") from None
+                if judge is None or isinstance(exc, OptionError):
+                    raise ValueError(f"{split.name}: {exc}") from None
     return Sweep(bench, plan, list(dict.fromkeys(models)), named_agents, grid,
                  parse_pairs(model_args, "--model-arg"), judge_kwargs,
                  RetryPolicy(max_attempts=max_attempts, timeout=timeout))
+
+
+def route_options(bench: Benchmark, split: Split, strategy: str | None,
+                  options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``-O`` options of a run as (strategy's, scorer's): a key only the split's scorer
+    declares (e.g. ``scoring``) is a scoring option; every other key is the strategy's (an
+    unknown one is refused there, with the known ones listed)."""
+    declared = get_strategy(bench.name, strategy or bench.default_strategy(split)).options
+    scorer = bench.scoring_options(split)
+    scoring_keys = set(scorer.model_fields) if scorer else set()
+    strategy_keys = set(declared.model_fields) if declared else set()
+    moved = {k for k in options if k in scoring_keys and k not in strategy_keys}
+    return ({k: v for k, v in options.items() if k not in moved},
+            {k: v for k, v in options.items() if k in moved})
 
 
 def _check_agent_strategies(bench: Benchmark, chosen: list[str | None], agent: bool) -> None:
@@ -343,13 +366,16 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
     error said in one line) and 1 when it left examples unscored, else 0."""
     from tooleval_agents.run.runner import run_experiment
 
-    split, strat, model_spec, user_agent, options = run
+    split, strat, model_spec, user_agent, given = run
+    options, scoring = route_options(sweep.bench, split, strat, given)
     try:
         summary = run_experiment(
             sweep.bench.name, task=split.task, subset=split.subset, strategy=strat,
             agent=user_agent, model=model_spec, strategy_options=options,
             retry=sweep.policy, model_kwargs=sweep.model_kwargs,
-            judge_kwargs=sweep.judge_kwargs, **settings)
+            judge_kwargs=sweep.judge_kwargs, **{
+                **settings, "scoring_options": with_profile(
+                    scoring, (settings["scoring_options"] or {}).get("scoring")) or None})
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
                           "same command again to resume.")
@@ -434,9 +460,7 @@ def run_command(
     judge_arg: Annotated[list[str] | None, typer.Option(
         "--judge-arg", help="init_chat_model argument KEY=VALUE for the judge (repeatable), "
         "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")] = None,
-    scoring: Annotated[str | None, typer.Option(
-        "--scoring", help="Scoring profile, for benchmarks that declare one (e.g. strict or "
-        "paper); a wrong value lists the choices.")] = None,
+    scoring: ScoringOption = None,
     limit: Annotated[int | None, typer.Option(
         "--limit", min=1, help="Only the first N examples of each split (of --samples when "
         "given). A larger --limit later extends the run: finished examples are kept.")

@@ -18,12 +18,14 @@ from rich.table import Table
 from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
+    ScoringOption,
     console,
     err_console,
     fail,
     handle_errors,
     print_json,
     score_app,
+    with_profile,
 )
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
@@ -57,9 +59,9 @@ def score_run(
         "current evaluators and no agent model (repeatable). Writes summary.rescored.json.",
         show_default=False)] = None,
     option: Annotated[list[str] | None, typer.Option(
-        "--option", "-O", "-o", help="With --run: scoring option KEY=VALUE overriding the run's "
-        "(e.g. scoring=paper, for a benchmark that has it); repeatable.",
-        show_default=False)] = None,
+        "--option", "-O", help="With --run: scoring option KEY=VALUE overriding the run's "
+        "(e.g. graph=true); repeatable.", show_default=False)] = None,
+    scoring: ScoringOption = None,
     judge: Annotated[str | None, typer.Option(
         "--judge", help="With --run: judge model (provider:model) to re-judge judged tasks; "
         "without it judge metrics are not recomputed.", show_default=False)] = None,
@@ -85,7 +87,7 @@ def score_run(
 
     out: list[dict[str, Any]] = []
     try:
-        options = parse_options(option or [])
+        options = with_profile(parse_options(option or []), scoring)
         judge_kwargs = parse_options(judge_arg or [])
         if judge_kwargs and judge is None:
             raise ValueError("--judge-arg needs --judge")

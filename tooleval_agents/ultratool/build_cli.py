@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from tooleval_agents.cli.base import (
     CacheOption,
     JsonOption,
+    MaxConcurrencyOption,
     ProgressOption,
     console,
     err_console,
@@ -71,8 +72,7 @@ def build(
     retry_failed: Annotated[bool, typer.Option(
         "--retry-failed", help="Ask again about queries whose answers were unusable (else "
         "kept as failed; with the cache on, the same answers come back).")] = False,
-    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1,
-                                                 help="Queries in flight at once.")] = 4,
+    max_concurrency: MaxConcurrencyOption = 8,
     max_attempts: Annotated[int, typer.Option(
         "--max-attempts", min=1, help="Tries per model call on 429/5xx/timeouts/resets.")] = 6,
     timeout: Annotated[float, typer.Option(

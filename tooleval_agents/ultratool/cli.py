@@ -17,6 +17,8 @@ from rich.table import Table
 from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
+    MaxConcurrencyOption,
+    NBootOption,
     ProgressOption,
     console,
     err_console,
@@ -213,7 +215,7 @@ def _show_report(report: TaskReport, split: tuple[str, str]) -> None:
 def agreement(
     judge: Annotated[str, typer.Option("--judge", help="The judge to check (provider:model).",
                                        show_default=False)],
-    lang: Annotated[str, typer.Option("--lang", help="en or zh.")] = "en",
+    lang: Annotated[str, typer.Option("--lang", help="en or zh.", show_default=False)],
     judgments: Annotated[Path | None, typer.Option(
         "--judgments", help="Recorded planning judgments (default: the published GPT-4 ones, "
         "predictions/<lang>/gpt-4/eval/planning_eval.json in the data directory).")] = None,
@@ -222,13 +224,12 @@ def agreement(
         "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Plans to judge (the first N "
                                        "usable ones).")] = 50,
-    prompts: Annotated[str, typer.Option(
-        "--prompts", help="The live judge's prompts: ours, or official (the templates the "
-        "recorded GPT-4 judgments were made with, from the fetched evaluation/config.py).")
-    ] = "ours",
-    max_concurrency: Annotated[int, typer.Option("--max-concurrency", min=1,
-                                                 help="Judge calls in flight.")] = 4,
-    n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap resamples.")] = 1000,
+    prompts: Annotated[str | None, typer.Option(
+        "--prompts", help="The live judge's prompts: ours (default), or official (the "
+        "templates the recorded GPT-4 judgments were made with, from the fetched "
+        "evaluation/config.py).", show_default=False)] = None,
+    max_concurrency: MaxConcurrencyOption = 8,
+    n_boot: NBootOption = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     data_dir: DataDirOption = None,
     json_out: JsonOption = False,
@@ -242,6 +243,7 @@ def agreement(
 
     if lang not in LANGS:
         raise fail(f"--lang must be en or zh, got {lang!r}", code=2)
+    prompts = prompts or "ours"
     if prompts not in ("ours", "official"):
         raise fail(f"--prompts must be ours or official, got {prompts!r}", code=2)
     try:

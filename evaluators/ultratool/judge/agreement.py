@@ -105,7 +105,7 @@ def _interval(x: Sequence[float], y: Sequence[float], fn: object, n_boot: int,
         value = fn([x[i] for i in idx], [y[i] for i in idx])  # type: ignore[operator]
         if value is not None:
             draws.append(value)
-    if len(draws) < n_boot / 2:
+    if not draws or len(draws) < n_boot / 2:
         return None
     draws.sort()
     return [draws[int(0.025 * (len(draws) - 1))], draws[round(0.975 * (len(draws) - 1))]]
