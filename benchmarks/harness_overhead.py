@@ -43,6 +43,7 @@ from tooleval_agents.contracts import (
     Located,
     RecordMeta,
     Scorer,
+    ScoringContext,
     Split,
     Strategy,
     StrategyContext,
@@ -82,7 +83,8 @@ class SyntheticBenchmark(Benchmark):
         return ExampleFields(inputs={"question": record.question},
                              outputs={"answer": record.answer})
 
-    def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
+    def scorer(self, split: Split, *, options: dict[str, Any] | None = None,
+               context: ScoringContext | None = None) -> Scorer:
         def score(inputs: dict[str, Any], outputs: dict[str, Any],
                   reference: dict[str, Any]) -> ExampleScore:
             hit = float(outputs.get("prediction") == reference["answer"])

@@ -125,7 +125,8 @@ def run_row(row: Row, url: str, args: argparse.Namespace, options: dict[str, Any
     usage = summary.usage
     return {"row": row.name, "route": route if row.rounds is not None else "text",
             "n": n, "ok": summary.counts.get("ok"),
-            "calls_per_example": call_counts(Path(summary.run_dir)) if row.rounds else {},
+            "calls_per_example": (call_counts(Path(summary.run_dir))
+                                  if row.rounds and summary.run_dir else {}),
             **{m: summary.metrics.get(m) for m in METRICS},
             "input_tokens_per_example": usage.get("input_tokens_per_example"),
             "output_tokens_per_example": usage.get("output_tokens_per_example"),

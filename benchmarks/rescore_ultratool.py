@@ -43,6 +43,7 @@ from typing import Any, Literal
 import numpy as np
 from rapidfuzz.distance import Levenshtein as RapidfuzzLevenshtein
 
+from evaluators.parsing import official_text
 from evaluators.ultratool.judge.judge import aggregate_planning, planning_example_score
 from evaluators.ultratool.judge.replay import read_judgments, replay_planning
 from evaluators.ultratool.scoring import score_task
@@ -74,11 +75,6 @@ def official_eval(text: str) -> Any:
     return eval(text, _EVAL_GLOBALS)
 
 
-_EDITS: tuple[tuple[str, str], ...] = (
-    ("输出：", ""), ("\n", ""), ("\\_", "_"), ("true", "True"), ("false", "False"),
-    ("null", '"null"'), ("None", '"None"'), ("})", "}"), ("，", ","),
-    ('}, "step', '}, {"step'), ("# ...", ""))
-_BRACES = tuple(("}" + " " * k + "}", "}}") for k in range(1, 13))
 _SWAPS: tuple[tuple[str, str], ...] = (
     ("{'", '{"'), ("'}", '"}'), ("', '", '", "'), ("\", '", '\", "'), ("', \"", '", "'),
     ("': '", '": "'), ("': \"", '": "'), ('": \'', '": "'), ("': {", '": {'), ("['", "["),
@@ -91,27 +87,6 @@ _PARAM_SWAPS = (*_SWAPS, ("': ", '": '), ("', {", '", {'), ("')}", ')"}'), ('}},
 def _replace_all(text: str, edits: tuple[tuple[str, str], ...]) -> str:
     for old, new in edits:
         text = text.replace(old, new)
-    return text
-
-
-def official_clean(answer: str, family: Family) -> str:
-    """The official edits and cut of an answer before its first ``eval()``."""
-    text = _replace_all(answer.replace("json", "").strip("`"), _EDITS)
-    if family == "param":
-        text = text.replace("}{", "}, {")
-    text = _replace_all(text, _BRACES)
-    if not text.startswith("["):
-        at = text.find("[")
-        if at != -1:
-            text = text[at:]
-    if not text.endswith("]"):
-        at = text.rfind("]")
-        if at != -1:
-            text = text[:at + 1]
-        elif "[" in text:
-            cut = "}}," if family == "param" else "},"
-            at = text.rfind(cut)
-            text = text[:at + len(cut) - 1] + "]" if at != -1 else text + "]"
     return text
 
 
@@ -156,7 +131,7 @@ def official_parse(answer: Any, family: Family) -> tuple[bool, Any]:
     ``eval()`` accepts; ``(False, [])`` (a bad-JSON answer) when none does."""
     if not isinstance(answer, str):
         return False, []
-    t = official_clean(answer, family)
+    t = official_text(answer, family)  # its edits and cut, ours being the same steps
     variants = _aware_variants(t) if family == "aware" else _param_variants(t)
     for make in variants:
         try:
@@ -368,7 +343,7 @@ def official_planning(path: Path, lang: Lang) -> dict[str, float]:
     return {"planning": float(np.mean(lists[-1])) * 10, "planning_overall_rounded": means[-1]}
 
 
-def ours_planning_judge_only(path: Path) -> dict[str, float]:
+def ours_planning_judge_only(path: Path) -> dict[str, float | None]:
     """Our replay without the structure metrics (what the official computes): every recorded
     judgment re-read and checked, then the means."""
     entries = read_judgments(path, "planning")

@@ -300,7 +300,7 @@ def _edit(text: str, edits: tuple[tuple[str, str], ...]) -> str:
     return text
 
 
-def _official_text(answer: str, family: OfficialFamily) -> str:
+def official_text(answer: str, family: OfficialFamily) -> str:
     """The official clean-up and cut of an answer (before any parse attempt)."""
     text = _edit(answer.replace("json", "").strip("`"), _OFFICIAL_EDITS)
     if family == "param":
@@ -372,7 +372,7 @@ def parse_list_official(text: Any, *, family: OfficialFamily = "aware") -> Parse
         return ParsedList(value=text)
     if not isinstance(text, str):
         return ParseFailure(kind="empty_output", message=f"no text answer ({type(text).__name__})")
-    t = _official_text(text, family)
+    t = official_text(text, family)
     tried: set[str] = set()
     for variant in _official_variants(t, family):
         if variant in tried:
