@@ -334,9 +334,16 @@ class RetryingChatModel(BaseChatModel):
             stats.failed(kind, retrying, exc)
         return retrying
 
-    def _wait(self, attempt: int, exc: BaseException) -> float:
+    def _after_failure(self, attempt: int, exc: Exception, stats: CallStats | None) -> float:
+        """The wait before the next try after ``exc``; raises when none follows (an answer
+        that could not be read as the error that says so, chained to the provider's)."""
+        failure = unreadable_reply(exc) or exc
+        if not self._retrying(attempt, failure, stats):
+            if failure is exc:
+                raise exc
+            raise failure from exc
         with self._rng_lock:
-            return self.policy.delay(attempt, self._rng, retry_after(exc))
+            return self.policy.delay(attempt, self._rng, retry_after(failure))
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
@@ -358,12 +365,7 @@ class RetryingChatModel(BaseChatModel):
                     answer = self.inner.generate([messages], stop=stop, callbacks=[], **kwargs)
                 result = self._read(_first(answer))
             except Exception as exc:
-                failure = unreadable_reply(exc) or exc
-                if not self._retrying(attempt, failure, stats):
-                    if failure is exc:
-                        raise
-                    raise failure from exc
-                time.sleep(self._wait(attempt, failure))
+                time.sleep(self._after_failure(attempt, exc, stats))
                 continue
             if stats is not None:
                 stats.answered(result)
@@ -389,12 +391,7 @@ class RetryingChatModel(BaseChatModel):
             try:
                 result = self._read(await self._atry(messages, stop, kwargs))
             except Exception as exc:
-                failure = unreadable_reply(exc) or exc
-                if not self._retrying(attempt, failure, stats):
-                    if failure is exc:
-                        raise
-                    raise failure from exc
-                await asyncio.sleep(self._wait(attempt, failure))
+                await asyncio.sleep(self._after_failure(attempt, exc, stats))
                 continue
             if stats is not None:
                 stats.answered(result)
