@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -336,6 +336,17 @@ class AppBenchStrategy(Strategy):
         self._official = {**others, ctx.split.key: texts}
         return texts
 
+    def _plan_then_end(self, graph: StateGraph[Any], ctx: StrategyContext,
+                       messages: Callable[[WorkflowState], Any], *, after: str,
+                       ) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """``after -> plan -> read_plan -> END`` added to ``graph``, compiled."""
+        graph.add_node("plan", model_call_node(ctx.model, messages, name="plan"))
+        graph.add_node("read_plan", _read_plan_node)
+        graph.add_edge(after, "plan")
+        graph.add_edge("plan", "read_plan")
+        graph.add_edge("read_plan", END)
+        return graph.compile(name=f"appbench-{self.name}-{ctx.split.subset}")
+
     def _markers(self, split: Split) -> tuple[str, str]:
         """Phrases only the selection and only the planning prompt contain."""
         texts = self._official.get(split.key)
@@ -387,13 +398,8 @@ class Hierarchical(AppBenchStrategy):
                 return official_messages(official.plan_system(apps), state["inputs"]["input"])
             return build_messages(plan_prompt(text, instruction_of(state["inputs"]), apps))
 
-        graph.add_node("plan", model_call_node(ctx.model, messages, name="plan"))
-        graph.add_node("read_plan", _read_plan_node)
         graph.add_edge(START, "select")
-        graph.add_edge("read_apps", "plan")
-        graph.add_edge("plan", "read_plan")
-        graph.add_edge("read_plan", END)
-        return graph.compile(name=f"appbench-{self.name}-{ctx.split.subset}")
+        return self._plan_then_end(graph, ctx, messages, after="read_apps")
 
     def gold_answers(self, split: Split, inputs: dict[str, Any],
                      reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
@@ -417,13 +423,7 @@ class Flat(AppBenchStrategy):
                 return official_messages(official.plan_system(), state["inputs"]["input"])
             return build_messages(plan_prompt(text, instruction_of(state["inputs"])))
 
-        graph = StateGraph(WorkflowState)
-        graph.add_node("plan", model_call_node(ctx.model, messages, name="plan"))
-        graph.add_node("read_plan", _read_plan_node)
-        graph.add_edge(START, "plan")
-        graph.add_edge("plan", "read_plan")
-        graph.add_edge("read_plan", END)
-        return graph.compile(name=f"appbench-{self.name}-{ctx.split.subset}")
+        return self._plan_then_end(StateGraph(WorkflowState), ctx, messages, after=START)
 
 
 class FewShot(AppBenchStrategy):
@@ -462,13 +462,8 @@ class FewShot(AppBenchStrategy):
 
         graph = StateGraph(WorkflowState)
         graph.add_node("demos", demos)
-        graph.add_node("plan", model_call_node(ctx.model, messages, name="plan"))
-        graph.add_node("read_plan", _read_plan_node)
         graph.add_edge(START, "demos")
-        graph.add_edge("demos", "plan")
-        graph.add_edge("plan", "read_plan")
-        graph.add_edge("read_plan", END)
-        return graph.compile(name=f"appbench-{self.name}-{ctx.split.subset}")
+        return self._plan_then_end(graph, ctx, messages, after="demos")
 
 
 def _minus(a: Usage, b: Usage) -> Usage:
