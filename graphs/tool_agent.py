@@ -31,9 +31,11 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.pregel import Pregel
 from pydantic import ValidationError
 
 from graphs.common import NodeUpdate
@@ -193,15 +195,36 @@ def agent_node(agent: Runnable[Any, Any], messages_for: MessagesFor,
 
     async def node(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
         sent = messages_for(state)
-        result = await agent.ainvoke({"messages": sent},
-                                     {**config, "recursion_limit": recursion_limit})
+        result, stopped = await _run_agent(agent, {"messages": sent},
+                                           {**config, "recursion_limit": recursion_limit})
         messages = result.get("messages") if isinstance(result, dict) else None
         if not isinstance(messages, list):
             raise TypeError(f"the agent returned {type(result).__name__} without a 'messages' "
                             "list; an agent must return a state with its messages")
-        return agent_outputs(state, messages, read)
+        update = agent_outputs(state, messages, read)
+        if stopped:  # scored on the calls it made, as the built-in agent at its turn limit
+            update["trace"][-1]["stopped_at_recursion_limit"] = recursion_limit
+        return update
 
     return node
+
+
+async def _run_agent(agent: Runnable[Any, Any], inputs: dict[str, Any],
+                     config: RunnableConfig) -> tuple[Any, bool]:
+    """The agent's last state, and whether LangGraph stopped it at its recursion limit. A
+    graph is streamed so that the state it had reached then (its calls so far) is kept; any
+    other runnable is invoked."""
+    if not isinstance(agent, Pregel):
+        return await agent.ainvoke(inputs, config), False
+    last: Any = None
+    try:
+        async for state in agent.astream(inputs, config, stream_mode="values"):
+            last = state
+    except GraphRecursionError:
+        if last is None:
+            raise
+        return last, True
+    return last, False
 
 
 def agent_outputs(state: WorkflowState, messages: list[BaseMessage],

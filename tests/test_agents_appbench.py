@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
 from graphs.appbench.tools import ToolsHierarchical, opened_apps, tool_plan
-from graphs.tool_agent import react_agent
+from graphs.tool_agent import agent_node, react_agent
 from tooleval_agents.agents import AgentLoadError, agent_label, load_agent, trajectory
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.loaders import load_category
@@ -356,3 +356,25 @@ def test_chatopenai_drives_the_tools_strategy_through_openai_tool_calls(
     [result] = summary.results()
     assert result.usage.input_tokens == sum(r.usage.prompt for r in log if r.usage)
     assert result.usage.model_calls == 2
+
+
+def test_an_agent_stopped_by_the_recursion_limit_keeps_the_calls_it_made() -> None:
+    # A model that never stops calling: LangGraph stops the agent; the calls stay scored.
+    ids = iter(range(100))
+    model = ScriptedChatModel(rules=[(".", lambda _: AIMessage("", tool_calls=[
+        {"name": "Weather__getweather", "args": {"city": "Oslo"}, "id": str(next(ids))}]))])
+    agent = react_agent(model, api_tools(load_catalog()), max_turns=100)
+
+    def read(state: Any, records: Any, messages: Any) -> dict[str, Any]:
+        return {"prediction": str(len(records))}
+
+    node = agent_node(agent, lambda state: [HumanMessage("weather?")], read, recursion_limit=9)
+    update = asyncio.run(node({"inputs": {}}, {}))
+    calls = [r for r in update["trace"] if r["kind"] == "tool_call"]
+    # 9 steps: five model answers, four of whose calls ran before the limit.
+    assert len(calls) == 5 and update["prediction"] == "5"
+    assert sum(r["output"] is not None for r in calls) == 4
+    assert update["trace"][-1]["stopped_at_recursion_limit"] == 9
+    finished = asyncio.run(agent_node(react_agent(ScriptedChatModel(rules=[(".", "done")]), []),
+                                      lambda state: [HumanMessage("x")], read)({"inputs": {}}, {}))
+    assert "stopped_at_recursion_limit" not in finished["trace"][-1]

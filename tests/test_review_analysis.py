@@ -89,7 +89,7 @@ def test_scoring_options_without_rescore_are_refused(tmp_path: Path, samples: Pa
         write_report([run], tmp_path / "rep", scoring_options={"scoring": "paper"}, n_boot=0)
     runner = CliRunner()
     for command in (["compare", str(run)], ["report", str(run), "--out", str(tmp_path / "r")]):
-        result = runner.invoke(app, [*command, "-o", "scoring=paper"])
+        result = runner.invoke(app, [*command, "-O", "scoring=paper"])
         assert result.exit_code == 2, result.output
         assert "--rescore" in result.output
     assert not (tmp_path / "r").exists()
@@ -106,7 +106,7 @@ def test_rescore_options_show_in_config_labels_and_runs_csv(tmp_path: Path,
     assert runs["scoring"].tolist() == ["scoring=paper"]
     table3 = pd.read_csv(report.out_dir / "appbench_table3.csv")
     assert table3["system"].tolist() == ["reference (hierarchical, scoring=paper)"]
-    result = CliRunner().invoke(app, ["compare", str(run), "--rescore", "-o", "scoring=paper",
+    result = CliRunner().invoke(app, ["compare", str(run), "--rescore", "-O", "scoring=paper",
                                       "--json", "--n-boot", "0"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["runs"][0]["scoring_options"] == {"scoring": "paper"}

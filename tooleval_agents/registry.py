@@ -355,3 +355,19 @@ def get_strategy(benchmark: str, name: str) -> Strategy:
         raise KeyError(f"unknown strategy {name!r} for {benchmark}; known: "
                        f"{sorted(n for _, n in found)}")
     return found[(benchmark, name)]
+
+
+def agent_strategies(benchmark: str, split: Split) -> list[str]:
+    """The strategies of ``benchmark`` that run a user's agent on ``split``'s task."""
+    return [name for (_, name), s in strategies(benchmark).items()
+            if s.accepts_agent and (s.tasks is None or split.task in s.tasks)]
+
+
+def agent_strategy(benchmark: str, split: Split) -> str:
+    """The strategy a user's agent plays when none is named: the benchmark's first one that
+    accepts an agent for the split's task."""
+    found = agent_strategies(benchmark, split)
+    if not found:
+        raise ValueError(f"no {benchmark} strategy for task {split.task!r} runs a user's "
+                         "agent (--agent)")
+    return found[0]

@@ -11,11 +11,14 @@ from rich.table import Table
 from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
+    NBootOption,
+    ScoringOption,
     app,
     console,
     fail,
     handle_errors,
     print_json,
+    with_profile,
 )
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
@@ -28,15 +31,13 @@ RunsArgument = Annotated[list[Path], typer.Argument(
     "results root holding them (every run directory in it).", show_default=False)]
 MetricOption = Annotated[list[str] | None, typer.Option(
     "--metric", "-m", help="Metric to compare (repeatable; default: all).", show_default=False)]
-NBootOption = Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples (0: no CI).",
-                                          min=0)]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 RescoreOption = Annotated[bool, typer.Option(
     "--rescore", help="Score the stored outputs again (needs the dataset) instead of using the "
     "stored per-example scores.")]
-ScoringOption = Annotated[list[str] | None, typer.Option(
-    "--option", "-O", "-o", help="Scoring option KEY=VALUE overriding the runs' (e.g. "
-    "scoring=paper); repeatable. Needs --rescore (stored scores keep the runs' options).",
+RescoreOptions = Annotated[list[str] | None, typer.Option(
+    "--option", "-O", help="Scoring option KEY=VALUE overriding the runs' (e.g. "
+    "graph=true); repeatable. Needs --rescore (stored scores keep the runs' options).",
     show_default=False)]
 
 
@@ -54,12 +55,18 @@ def expand_runs(paths: list[Path]) -> list[Path]:
     return out
 
 
-def check_options(option: list[str] | None, rescore: bool) -> None:
-    """Refuse scoring options without ``--rescore`` (they would be silently ignored)."""
-    if option and not rescore:
-        raise fail("-o/--option changes how outputs are scored: add --rescore to score the "
-                   "stored outputs again (the stored scores keep the runs' own options)",
-                   code=2)
+def rescore_options(option: list[str] | None, scoring: str | None,
+                    rescore: bool) -> dict[str, Any]:
+    """The scoring options of ``-O`` and ``--scoring``; refused without ``--rescore`` (they
+    would be silently ignored)."""
+    if (option or scoring) and not rescore:
+        raise fail("-O/--option and --scoring change how outputs are scored: add --rescore to "
+                   "score the stored outputs again (the stored scores keep the runs' own "
+                   "options)", code=2)
+    try:
+        return with_profile(parse_options(option or []), scoring)
+    except ValueError as exc:
+        raise fail(str(exc), code=2) from None
 
 
 def _usd(value: float, total: float) -> str:
@@ -80,7 +87,8 @@ def compare_runs(
     n_boot: NBootOption = 2000,
     seed: SeedOption = 0,
     rescore: RescoreOption = False,
-    option: ScoringOption = None,
+    option: RescoreOptions = None,
+    scoring: ScoringOption = None,
     data_dir: DataDirOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -88,9 +96,8 @@ def compare_runs(
     examples both runs scored, and token cost per example. No model is called."""
     from tooleval_agents.results.compare import compare, load_run
 
-    check_options(option, rescore)
+    options = rescore_options(option, scoring, rescore)
     try:
-        options = parse_options(option or [])
         paths = expand_runs(runs)
         if rescore:
             check_rescore_options(paths, options)

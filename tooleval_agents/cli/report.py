@@ -10,6 +10,8 @@ import typer
 from tooleval_agents.cli.base import (
     DataDirOption,
     JsonOption,
+    NBootOption,
+    ScoringOption,
     app,
     console,
     handle_errors,
@@ -17,16 +19,14 @@ from tooleval_agents.cli.base import (
 )
 from tooleval_agents.cli.compare import (
     MetricOption,
-    NBootOption,
     RescoreOption,
+    RescoreOptions,
     RunsArgument,
-    ScoringOption,
     SeedOption,
-    check_options,
     expand_runs,
+    rescore_options,
 )
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.terminal import shown
 
 
@@ -38,7 +38,8 @@ def report(
     n_boot: NBootOption = 2000,
     seed: SeedOption = 0,
     rescore: RescoreOption = False,
-    option: ScoringOption = None,
+    option: RescoreOptions = None,
+    scoring: ScoringOption = None,
     data_dir: DataDirOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -46,11 +47,11 @@ def report(
     otherwise), paired differences with bootstrap CIs, cost, and PNG figures."""
     from tooleval_agents.results.reports import write_report
 
-    check_options(option, rescore)
+    options = rescore_options(option, scoring, rescore)
     try:
         result = write_report(expand_runs(runs), out, n_boot=n_boot, seed=seed,
                               metrics=metric or None,
-                              rescore=rescore, scoring_options=parse_options(option or []),
+                              rescore=rescore, scoring_options=options,
                               data_dir=data_dir)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc

@@ -37,6 +37,7 @@ from tooleval_agents.cli.base import (
 from tooleval_agents.contracts import (
     OptionError,
     Split,
+    Strategy,
     format_metric,
     resolve_options,
     validate_options,
@@ -48,6 +49,7 @@ from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import tool_calls_unmeasured
 from tooleval_agents.registry import (
     Benchmark,
+    agent_strategy,
     build_scorer,
     get_benchmark,
     get_strategy,
@@ -302,9 +304,9 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
             for t in choose_tasks(bench, task, strat)
             for s in choose_subsets(bench, t, lang, category, subset)]
     for split, named_strategy in plan:
-        declared = get_strategy(bench.name, named_strategy or bench.default_strategy(split))
+        declared = strategy_of(bench, split, named_strategy, bool(agents))
         for opts in grid:
-            own, scoring_opts = route_options(bench, split, named_strategy, opts)
+            own, scoring_opts = route_options(bench, split, declared, opts)
             validate_options(f"strategy {declared.name}", declared.options, own)
             if prompts is not None:  # a prompt set nobody offers fails now, not per split
                 resolve_options(prompts, strategy=(f"strategy {declared.name}",
@@ -321,12 +323,19 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
                  RetryPolicy(max_attempts=max_attempts, timeout=timeout))
 
 
-def route_options(bench: Benchmark, split: Split, strategy: str | None,
+def strategy_of(bench: Benchmark, split: Split, strategy: str | None, agent: bool) -> Strategy:
+    """The strategy a run of ``split`` plays: the one named, else the one a user's agent
+    plays, else the benchmark's default."""
+    return get_strategy(bench.name, strategy or (agent_strategy(bench.name, split) if agent
+                                                 else bench.default_strategy(split)))
+
+
+def route_options(bench: Benchmark, split: Split, strategy: Strategy,
                   options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``-O`` options of a run as (strategy's, scorer's): a key only the split's scorer
     declares (e.g. ``scoring``) is a scoring option; every other key is the strategy's (an
     unknown one is refused there, with the known ones listed)."""
-    declared = get_strategy(bench.name, strategy or bench.default_strategy(split)).options
+    declared = strategy.options
     scorer = bench.scoring_options(split)
     scoring_keys = set(scorer.model_fields) if scorer else set()
     strategy_keys = set(declared.model_fields) if declared else set()
@@ -367,7 +376,8 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
     from tooleval_agents.run.runner import run_experiment
 
     split, strat, model_spec, user_agent, given = run
-    options, scoring = route_options(sweep.bench, split, strat, given)
+    options, scoring = route_options(
+        sweep.bench, split, strategy_of(sweep.bench, split, strat, user_agent is not None), given)
     try:
         summary = run_experiment(
             sweep.bench.name, task=split.task, subset=split.subset, strategy=strat,

@@ -133,8 +133,8 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
             an infra error has no stored score (use ``rescore``), or a score dump is malformed.
     """
     if scoring_options and not rescore:
-        raise ValueError("scoring options (-o/--option) apply only when the stored outputs "
-                         "are scored again: add --rescore (rescore=True); the stored scores "
+        raise ValueError("scoring options (-O/--option, --scoring) apply only when the stored "
+                         "outputs are scored again: add --rescore (rescore=True); the stored scores "
                          "were computed with the run's own options")
     if isinstance(run, RunData):
         return run

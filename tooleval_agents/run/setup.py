@@ -45,12 +45,13 @@ from tooleval_agents.models.specs import (
 )
 from tooleval_agents.registry import (
     Benchmark,
+    agent_strategies,
+    agent_strategy,
     benchmarks,
     get_benchmark,
     get_strategy,
     register,
     resolve_split,
-    strategies,
 )
 from tooleval_agents.run.spec import RunSpec
 
@@ -58,21 +59,6 @@ if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
     from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables import Runnable
-
-
-def _agent_strategies(benchmark: str, split: Split) -> list[str]:
-    return [name for (_, name), s in strategies(benchmark).items()
-            if s.accepts_agent and (s.tasks is None or split.task in s.tasks)]
-
-
-def agent_strategy(benchmark: str, split: Split) -> str:
-    """The strategy a user's agent plays when none is named: the benchmark's first one that
-    accepts an agent for the split's task."""
-    found = _agent_strategies(benchmark, split)
-    if not found:
-        raise ValueError(f"no {benchmark} strategy for task {split.task!r} runs a user's "
-                         "agent (--agent)")
-    return found[0]
 
 
 def _benchmark(benchmark: str | Benchmark) -> Benchmark:
@@ -169,7 +155,7 @@ def _plan(spec: RunSpec) -> _Plan:
     if factory is not None and not strat.accepts_agent:
         raise ValueError(f"strategy {strategy_name!r} runs its own agent and cannot run "
                          f"--agent; strategies that can: "
-                         f"{', '.join(_agent_strategies(bench.name, split)) or 'none'}")
+                         f"{', '.join(agent_strategies(bench.name, split)) or 'none'}")
     strategy_options, scoring_options = resolve_options(
         spec.prompts, strategy=(f"strategy {strategy_name}", strat.options,
                                 spec.strategy_options),
