@@ -134,8 +134,8 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
     """
     if scoring_options and not rescore:
         raise ValueError("scoring options (-O/--option, --scoring) apply only when the stored "
-                         "outputs are scored again: add --rescore (rescore=True); the stored scores "
-                         "were computed with the run's own options")
+                         "outputs are scored again: add --rescore (rescore=True); the stored "
+                         "scores were computed with the run's own options")
     if isinstance(run, RunData):
         return run
     rd = run if isinstance(run, RunDir) else RunDir(run)
