@@ -308,7 +308,7 @@ class RetryingChatModel(BaseChatModel):
         return value if isinstance(value, int) else None
 
     @staticmethod
-    def _read(result: ChatResult) -> ChatResult:
+    def _checked(result: ChatResult) -> ChatResult:
         """``result``, unless the provider answered nothing (an empty ``choices`` list)."""
         if not result.generations:
             raise BadResponseError("the provider's reply has no choices (no answer at all)")
@@ -363,7 +363,7 @@ class RetryingChatModel(BaseChatModel):
             try:
                 with _untraced():
                     answer = self.inner.generate([messages], stop=stop, callbacks=[], **kwargs)
-                result = self._read(_first(answer))
+                result = self._checked(_first(answer))
             except Exception as exc:
                 time.sleep(self._after_failure(attempt, exc, stats))
                 continue
@@ -389,7 +389,7 @@ class RetryingChatModel(BaseChatModel):
             if self.limiter is not None:
                 await self.limiter.aacquire()
             try:
-                result = self._read(await self._atry(messages, stop, kwargs))
+                result = self._checked(await self._atry(messages, stop, kwargs))
             except Exception as exc:
                 await asyncio.sleep(self._after_failure(attempt, exc, stats))
                 continue
