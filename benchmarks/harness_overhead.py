@@ -35,20 +35,23 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
-from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
 from graphs.state import WorkflowState
 from tooleval_agents.contracts import (
     ExampleFields,
+    ExampleScore,
+    GoldAnswer,
     Located,
+    Part,
     RecordMeta,
     Scorer,
     ScoringContext,
     Split,
     Strategy,
     StrategyContext,
+    pooled,
 )
-from tooleval_agents.models.reference import GoldAnswer, last_input_block
+from tooleval_agents.models.reference import last_input_block
 from tooleval_agents.registry import Benchmark, register, register_strategy
 
 MARKER = "Answer the question."

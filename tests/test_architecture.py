@@ -205,3 +205,44 @@ def test_a_module_that_uses_the_cli_imports_first_without_a_cycle(name: str) -> 
     done = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True,
                           text=True, cwd=REPO)
     assert done.returncode == 0, done.stderr.strip().splitlines()[-1]
+
+
+CONTRACTS = "tooleval_agents.contracts"
+FACADE = "tooleval_agents"
+"""The package's public surface (README "How it is built"): the one module that re-exports
+contract types, for users; the project's own modules import them from :data:`CONTRACTS`."""
+
+
+def _contract_names(module: str) -> tuple[set[str], set[str]]:
+    """The names ``module`` imports from :data:`CONTRACTS`, and those it re-exports (listed in
+    ``__all__`` or imported ``as`` themselves)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    public: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            public = set(ast.literal_eval(node.value))
+    imported, exported = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == CONTRACTS:
+            for alias in node.names:
+                name = alias.asname or alias.name
+                imported.add(name)
+                if name in public or alias.asname == alias.name:
+                    exported.add(name)
+    return imported, exported
+
+
+def test_contract_types_are_imported_from_the_contracts_module_only() -> None:
+    reexported = sorted(f"{m}: {n}" for m in MODULES if m != FACADE
+                        for n in _contract_names(m)[1])
+    assert reexported == []
+    # No module reaches a contract type through another module either (tests included).
+    carriers = {m: _contract_names(m)[0] for m in MODULES if m != FACADE}
+    users = [*MODULES.values(), *(REPO / "tests").rglob("*.py"),
+             *(REPO / "benchmarks").glob("*.py")]
+    detours = sorted(f"{path.relative_to(REPO)}: {node.module}.{alias.name}" for path in users
+                     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                     if isinstance(node, ast.ImportFrom) and node.module in carriers
+                     for alias in node.names if alias.name in carriers[node.module])
+    assert detours == []

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
+from tooleval_agents.contracts import GoldAnswer
 from tooleval_agents.models import corruptions
 from tooleval_agents.models.corruptions import (
     FALLBACK_KIND,
@@ -33,7 +34,6 @@ from tooleval_agents.models.corruptions import (
 )
 from tooleval_agents.models.reference import (
     AnswerKey,
-    GoldAnswer,
     NoisyReferenceChatModel,
 )
 from tooleval_agents.ultratool.corruptions import next_step_id

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.base import ExampleScore, Part
 from evaluators.execution import (
     aggregate_appbench_execution,
     aggregate_ultratool_execution,
@@ -24,6 +23,7 @@ from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.stubs import AppExecutor
+from tooleval_agents.contracts import ExampleScore, Part
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_raw
 from tooleval_agents.ultratool.records import Lang, RawSample, ToolCall

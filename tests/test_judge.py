@@ -15,7 +15,6 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from evaluators.base import ExampleScore
 from evaluators.ultratool.judge.judge import (
     aggregate_planning,
     ajudge_plan,
@@ -28,6 +27,7 @@ from evaluators.ultratool.judge.judge import (
     planning_example_score,
 )
 from evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask, build_prompt
+from tooleval_agents.contracts import ExampleScore
 from tooleval_agents.ultratool.records import Lang
 
 PLAN_DIMS = [d.key for d in DIMENSIONS["planning"]]

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from evaluators.base import ExampleScore
 from evaluators.ultratool.plan_create_use import aggregate_plan_create_use, score_plan_create_use
 from graphs.ultratool.plan_create_use import (
     GUARD_SIMILARITY,
@@ -31,7 +30,7 @@ from graphs.ultratool.plan_create_use import (
     to_call,
 )
 from graphs.ultratool.prompts import MARKERS, PromptLang
-from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
+from tooleval_agents.contracts import ExampleFields, ExampleScore, Split, StrategyContext
 from tooleval_agents.data.jsonio import LazySequence
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.models.chat_models import ScriptedChatModel

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tooleval_agents.contracts import GoldAnswer
 from tooleval_agents.models.reference import (
     AnswerKey,
-    GoldAnswer,
     ReferenceChatModel,
     parse_offline_spec,
 )

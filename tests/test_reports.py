@@ -12,12 +12,18 @@ from matplotlib.image import imread
 from test_compare import appbench_noisy, empty, kv_gold, make_run
 from typer.testing import CliRunner
 
-from evaluators.base import ExampleScore, mean_score
 from evaluators.ultratool.judge.judge import Judgment, planning_example_score
 from evaluators.ultratool.judge.prompts import DIMENSIONS
 from tooleval_agents import registry
 from tooleval_agents.cli import app
-from tooleval_agents.contracts import ExampleFields, Located, Scorer, Split
+from tooleval_agents.contracts import (
+    ExampleFields,
+    ExampleScore,
+    Located,
+    Scorer,
+    Split,
+    mean_score,
+)
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.reports import Layout, write_report
 from tooleval_agents.results.rundir import DatasetRef, ExampleResult, RunConfig, RunDir, RunSummary

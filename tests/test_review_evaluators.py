@@ -26,7 +26,6 @@ from evaluators.appbench.scoring import (
     score_appbench,
     score_example,
 )
-from evaluators.base import ExampleScore
 from evaluators.execution import gold_tools, tool_set_f1
 from evaluators.metrics_common import f1
 from evaluators.ultratool.judge.judge import (
@@ -46,7 +45,7 @@ from graphs.appbench.planning import read_plan
 from tooleval_agents import ScoringContext
 from tooleval_agents.appbench.cli import read_predictions
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
-from tooleval_agents.contracts import Split
+from tooleval_agents.contracts import ExampleScore, Split
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.ultratool.loaders import load_raw

@@ -28,19 +28,22 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
-from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
 from graphs.state import WorkflowState
 from tooleval_agents import ScoringContext
 from tooleval_agents.contracts import (
     ExampleFields,
+    ExampleScore,
+    GoldAnswer,
     Located,
     Options,
+    Part,
     RecordMeta,
     Scorer,
     Split,
     Strategy,
     StrategyContext,
+    pooled,
 )
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.models.chat_models import ScriptedChatModel
@@ -50,7 +53,7 @@ from tooleval_agents.models.redaction import (
     redact_text,
     register_secret,
 )
-from tooleval_agents.models.reference import AnswerKey, GoldAnswer, last_input_block
+from tooleval_agents.models.reference import AnswerKey, last_input_block
 from tooleval_agents.models.retry import RetryPolicy
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, register
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir

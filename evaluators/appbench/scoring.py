@@ -51,10 +51,10 @@ from evaluators.appbench.paper import (
 )
 from evaluators.appbench.paper_read import read_answer
 from evaluators.appbench.strict import score_strict, score_strict_calls, strict_calls
-from evaluators.base import ExampleScore, Part, langsmith_evaluators, mean_score
+from evaluators.base import langsmith_evaluators
 from evaluators.metrics_common import corpus_f1
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part, mean_score
 from tooleval_agents.results.corpus import Columns, Corpus, Scores, Sum, as_corpus
 
 Scoring = Literal["paper", "strict"]

@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evaluators.base import ExampleScore, Part
 from evaluators.parsing import (
     OfficialFamily,
     ParsedList,
@@ -37,7 +36,7 @@ from evaluators.parsing import (
 )
 from evaluators.ultratool.kv import JSON_FORMAT, KV_TASKS, KVTask, metric_names, scorer
 from evaluators.ultratool.kv import aggregate as aggregate_kv
-from tooleval_agents.contracts import Metrics, exact_sum
+from tooleval_agents.contracts import ExampleScore, Metrics, Part, exact_sum
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.ultratool.records import Lang, UltraToolTask

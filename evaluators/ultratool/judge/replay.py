@@ -39,7 +39,6 @@ from typing import Any, Literal, TypeVar
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field, ValidationError
 
-from evaluators.base import ExampleScore, Part, pooled
 from evaluators.ultratool.judge.judge import (
     JudgeTask,
     Judgment,
@@ -61,7 +60,7 @@ from evaluators.ultratool.planning_structure import (
     prediction_text,
     score_plan_structure,
 )
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part, pooled
 from tooleval_agents.data.jsonio import iter_jsonl, parse_json
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.ultratool.records import Lang, ToolSkeleton, step_id
