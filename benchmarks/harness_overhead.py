@@ -49,10 +49,10 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
     StrategyContext,
-    pooled,
 )
 from tooleval_agents.models.reference import last_input_block
 from tooleval_agents.registry import Benchmark, register, register_strategy
+from tooleval_agents.results.corpus import as_corpus
 
 MARKER = "Answer the question."
 
@@ -94,7 +94,8 @@ class SyntheticBenchmark(Benchmark):
             return ExampleScore(scores={"accuracy": 100 * hit},
                                 parts={"accuracy": Part(hits=hit, total=1)})
 
-        return Scorer(score=score, aggregate=lambda s: {"accuracy": pooled(s, "accuracy")},
+        return Scorer(score=score,
+                      aggregate=lambda s: {"accuracy": as_corpus(s).pooled("accuracy")},
                       headline=("accuracy",))
 
     def default_strategy(self, split: Split) -> str:

@@ -8,7 +8,6 @@ test_reports.py.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Container
 from pathlib import Path
@@ -24,6 +23,7 @@ from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.models.corruptions import corrupt
 from tooleval_agents.registry import get_benchmark
+from tooleval_agents.results import compare as compare_module
 from tooleval_agents.results.compare import compare, load_run
 from tooleval_agents.results.rundir import (
     DatasetRef,
@@ -251,14 +251,19 @@ def test_run_with_only_infra_errors_has_no_metrics(tmp_path: Path, samples: Path
     assert any("no example scored by both" in n for n in result.notes)
 
 
-def _per_resample(run: Any) -> Any:
-    """The run with its scorer's aggregate called once per resample (the reference path)."""
-    return dataclasses.replace(run, scorer=dataclasses.replace(run.scorer, vectorized=False))
+def _per_resample(run: Any, ids: Any, seed: int, n_boot: int, names: Any) -> Any:
+    """The reference for ``compare._boot_metrics``: the aggregate of each resample's list of
+    scores, one resample at a time (the same draws)."""
+    scores = [run.scores[i] for i in ids]
+    rows = [[compare_module._floats(run.scorer.aggregate([scores[i] for i in row])).get(
+                m, np.nan) for m in names]
+            for block in compare_module._draws(seed, n_boot, len(ids)) for row in block]
+    return np.array(rows, dtype=float).reshape(n_boot, len(names))
 
 
 @pytest.mark.parametrize("subset", ["ss", "mm"])
 def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
-        tmp_path: Path, shared_data: Path, subset: str) -> None:
+        tmp_path: Path, shared_data: Path, subset: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Real AppBench data: pooled F1s, means, n/a-able error rates and graph F1s all resampled.
     first = range(60)
     gold = make_run(tmp_path, "gold", subset=subset, data_dir=shared_data, source="official",
@@ -266,9 +271,9 @@ def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
     noisy = make_run(tmp_path, "noisy", subset=subset, data_dir=shared_data, source="official",
                      answer=appbench_noisy(0.5), model="noisy-reference:0.5", only=first)
     runs = [load_run(gold), load_run(noisy)]
-    assert all(r.scorer.vectorized for r in runs)
     fast = compare(runs, n_boot=300, seed=5).differences
-    slow = compare([_per_resample(r) for r in runs], n_boot=300, seed=5).differences
+    monkeypatch.setattr(compare_module, "_boot_metrics", _per_resample)
+    slow = compare(runs, n_boot=300, seed=5).differences
     assert len(fast) > 20 and list(fast["metric"]) == list(slow["metric"])
     for column in ("a", "b", "diff", "ci_low", "ci_high"):
         x, y = fast[column].to_numpy(float), slow[column].to_numpy(float)

@@ -22,9 +22,9 @@ from tooleval_agents.contracts import (
     Located,
     Scorer,
     Split,
-    mean_score,
 )
 from tooleval_agents.registry import Benchmark
+from tooleval_agents.results.corpus import as_corpus
 from tooleval_agents.results.reports import Layout, write_report
 from tooleval_agents.results.rundir import DatasetRef, ExampleResult, RunConfig, RunDir, RunSummary
 
@@ -59,7 +59,7 @@ class ToyBenchmark(Benchmark):
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         return Scorer(score=lambda i, o, r: ExampleScore(),
-                      aggregate=lambda s: {"exact": mean_score(s, "exact")},
+                      aggregate=lambda s: {"exact": as_corpus(s).mean("exact")},
                       headline=("exact",))
 
     def default_strategy(self, split: Split) -> str:

@@ -43,7 +43,6 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
     StrategyContext,
-    pooled,
 )
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.models.chat_models import ScriptedChatModel
@@ -56,6 +55,7 @@ from tooleval_agents.models.redaction import (
 from tooleval_agents.models.reference import AnswerKey, last_input_block
 from tooleval_agents.models.retry import RetryPolicy
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, register
+from tooleval_agents.results.corpus import as_corpus
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir
 from tooleval_agents.run.runner import (
     ResumeError,
@@ -133,9 +133,9 @@ class ToyBenchmark(Benchmark):
             return result
 
         def aggregate(scores: Sequence[ExampleScore]) -> dict[str, float]:
-            out = {"accuracy": pooled(scores, "accuracy")}
+            out = {"accuracy": as_corpus(scores).pooled("accuracy")}
             if judge is not None:
-                out["judged"] = pooled(scores, "judged")
+                out["judged"] = as_corpus(scores).pooled("judged")
             return out
 
         return Scorer(score=score, aggregate=aggregate, headline=("accuracy",))

@@ -193,8 +193,7 @@ class UltraToolBenchmark(Benchmark):
                 return _tool_call_scorer(task, kv_score)
             return Scorer(score=kv_score,
                           aggregate=lambda scores: ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
-                          headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
-                          vectorized=True)
+                          headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
         if task in ("planning", "tool_creation"):
             judge = context.judge
             prompt_set = None
@@ -209,8 +208,7 @@ class UltraToolBenchmark(Benchmark):
             # The raw samples are solved end to end by the plan_create_use workflow.
             from evaluators.ultratool import plan_create_use as pcu
             return Scorer(score=pcu.score_plan_create_use,
-                          aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE,
-                          vectorized=True)
+                          aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE)
         raise KeyError(f"ultratool task {task!r} has no scorer")
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
@@ -257,8 +255,7 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
     return Scorer(score=score,
                   aggregate=lambda scores: {**ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
                                             **aggregate_trajectory(scores)},
-                  headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
-                  vectorized=True)
+                  headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
 
 
 def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
@@ -300,8 +297,7 @@ def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
         return out
 
     return Scorer(score=score, aggregate=aggregate, ascore=ascore if judge is not None else None,
-                  headline=("planning",) if judge is not None else ("plan_rouge_l",),
-                  vectorized=True)
+                  headline=("planning",) if judge is not None else ("plan_rouge_l",))
 
 
 def _tool_creation_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
@@ -336,7 +332,7 @@ def _tool_creation_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scor
             for pair in tools_to_judge(outputs, reference_outputs)])
 
     return Scorer(score=score, aggregate=aggregate_tool_creation, ascore=ascore,
-                  headline=("tool_creation",), vectorized=True)
+                  headline=("tool_creation",))
 
 
 @lru_cache(maxsize=4)
