@@ -31,7 +31,7 @@ DEFERRED = {
     "tooleval_agents.ultratool.benchmark": {
         "graphs.ultratool.protocol", "graphs.ultratool.plan_create_use", "graphs.ultratool.tools",
         "evaluators.ultratool.kv", "evaluators.trajectory", "evaluators.parsing",
-        "evaluators.ultratool.judge.judge", "evaluators.ultratool.judge.official",
+        "evaluators.ultratool.judge",
         "evaluators.ultratool.planning_structure",
         "evaluators.ultratool.plan_create_use",
         "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
@@ -50,16 +50,14 @@ DEFERRED = {
     "tooleval_agents.appbench.build_cli": {"graphs.appbench.build", "tooleval_agents.models.specs",
                                            "tooleval_agents.appbench.build_models"},
     "tooleval_agents.appbench.export_cli": {"graphs.appbench.export"},
-    "tooleval_agents.ultratool.cli": {"evaluators.ultratool.scoring",
-                                      "evaluators.ultratool.judge.agreement",
-                                      "evaluators.ultratool.judge.official",
+    "tooleval_agents.ultratool.cli": {"evaluators.ultratool.scoring", "evaluators.ultratool.judge",
                                       "tooleval_agents.models.specs"},
     "tooleval_agents.ultratool.build_cli": {"graphs.ultratool.build_run",
                                             "tooleval_agents.models.specs",
                                             "tooleval_agents.models.retry"},
     "tooleval_agents.appbench.cli": {"evaluators.appbench.scoring"},
     # The judge (LangChain) only for the judged UltraTool tasks.
-    "evaluators.ultratool.scoring": {"evaluators.ultratool.judge.replay"},
+    "evaluators.ultratool.scoring": {"evaluators.ultratool.judge"},
     # evaluators_for loads the provider models (LangChain) only for a judge given by name.
     "tooleval_agents.evaluation": {"tooleval_agents.models.specs"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
@@ -246,3 +244,15 @@ def test_contract_types_are_imported_from_the_contracts_module_only() -> None:
                      if isinstance(node, ast.ImportFrom) and node.module in carriers
                      for alias in node.names if alias.name in carriers[node.module])
     assert detours == []
+
+
+JUDGE = "evaluators.ultratool.judge"
+
+
+def test_the_ultratool_judge_is_reached_through_its_one_entry() -> None:
+    # Live judging, replay and agreement are modes of ``ultratool_judge``: the judge's modules
+    # are its parts, imported by no module outside the judge package.
+    inside = sorted(f"{m} -> {t}" for m in MODULES if not m.startswith(JUDGE)
+                    for t, _ in imports(m) if t.startswith(JUDGE + "."))
+    assert inside == []
+    assert any(t == JUDGE for t, _ in imports("tooleval_agents.ultratool.benchmark"))
