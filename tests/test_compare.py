@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -25,6 +26,7 @@ from tooleval_agents.models.corruptions import corrupt
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import compare as compare_module
 from tooleval_agents.results.compare import compare, load_run
+from tooleval_agents.results.reports import write_report
 from tooleval_agents.results.rundir import (
     DatasetRef,
     ExampleResult,
@@ -288,3 +290,68 @@ def test_resamples_are_drawn_in_blocks_with_the_numbers_of_one_draw() -> None:
 
     whole = np.random.default_rng(3).integers(0, 37, size=(2 * BLOCK + 5, 37))
     assert np.array_equal(np.concatenate(list(_draws(3, 2 * BLOCK + 5, 37))), whole)
+
+
+def _reordered_samples(samples: Path, target: Path) -> Path:
+    """A copy of the bundled AppBench SS samples in reverse order (same split, same ids)."""
+    folder = target / "appbench" / "data" / "test"
+    folder.mkdir(parents=True)
+    records = json.loads((samples / "appbench/data/test/test_ss.json").read_text("utf-8"))
+    (folder / "test_ss.json").write_text(json.dumps(records[::-1], ensure_ascii=False),
+                                         encoding="utf-8")
+    return target
+
+
+def test_same_split_in_another_order_is_not_paired(tmp_path: Path, samples: Path) -> None:
+    other = _reordered_samples(samples, tmp_path / "reordered")
+    split = get_benchmark("appbench").split("plan", "ss")
+    mine, theirs = to_examples(split, samples), to_examples(split, other)
+    # The danger: the same example ids name different samples.
+    assert [e.id for e in mine] == [e.id for e in theirs]
+    assert mine[0].inputs != theirs[0].inputs
+    a = make_run(tmp_path / "runs", "a", data_dir=samples)
+    b = make_run(tmp_path / "runs", "b", data_dir=other, answer=empty, model="empty")
+    result = compare([a, b], n_boot=20)
+    assert result.differences.empty
+    assert any("different data" in n and "dataset hash" in n for n in result.notes)
+    # Each run's own metrics are still shown.
+    assert result.table.loc["success"].tolist() == [100.0, 0.0]
+
+
+def test_same_data_is_still_paired(tmp_path: Path, samples: Path) -> None:
+    a = make_run(tmp_path / "runs", "a", data_dir=samples)
+    b = make_run(tmp_path / "runs", "b", data_dir=samples, answer=empty, model="empty")
+    result = compare([a, b], n_boot=20)
+    assert not result.differences.empty
+    assert not any("different data" in n for n in result.notes)
+
+
+def test_scoring_options_without_rescore_are_refused(tmp_path: Path, samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples)
+    with pytest.raises(ValueError, match="--rescore"):
+        load_run(run, scoring_options={"scoring": "paper"})
+    with pytest.raises(ValueError, match="--rescore"):
+        write_report([run], tmp_path / "rep", scoring_options={"scoring": "paper"}, n_boot=0)
+    runner = CliRunner()
+    for command in (["compare", str(run)], ["report", str(run), "--out", str(tmp_path / "r")]):
+        result = runner.invoke(app, [*command, "-O", "scoring=paper"])
+        assert result.exit_code == 2, result.output
+        assert "--rescore" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_rescore_options_show_in_config_labels_and_runs_csv(tmp_path: Path,
+                                                             samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples)
+    loaded = load_run(run, rescore=True, scoring_options={"scoring": "paper"})
+    assert loaded.config.scoring_options == {"scoring": "paper"}
+    report = write_report([run], tmp_path / "rep", rescore=True,
+                          scoring_options={"scoring": "paper"}, n_boot=0)
+    runs = pd.read_csv(report.out_dir / "runs.csv")
+    assert runs["scoring"].tolist() == ["scoring=paper"]
+    table3 = pd.read_csv(report.out_dir / "appbench_table3.csv")
+    assert table3["system"].tolist() == ["reference (hierarchical, scoring=paper)"]
+    result = CliRunner().invoke(app, ["compare", str(run), "--rescore", "-O", "scoring=paper",
+                                      "--json", "--n-boot", "0"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runs"][0]["scoring_options"] == {"scoring": "paper"}
