@@ -35,12 +35,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
-from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
 from graphs.state import WorkflowState
 from tooleval_agents.contracts import (
     ExampleFields,
+    ExampleScore,
+    GoldAnswer,
     Located,
+    Part,
     RecordMeta,
     Scorer,
     ScoringContext,
@@ -48,8 +50,9 @@ from tooleval_agents.contracts import (
     Strategy,
     StrategyContext,
 )
-from tooleval_agents.models.reference import GoldAnswer, last_input_block
+from tooleval_agents.models.reference import last_input_block
 from tooleval_agents.registry import Benchmark, register, register_strategy
+from tooleval_agents.results.corpus import as_corpus
 
 MARKER = "Answer the question."
 
@@ -91,7 +94,8 @@ class SyntheticBenchmark(Benchmark):
             return ExampleScore(scores={"accuracy": 100 * hit},
                                 parts={"accuracy": Part(hits=hit, total=1)})
 
-        return Scorer(score=score, aggregate=lambda s: {"accuracy": pooled(s, "accuracy")},
+        return Scorer(score=score,
+                      aggregate=lambda s: {"accuracy": as_corpus(s).pooled("accuracy")},
                       headline=("accuracy",))
 
     def default_strategy(self, split: Split) -> str:

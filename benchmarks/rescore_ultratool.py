@@ -8,10 +8,10 @@ The 12 files are ``planning``, ``tool_usage_awareness`` and ``tool_usage`` for G
 GPT-4 in both languages (the zh GPT-3.5 ``tool_creation`` file has no recorded judgments).
 
 * **ours**: :func:`evaluators.ultratool.scoring.score_task` with the default robust parser and
-  with ``parser="official"``; planning = :func:`evaluators.ultratool.judge.replay.replay_planning`
-  of the
-  recorded judgments file (judge metrics and the structure metrics of the judged plans), and
-  its judge metrics alone (what the official computes).
+  with ``parser="official"``; planning = the judge's replay
+  (:func:`evaluators.ultratool.judge.ultratool_judge`) of the recorded judgments file (judge
+  metrics and the structure metrics of the judged plans), and its judge metrics alone (what the
+  official computes).
 * **OFFICIAL**: the official scorer (JoeYing1019/UltraTool ``evaluation/utils.py``,
   ``planning.py``, commit 9f3793c) re-written step for step for timing: its ``read_data``, its
   text edits, its per-sample ``eval()`` of the cleaned answer and of each fallback variant, tried
@@ -44,8 +44,9 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein as RapidfuzzLevenshtein
 
 from evaluators.parsing import official_text
+from evaluators.ultratool.judge import ultratool_judge
 from evaluators.ultratool.judge.judge import aggregate_planning, planning_example_score
-from evaluators.ultratool.judge.replay import read_judgments, replay_planning
+from evaluators.ultratool.judge.replay import read_judgments
 from evaluators.ultratool.scoring import score_task
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
@@ -447,7 +448,8 @@ def main() -> None:
                       f"{_ratio(base + t_read, robust + t_read):>7}  "
                       f"{_fmt(report.metrics, tuple(metrics))} | {_fmt(metrics, tuple(metrics))}")
             path = folder / "eval" / "planning_eval.json"
-            full, replay = _best(lambda: replay_planning(path), repeat)  # noqa: B023
+            recorded = ultratool_judge("planning", judgments=path)
+            full, replay = _best(recorded.replay, repeat)
             judge, _ = _best(lambda: ours_planning_judge_only(path), repeat)  # noqa: B023
             base, metrics = _best(lambda: official_planning(path, lang), repeat)  # noqa: B023
             ours["planning"] += full

@@ -15,21 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tooleval_agents.contracts import (
-    AggregateFn,
-    ExampleScore,
-    Part,
-    ScoreFn,
-    Scorer,
-    feedback,
-    mean_score,
-    pooled,
-)
+from tooleval_agents.contracts import AggregateFn, ScoreFn, Scorer
 from tooleval_agents.evaluation import scorer_evaluators
-from tooleval_agents.results.corpus import Corpus, as_corpus
 
-__all__ = ["AggregateFn", "Corpus", "ExampleScore", "Part", "ScoreFn", "as_corpus", "feedback",
-           "langsmith_evaluators", "mean_score", "pooled"]
+__all__ = ["langsmith_evaluators"]
 
 
 def langsmith_evaluators(

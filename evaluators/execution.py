@@ -18,7 +18,7 @@ AppBench (plans run by :class:`tooleval_agents.appbench.stubs.AppExecutor` with 
 * ``gold_calls_reached`` and ``calls_ok`` (pooled): the two halves of it, call by call.
 * labels ``error_kinds``: the error kinds of the plan, comma-separated (empty when none).
 
-Every function is pure; ``score_*`` return :class:`~evaluators.base.ExampleScore` and
+Every function is pure; ``score_*`` return :class:`~tooleval_agents.contracts.ExampleScore` and
 ``aggregate_*`` pool a list of them.
 """
 
@@ -27,14 +27,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from evaluators.base import ExampleScore, Part
 from evaluators.metrics_common import f1
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.names import tool_name
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
 from tooleval_agents.appbench.stubs import AppExecutor
 from tooleval_agents.appbench.stubs import ExecutionTrace as AppTrace
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.records import PlanStep, RawSample, ToolSkeleton

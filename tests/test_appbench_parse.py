@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_appbench_scoring import GOLD, weather
 
 from evaluators.appbench.paper import value_matches
 from evaluators.appbench.paper_read import extract_call, read_answer
@@ -17,6 +18,7 @@ from evaluators.appbench.parse import (
     official_gold_answer,
     parse_answer,
 )
+from evaluators.appbench.scoring import score_example
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
@@ -161,3 +163,29 @@ def test_calls_drafted_while_reasoning_are_not_read() -> None:
                           "Hotels: [address = searchhouse(#where_to='Paris')]")
     assert [(c.app, c.api) for c in answer.calls] == [("Hotels", "searchhouse")]
     assert answer.unparsed == []
+
+
+def test_wrapped_and_comma_separated_calls_are_all_kept() -> None:
+    wrapped = parse_answer("Plan: [Restaurants: [name = findrestaurants(#location='SF')]]")
+    assert [(c.app, c.api) for c in wrapped.calls] == [("Restaurants", "findrestaurants")]
+    assert wrapped.unparsed == []
+    assert wrapped.calls[0].raw == "Restaurants: [name = findrestaurants(#location='SF')]"
+    listed = parse_answer("[Restaurants: [name = findrestaurants(#location='SF')], "
+                          "Restaurants: [reserverestaurant(#restaurant_name=name)]]")
+    assert [c.api for c in listed.calls] == ["findrestaurants", "reserverestaurant"]
+    assert listed.unparsed == []
+    assert score_example(weather(), f"Plan: [{GOLD}]").scores["success"] == 100.0
+
+
+def test_returned_list_is_identifiers_only() -> None:
+    with pytest.raises(ValueError, match="not an API call line"):
+        parse_call_line("Weather: [x = getweather(#city='a')")
+    call = parse_call_line("a ,b= findbus(#from_city='X')")
+    assert call.returns == ["a", "b"]
+
+
+def test_positional_appbench_argument_is_kept() -> None:
+    call = parse_call_line("Weather: [w = getweather('Paris', #date='2024-01-01')]")
+    assert call.literal_args == {"date": "2024-01-01"}
+    assert call.unparsed == "'Paris'"
+    assert parse_call_line("w = getweather(#city='Paris')").unparsed is None

@@ -5,24 +5,33 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from evaluators.appbench.graph_metrics import aggregate_graph
 from evaluators.appbench.parse import gold_answer, official_gold_answer
 from evaluators.appbench.scoring import (
     MAIN_METRICS,
     Scoring,
     create_appbench_evaluators,
+    failure_score,
     score_appbench,
+    score_example,
 )
+from graphs.appbench.planning import read_plan
+from tooleval_agents.appbench.cli import read_predictions
 from tooleval_agents.appbench.depgraph import is_topological
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+from tooleval_agents.contracts import Split
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.registry import get_benchmark
 
 PROFILES: tuple[Scoring, ...] = ("paper", "strict")
 # notes/appbench.md: "Gold answers therefore score F1 = 100 / 45.15 / 36.61 / 27.47 (app)".
@@ -391,3 +400,147 @@ def test_paper_alone_skips_the_graph_metrics_and_keeps_its_numbers(
         {k: v for k, v in full.metrics.items() if k not in graph_keys}
     assert alone.by_scale == full.by_scale
     assert alone.counts["gold_calls"] == full.counts["gold_calls"]
+
+
+WEATHER_LINE = "temperature = getweather(#city='Paris')"
+
+
+WEATHER = {"used_app": ["Weather"], "used_api": [{"getweather": {"city": "Paris"}}],
+           "result_arguments": [["temperature"]], "api_results": [WEATHER_LINE],
+           "middle_arguments": ["temperature"], "user_aware_arguments": {"city": "Paris"}}
+
+
+GOLD = f"Weather: [{WEATHER_LINE}]"
+
+
+def weather() -> AppBenchSample:
+    return AppBenchSample(input="Weather in Paris?", output=AppBenchOutput(**WEATHER))
+
+
+def test_unparsed_piece_is_a_wrong_predicted_call_under_strict() -> None:
+    answer = GOLD + "\nHotels: [searchhouse #where_to='Paris']"
+    r = score_example(weather(), answer)
+    assert r.scores["success"] == 0.0 and "1 unparsed call piece(s)" in r.comments["success"]
+    for name in ("app", "api"):  # the brief's case: 1 hit over 2 predicted calls, not 1/1
+        assert (r.parts[f"{name}_precision"].hits, r.parts[f"{name}_precision"].total) == (1, 2)
+    assert r.scores["app_em"] == r.scores["api_em"] == 0.0  # apps {weather, hotels} != {weather}
+    assert r.scores["node_f1"] == pytest.approx(200 * 1 / (2 + 1))
+    assert r.scores["graph_em"] == 0.0
+    assert r.labels["pred_calls"] == "1" and r.labels["unparsed"] == "1"
+    report = score_appbench([weather()], [answer])
+    assert report.metrics["app_f1"] == pytest.approx(200 * 1 / 3)
+    assert report.counts["pred_calls"] == 1 and report.counts["unparsed_lines"] == 1
+
+
+def test_prose_brackets_are_not_calls_and_gold_still_succeeds() -> None:
+    r = score_example(weather(), GOLD + "\nLet me know if you need anything else: [nothing].")
+    assert r.scores["success"] == 100.0 and r.parts["api_precision"].total == 1
+
+
+def test_positional_leftover_is_an_argument_error_under_strict() -> None:
+    r = score_example(weather(), "Weather: [temperature = getweather('x', #city='Paris')]")
+    assert r.scores["success"] == 0.0
+    assert "argument text naming no key" in r.comments["success"]
+    assert r.scores["api_f1"] == 100.0  # the call itself is right
+
+
+def test_malformed_sample_gives_a_failure_not_an_exception() -> None:
+    broken = AppBenchSample.model_construct(
+        input="q", output=AppBenchOutput.model_construct(**{**WEATHER,
+                                                             "api_results": ["not a call"]}))
+    r = score_example(broken, GOLD)
+    assert r.error is not None and "could not score" in r.error
+    assert r.scores["success"] == 0.0
+    assert (r.parts["api_recall"].hits, r.parts["api_recall"].total) == (0, 1)
+    assert r.parts["node_recall"].total == 1 and "edge_recall" not in r.parts
+
+
+def test_benchmark_scorer_survives_a_malformed_reference() -> None:
+    scorer = get_benchmark("appbench").scorer(Split("appbench", "plan", "ss"))
+    bad_ref = {"api_results": [WEATHER_LINE, "x = f()"], "used_app": 3}
+    r = scorer.score({"input": "q"}, {"prediction": GOLD}, bad_ref)
+    assert r.error is not None and "not an AppBench output" in r.error
+    assert r.parts["app_recall"].total == 2 and r.parts["gold_calls_reached"].total == 2
+    good = scorer.score({"input": "q"}, {"prediction": GOLD}, WEATHER)
+    agg = scorer.aggregate([good, r])
+    # 1 hit; |pred| = 1 (the good row), |gold| = 1 + 2: the broken row stays in the recall.
+    assert agg["api_f1"] == pytest.approx(200 * 1 / (1 + 3))
+    assert agg["success"] == 50.0 and agg["gold_calls_reached"] == pytest.approx(100 / 3)
+    assert scorer.score({}, {}, None).error is not None  # no reference at all: recorded too
+
+
+def test_langsmith_row_reports_a_broken_reference_with_its_size() -> None:
+    row, summary = create_appbench_evaluators()
+    feedback = {f["key"]: f for f in row({"input": "q"}, {"output": GOLD},
+                                         {"api_results": [WEATHER_LINE]})}
+    assert feedback["scoring_error"]["score"] is None and feedback["success"]["score"] == 0
+    totals = {f["key"]: f["score"] for f in summary(
+        [{"input": "q"}] * 2, [{"output": GOLD}] * 2, [WEATHER, {"api_results": [WEATHER_LINE]}])}
+    assert totals["app_f1"] == pytest.approx(200 * 1 / (1 + 2))
+
+
+def test_all_error_corpus_reads_zero_and_edgeless_gold_reads_not_applicable() -> None:
+    failures = [failure_score(0, "broken"), failure_score(3, "broken")]
+    agg = aggregate_graph(failures)
+    assert agg["node_f1"] == 0.0  # the gold calls stay in the recall: 0 of 3
+    assert agg["edge_f1"] is None  # no edge expected, none predicted: n/a, not 0 or 100
+    assert score_appbench([weather()], ["garbage"]).metrics["edge_f1"] is None  # SS: no edges
+    assert score_appbench([weather()], [GOLD]).metrics["edge_f1"] is None
+
+
+@pytest.fixture
+def weather_dir(tmp_path: Path) -> Path:
+    test = tmp_path / "data" / "appbench" / "data" / "test"
+    test.mkdir(parents=True)
+    (test / "test_ss.json").write_text(json.dumps([{"input": "Weather in Paris?",
+                                                    "output": WEATHER}]), encoding="utf-8")
+    return tmp_path / "data"
+
+
+def test_paper_profile_reads_the_raw_answer_in_cli_and_runner(weather_dir: Path,
+                                                              tmp_path: Path) -> None:
+    from tooleval_agents.cli import app
+
+    raw = f"- **Weather**: [{WEATHER_LINE}]"
+    preds = tmp_path / "pred.json"
+    preds.write_text(json.dumps([raw]), encoding="utf-8")
+    result = CliRunner().invoke(app, ["score", "appbench", "--category", "ss", "--predictions",
+                                      str(preds), "--data-dir", str(weather_dir), "--scoring",
+                                      "paper", "--json"])
+    assert result.exit_code == 0, result.output
+    cli = json.loads(result.stdout)["metrics"]
+    outputs = {"raw_outputs": [raw], **read_plan(raw)}
+    assert outputs["prediction"] == GOLD  # the canonical re-rendering drops the bullet
+    scorer = get_benchmark("appbench").scorer(Split("appbench", "plan", "ss"),
+                                              options={"scoring": "paper"})
+    runner = scorer.aggregate([scorer.score({"input": "q"}, outputs, WEATHER)])
+    assert {k: runner[k] for k in MAIN_METRICS} == {k: cli[k] for k in MAIN_METRICS}
+    # Official reading (notes): the app is the text before ":", bullet and bold included.
+    assert cli["app_f1"] == 0.0 and cli["success"] == 0.0 and cli["api_f1"] == 100.0
+    strict = get_benchmark("appbench").scorer(Split("appbench", "plan", "ss"))
+    assert strict.score({"input": "q"}, outputs, WEATHER).scores["success"] == 100.0
+
+
+def test_prediction_object_without_output_is_rejected(weather_dir: Path, tmp_path: Path) -> None:
+    from tooleval_agents.cli import app
+
+    path = tmp_path / "pred.jsonl"
+    path.write_text("\n" + json.dumps({"index": 0, "answer": GOLD}) + "\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match="no 'output' key") as info:
+        read_predictions(path, 1)
+    assert info.value.line == 2
+    as_array = tmp_path / "pred.json"
+    as_array.write_text(json.dumps([{"answer": GOLD}]), encoding="utf-8")
+    with pytest.raises(DataFormatError, match="item 0 has no 'output' key"):
+        read_predictions(as_array, 1)
+    assert read_predictions(_write(tmp_path, [{"index": 0, "output": None}]), 1) == ([None], 0)
+    result = CliRunner().invoke(app, ["score", "appbench", "--category", "ss", "--predictions",
+                                      str(path), "--data-dir", str(weather_dir), "--scoring",
+                                      "paper", "--drop-errors", "--json"])
+    assert result.exit_code == 1 and "output" in result.output
+
+
+def _write(tmp_path: Path, items: list[Any]) -> Path:
+    path = tmp_path / "ok.json"
+    path.write_text(json.dumps(items), encoding="utf-8")
+    return path

@@ -31,7 +31,7 @@ DEFERRED = {
     "tooleval_agents.ultratool.benchmark": {
         "graphs.ultratool.protocol", "graphs.ultratool.plan_create_use", "graphs.ultratool.tools",
         "evaluators.ultratool.kv", "evaluators.trajectory", "evaluators.parsing",
-        "evaluators.ultratool.judge.judge", "evaluators.ultratool.judge.official",
+        "evaluators.ultratool.judge",
         "evaluators.ultratool.planning_structure",
         "evaluators.ultratool.plan_create_use",
         "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
@@ -50,16 +50,14 @@ DEFERRED = {
     "tooleval_agents.appbench.build_cli": {"graphs.appbench.build", "tooleval_agents.models.specs",
                                            "tooleval_agents.appbench.build_models"},
     "tooleval_agents.appbench.export_cli": {"graphs.appbench.export"},
-    "tooleval_agents.ultratool.cli": {"evaluators.ultratool.scoring",
-                                      "evaluators.ultratool.judge.agreement",
-                                      "evaluators.ultratool.judge.official",
+    "tooleval_agents.ultratool.cli": {"evaluators.ultratool.scoring", "evaluators.ultratool.judge",
                                       "tooleval_agents.models.specs"},
     "tooleval_agents.ultratool.build_cli": {"graphs.ultratool.build_run",
                                             "tooleval_agents.models.specs",
                                             "tooleval_agents.models.retry"},
     "tooleval_agents.appbench.cli": {"evaluators.appbench.scoring"},
     # The judge (LangChain) only for the judged UltraTool tasks.
-    "evaluators.ultratool.scoring": {"evaluators.ultratool.judge.replay"},
+    "evaluators.ultratool.scoring": {"evaluators.ultratool.judge"},
     # evaluators_for loads the provider models (LangChain) only for a judge given by name.
     "tooleval_agents.evaluation": {"tooleval_agents.models.specs"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
@@ -205,3 +203,56 @@ def test_a_module_that_uses_the_cli_imports_first_without_a_cycle(name: str) -> 
     done = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True,
                           text=True, cwd=REPO)
     assert done.returncode == 0, done.stderr.strip().splitlines()[-1]
+
+
+CONTRACTS = "tooleval_agents.contracts"
+FACADE = "tooleval_agents"
+"""The package's public surface (README "How it is built"): the one module that re-exports
+contract types, for users; the project's own modules import them from :data:`CONTRACTS`."""
+
+
+def _contract_names(module: str) -> tuple[set[str], set[str]]:
+    """The names ``module`` imports from :data:`CONTRACTS`, and those it re-exports (listed in
+    ``__all__`` or imported ``as`` themselves)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    public: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            public = set(ast.literal_eval(node.value))
+    imported, exported = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == CONTRACTS:
+            for alias in node.names:
+                name = alias.asname or alias.name
+                imported.add(name)
+                if name in public or alias.asname == alias.name:
+                    exported.add(name)
+    return imported, exported
+
+
+def test_contract_types_are_imported_from_the_contracts_module_only() -> None:
+    reexported = sorted(f"{m}: {n}" for m in MODULES if m != FACADE
+                        for n in _contract_names(m)[1])
+    assert reexported == []
+    # No module reaches a contract type through another module either (tests included).
+    carriers = {m: _contract_names(m)[0] for m in MODULES if m != FACADE}
+    users = [*MODULES.values(), *(REPO / "tests").rglob("*.py"),
+             *(REPO / "benchmarks").glob("*.py")]
+    detours = sorted(f"{path.relative_to(REPO)}: {node.module}.{alias.name}" for path in users
+                     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                     if isinstance(node, ast.ImportFrom) and node.module in carriers
+                     for alias in node.names if alias.name in carriers[node.module])
+    assert detours == []
+
+
+JUDGE = "evaluators.ultratool.judge"
+
+
+def test_the_ultratool_judge_is_reached_through_its_one_entry() -> None:
+    # Live judging, replay and agreement are modes of ``ultratool_judge``: the judge's modules
+    # are its parts, imported by no module outside the judge package.
+    inside = sorted(f"{m} -> {t}" for m in MODULES if not m.startswith(JUDGE)
+                    for t, _ in imports(m) if t.startswith(JUDGE + "."))
+    assert inside == []
+    assert any(t == JUDGE for t, _ in imports("tooleval_agents.ultratool.benchmark"))

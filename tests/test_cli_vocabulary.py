@@ -8,10 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app, wired_app
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def invoke(*args: str | Path) -> object:
@@ -138,3 +141,29 @@ def test_the_readme_lists_every_flag_that_several_commands_share() -> None:
     table = readme[start:readme.index("\n## ", start)]
     shared = sorted(flag for flag, uses in cli_options().items() if len(uses) >= 3)
     assert [f for f in shared if f"`{f}" not in table] == []
+
+
+@pytest.mark.parametrize("module", sorted(
+    p.relative_to(REPO / "tooleval_agents").as_posix()
+    for p in [REPO / "tooleval_agents" / "cli" / "base.py",
+              *(REPO / "tooleval_agents" / "cli").glob("*.py")]))
+def test_generic_cli_modules_name_no_benchmark(module: str) -> None:
+    text = (REPO / "tooleval_agents" / module).read_text(encoding="utf-8").lower()
+    assert "ultratool" not in text and "appbench" not in text
+
+
+def test_score_without_run_lists_the_registered_subcommands(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.models import CommandInfo
+
+    from tooleval_agents.cli.base import score_app
+
+    def newbench() -> None:
+        """A benchmark registered by a plugin."""
+
+    monkeypatch.setattr(score_app, "registered_commands",
+                        [*score_app.registered_commands, CommandInfo(callback=newbench)])
+    result = CliRunner().invoke(app, ["score", "--json"])  # options, but no --run
+    assert result.exit_code == 2
+    (error,) = [line for line in result.output.splitlines() if "give --run DIR" in line]
+    assert "newbench" in error and "appbench" in error  # every registered subcommand

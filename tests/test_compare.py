@@ -8,13 +8,13 @@ test_reports.py.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Container
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -24,7 +24,9 @@ from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.models.corruptions import corrupt
 from tooleval_agents.registry import get_benchmark
+from tooleval_agents.results import compare as compare_module
 from tooleval_agents.results.compare import compare, load_run
+from tooleval_agents.results.reports import write_report
 from tooleval_agents.results.rundir import (
     DatasetRef,
     ExampleResult,
@@ -251,14 +253,19 @@ def test_run_with_only_infra_errors_has_no_metrics(tmp_path: Path, samples: Path
     assert any("no example scored by both" in n for n in result.notes)
 
 
-def _per_resample(run: Any) -> Any:
-    """The run with its scorer's aggregate called once per resample (the reference path)."""
-    return dataclasses.replace(run, scorer=dataclasses.replace(run.scorer, vectorized=False))
+def _per_resample(run: Any, ids: Any, seed: int, n_boot: int, names: Any) -> Any:
+    """The reference for ``compare._boot_metrics``: the aggregate of each resample's list of
+    scores, one resample at a time (the same draws)."""
+    scores = [run.scores[i] for i in ids]
+    rows = [[compare_module._floats(run.scorer.aggregate([scores[i] for i in row])).get(
+                m, np.nan) for m in names]
+            for block in compare_module._draws(seed, n_boot, len(ids)) for row in block]
+    return np.array(rows, dtype=float).reshape(n_boot, len(names))
 
 
 @pytest.mark.parametrize("subset", ["ss", "mm"])
 def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
-        tmp_path: Path, shared_data: Path, subset: str) -> None:
+        tmp_path: Path, shared_data: Path, subset: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Real AppBench data: pooled F1s, means, n/a-able error rates and graph F1s all resampled.
     first = range(60)
     gold = make_run(tmp_path, "gold", subset=subset, data_dir=shared_data, source="official",
@@ -266,9 +273,9 @@ def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
     noisy = make_run(tmp_path, "noisy", subset=subset, data_dir=shared_data, source="official",
                      answer=appbench_noisy(0.5), model="noisy-reference:0.5", only=first)
     runs = [load_run(gold), load_run(noisy)]
-    assert all(r.scorer.vectorized for r in runs)
     fast = compare(runs, n_boot=300, seed=5).differences
-    slow = compare([_per_resample(r) for r in runs], n_boot=300, seed=5).differences
+    monkeypatch.setattr(compare_module, "_boot_metrics", _per_resample)
+    slow = compare(runs, n_boot=300, seed=5).differences
     assert len(fast) > 20 and list(fast["metric"]) == list(slow["metric"])
     for column in ("a", "b", "diff", "ci_low", "ci_high"):
         x, y = fast[column].to_numpy(float), slow[column].to_numpy(float)
@@ -283,3 +290,68 @@ def test_resamples_are_drawn_in_blocks_with_the_numbers_of_one_draw() -> None:
 
     whole = np.random.default_rng(3).integers(0, 37, size=(2 * BLOCK + 5, 37))
     assert np.array_equal(np.concatenate(list(_draws(3, 2 * BLOCK + 5, 37))), whole)
+
+
+def _reordered_samples(samples: Path, target: Path) -> Path:
+    """A copy of the bundled AppBench SS samples in reverse order (same split, same ids)."""
+    folder = target / "appbench" / "data" / "test"
+    folder.mkdir(parents=True)
+    records = json.loads((samples / "appbench/data/test/test_ss.json").read_text("utf-8"))
+    (folder / "test_ss.json").write_text(json.dumps(records[::-1], ensure_ascii=False),
+                                         encoding="utf-8")
+    return target
+
+
+def test_same_split_in_another_order_is_not_paired(tmp_path: Path, samples: Path) -> None:
+    other = _reordered_samples(samples, tmp_path / "reordered")
+    split = get_benchmark("appbench").split("plan", "ss")
+    mine, theirs = to_examples(split, samples), to_examples(split, other)
+    # The danger: the same example ids name different samples.
+    assert [e.id for e in mine] == [e.id for e in theirs]
+    assert mine[0].inputs != theirs[0].inputs
+    a = make_run(tmp_path / "runs", "a", data_dir=samples)
+    b = make_run(tmp_path / "runs", "b", data_dir=other, answer=empty, model="empty")
+    result = compare([a, b], n_boot=20)
+    assert result.differences.empty
+    assert any("different data" in n and "dataset hash" in n for n in result.notes)
+    # Each run's own metrics are still shown.
+    assert result.table.loc["success"].tolist() == [100.0, 0.0]
+
+
+def test_same_data_is_still_paired(tmp_path: Path, samples: Path) -> None:
+    a = make_run(tmp_path / "runs", "a", data_dir=samples)
+    b = make_run(tmp_path / "runs", "b", data_dir=samples, answer=empty, model="empty")
+    result = compare([a, b], n_boot=20)
+    assert not result.differences.empty
+    assert not any("different data" in n for n in result.notes)
+
+
+def test_scoring_options_without_rescore_are_refused(tmp_path: Path, samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples)
+    with pytest.raises(ValueError, match="--rescore"):
+        load_run(run, scoring_options={"scoring": "paper"})
+    with pytest.raises(ValueError, match="--rescore"):
+        write_report([run], tmp_path / "rep", scoring_options={"scoring": "paper"}, n_boot=0)
+    runner = CliRunner()
+    for command in (["compare", str(run)], ["report", str(run), "--out", str(tmp_path / "r")]):
+        result = runner.invoke(app, [*command, "-O", "scoring=paper"])
+        assert result.exit_code == 2, result.output
+        assert "--rescore" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_rescore_options_show_in_config_labels_and_runs_csv(tmp_path: Path,
+                                                             samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples)
+    loaded = load_run(run, rescore=True, scoring_options={"scoring": "paper"})
+    assert loaded.config.scoring_options == {"scoring": "paper"}
+    report = write_report([run], tmp_path / "rep", rescore=True,
+                          scoring_options={"scoring": "paper"}, n_boot=0)
+    runs = pd.read_csv(report.out_dir / "runs.csv")
+    assert runs["scoring"].tolist() == ["scoring=paper"]
+    table3 = pd.read_csv(report.out_dir / "appbench_table3.csv")
+    assert table3["system"].tolist() == ["reference (hierarchical, scoring=paper)"]
+    result = CliRunner().invoke(app, ["compare", str(run), "--rescore", "-O", "scoring=paper",
+                                      "--json", "--n-boot", "0"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runs"][0]["scoring_options"] == {"scoring": "paper"}

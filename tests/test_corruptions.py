@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import json
 import random
 import subprocess
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
+from tooleval_agents.contracts import GoldAnswer
 from tooleval_agents.models import corruptions
 from tooleval_agents.models.corruptions import (
     FALLBACK_KIND,
@@ -33,7 +35,6 @@ from tooleval_agents.models.corruptions import (
 )
 from tooleval_agents.models.reference import (
     AnswerKey,
-    GoldAnswer,
     NoisyReferenceChatModel,
 )
 from tooleval_agents.ultratool.corruptions import next_step_id
@@ -523,3 +524,12 @@ def test_noisy_reference_model_uses_corruptions() -> None:
     assert len(set(answers)) > 20  # different examples get different corruptions
     other_seed = NoisyReferenceChatModel(answer_key=key, rate=1.0, seed=4)
     assert [other_seed.invoke(p).content for p in prompts] != answers
+
+
+def test_deeply_nested_json_falls_back_instead_of_raising() -> None:
+    text = "[" * 700 + "1" + "]" * 700
+    with pytest.raises(RecursionError):  # json.loads reads it; a deep copy recurses too far
+        copy.deepcopy(json.loads(text))
+    for seed in range(5):
+        out = draw(text, "json_object", rate=1.0, seed=seed)
+        assert out.text != text

@@ -12,13 +12,19 @@ from typing import Any
 import pytest
 from fake_langsmith import openai_on_loopback
 from fake_openai import ChatRequest, FakeOpenAI
+from test_compare import make_run
 from test_judge_endpoint import VERDICT, is_judge
 from test_runner import _appbench_responder
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.results.compare import compare, load_run
 from tooleval_agents.results.costs import ENV, price_for, run_cost
-from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.results.rundir import (
+    RunDir,
+    Usage,
+)
+from tooleval_agents.results.summary import summarize
 
 
 @pytest.fixture(autouse=True)
@@ -94,3 +100,21 @@ def test_prices_match_specs_and_bare_names_and_never_guess() -> None:
                     usage={"input_tokens": 10.0, "judge_input_tokens": 1e6, "judge_calls": 2})
     assert cost["total_usd"] is None and cost["judge_usd"] == pytest.approx(2.5)
     assert cost["unknown_price"] == ["openai:local"]
+
+
+def test_compare_token_means_match_the_summary(tmp_path: Path, samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples, tokens=(1000, 40, 2), infra={1})
+    rd = RunDir(run)
+    spent = next(r for r in rd.results().values() if r.status == "infra_error")
+    # An infra error that spent tokens before failing (e.g. a timeout after a first call).
+    rd.append(spent.model_copy(update={"usage": Usage(input_tokens=300, output_tokens=0,
+                                                      model_calls=1), "attempt": 2}))
+    data = load_run(run)
+    summary = summarize("a", data.scorer.aggregate, list(rd.results().values()),
+                        examples=data.config.dataset.examples)
+    costs = compare([run], n_boot=0).costs.iloc[0]
+    for key in ("input_tokens", "output_tokens", "model_calls"):
+        assert costs[f"mean_{key}"] == pytest.approx(summary.usage[f"{key}_per_example"])
+    assert costs["total_input_tokens"] == summary.usage["input_tokens"]
+    n = len(rd.results())
+    assert costs["mean_input_tokens"] == pytest.approx((1000 * (n - 1) + 300) / n)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from test_loaders import appbench_file
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
@@ -38,3 +39,21 @@ def test_data_info_lists_missing_data_with_the_fetch_command(tmp_path: Path) -> 
     assert set(sources.split("|")) == {"ultratool", "appbench", "sgd"}
     assert f"tooleval data fetch {sources} --data-dir {tmp_path}" in " ".join(
         result.output.split())
+
+
+def test_data_info_shows_markup_like_errors_and_survives_a_bad_schema(
+        tmp_path: Path, shared_data: Path) -> None:
+    appbench_file(tmp_path, shared_data, "[/x] not a call")
+    schema = tmp_path / "sgd" / "test" / "schema.json"
+    schema.parent.mkdir(parents=True)
+    schema.write_text('{"not": "a list"}', encoding="utf-8")
+    result = CliRunner().invoke(app, ["data", "info", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    text = "".join(result.output.split())
+    assert "notanAPIcallline:'[/x]notacall'" in text
+    assert "expectedaJSONarrayofservices" in text
+    result = CliRunner().invoke(app, ["data", "info", "--data-dir", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)["resources"]
+    assert row["benchmark"] == "appbench" and row["source"] == "invalid"
+    assert "expected a JSON array of services" in row["error"]

@@ -174,3 +174,8 @@ def test_a_named_data_directory_is_never_replaced_by_the_samples(
                                       "reference", "--data-dir", str(tmp_path / "mine"),
                                       "--out", str(tmp_path / "runs")])
     assert result.exit_code == 1 and "tooleval data fetch appbench" in result.output
+
+
+def test_source_of(tmp_path: Path) -> None:
+    assert source_of(samples_dir()) == "sample"
+    assert source_of(tmp_path) == "official"

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.base import ExampleScore, Part
 from evaluators.execution import (
     aggregate_appbench_execution,
     aggregate_ultratool_execution,
@@ -19,11 +18,13 @@ from evaluators.execution import (
     score_ultratool_trace,
     tool_set_f1,
 )
+from evaluators.metrics_common import f1
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.stubs import AppExecutor
+from tooleval_agents.contracts import ExampleScore, Part
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_raw
 from tooleval_agents.ultratool.records import Lang, RawSample, ToolCall
@@ -139,3 +140,10 @@ def test_appbench_no_calls_is_no_success(shared_data: Path) -> None:
     assert result.scores["executed_success"] == 0.0
     assert result.parts["calls_ok"] == Part(hits=0, total=0)
     assert isinstance(result, ExampleScore)
+
+
+def test_f1_helper() -> None:
+    assert f1(1, 2, 1) == pytest.approx(200 / 3)  # P 1/2, R 1/1 -> 2/3
+    assert f1(0, 0, 0) == 0.0 and f1(0, 0, 0, empty=100.0) == 100.0
+    assert tool_set_f1([], []) == 100.0 and tool_set_f1(["a"], ["a", "b"]) == pytest.approx(
+        200 / 3)

@@ -7,13 +7,17 @@ come from the SOURCE.md files written when the data was copied, not from the cod
 
 from __future__ import annotations
 
+import base64
 import filecmp
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Iterator
 from functools import partial
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from http_fixtures import Fault, StaticServer, serve_directory
@@ -32,6 +36,7 @@ from tooleval_agents.data.fetch import (
     verify,
 )
 from tooleval_agents.errors import ChecksumError, ToolevalError
+from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.ultratool.loaders import load_raw, load_task
 
 PINNED = {  # from the issue ("Data location") and each SOURCE.md
@@ -351,3 +356,72 @@ def test_cli_errors_are_clear(tmp_path: Path) -> None:
                                      "--base-url", s.url, "--no-progress"])
     assert result.exit_code == 1
     assert "404" in result.output and "/sgd/" in result.output
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """404 for everything except ``/redirect/...`` (a redirect to ftp://), recording the
+    Authorization header of each request."""
+
+    seen: ClassVar[list[str | None]] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append(self.headers.get("Authorization"))
+        if self.path.startswith("/redirect/"):
+            self.send_response(302)
+            self.send_header("Location", "ftp://127.0.0.1/file")
+        else:
+            self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy", BASE_URL_ENV):
+        monkeypatch.delenv(name, raising=False)
+    _Recorder.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("base", ["127.0.0.1:8000/mirror", "ftp://127.0.0.1/", "{path}"])
+def test_base_url_needs_an_http_scheme(base: str, tmp_path: Path) -> None:
+    with pytest.raises(ToolevalError, match="http:// or https://"):
+        url_template(base)
+    with pytest.raises(ToolevalError, match="http:// or https://"):
+        fetch("sgd", tmp_path, base_url=base, progress=False)
+
+
+def test_negative_retries_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="retries"):
+        fetch("sgd", tmp_path, base_url="http://127.0.0.1:1/", progress=False, retries=-1)
+
+
+def test_credentials_are_sent_but_never_shown(tmp_path: Path, recorder: str) -> None:
+    password = "s3cret-Passw0rd"
+    base = f"http://alice:{password}@{recorder}/"
+    assert url_template(base) == f"http://{recorder}/{{source}}/{{path}}"
+    with pytest.raises(FetchError) as err:
+        fetch("sgd", tmp_path, base_url=base, include=["LICENSE.txt"], progress=False)
+    assert err.value.status == 404
+    assert password not in str(err.value) and password not in err.value.url
+    assert f"http://{recorder}/sgd/LICENSE.txt" in str(err.value)
+    token = base64.b64encode(f"alice:{password}".encode()).decode()
+    assert _Recorder.seen == [f"Basic {token}"]
+    assert redact_text(f"oops {password}") == "oops <redacted>"
+
+
+def test_other_http_errors_become_fetch_errors(tmp_path: Path, recorder: str) -> None:
+    with pytest.raises(FetchError, match="UnsupportedProtocol"):
+        fetch("sgd", tmp_path, base_url=f"http://{recorder}/redirect/{{path}}",
+              include=["LICENSE.txt"], progress=False, backoff=0.0)

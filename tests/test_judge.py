@@ -5,19 +5,22 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import warnings
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from evaluators.base import ExampleScore
 from evaluators.ultratool.judge.judge import (
     aggregate_planning,
+    aggregate_tool_creation,
     ajudge_plan,
     create_async_planning_judge,
     create_planning_judge,
@@ -28,6 +31,10 @@ from evaluators.ultratool.judge.judge import (
     planning_example_score,
 )
 from evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask, build_prompt
+from tooleval_agents import ScoringContext
+from tooleval_agents.contracts import ExampleScore, Split
+from tooleval_agents.registry import get_benchmark
+from tooleval_agents.ultratool.benchmark import BENCHMARK as ULTRATOOL
 from tooleval_agents.ultratool.records import Lang
 
 PLAN_DIMS = [d.key for d in DIMENSIONS["planning"]]
@@ -312,3 +319,101 @@ def test_example_score_type() -> None:
     j = parse_judge_output("nothing", "planning", lang="en")
     assert isinstance(planning_example_score(j), ExampleScore)
     assert planning_example_score(j).error is not None
+
+
+class StepJudge(BaseChatModel):
+    """Overall 9 for a reviewed text holding GOOD, 0 (rejected) for BROKEN, else 3; dims 5."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "step-judge"
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        prompt = str(messages[-1].content)
+        tail = prompt.rsplit("Plan to review", 1)[-1].rsplit("Created tool", 1)[-1]
+        overall = 0 if "BROKEN" in tail else 9 if "GOOD" in tail else 3
+        task: JudgeTask = "tool_creation" if "Created tool" in prompt else "planning"
+        items = [{d.score_key("en"): 5} for d in DIMENSIONS[task]] + [{"Overall": overall}]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(json.dumps(items)))])
+
+
+SMALL_TOOL = {"name": "t", "description": "d", "arguments": {"type": "object", "properties": {}},
+        "results": {"type": "object", "properties": {}}}
+
+
+TOOL_REF = {"reference": [{"step": "1.1 make a", "tool": SMALL_TOOL}]}
+
+
+@pytest.mark.parametrize("prediction", [
+    [{"step": "1.1 make a", "tool": {"name": "GOOD"}},
+     {"step": "1.1 again", "tool": {"name": "x"}}],
+    "[{'step': '1.1 make a', 'tool': {'name': 'GOOD'}}, {'step': '1.1', 'tool': {'name': 'x'}}]",
+])
+def test_runner_tool_creation_scorer_matches_the_langsmith_evaluator(prediction: Any) -> None:
+    scorer = get_benchmark("ultratool").scorer(Split("ultratool", "tool_creation", "en"),
+                                               context=ScoringContext(judge=StepJudge()))
+    result = scorer.score({}, {"prediction": prediction}, TOOL_REF)
+    assert result.scores["tool_creation"] == 90.0  # the first 1.1 item (GOOD), official rule
+    row = create_tool_creation_judge(judge=StepJudge())({}, {"prediction": prediction}, TOOL_REF)
+    assert {f["key"]: f["score"] for f in row}["tool_creation"] == 90.0
+
+
+def test_planning_error_rows_count_zero_in_langsmith_means() -> None:
+    evaluator = create_planning_judge(judge=StepJudge(), lang="en", max_retries=0)
+    ref = {"reference": "1. a\n1.1 b"}
+    rows = [evaluator({"input": "q"}, {"output": plan}, ref)
+            for plan in ("1. GOOD a", "1. BROKEN a")]
+    planning = [next(f["score"] for f in r if f["key"] == "planning") for r in rows]
+    assert planning == [90.0, 0.0]
+    error = next(f for f in rows[1] if f["key"] == "judge_error")
+    assert error["score"] is None and "outside 1-10" in error["comment"]
+    assert "outside 1-10" in next(f["comment"] for f in rows[1] if f["key"] == "planning")
+    judged = [judge_plan(StepJudge(), question="q", reference=ref["reference"], prediction=p,
+                         max_retries=0) for p in ("1. GOOD a", "1. BROKEN a")]
+    aggregate = aggregate_planning([planning_example_score(j) for j in judged])
+    assert sum(planning) / 2 == aggregate["planning"] == 45.0
+
+
+def test_tool_creation_rows_carry_hits_and_steps_for_pooling() -> None:
+    evaluator = create_tool_creation_judge(judge=StepJudge(), max_retries=0)
+    refs = [{"reference": [{"step": "1.1 make a", "tool": SMALL_TOOL},
+                           {"step": "1.2 make b", "tool": SMALL_TOOL}]},
+            {"reference": [{"step": "2.1 make c", "tool": SMALL_TOOL}]},
+            {"reference": [{"step": "3.1 make d", "tool": SMALL_TOOL}]}]
+    outputs = [[{"step": "1.1", "tool": {"name": "GOOD"}}], [{"step": "2.1", "tool": {"a": 1}}],
+               [{"step": "3.1", "tool": {"name": "BROKEN"}}]]
+    rows = [{f["key"]: f for f in evaluator({}, o, r)} for o, r in zip(outputs, refs, strict=True)]
+    hits = sum(r["tool_creation_hits"]["score"] for r in rows)
+    steps = sum(r["tool_creation_steps"]["score"] for r in rows)
+    # Steps: 0.9 (GOOD) + 0 (no tool for 1.2) + 0.3 + 0 (judge error), over 4 gold steps.
+    assert steps == 4 and 100 * hits / steps == pytest.approx(100 * 1.2 / 4)
+    assert rows[2]["judge_error"]["score"] is None and rows[2]["tool_creation"]["score"] == 0.0
+    from evaluators.ultratool.judge.judge import (
+        _example_tools,
+        _judge_item,
+        _runnable,
+        tool_creation_example_score,
+    )
+
+    runnable, structured = _runnable(StepJudge(), "tool_creation", True)
+    examples = [tool_creation_example_score([_judge_item(StepJudge(), runnable, i, 0) for i in
+                                             _example_tools({}, o, r, None, structured)])
+                for o, r in zip(outputs, refs, strict=True)]
+    assert aggregate_tool_creation(examples)["tool_creation"] == pytest.approx(100 * hits / steps)
+
+
+def test_judge_parser_does_not_warn_on_odd_literals() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        judgment = parse_judge_output(r"{'Accuracy Score': '\d'}", "planning", lang="en")
+    assert judgment.error is not None
+    assert [str(w.message) for w in caught] == []
+
+
+def test_planning_score_keeps_the_judge_labels() -> None:
+    scorer = ULTRATOOL.scorer(ULTRATOOL.split("planning", "en"), context=ScoringContext(
+        judge=FakeListChatModel(responses=["no scores"])))
+    result = scorer.score({"input": "q"}, {"prediction": "1. Search\n2. Book"},
+                          {"reference": "1. Search\n2. Book"})
+    assert result.labels.get("judge") == "error" and result.error is not None

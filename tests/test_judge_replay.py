@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -10,15 +11,19 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from test_judge import StepJudge
 
 from evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask
 from evaluators.ultratool.judge.replay import (
+    ascore_planning,
+    ascore_tool_creation,
     read_judgments,
     replay_planning,
     replay_tool_creation,
     score_planning,
     score_tool_creation,
 )
+from tooleval_agents.contracts import ExampleScore
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.ultratool.loaders import load_task
 from tooleval_agents.ultratool.records import Lang
@@ -169,3 +174,18 @@ def test_tool_creation_live_replay_and_structure_only(tmp_path: Path) -> None:
     assert offline.mode == "structure_only" and "tool_creation" not in offline.metrics
     assert offline.metrics["tool_creation_answered"] == pytest.approx(200 / 3)
     assert offline.metrics["tool_creation_schema_valid"] == pytest.approx(100 / 3)
+
+
+def test_ascore_planning_and_tool_creation() -> None:
+    records = [{"input": f"task {i}", "reference": "1. a\n1.1 b"} for i in range(3)]
+    plans = asyncio.run(ascore_planning(records, ["1. GOOD a", "1. so-so", None],
+                                        judge=StepJudge(), lang="en", max_concurrency=2))
+    assert plans.metrics["planning"] == pytest.approx((90 + 30 + 0) / 3)
+    assert plans.missing_predictions == 1 and len(plans.judgments) == 3
+    tool_records = [{"reference": [{"step": "1.1 make a", "tool": TOOL},
+                                   {"step": "1.2 make b", "tool": TOOL}]}]
+    tools = asyncio.run(ascore_tool_creation(
+        tool_records, [[{"step": "1.1", "tool": {"name": "GOOD"}}]], judge=StepJudge(),
+        lang="en"))
+    assert tools.metrics["tool_creation"] == pytest.approx(90 / 2)
+    assert isinstance(tools.examples[0], ExampleScore)

@@ -9,6 +9,7 @@ The wider sweep (every parser, adversarial families, random compositions) is
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import re
 import time
@@ -20,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evaluators.appbench.parse import parse_answer
 from evaluators.appbench.parse import parse_answer as parse_appbench_answer
 from evaluators.list_lexer import build, load_literal
 from evaluators.literals import cannot_be_literal, literal_eval_fast
@@ -40,7 +42,7 @@ from graphs.appbench.build_prompts import read_instruction, read_scores
 from graphs.appbench.planning import read_plan
 from graphs.ultratool.build import StageFailure, parse_object
 from tooleval_agents.appbench.build_models import read_block
-from tooleval_agents.appbench.lines import _NEXT_CALL, split_calls
+from tooleval_agents.appbench.lines import _NEXT_CALL, parse_call_line, split_calls
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.data import jsonio
 from tooleval_agents.data.jsonio import load_json, parse_json, read_array
@@ -307,3 +309,31 @@ def test_nesting_limits_are_the_same_on_every_python(depth: int) -> None:
     else:
         with pytest.raises(json.JSONDecodeError, match="nested deeper than 200 levels"):
             jsonio.parse_json(text)
+
+
+@pytest.mark.parametrize(("text", "unparsed"), [
+    ("https://example.com/" + "a" * 30000, 0),
+    ("x-" + "a" * 30000 + "-(#", 0),
+    ("a" * 30000 + "(#x=", 1),
+    ("f(#x=" + "a." * 15000, 1),
+])
+def test_long_lines_parse_in_linear_time(text: str, unparsed: int) -> None:
+    start = time.perf_counter()
+    parsed = parse_answer(text)
+    assert time.perf_counter() - start < 0.5
+    assert len(parsed.unparsed) == unparsed and parsed.calls == []
+
+
+@pytest.mark.parametrize("text", [
+    "A" + " " * 50_000 + "x",
+    "x" + " " * 50_000 + "= f()",
+    "Weather: [x" + " " * 50_000 + "y",
+    "a" + " " * 50_000 + ":",
+    "A:" + " " * 50_000 + "[" + " " * 50_000,
+    "f(" + " " * 50_000 + "#a=" + " " * 50_000,
+], ids=["word-spaces", "returns-spaces", "app-spaces", "colon", "bracket", "args"])
+def test_long_runs_of_spaces_parse_in_linear_time(text: str) -> None:
+    start = time.perf_counter()
+    with contextlib.suppress(ValueError):
+        parse_call_line(text)
+    assert time.perf_counter() - start < 0.25  # quadratic regexes took seconds on 20k spaces

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tooleval_agents.appbench import records as appbench_records
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category, load_file
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
@@ -189,3 +191,60 @@ def test_a_run_reads_records_lazily_and_a_bad_one_fails_when_read(tmp_path: Path
     with pytest.raises(DataFormatError) as info:
         list(records)
     assert info.value.line == 2 and info.value.field == "reference"
+
+
+def appbench_file(tmp_path: Path, shared_data: Path, line: str | None = None) -> Path:
+    """The first three SS samples, the second one's first gold line replaced by ``line``."""
+    src = shared_data / "appbench" / "data" / "test" / "test_ss.json"
+    items = json.loads(src.read_text(encoding="utf-8"))[:3]
+    if line is not None:
+        items[1]["output"]["api_results"][0] = line
+    path = tmp_path / "appbench" / "data" / "test" / "test_ss.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(items), encoding="utf-8")
+    return path
+
+
+def test_bad_gold_line_is_reported_at_load_with_file_record_and_line(
+        tmp_path: Path, shared_data: Path) -> None:
+    path = appbench_file(tmp_path, shared_data, "Weather: [x = getweather(#city='a')")
+    with pytest.raises(DataFormatError) as err:
+        load_file(path, "ss")
+    assert err.value.path == path
+    assert err.value.field == "[1].output.api_results.0"
+    assert "not an API call line" in str(err.value)
+
+
+def test_gold_calls_are_parsed_once_and_follow_the_content(
+        tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    [sample, *_] = load_file(appbench_file(tmp_path, shared_data), "ss")
+    twin = sample.model_copy()
+    parsed: list[str] = []
+    real = appbench_records.parse_call_line
+
+    def counting(text: str) -> Any:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(appbench_records, "parse_call_line", counting)
+    first = sample.calls
+    assert sample.calls == first
+    assert len(parsed) == len(sample.output.api_results)  # second access: no parsing
+    assert sample == twin  # the cache does not make equal samples differ
+    line = "weather = getweather(#city='Oslo')"
+    changed = sample.model_copy(update={"output": sample.output.model_copy(
+        update={"api_results": [line], "used_app": ["Weather"]})})
+    assert [(c.app, c.api, c.literal_args) for c in changed.calls] == [
+        ("Weather", "getweather", {"city": "Oslo"})]
+    assert sample.calls == first
+
+
+def test_bad_demonstration_names_the_field(tmp_path: Path, shared_data: Path) -> None:
+    rel = Path("ultratool/data/English-dataset/example/planning.json")
+    data = json.loads((shared_data / rel).read_text(encoding="utf-8"))
+    data["reference"] = 5
+    (tmp_path / rel).parent.mkdir(parents=True)
+    (tmp_path / rel).write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DataFormatError) as err:
+        load_example(tmp_path, "planning", "en")
+    assert err.value.field == "reference" and err.value.path == tmp_path / rel

@@ -10,16 +10,17 @@ from typer.testing import CliRunner
 
 from evaluators.execution import aggregate_ultratool_execution
 from tooleval_agents.cli import app
-from tooleval_agents.contracts import ExampleScore, Part, format_metric, mean_score, pooled
+from tooleval_agents.contracts import ExampleScore, Part, format_metric
 from tooleval_agents.results.compare import compare
+from tooleval_agents.results.corpus import as_corpus
 from tooleval_agents.results.rundir import RunDir
 
 
 def test_pooled_and_mean_over_nothing_are_none() -> None:
     empty = [ExampleScore(parts={"k": Part(hits=0, total=0)})]
-    assert pooled(empty, "k") is None and pooled([], "k") is None
-    assert pooled([ExampleScore(parts={"k": Part(hits=0, total=2)})], "k") == 0.0
-    assert mean_score([], "k") is None
+    assert as_corpus(empty).pooled("k") is None and as_corpus([]).pooled("k") is None
+    assert as_corpus([ExampleScore(parts={"k": Part(hits=0, total=2)})]).pooled("k") == 0.0
+    assert as_corpus([]).mean("k") is None
     assert format_metric(None, 200) == "n/a (0 of 200)" and format_metric(0.0, 200) == "0.00"
 
 

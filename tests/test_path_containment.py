@@ -33,7 +33,7 @@ from tooleval_agents import (
     Split,
     Strategy,
     StrategyContext,
-    pooled,
+    as_corpus,
 )
 from tooleval_agents.data.paths import PathEscapeError, inside
 from tooleval_agents.errors import ToolevalError
@@ -252,7 +252,7 @@ class _Names(Benchmark):
             hit = outputs.get("prediction") == reference["answer"]
             return ExampleScore(scores={"exact": 100.0 * hit},
                                 parts={"exact": Part(hits=hit, total=1)})
-        return Scorer(score=score, aggregate=lambda s: {"exact": pooled(s, "exact")},
+        return Scorer(score=score, aggregate=lambda s: {"exact": as_corpus(s).pooled("exact")},
                       headline=("exact",))
 
     def default_strategy(self, split: Split) -> str:

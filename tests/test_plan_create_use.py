@@ -21,8 +21,12 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from evaluators.base import ExampleScore
-from evaluators.ultratool.plan_create_use import aggregate_plan_create_use, score_plan_create_use
+from evaluators.execution import gold_tools
+from evaluators.ultratool.plan_create_use import (
+    aggregate_plan_create_use,
+    gold_tool_names,
+    score_plan_create_use,
+)
 from graphs.ultratool.plan_create_use import (
     GUARD_SIMILARITY,
     STAGE_TASKS,
@@ -31,7 +35,7 @@ from graphs.ultratool.plan_create_use import (
     to_call,
 )
 from graphs.ultratool.prompts import MARKERS, PromptLang
-from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
+from tooleval_agents.contracts import ExampleFields, ExampleScore, Split, StrategyContext
 from tooleval_agents.data.jsonio import LazySequence
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.models.chat_models import ScriptedChatModel
@@ -42,14 +46,14 @@ from tooleval_agents.models.reference import (
     last_input_block,
 )
 from tooleval_agents.registry import get_benchmark, get_strategy
-from tooleval_agents.ultratool.loaders import raw_path
+from tooleval_agents.ultratool.loaders import load_raw, raw_path
 from tooleval_agents.ultratool.rebuild import (
     TOOLSET_SIZE,
     removed_from_tool_creation,
     sibling_tool_creation,
     tool_similarity,
 )
-from tooleval_agents.ultratool.records import RawSample, ToolCall, UltraToolTask
+from tooleval_agents.ultratool.records import PlanStep, RawSample, ToolCall, UltraToolTask
 
 LANGS: tuple[PromptLang, ...] = ("en", "zh")
 FULL_LIMIT = None if os.environ.get("TOOLEVAL_FULL_REFERENCE") else 300
@@ -391,3 +395,13 @@ def test_a_step_id_written_twice_holds_one_call(samples: Path) -> None:
                           {"step": step, "tool": "rate(currency='GBP')"}], "tools": [rate]}
     score = score_plan_create_use(inputs, state, reference)
     assert score.error is None and score.scores["executable"] == 100.0
+
+
+def test_gold_tool_names_are_execution_gold_tools(shared_data: Path) -> None:
+    for lang in ("en", "zh"):
+        for sample in load_raw(shared_data, lang):
+            reference = {"plan": [s.official() for s in sample.plan]}
+            assert gold_tool_names(reference) == gold_tools(sample)
+    odd = [{"step": "1. a", "tool": "null"}, {"step": "1.1 b", "tool": "convert(<rate"}]
+    assert gold_tool_names({"plan": odd}) == gold_tools([PlanStep(**s) for s in odd]) == {
+        "convert"}

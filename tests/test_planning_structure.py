@@ -96,3 +96,19 @@ def test_langsmith_evaluator_form() -> None:
     assert keys["plan_step_count_ratio"] == 25.0
     bad = evaluator({}, {"plan": "1. a\n1.3 b"}, {"reference": GOLD})
     assert {f["key"]: f["score"] for f in bad}["plan_numbering_valid"] == 0.0
+
+
+PLAN_NO_SPACE = "1.创建文件\n1.1写入内容\n2.保存"
+
+
+def test_planning_structure_reads_steps_without_a_space() -> None:
+    assert check_numbering(PLAN_NO_SPACE).valid and count_steps(PLAN_NO_SPACE) == 3
+
+
+@pytest.mark.xfail(strict=True, reason="evaluators.parsing._STEP_LINE needs whitespace after "
+                   "the number (change reported to the lead); remove this mark once it agrees")
+def test_parsing_parse_plan_agrees_on_steps_without_a_space() -> None:
+    from evaluators.parsing import ParsedPlan, parse_plan
+
+    plan = parse_plan(PLAN_NO_SPACE)
+    assert isinstance(plan, ParsedPlan) and [s.number for s in plan.steps] == [(1,), (1, 1), (2,)]

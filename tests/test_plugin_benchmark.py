@@ -19,13 +19,17 @@ import subprocess
 import sys
 import threading
 import tomllib
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
 import pytest
 from http_fixtures import serve_directory
+
+from tooleval_agents import registry
 
 PACKAGE = Path(__file__).parent / "plugins" / "trivia"
 """The plugin's source: a package folder with its ``pyproject.toml``, as its author ships it."""
@@ -181,3 +185,19 @@ def test_the_plugin_is_invisible_to_this_process() -> None:
     from tooleval_agents.registry import benchmarks
 
     assert "trivia" not in benchmarks()  # no test depends on which plugins are installed
+
+
+def test_broken_plugin_is_skipped_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    group = registry.ENTRY_POINT_GROUP
+    eps = [EntryPoint("broken", "no_such_module_for_tooleval_tests:BENCH", group),
+           EntryPoint("ultratool", "tooleval_agents.ultratool.benchmark:BENCHMARK", group),
+           EntryPoint("appbench", "tooleval_agents.appbench.benchmark:BENCHMARK", group)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: eps)
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    monkeypatch.setattr(registry, "_LOADED", False)
+    with pytest.warns(RuntimeWarning, match="'broken'.*failed to load"):
+        found = registry.benchmarks()
+    assert set(found) == {"ultratool", "appbench"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        registry.benchmarks()  # loaded once: no second warning

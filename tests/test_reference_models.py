@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from tooleval_agents.contracts import GoldAnswer
 from tooleval_agents.models.reference import (
+    DEFAULT_NOISE_RATE,
     AnswerKey,
-    GoldAnswer,
+    NoisyReferenceChatModel,
     ReferenceChatModel,
     parse_offline_spec,
 )
+from tooleval_agents.models.specs import resolve_model
 
 
 def _gold(text: str) -> list[GoldAnswer]:
@@ -91,3 +94,19 @@ def test_update_keeps_ambiguous_inputs() -> None:
     key.update(AnswerKey.build([("same", _gold("x")), ("same", _gold("y"))]))
     with pytest.raises(LookupError, match="several examples share the input"):
         ReferenceChatModel(answer_key=key).invoke("Write the calls <input>same</input>")
+
+
+@pytest.mark.parametrize("spec", ["noisy-reference:", "noisy-reference:0,3", "reference:0.3",
+                                  "noisy-reference:abc"])
+def test_malformed_offline_specs_are_refused(spec: str) -> None:
+    with pytest.raises(ValueError, match="noisy-reference:RATE"):
+        parse_offline_spec(spec)
+    with pytest.raises(ValueError, match="noisy-reference:RATE"):
+        resolve_model(spec, answer_key=AnswerKey())
+
+
+def test_one_default_noise_rate() -> None:
+    assert parse_offline_spec("noisy-reference") == ("noisy-reference", DEFAULT_NOISE_RATE)
+    model = resolve_model("noisy-reference", answer_key=AnswerKey())
+    assert isinstance(model, NoisyReferenceChatModel) and model.rate == DEFAULT_NOISE_RATE
+    assert NoisyReferenceChatModel().rate == DEFAULT_NOISE_RATE

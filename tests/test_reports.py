@@ -12,15 +12,28 @@ from matplotlib.image import imread
 from test_compare import appbench_noisy, empty, kv_gold, make_run
 from typer.testing import CliRunner
 
-from evaluators.base import ExampleScore, mean_score
 from evaluators.ultratool.judge.judge import Judgment, planning_example_score
 from evaluators.ultratool.judge.prompts import DIMENSIONS
 from tooleval_agents import registry
 from tooleval_agents.cli import app
-from tooleval_agents.contracts import ExampleFields, Located, Scorer, Split
-from tooleval_agents.registry import Benchmark
+from tooleval_agents.contracts import (
+    ExampleFields,
+    ExampleScore,
+    Located,
+    Scorer,
+    Split,
+)
+from tooleval_agents.registry import Benchmark, get_benchmark
+from tooleval_agents.results.compare import load_run
+from tooleval_agents.results.corpus import as_corpus
 from tooleval_agents.results.reports import Layout, write_report
-from tooleval_agents.results.rundir import DatasetRef, ExampleResult, RunConfig, RunDir, RunSummary
+from tooleval_agents.results.rundir import (
+    DatasetRef,
+    ExampleResult,
+    RunConfig,
+    RunDir,
+    RunSummary,
+)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -53,7 +66,7 @@ class ToyBenchmark(Benchmark):
 
     def scorer(self, split: Split, *, options: dict[str, Any] | None = None) -> Scorer:
         return Scorer(score=lambda i, o, r: ExampleScore(),
-                      aggregate=lambda s: {"exact": mean_score(s, "exact")},
+                      aggregate=lambda s: {"exact": as_corpus(s).mean("exact")},
                       headline=("exact",))
 
     def default_strategy(self, split: Split) -> str:
@@ -141,8 +154,6 @@ def test_report_writes_tables_and_figures(runs: list[Path], tmp_path: Path) -> N
 
 
 def test_tables_come_from_the_benchmark_then_the_generic_layout(runs: list[Path]) -> None:
-    from tooleval_agents.registry import get_benchmark
-    from tooleval_agents.results.compare import load_run
 
     appbench = [load_run(r) for r in runs if "appbench" in r.name]
     names = [t.name for t in get_benchmark("appbench").report_tables(appbench)]
@@ -159,3 +170,40 @@ def test_cli_report_json(runs: list[Path], tmp_path: Path) -> None:
     assert Path(data["markdown"]).is_file()
     assert any(p.endswith("appbench_table3.csv") for p in data["csv"])
     assert all(Path(p).read_bytes()[:8] == PNG_MAGIC for p in data["figures"])
+
+
+def test_runs_sharing_a_system_label_keep_their_own_rows(tmp_path: Path,
+                                                          samples: Path) -> None:
+    # Deep, equal prefixes: the run labels (paths) agree on their first 80 characters.
+    deep = tmp_path / ("x" * 90)
+    a_ss = make_run(deep / "a", "appbench-plan-ss", data_dir=samples)
+    a_sm = make_run(deep / "a", "appbench-plan-sm", subset="sm", data_dir=samples)
+    b_ss = make_run(deep / "b", "appbench-plan-ss", data_dir=samples, answer=empty)
+    ut_a = make_run(deep / "a", "ut", benchmark="ultratool", task="tool_usage_awareness",
+                    subset="en", data_dir=samples, answer=kv_gold, strategy="one_shot")
+    ut_b = make_run(deep / "b", "ut", benchmark="ultratool", task="tool_usage_awareness",
+                    subset="en", data_dir=samples, answer=empty, strategy="one_shot")
+    report = write_report([a_ss, a_sm, b_ss, ut_a, ut_b], tmp_path / "rep", n_boot=0)
+    table3 = pd.read_csv(report.out_dir / "appbench_table3.csv").set_index("system")
+    assert sorted(table3.index) == ["reference (hierarchical) [a]",
+                                    "reference (hierarchical) [b]"]
+    assert table3.loc["reference (hierarchical) [a]", "ss_success"] == 100.0
+    assert table3.loc["reference (hierarchical) [a]", "sm_success"] == 100.0  # same row
+    assert table3.loc["reference (hierarchical) [b]", "ss_success"] == 0.0
+    table2 = pd.read_csv(report.out_dir / "ultratool_table2.csv").set_index("system")
+    assert table2.loc["reference (one_shot) [a]", "tool_usage_awareness_global"] == 100.0
+    assert table2.loc["reference (one_shot) [b]", "tool_usage_awareness_global"] == 0.0
+    runs = pd.read_csv(report.out_dir / "runs.csv")
+    assert set(runs["system"]) == {"reference (hierarchical) [a]", "reference (hierarchical) [b]",
+                                   "reference (one_shot) [a]", "reference (one_shot) [b]"}
+    heatmaps = [p for p in report.figures if p.name.startswith("appbench_scale_")]
+    assert len(heatmaps) == 3 and len({p.name for p in heatmaps}) == 3
+
+
+def test_the_same_run_twice_gets_two_rows(tmp_path: Path, samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples)
+    report = write_report([run, run], tmp_path / "rep", n_boot=0)
+    table3 = pd.read_csv(report.out_dir / "appbench_table3.csv")
+    assert len(table3) == 2 and table3["system"].is_unique
+    heatmaps = {p.name for p in report.figures if p.name.startswith("appbench_scale_")}
+    assert len(heatmaps) == 2

@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from test_compare import kv_gold, make_run
+from test_compare import appbench_gold, kv_gold, make_run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rescore import (
     RESCORED_SUMMARY,
     parse_options,
     read_rescored,
     rescore_run,
 )
-from tooleval_agents.results.rundir import ExampleResult, RunDir
+from tooleval_agents.results.rundir import (
+    ExampleResult,
+    RunDir,
+    RunSummary,
+    dataset_hash,
+)
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_unchanged_run_rescores_to_its_summary(tmp_path: Path, samples: Path) -> None:
@@ -165,3 +177,55 @@ def test_a_scorer_gets_the_users_options_and_the_run_context_apart(tmp_path: Pat
     split = get_benchmark("appbench").split("plan", "mm")
     build_scorer(bench, split, {"scoring": "paper"}, ScoringContext(data_dir=samples))
     assert seen == [({"scoring": "paper"}, ScoringContext(data_dir=samples))]
+
+
+def test_rescored_summary_of_an_earlier_run_is_ignored(tmp_path: Path, samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples)
+    rescore_run(run)
+    assert read_rescored(run) is not None
+    # The run is started over (--fresh): new config and summary, the old file stays.
+    rd = RunDir(run)
+    config = rd.read_config()
+    rd.write_config(config.model_copy(update={"created_at": "2999-01-01T00:00:00.000+00:00"}))
+    rd.write_summary(RunSummary(experiment=config.experiment, metrics={}, counts={}))
+    assert (run / RESCORED_SUMMARY).is_file()
+    assert read_rescored(run) is None
+
+
+def test_rescored_summary_is_stale_after_a_resume(tmp_path: Path, samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples)
+    rescore_run(run)
+    rd = RunDir(run)
+    first = next(iter(rd.results().values()))
+    rd.append(first.model_copy(update={"attempt": 2}))
+    assert read_rescored(run) is None
+
+
+def test_old_rescored_file_without_state_falls_back_to_mtimes(tmp_path: Path,
+                                                              samples: Path) -> None:
+    run = make_run(tmp_path, "a", data_dir=samples)
+    rescore_run(run)
+    file = run / RESCORED_SUMMARY
+    data = json.loads(file.read_text(encoding="utf-8"))
+    data.pop("run_state")
+    file.write_text(json.dumps(data), encoding="utf-8")
+    assert read_rescored(run) is not None  # written after the run's files
+    summary = run / "summary.json"
+    later = file.stat().st_mtime_ns + 5_000_000_000
+    os.utime(summary, ns=(later, later))
+    assert read_rescored(run) is None
+
+
+def test_dataset_hash_lives_in_results_and_rescore_does_not_load_the_runner(
+        tmp_path: Path, samples: Path) -> None:
+    from tooleval_agents.run import runner
+    split = get_benchmark("appbench").split("plan", "sm")
+    examples = to_examples(split, samples)
+    assert dataset_hash(examples) == runner.dataset_hash(examples)
+    run = make_run(tmp_path, "a", subset="sm", data_dir=samples, answer=appbench_gold)
+    code = ("import sys; from tooleval_agents.results.rescore import rescore_results; "
+            f"rescore_results({str(run)!r}); "
+            "print('tooleval_agents.run.runner' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.strip() == "False"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, Fault, FaultShare
 from test_runner import SECRET, assert_no_secret, echo_answer, register_toy, write_toy
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from tooleval_agents.cli import app
 from tooleval_agents.results.rundir import EXAMPLES, RunDir
@@ -198,3 +198,51 @@ def test_ctrl_c_mid_run_is_one_line_and_resumes(tmp_path: Path) -> None:
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["counts"]["scored"] == 40
+
+
+def _run(tmp_path: Path, *extra: str) -> Result:
+    return CliRunner().invoke(app, ["run", "toy", "--lang", "en", "--out",
+                                    str(tmp_path / "runs"), "--data-dir",
+                                    str(tmp_path / "data"), "--json", *extra])
+
+
+def test_rejected_key_exits_non_zero_and_says_fix_the_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    register_toy(monkeypatch)
+    write_toy(tmp_path / "data", n=4)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-WRONGKEY99")
+    with FakeOpenAI(rules=[(r"item \d+", echo_answer)], api_key=SECRET) as server:
+        result = _run(tmp_path, "--model", "openai:fake-model", "--model-arg",
+                      f"base_url={server.base_url}", "--max-attempts", "1", "--no-cache")
+    assert result.exit_code == 3, result.output
+    output = result.output
+    assert "Fix the key" in output and "retry them" not in output
+    assert "WRONGKEY99" not in output
+
+
+def test_provider_failures_left_exit_non_zero_and_say_retry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    register_toy(monkeypatch)
+    write_toy(tmp_path / "data", n=4)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAI(rules=[(r"item \d+", echo_answer)], api_key=SECRET,
+                    faults=[FaultShare(1.0, Fault(503))]) as server:
+        result = _run(tmp_path, "--model", "openai:fake-model", "--model-arg",
+                      f"base_url={server.base_url}", "--max-attempts", "1", "--no-cache")
+    assert result.exit_code == 3, result.output
+    output = result.output
+    assert "run the same command again to retry them" in output
+    report = json.loads(result.stdout)
+    assert report["counts"]["infra_errors"] == 4
+    assert report["infra_error_kinds"] == {"server_error": 4}
+
+
+def test_complete_run_exits_zero_and_bad_option_names_its_flag(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    register_toy(monkeypatch)
+    write_toy(tmp_path / "data", n=3)
+    ok = _run(tmp_path, "--model", "reference", "--no-cache")
+    assert ok.exit_code == 0, ok.output
+    bad = _run(tmp_path, "--model", "reference", "--model-arg", "temperature")
+    assert bad.exit_code == 2
+    assert "--model-arg" in bad.output and "KEY=VALUE" in bad.output

@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 
-from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, RunDir
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.results.rundir import (
+    CONFIG,
+    EXAMPLES,
+    LOCK,
+    ExampleResult,
+    RunDir,
+)
 from tooleval_agents.run.runner import run_experiment
 
 REPO = Path(__file__).resolve().parents[1]
@@ -155,3 +162,42 @@ def test_langsmith_out_of_reach_leaves_no_directory_and_keeps_an_old_one(
     with pytest.raises(ConnectionError):
         run_experiment("appbench", out=tmp_path / "old", **kwargs)
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.name != LOCK} == files
+
+
+def _chinese_results(path: Path, n: int = 3) -> RunDir:
+    rd = RunDir(path)
+    for i in range(n):
+        rd.append(ExampleResult(example_id=f"e{i}", index=i, status="ok",
+                                outputs={"prediction": f"调用工具 {i}：查询天气"}))
+    return rd
+
+
+def test_last_line_torn_inside_a_utf8_character_is_ignored(tmp_path: Path) -> None:
+    rd = _chinese_results(tmp_path / "run")
+    line = ExampleResult(example_id="e9", index=9, status="ok",
+                         outputs={"prediction": "中文输出"}).model_dump_json().encode()
+    cut = line.index("中".encode()) + 1  # inside the 3-byte character
+    with (rd.path / EXAMPLES).open("ab") as fh:
+        fh.write(line[:cut])
+    results = rd.results()
+    assert sorted(results) == ["e0", "e1", "e2"]
+    assert results["e1"].outputs["prediction"] == "调用工具 1：查询天气"
+    assert rd.repair_torn_tail() is True
+    assert (rd.path / EXAMPLES).read_bytes().endswith(b"\n")
+    assert rd.results() == results and rd.repair_torn_tail() is False
+
+
+def test_bad_complete_lines_name_their_line(tmp_path: Path) -> None:
+    rd = _chinese_results(tmp_path / "run")
+    file = rd.path / EXAMPLES
+    lines = file.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace("调".encode(), "调".encode()[:2])  # invalid UTF-8 on line 2
+    file.write_bytes(b"\n".join(lines))
+    with pytest.raises(DataFormatError, match=r"examples\.jsonl:2: not UTF-8"):
+        rd.results()
+    rd = _chinese_results(tmp_path / "run2")
+    with (rd.path / EXAMPLES).open("ab") as fh:
+        fh.write(b"{not json}\n")
+    _chinese_results(tmp_path / "run2", n=1)  # a good line after the bad one
+    with pytest.raises(DataFormatError, match=r"examples\.jsonl:4:"):
+        rd.results()

@@ -28,14 +28,16 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
-from evaluators.base import ExampleScore, Part, pooled
 from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
 from graphs.state import WorkflowState
 from tooleval_agents import ScoringContext
 from tooleval_agents.contracts import (
     ExampleFields,
+    ExampleScore,
+    GoldAnswer,
     Located,
     Options,
+    Part,
     RecordMeta,
     Scorer,
     Split,
@@ -50,9 +52,10 @@ from tooleval_agents.models.redaction import (
     redact_text,
     register_secret,
 )
-from tooleval_agents.models.reference import AnswerKey, GoldAnswer, last_input_block
+from tooleval_agents.models.reference import AnswerKey, last_input_block
 from tooleval_agents.models.retry import RetryPolicy
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, register
+from tooleval_agents.results.corpus import as_corpus
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir
 from tooleval_agents.run.runner import (
     ResumeError,
@@ -130,9 +133,9 @@ class ToyBenchmark(Benchmark):
             return result
 
         def aggregate(scores: Sequence[ExampleScore]) -> dict[str, float]:
-            out = {"accuracy": pooled(scores, "accuracy")}
+            out = {"accuracy": as_corpus(scores).pooled("accuracy")}
             if judge is not None:
-                out["judged"] = pooled(scores, "judged")
+                out["judged"] = as_corpus(scores).pooled("judged")
             return out
 
         return Scorer(score=score, aggregate=aggregate, headline=("accuracy",))

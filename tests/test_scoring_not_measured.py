@@ -27,7 +27,7 @@ from evaluators.trajectory import (
 )
 from tooleval_agents import ScoringContext, build_scorer
 from tooleval_agents.cli import app
-from tooleval_agents.contracts import ExampleScore, mean_score
+from tooleval_agents.contracts import ExampleScore
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.compare import compare
@@ -103,7 +103,7 @@ def test_a_mean_over_examples_without_the_score_is_na() -> None:
     corpus = as_corpus(scores)
     assert corpus.mean("a") == 50.0  # an example without it counts 0 ...
     assert corpus.mean("c") is None and not corpus.computed("c")  # ... nobody has it: n/a
-    assert mean_score(scores, "a") == 50.0 and mean_score(scores, "c") is None
+    assert as_corpus(scores).mean("a") == 50.0 and as_corpus(scores).mean("c") is None
     resampled = Columns(scores).resampled(counts_of([[0, 1], [1, 1]], 2))
     assert np.isnan(resampled.mean("c")).all()
     assert list(resampled.mean("a")) == [50.0, 0.0]

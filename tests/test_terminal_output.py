@@ -176,3 +176,9 @@ def test_log_lines_are_escaped_when_the_command_line_hosts_them(
     err = capsys.readouterr().err
     _assert_no_control(err)
     assert "server said \\x1b]0;pwned\\x07\\x1b[2J" in err
+
+
+def test_fail_prints_brackets_literally() -> None:
+    result = CliRunner().invoke(app, ["data", "push", "x[/bold]y[dim]"])
+    assert result.exit_code == 1
+    assert "unknown benchmark 'x[/bold]y[dim]'" in " ".join(result.output.split())

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators.base import ExampleScore
 from evaluators.ultratool.kv import (
     aggregate,
     create_awareness_evaluator,
@@ -26,6 +25,7 @@ from evaluators.ultratool.scoring import (
     overall,
     score_task,
 )
+from tooleval_agents.contracts import ExampleScore
 from tooleval_agents.errors import DataFormatError
 
 AWARE_GOLD = [{"step": "1.1 Get the path (Path: D:/a.txt)", "tool": "0"},

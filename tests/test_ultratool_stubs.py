@@ -321,3 +321,29 @@ def test_name_rule_does_not_match_unrelated_outputs(gold: tuple[str, list[RawSam
                 refs += len(last.resolved_references) + len(last.unresolved_references)
                 by_name += sum(r.by == "name" for r in last.resolved_references)
     assert refs > 300 and by_name < 0.1 * refs
+
+
+def test_ultratool_text_before_the_first_name_is_kept() -> None:
+    call = parse_call("f('positional', a='2')")
+    assert call is not None and call.args == {"a": "2"} and call.unparsed == "'positional'"
+    quoted = parse_call("set_reminder(\"event\"='Running', reminder_date='tomorrow')",
+                        {"event", "reminder_date"})
+    assert quoted is not None and quoted.unparsed is None
+    assert quoted.args == {"event": "Running", "reminder_date": "tomorrow"}
+    undeclared = parse_call("set_reminder(\"event\"='Running', reminder_date='tomorrow')",
+                            {"reminder_date"})
+    assert undeclared is not None and undeclared.args == {"reminder_date": "tomorrow"}
+    assert undeclared.unparsed == "\"event\"='Running'"
+
+
+def test_simulated_tool_rejects_a_call_with_unread_text() -> None:
+    tool = ToolSkeleton.model_validate({
+        "name": "f", "description": "d",
+        "arguments": {"properties": {"a": {"type": "string"}}},
+        "results": {"properties": {"ok": {"type": "boolean"}}}})
+    trace = execute_plan([("1 Do", parse_call("f('positional', a='2')", {"a"})),
+                          ("2 Do", parse_call("f(a='2')", {"a"}))], [tool])
+    bad, good = trace.calls
+    assert bad.error is not None and "'positional'" in bad.error and bad.result is None
+    assert good.error is None
+    assert trace.valid_calls == 1

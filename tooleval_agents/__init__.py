@@ -30,7 +30,6 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
     StrategyContext,
-    pooled,
 )
 from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.data.fetch import ManifestFile, SourceManifest
@@ -122,7 +121,6 @@ __all__ = [
     "evaluators_for",
     "get_benchmark",
     "get_strategy",
-    "pooled",
     "register",
     "register_strategy",
     "resolve_data_dir",

@@ -7,11 +7,12 @@ module, small classes, nothing that runs a model.
 
 Example::
 
-    from tooleval_agents.contracts import ExampleScore, Part, pooled
+    from tooleval_agents.contracts import ExampleScore, Part
+    from tooleval_agents.results.corpus import as_corpus
 
     scores = [ExampleScore(parts={"steps": Part(hits=2, total=3)}),
               ExampleScore(parts={"steps": Part(hits=1, total=1)})]
-    pooled(scores, "steps")   # 75.0 (3 of 4)
+    as_corpus(scores).pooled("steps")   # 75.0 (3 of 4)
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ if TYPE_CHECKING:  # annotations only: the CLI reads contracts without importing
     from langchain_core.messages import BaseMessage
     from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
+
+    from tooleval_agents.results.corpus import Corpus
 
 Source = Literal["official", "rebuilt", "sample"]
 """Where a split comes from: the upstream files, our rebuild of a missing upstream split, or a
@@ -407,26 +410,6 @@ def exact_sum(values: Iterable[float]) -> float:
         return sum(values)
 
 
-def pooled(scores: Sequence[ExampleScore], key: str) -> float | None:
-    """100 * sum(hits) / sum(total) over examples; ``None`` (n/a) when the total is 0: with
-    nothing to count, neither 0 nor 100 would be true.
-
-    >>> pooled([ExampleScore(parts={"k": Part(hits=0, total=0)})], "k") is None
-    True
-    """
-    parts = [part for s in scores if (part := s.parts.get(key)) is not None]
-    total = exact_sum(part.total for part in parts)
-    return 100.0 * exact_sum(part.hits for part in parts) / total if total else None
-
-
-def mean_score(scores: Sequence[ExampleScore], key: str) -> float | None:
-    """Mean of a per-example score over *all* examples (a missing score counts as 0);
-    ``None`` (n/a) over no example, or when no example has the score (nobody computed it)."""
-    if not any(key in s.scores for s in scores):
-        return None
-    return exact_sum(s.scores.get(key, 0.0) for s in scores) / len(scores)
-
-
 def format_metric(value: float | None, n: int | None = None) -> str:
     """A corpus metric for a table: ``12.34``, or ``n/a (0 of N)`` when nothing was counted
     over the N examples (``n/a`` when N is unknown).
@@ -445,7 +428,11 @@ ScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], ExampleScor
 """``(inputs, outputs, reference_outputs) -> ExampleScore``: the LangSmith evaluator shape."""
 AsyncScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]],
                        Awaitable[ExampleScore]]
-AggregateFn = Callable[[Sequence[ExampleScore]], Metrics]
+AggregateFn = Callable[["Sequence[ExampleScore] | Corpus"], Metrics]
+"""``scores -> Metrics``, written against the corpus sums (``c = as_corpus(scores)``, then
+``c.pooled(key)``, ``c.mean(key)``...: :mod:`tooleval_agents.results.corpus`): the runner,
+summaries and bootstraps pass a :class:`~tooleval_agents.results.corpus.Corpus`, a caller may
+pass the scores."""
 
 
 @dataclass(frozen=True)
@@ -454,9 +441,10 @@ class Scorer:
 
     ``score(inputs, outputs, reference_outputs)`` takes a workflow's outputs (its
     ``prediction``, and ``raw_outputs`` for profiles that read the raw text) and returns an
-    :class:`ExampleScore`; ``aggregate(scores)`` gives the corpus metrics (0-100, unrounded,
-    ``None`` for n/a). Both are pure, so a finished run can be re-scored from its stored
-    outputs without calling any model.
+    :class:`ExampleScore`; ``aggregate(corpus)`` gives the corpus metrics (0-100, unrounded,
+    ``None`` for n/a) from the corpus sums (:data:`AggregateFn`), so a run keeps a few numbers
+    per example and a bootstrap pools every resample at once. Both are pure, so a finished run
+    can be re-scored from its stored outputs without calling any model.
     """
 
     score: ScoreFn
@@ -466,7 +454,3 @@ class Scorer:
     ascore: AsyncScoreFn | None = None
     """``score`` as a coroutine, for scorers that call a model (an LLM judge): the runner
     awaits it, so the run's timeout, retries and concurrency bound the judge's calls too."""
-    vectorized: bool = False
-    """``aggregate`` also takes a :class:`~tooleval_agents.results.corpus.Corpus` (it reads only
-    corpus
-    sums): bootstraps then pool every resample at once instead of calling it per resample."""

@@ -42,8 +42,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from evaluators.base import ExampleScore, Part
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.results.corpus import Scores, as_corpus
 
 ArgKind = Literal["independent", "dependent"]

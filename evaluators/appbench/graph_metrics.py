@@ -31,11 +31,10 @@ from collections.abc import Sequence
 import networkx as nx
 
 from evaluators.appbench.parse import UNPARSED_API
-from evaluators.base import ExampleScore, Part
 from evaluators.metrics_common import corpus_f1, f1
 from tooleval_agents.appbench.depgraph import build_dag, is_topological, scales
 from tooleval_agents.appbench.records import AppCall
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.results.corpus import Scores, as_corpus
 
 GRAPH_METRICS = ("node_f1", "edge_f1", "graph_em", "pred_topological")

@@ -34,9 +34,10 @@ raises on it; here the sample gets a scoring failure).
 
 Speed: the gold side of a sample (names, arguments, values lowercased, the time/space kind of
 each argument, the gold's scales) is read once per gold content (:func:`paper_gold`) and kept;
-an answer is read into plain lists and dicts, and the :class:`~evaluators.base.ExampleScore` is
-built directly from numbers computed here (no intermediate records, no validation of values
-this module made). The error analysis is computed in the same pass.
+an answer is read into plain lists and dicts, and the
+:class:`~tooleval_agents.contracts.ExampleScore` is built directly from numbers computed here
+(no intermediate records, no validation of values this module made). The error analysis is
+computed in the same pass.
 
 Deliberate difference: the official run dropped samples whose inference raised (SS N=196).
 Here every sample stays in every denominator; an errored inference is an empty answer, unless
@@ -51,8 +52,8 @@ from typing import Any, NamedTuple
 
 from evaluators.appbench.errors import DEPENDENT_ARGS, is_time_value, key_kinds
 from evaluators.appbench.paper_read import extract_call, read_answer
-from evaluators.base import ExampleScore, Part
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
+from tooleval_agents.contracts import ExampleScore, Part
 
 PRED_CORRECTIONS: dict[str, str] = {
     "la": "los angeles", "lax": "los angeles", "ciudad de mexico": "mexico city",

@@ -51,10 +51,10 @@ from evaluators.appbench.paper import (
 )
 from evaluators.appbench.paper_read import read_answer
 from evaluators.appbench.strict import score_strict, score_strict_calls, strict_calls
-from evaluators.base import ExampleScore, Part, langsmith_evaluators, mean_score
+from evaluators.base import langsmith_evaluators
 from evaluators.metrics_common import corpus_f1
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.results.corpus import Columns, Corpus, Scores, Sum, as_corpus
 
 Scoring = Literal["paper", "strict"]
@@ -233,12 +233,14 @@ def by_scale(scores: Sequence[ExampleScore]) -> list[ScaleCell]:
             key = (int(s.labels["parallel_scale"]), float(s.labels["sequential_scale"]))
             cells[key].append(s)
     return [ScaleCell(parallel=p, sequential=q, samples=len(v),
-                      success=mean_score(v, "success") or 0.0)  # a cell has samples
+                      success=as_corpus(v).mean("success") or 0.0)  # a cell has samples
             for (p, q), v in sorted(cells.items())]
 
 
-def _summary(scores: Sequence[ExampleScore]) -> Metrics:
+def _summary(scores: Scores) -> Metrics:
     out = aggregate(scores)
+    if isinstance(scores, Corpus):  # the success per scale is by label: the scores are needed
+        return out
     for cell in by_scale(scores):
         out[f"success_p{cell.parallel}_s{cell.sequential:g}"] = cell.success
     return out

@@ -41,10 +41,10 @@ import networkx as nx
 
 from evaluators.appbench.errors import ArgOutcome, ArgStatus, error_part
 from evaluators.appbench.parse import normalise_call, parse_answer, unparsed_call
-from evaluators.base import ExampleScore, Part
 from evaluators.metrics_common import f1
 from tooleval_agents.appbench.depgraph import build_dag
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
+from tooleval_agents.contracts import ExampleScore, Part
 
 
 def _multiset_hits(pred: Sequence[object], gold: Sequence[object]) -> int:

@@ -43,7 +43,7 @@ from typing import Any, Literal, NamedTuple
 
 from rapidfuzz.distance import Levenshtein
 
-from evaluators.base import ExampleScore, langsmith_evaluators
+from evaluators.base import langsmith_evaluators
 from evaluators.parsing import (
     ErrorKind,
     OfficialFamily,
@@ -53,7 +53,7 @@ from evaluators.parsing import (
     parse_answer,
     parse_list,
 )
-from tooleval_agents.contracts import Metrics, exact_sum
+from tooleval_agents.contracts import ExampleScore, Metrics, exact_sum
 from tooleval_agents.results.corpus import Scores, as_corpus
 
 AwarenessTask = Literal["tool_usage_awareness", "tool_creation_awareness"]

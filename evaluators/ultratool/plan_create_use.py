@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evaluators.base import ExampleScore, Part, langsmith_evaluators
+from evaluators.base import langsmith_evaluators
 from evaluators.execution import (
     aggregate_ultratool_execution,
     called_tool,
@@ -48,7 +48,7 @@ from evaluators.execution import (
 )
 from evaluators.trajectory import aggregate_trajectory, score_tool_use, score_trajectory
 from evaluators.ultratool.planning_structure import aggregate_plan_structure, score_plan_structure
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool.records import PlanStep
 from tooleval_agents.ultratool.stubs import CallTrace, ExecutionTrace

@@ -35,9 +35,8 @@ from typing import Any
 from pydantic import BaseModel
 from rapidfuzz.distance import LCSseq
 
-from evaluators.base import ExampleScore, feedback
 from evaluators.parsing import clean_plan_text, numbering_problems, step_number
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, feedback
 from tooleval_agents.results.corpus import Scores, as_corpus
 
 NUMBERING = "plan_numbering_valid"

@@ -2,9 +2,9 @@
 
 :func:`score_task` is what the CLI (``tooleval score ultratool``) and the runner call: it parses
 every output, scores it with :mod:`evaluators.ultratool.kv` (or, for the judged tasks
-``planning`` and ``tool_creation``, hands over to :mod:`evaluators.ultratool.judge.replay`), and
-returns a
-:class:`TaskReport` with 0-100 unrounded metrics, counts and the per-example scores.
+``planning`` and ``tool_creation``, hands over to the judge,
+:func:`evaluators.ultratool.judge.ultratool_judge`), and returns a :class:`TaskReport` with
+0-100 unrounded metrics, counts and the per-example scores.
 :func:`load_predictions` reads prediction files, published or ours, and checks they line up with
 the test set.
 
@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evaluators.base import ExampleScore, Part
 from evaluators.parsing import (
     OfficialFamily,
     ParsedList,
@@ -37,7 +36,7 @@ from evaluators.parsing import (
 )
 from evaluators.ultratool.kv import JSON_FORMAT, KV_TASKS, KVTask, metric_names, scorer
 from evaluators.ultratool.kv import aggregate as aggregate_kv
-from tooleval_agents.contracts import Metrics, exact_sum
+from tooleval_agents.contracts import ExampleScore, Metrics, Part, exact_sum
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
@@ -54,13 +53,6 @@ TABLE2_COLUMNS: tuple[str, ...] = (
     "tool_usage",
 )
 """The nine numeric columns of the paper's Table 2, whose mean is the *Overall* column."""
-
-JUDGE_HOOKS: dict[str, str] = {"planning": "score_planning",
-                               "tool_creation": "score_tool_creation"}
-"""Judged tasks -> function of :mod:`evaluators.ultratool.judge.replay` called as
-``fn(records, outputs, judgments_path=..., lang=...)``; it returns a report with ``metrics``,
-``n``, ``examples``, ``judge_errors``, ``missing_predictions`` and ``notes``."""
-
 
 class TaskCounts(BaseModel):
     """How many samples, steps and failures a score is based on."""
@@ -206,22 +198,17 @@ def score_kv_task(task: KVTask, records: Sequence[Any], outputs: Sequence[Any], 
                       counts=counts, examples=examples, notes=notes)
 
 
-def _judge_hook(task: str) -> Any:
-    # Deferred: the judge module loads LangChain, which the key-value tasks never need.
-    from evaluators.ultratool.judge import replay
-
-    return getattr(replay, JUDGE_HOOKS[task])
-
-
 def score_judged_task(task: Literal["planning", "tool_creation"], records: Sequence[Any],
                       outputs: Sequence[Any], *, lang: Lang | None,
                       judgments: Path | None = None) -> TaskReport:
-    """Planning / tool creation through the judge module (replaying ``judgments`` if given;
-    without them only its offline metrics are reported)."""
+    """Planning / tool creation through the judge (replaying ``judgments`` if given; without
+    them only its offline metrics are reported)."""
+    # Deferred: the judge loads LangChain, which the key-value tasks never need.
+    from evaluators.ultratool.judge import ultratool_judge
+
     if lang is None:
         raise ValueError(f"scoring {task} needs the language (en or zh) for the judge prompts")
-    fn = _judge_hook(task)
-    report = fn(list(records), list(outputs), judgments_path=judgments, lang=lang)
+    report = ultratool_judge(task, lang=lang, judgments=judgments).score(records, outputs)
     failures: Counter[str] = Counter()
     steps = repaired = truncated = 0
     if task == "planning":

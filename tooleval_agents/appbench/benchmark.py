@@ -200,7 +200,7 @@ class AppBenchBenchmark(Benchmark):
             c = as_corpus(scores)  # once: each family would otherwise sum a list again
             return {**aggregate(c), **aggregate_appbench_execution(c), **aggregate_trajectory(c)}
 
-        return Scorer(score=score, aggregate=aggregate_all, vectorized=True,
+        return Scorer(score=score, aggregate=aggregate_all,
                       headline=("success", "executed_success", "app_f1", "api_f1"))
 
     def resources(self, data_dir: Path) -> list[dict[str, Any]]:

@@ -90,9 +90,7 @@ class RunData:
 
     def point(self, ids: Sequence[str]) -> dict[str, float]:
         """Corpus metrics over ``ids``."""
-        scores: Any = (self.columns(ids).corpus() if self.scorer.vectorized
-                       else [self.scores[i] for i in ids])
-        return _floats(self.scorer.aggregate(scores))
+        return _floats(self.scorer.aggregate(self.columns(ids).corpus()))
 
 
 _BULKY: dict[str, Any] = {"outputs": {}, "inputs": {}, "reference_outputs": {},
@@ -263,22 +261,11 @@ def _draws(seed: int, n_boot: int, n: int) -> Iterator[np.ndarray]:
 
 def _boot_metrics(run: RunData, ids: Sequence[str], seed: int, n_boot: int,
                   names: Sequence[str]) -> np.ndarray:
-    """``aggregate`` of every resample: array (n_boot, len(names)), NaN for absent metrics.
-    A vectorized scorer pools each block of resamples as one matrix product; another is
-    called once per resample."""
-    scores = [run.scores[i] for i in ids]
-    if run.scorer.vectorized:
-        return aggregate_resamples(run.scorer.aggregate, run.columns(ids),
-                                   (counts_of(block, len(ids))
-                                    for block in _draws(seed, n_boot, len(ids))), names)
-    out = np.full((n_boot, len(names)), np.nan)
-    b = 0
-    for block in _draws(seed, n_boot, len(ids)):
-        for row in block:
-            metrics = _floats(run.scorer.aggregate([scores[i] for i in row]))
-            out[b] = [metrics.get(m, np.nan) for m in names]
-            b += 1
-    return out
+    """``aggregate`` of every resample: array (n_boot, len(names)), NaN for absent metrics;
+    each block of resamples pooled as one matrix product."""
+    return aggregate_resamples(run.scorer.aggregate, run.columns(ids),
+                               (counts_of(block, len(ids))
+                                for block in _draws(seed, n_boot, len(ids))), names)
 
 
 def compare(runs: Sequence[Path | str | RunDir | RunData], *,

@@ -1,19 +1,17 @@
 """Sums over a corpus of example scores: what every pooled metric is computed from.
 
 A corpus metric is a function of sums over the examples: a part's hits and totals, a
-per-example score, the number of examples and of scoring errors. An aggregate written against
-:class:`Corpus` (``c = as_corpus(scores)``, then ``c.pooled(key)``, ``c.mean(key)``, ...)
-therefore serves two callers with one definition:
+per-example score, the number of examples and of scoring errors. Every aggregate is written
+against :class:`Corpus` (``c = as_corpus(scores)``, then ``c.pooled(key)``, ``c.mean(key)``,
+...: the one way to pool), so one definition serves two callers:
 
-* a run: the sums of its scores, in example order (floats; ``None`` for n/a), the numbers
-  :func:`~tooleval_agents.contracts.pooled` and :func:`~tooleval_agents.contracts.mean_score`
-  give (exact sums rounded once, as :func:`math.fsum`: the same floats in any example order
-  and on every Python, whose built-in ``sum()`` of floats changed in 3.12);
+* a run: the sums of its scores, in example order (floats; ``None`` for n/a), exact sums
+  rounded once (:func:`~tooleval_agents.contracts.exact_sum`, as :func:`math.fsum`): the same
+  floats in any example order and on every Python, whose built-in ``sum()`` of floats changed
+  in 3.12;
 * a bootstrap: :meth:`Columns.resampled` holds the sums of many resamples at once (numpy
   arrays, one value per resample; NaN for n/a), computed as one matrix product of resample
   counts and per-example columns, so a resample costs no pass over Python objects.
-
-A scorer whose ``aggregate`` is written this way says so (``Scorer(vectorized=True)``).
 
 Example::
 

@@ -28,14 +28,13 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_cal
 class _Pass:
     """What one pass over a run's results keeps (:func:`summarize`)."""
 
-    def __init__(self, *, vectorized: bool, epochs: int, headline: Sequence[str]) -> None:
-        self.vectorized, self.epochs, self.headline = vectorized, epochs, headline
+    def __init__(self, *, epochs: int, headline: Sequence[str]) -> None:
+        self.epochs, self.headline = epochs, headline
         self.counts = Counter[str]()
         self.totals = dict.fromkeys([*USAGE_KEYS, "judge_input_tokens", "judge_output_tokens",
                                      "judge_cached_input_tokens", "judge_calls"], 0.0)
         self.latencies: list[float] = []
-        self.columns = Columns()
-        self.kept: list[ExampleScore] = []  # the scores, for an aggregate of score lists
+        self.columns = Columns()  # a few numbers per example, not the scores
         # Per scored attempt: its example and the scores success counting and epochs read.
         self.per_attempt: list[tuple[int, dict[str, float]]] = []
         self.tally = BinaryTally()
@@ -67,7 +66,7 @@ class _Pass:
         if "judge" in score.labels:
             self.counts[f"verdict_{score.labels['judge']}"] += 1
         self.latencies.append(r.latency_s)
-        if not self.vectorized or self.epochs > 1:  # the intervals resample attempt groups
+        if self.epochs > 1:  # the intervals resample attempt groups
             self.groups.setdefault(r.index, []).append(self.scored)
         shown = {k: v for k, v in score.scores.items()
                  if not self.headline or k in self.headline}
@@ -75,11 +74,7 @@ class _Pass:
         self.scored += 1
         if self.epochs > 1:  # pass@k and the spread need each attempt's scores
             self.per_attempt.append((r.index, shown))
-        if self.vectorized:
-            self.columns.add(score)
-        else:
-            self.kept.append(ExampleScore.model_construct(
-                scores=score.scores, parts=score.parts, labels=score.labels, error=score.error))
+        self.columns.add(score)
 
     def summary_counts(self, examples: int) -> dict[str, Any]:
         c = self.counts
@@ -116,13 +111,11 @@ class _Pass:
                   binary: list[str]) -> dict[str, list[float]]:
         if not self.scored:
             return {}
-        if self.vectorized and self.epochs == 1:  # one attempt per example: a group is a row
+        if self.epochs == 1:  # one attempt per example: a group is a row
             return vectorized_intervals(self.columns, aggregate, list(metrics))
         names = list(metrics)
 
         def pool(drawn: list[int]) -> dict[str, float | None]:
-            if not self.vectorized:
-                return dict(aggregate([self.kept[i] for i in drawn]))
             row = aggregate_resamples(aggregate, self.columns,
                                       [counts_of([drawn], self.scored)], names)[0]
             return {k: None if v != v else float(v) for k, v in zip(names, row, strict=True)}
@@ -142,7 +135,7 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
               results: Iterable[ExampleResult | ResultHead], *, examples: int,
               wall_s: float | None = None, epochs: int = 1,
               headline: Sequence[str] = (), model: str | None = None,
-              judge: str | None = None, vectorized: bool = False) -> RunSummary:
+              judge: str | None = None) -> RunSummary:
     """The one summary computation (the runner's and re-scoring's): metrics pooled by
     ``aggregate`` over the stored scores of every non-infra result; infra errors, examples not
     run yet, retries and cache hits counted apart; token usage (totals and means over every
@@ -150,21 +143,21 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     :func:`tooleval_agents.results.compare.costs` uses the same definitions.
 
     ``results`` are read once, one at a time (a :class:`ResultHead` is enough: only the
-    small fields and the score are read); with ``vectorized`` (the scorer's
-    ``aggregate`` takes a :class:`~tooleval_agents.results.corpus.Corpus`) only a few numbers per
-    example are kept, and the confidence intervals pool every resample at once.
+    small fields and the score are read); only a few numbers per example are kept
+    (``aggregate`` takes a :class:`~tooleval_agents.results.corpus.Corpus`), and the confidence
+    intervals pool every resample at once.
 
     Raises:
         ValueError: a non-infra result without a stored score.
     """
-    seen = _Pass(vectorized=vectorized, epochs=epochs, headline=headline)
+    seen = _Pass(epochs=epochs, headline=headline)
     for r in results:
         seen.add(r)
     summary_counts = seen.summary_counts(examples)
     usage = seen.usage()
     # None (n/a: nothing to count) stays None: JSON null, shown as "n/a (0 of N)".
-    corpus: Any = seen.columns.corpus() if vectorized else seen.kept
-    metrics = ({k: None if v is None else float(v) for k, v in aggregate(corpus).items()}
+    metrics = ({k: None if v is None else float(v)
+                for k, v in aggregate(seen.columns.corpus()).items()}
                if seen.scored else {})
     binary = seen.tally.binary(list(headline or metrics))
     ci = seen.intervals(aggregate, metrics, binary)

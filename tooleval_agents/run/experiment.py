@@ -152,10 +152,8 @@ class _Experiment:
     progress: _Progress
     index: dict[str, int] = field(default_factory=dict)
     columns: Columns = field(default_factory=lambda: Columns(values=False))
-    """The running sums of every scored example (prior and new), for the progress headline of
-    a vectorized scorer: constant memory, not the scores."""
-    kept: list[ExampleScore] = field(default_factory=list)
-    """The scores themselves, for a scorer whose aggregate needs them."""
+    """The running sums of every scored example (prior and new), for the progress headline:
+    constant memory, not the scores."""
     fresh: dict[str, ExampleScore] = field(default_factory=dict)
     """Scores not yet turned into LangSmith feedback (one per example in flight)."""
     finished: set[str] = field(default_factory=set)
@@ -351,23 +349,18 @@ class _Experiment:
 
     def tally(self, score: ExampleScore) -> None:
         """Count one scored example in the progress headline (caller holds the lock)."""
-        if self.scorer.vectorized:
-            self.columns.add(score)
-        else:
-            self.kept.append(score)
+        self.columns.add(score)
 
     def _headline(self) -> str | None:
         now = time.monotonic()
         if not self.progress.enabled or now - self._headline_at < 0.5:
             return None
         self._headline_at = now
-        if not (self.columns or self.kept) or not self.scorer.headline:
+        if not self.columns or not self.scorer.headline:
             return ""
         try:
             with self._lock:
-                scores: Any = (self.columns.corpus() if self.scorer.vectorized
-                               else list(self.kept))
-                metrics = self.scorer.aggregate(scores)
+                metrics = self.scorer.aggregate(self.columns.corpus())
         except Exception:
             return ""
         return "  ".join(f"{k} {v:.1f}" for k in self.scorer.headline
@@ -422,8 +415,7 @@ def summarize(name: str, scorer: Scorer, ids: Sequence[str], run_dir: RunDir, *,
     the module docstring), its results read one at a time."""
     return results_summarize(name, scorer.aggregate, run_dir.iter_heads(ids),
                              examples=len(ids), wall_s=wall_s, epochs=epochs,
-                             headline=scorer.headline, model=model, judge=judge,
-                             vectorized=scorer.vectorized)
+                             headline=scorer.headline, model=model, judge=judge)
 
 
 async def _evaluate(exp: _Experiment, pending: Sequence[Example], pending_ids: Sequence[str],

@@ -21,7 +21,7 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
 )
-from tooleval_agents.data.datadir import find_samples, resolve_data_dir, source_of
+from tooleval_agents.data.datadir import find_samples, source_of
 from tooleval_agents.data.jsonio import iter_jsonl, parse_json
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.registry import Benchmark
@@ -31,7 +31,8 @@ from tooleval_agents.ultratool.corruptions import FORMATS
 from tooleval_agents.ultratool.rebuild import rebuilt_path
 from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
 
-if TYPE_CHECKING:  # the report hooks' types (pandas, matplotlib) only for the checker
+if TYPE_CHECKING:  # the report hooks' and the judge's types (pandas, LangChain): checker only
+    from evaluators.ultratool.judge import UltraToolJudge
     from tooleval_agents.results.compare import RunData
     from tooleval_agents.results.reports import ReportFigure, ReportTable
 
@@ -65,7 +66,7 @@ class JudgeScoring(Options):
 
     prompts: Literal["ours", "official"] = "ours"
     """The judge's prompts: ours, or the official templates read from the fetched
-    ``evaluation/config.py`` (:mod:`evaluators.ultratool.judge.official`)."""
+    ``evaluation/config.py`` (:func:`evaluators.ultratool.judge.ultratool_judge`)."""
 
 
 class UltraToolBenchmark(Benchmark):
@@ -193,24 +194,23 @@ class UltraToolBenchmark(Benchmark):
                 return _tool_call_scorer(task, kv_score)
             return Scorer(score=kv_score,
                           aggregate=lambda scores: ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
-                          headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
-                          vectorized=True)
+                          headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
         if task in ("planning", "tool_creation"):
-            judge = context.judge
-            prompt_set = None
-            if judge is not None and JudgeScoring.model_validate(options or {}).prompts == \
-                    "official":
-                from evaluators.ultratool.judge.official import official_judge_prompts
+            from evaluators.ultratool.judge import ultratool_judge
 
-                prompt_set = official_judge_prompts(resolve_data_dir(context.data_dir))
+            # The official templates are read only for a live judge (nothing else asks).
+            official = (context.judge is not None and
+                        JudgeScoring.model_validate(options or {}).prompts == "official")
+            judge = ultratool_judge(task, lang=split.subset,  # type: ignore[arg-type]
+                                    model=context.judge, data_dir=context.data_dir,
+                                    prompts="official" if official else "ours")
             make = _planning_scorer if task == "planning" else _tool_creation_scorer
-            return make(judge, split.subset, prompt_set)
+            return make(judge)
         if task == "raw":
             # The raw samples are solved end to end by the plan_create_use workflow.
             from evaluators.ultratool import plan_create_use as pcu
             return Scorer(score=pcu.score_plan_create_use,
-                          aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE,
-                          vectorized=True)
+                          aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE)
         raise KeyError(f"ultratool task {task!r} has no scorer")
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
@@ -257,17 +257,11 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
     return Scorer(score=score,
                   aggregate=lambda scores: {**ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
                                             **aggregate_trajectory(scores)},
-                  headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
-                  vectorized=True)
+                  headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
 
 
-def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
-    from evaluators.ultratool.judge.judge import (
-        aggregate_planning,
-        ajudge_plan,
-        judge_plan,
-        planning_example_score,
-    )
+def _planning_scorer(judge: UltraToolJudge) -> Scorer:
+    """The plan's structure metrics, and the judge's when a judge model is given."""
     from evaluators.ultratool.planning_structure import (
         aggregate_plan_structure,
         prediction_text,
@@ -276,67 +270,35 @@ def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
 
     def score(inputs: dict[str, Any], outputs: dict[str, Any],
               reference_outputs: dict[str, Any]) -> ExampleScore:
-        plan = prediction_text(outputs)
-        result = score_plan_structure(plan, reference_outputs["reference"])
-        if judge is None:
+        result = score_plan_structure(prediction_text(outputs), reference_outputs["reference"])
+        if judge.model is None:
             return result
-        return result.merge(planning_example_score(judge_plan(
-            judge, question=inputs["input"], reference=reference_outputs["reference"],
-            prediction=plan, lang=lang, prompt_set=prompt_set)))  # type: ignore[arg-type]
+        return result.merge(judge.score_example(inputs, outputs, reference_outputs))
 
     async def ascore(inputs: dict[str, Any], outputs: dict[str, Any],
                      reference_outputs: dict[str, Any]) -> ExampleScore:
-        plan = prediction_text(outputs)
-        result = score_plan_structure(plan, reference_outputs["reference"])
-        return result.merge(planning_example_score(await ajudge_plan(
-            judge, question=inputs["input"], reference=reference_outputs["reference"],
-            prediction=plan, lang=lang, prompt_set=prompt_set)))  # type: ignore[arg-type]
+        result = score_plan_structure(prediction_text(outputs), reference_outputs["reference"])
+        return result.merge(await judge.ascore_example(inputs, outputs, reference_outputs))
 
     def aggregate(scores: Scores) -> Metrics:
         c = as_corpus(scores)
         out = aggregate_plan_structure(c)
-        if judge is not None:
-            out.update(aggregate_planning(c))
+        if judge.model is not None:
+            out.update(judge.aggregate(c))
         return out
 
-    return Scorer(score=score, aggregate=aggregate, ascore=ascore if judge is not None else None,
-                  headline=("planning",) if judge is not None else ("plan_rouge_l",),
-                  vectorized=True)
+    live = judge.model is not None
+    return Scorer(score=score, aggregate=aggregate, ascore=ascore if live else None,
+                  headline=("planning",) if live else ("plan_rouge_l",))
 
 
-def _tool_creation_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
-    from evaluators.ultratool.judge.judge import (
-        aggregate_tool_creation,
-        ajudge_tool,
-        judge_tool,
-        tool_creation_example_score,
-        tools_to_judge,
-    )
-
-    if judge is None:
+def _tool_creation_scorer(judge: UltraToolJudge) -> Scorer:
+    """The judge's scores of each gold step's created tool: a judge model is needed."""
+    if judge.model is None:
         raise ValueError("tool_creation is scored by an LLM judge: pass a judge model "
                          "(--judge provider:model) or re-score recorded judgments")
-
-    # The LangSmith evaluator's matching: model text is parsed, and each gold step gets the
-    # first predicted item with its step id (the official first-match rule).
-    def score(inputs: dict[str, Any], outputs: dict[str, Any],
-              reference_outputs: dict[str, Any]) -> ExampleScore:
-        return tool_creation_example_score([
-            judge_tool(judge, step=pair.step, reference_tool=pair.reference_tool,
-                       created_tool=pair.created_tool, lang=lang,  # type: ignore[arg-type]
-                       prompt_set=prompt_set)
-            for pair in tools_to_judge(outputs, reference_outputs)])
-
-    async def ascore(inputs: dict[str, Any], outputs: dict[str, Any],
-                     reference_outputs: dict[str, Any]) -> ExampleScore:
-        return tool_creation_example_score([
-            await ajudge_tool(judge, step=pair.step, reference_tool=pair.reference_tool,
-                              created_tool=pair.created_tool, lang=lang,  # type: ignore[arg-type]
-                       prompt_set=prompt_set)
-            for pair in tools_to_judge(outputs, reference_outputs)])
-
-    return Scorer(score=score, aggregate=aggregate_tool_creation, ascore=ascore,
-                  headline=("tool_creation",), vectorized=True)
+    return Scorer(score=judge.score_example, aggregate=judge.aggregate,
+                  ascore=judge.ascore_example, headline=("tool_creation",))
 
 
 @lru_cache(maxsize=4)

@@ -237,8 +237,7 @@ def agreement(
     """Judge the plans of recorded judgments again with --judge and correlate the two judges
     per dimension: Pearson and Spearman with bootstrap 95% intervals, mean absolute difference
     (the paper's check of GPT-4 against people, §4.4)."""
-    from evaluators.ultratool.judge.agreement import judge_agreement  # deferred: LangChain
-    from evaluators.ultratool.judge.official import official_judge_prompts
+    from evaluators.ultratool.judge import ultratool_judge  # deferred: LangChain
     from tooleval_agents.models.specs import judge_model  # deferred: LangChain
 
     if lang not in LANGS:
@@ -256,15 +255,15 @@ def agreement(
             if judgments is not None:
                 raise FileNotFoundError(f"--judgments: no such file {path}")
             raise DatasetMissingError("ultratool", Path(path), root)
-        model = judge_model(judge, kwargs)
-        prompt_set = official_judge_prompts(root) if prompts == "official" else None
+        live = ultratool_judge("planning", lang=lang, model=judge_model(judge, kwargs),
+                               judgments=Path(path), data_dir=root,
+                               prompts="official" if prompts == "official" else "ours")
         with Progress(TextColumn("judging"), BarColumn(), MofNCompleteColumn(),
                       TimeRemainingColumn(), console=err_console,
                       disable=not err_console.is_terminal, transient=True) as bar:
             task = bar.add_task("judging", total=None)
-            report = asyncio.run(judge_agreement(
-                Path(path), model, limit=limit, lang=lang, concurrency=max_concurrency,
-                n_boot=n_boot, seed=seed, prompt_set=prompt_set,
+            report = asyncio.run(live.agreement(
+                limit=limit, concurrency=max_concurrency, n_boot=n_boot, seed=seed,
                 on_judged=lambda done, total: bar.update(task, completed=done, total=total)))
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc

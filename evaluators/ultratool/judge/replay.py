@@ -39,7 +39,6 @@ from typing import Any, Literal, TypeVar
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field, ValidationError
 
-from evaluators.base import ExampleScore, Part, pooled
 from evaluators.ultratool.judge.judge import (
     JudgeTask,
     Judgment,
@@ -61,9 +60,10 @@ from evaluators.ultratool.planning_structure import (
     prediction_text,
     score_plan_structure,
 )
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.data.jsonio import iter_jsonl, parse_json
 from tooleval_agents.errors import DataFormatError
+from tooleval_agents.results.corpus import as_corpus
 from tooleval_agents.ultratool.records import Lang, ToolSkeleton, step_id
 
 ReportMode = Literal["replay", "judge", "structure_only"]
@@ -440,8 +440,8 @@ def _structure_only_tools(gold: Sequence[Sequence[_GoldTool]],
         examples.append(ExampleScore(parts={
             "tool_creation_answered": Part(hits=float(len(answered)), total=total),
             "tool_creation_schema_valid": Part(hits=float(valid), total=total)}))
-    metrics = {k: pooled(examples, k) for k in ("tool_creation_answered",
-                                                 "tool_creation_schema_valid")}
+    c = as_corpus(examples)
+    metrics = {k: c.pooled(k) for k in ("tool_creation_answered", "tool_creation_schema_valid")}
     return ToolCreationReport(mode="structure_only", lang=lang, n=len(gold), metrics=metrics,
                               examples=examples, notes=[
                                   STRUCTURE_ONLY_NOTE,

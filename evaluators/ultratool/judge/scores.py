@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evaluators.base import ExampleScore, Part
 from evaluators.ultratool.judge.prompts import (
     DIMENSIONS,
     OVERALL,
     JudgeTask,
 )
 from evaluators.ultratool.judge.verdicts import JUDGE_ERROR, Judgment
-from tooleval_agents.contracts import Metrics
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.results.corpus import Scores, as_corpus
 
 

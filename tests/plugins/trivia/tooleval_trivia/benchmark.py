@@ -24,7 +24,7 @@ from tooleval_agents import (
     Split,
     Strategy,
     StrategyContext,
-    pooled,
+    as_corpus,
 )
 
 MARKER = "Answer in one word."
@@ -96,7 +96,7 @@ class Trivia(Benchmark):
             return ExampleScore(scores={"correct": 100.0 * hit},
                                 parts={"correct": Part(hits=hit, total=1)})
 
-        return Scorer(score=score, aggregate=lambda s: {"correct": pooled(s, "correct")},
+        return Scorer(score=score, aggregate=lambda s: {"correct": as_corpus(s).pooled("correct")},
                       headline=("correct",))
 
     def default_strategy(self, split: Split) -> str:
