@@ -5,8 +5,10 @@ LangGraph, LangChain and LangSmith, the libraries any run of theirs pays for. Al
 
 Each repetition runs every command once, one after the other, so both sides of the gap see the
 same machine; each figure is the median of ``--repeat`` (5) repetitions, after one warm-up
-round. ``PYTHONDONTWRITEBYTECODE`` is dropped for the children: with it the project's modules
-are compiled from source on every start while the installed libraries' bytecode is cached
+round: wall seconds (``*_s``, what the user waits) and the CPU seconds of the process
+(``cpu``: user + system, which a machine busy with other work inflates much less).
+``PYTHONDONTWRITEBYTECODE`` is dropped for the children: with it the project's modules are
+compiled from source on every start while the installed libraries' bytecode is cached
 (``pip`` writes it), which is not how an installed ``tooleval`` starts.
 
     .venv/bin/python benchmarks/startup.py [--data-dir datasets] [--repeat 5]
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,10 +37,14 @@ TARGET_GAP_S = 0.3
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def seconds(command: list[str]) -> float:
+def seconds(command: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``command``."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True, env=ENV)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime
 
 
 def commands(data_dir: str, out: Path) -> dict[str, list[str]]:
@@ -61,16 +68,22 @@ def main() -> int:
     todo = commands(args.data_dir, Path(tempfile.mkdtemp()))
     for command in todo.values():  # warm-up: bytecode written, split sizes cached
         seconds(command)
-    times: dict[str, list[float]] = {name: [] for name in todo}
+    wall: dict[str, list[float]] = {name: [] for name in todo}
+    cpu: dict[str, list[float]] = {name: [] for name in todo}
     for _ in range(args.repeat):
         for name, command in todo.items():
-            times[name].append(seconds(command))
-    rows: dict[str, float] = {name: round(statistics.median(t), 3) for name, t in times.items()}
+            w, c = seconds(command)
+            wall[name].append(w)
+            cpu[name].append(c)
+    rows: dict[str, dict[str, float]] = {
+        name: {"wall": round(statistics.median(wall[name]), 3),
+               "cpu": round(statistics.median(cpu[name]), 3)} for name in todo}
     base = rows["import_libraries_s"]
     for name in ("appbench", "ultratool"):
-        rows[f"gap_{name}_s"] = round(rows[f"run_limit_1_{name}_s"] - base, 3)
+        run = rows[f"run_limit_1_{name}_s"]
+        rows[f"gap_{name}_s"] = {k: round(run[k] - base[k], 3) for k in ("wall", "cpu")}
     print(json.dumps(rows, indent=2))
-    return 0 if rows["gap_appbench_s"] <= TARGET_GAP_S else 1
+    return 0 if rows["gap_appbench_s"]["wall"] <= TARGET_GAP_S else 1
 
 
 if __name__ == "__main__":
