@@ -36,6 +36,9 @@ DEFERRED = {
         "evaluators.ultratool.plan_create_use",
         "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
         "tooleval_agents.ultratool.build_cli",
+        # the readers import the rebuilder (rapidfuzz): not for every command of the CLI
+        "tooleval_agents.ultratool.loaders", "tooleval_agents.ultratool.rebuild",
+        "tooleval_agents.ultratool.corruptions",
     },
     "tooleval_agents.appbench.benchmark": {
         "graphs.appbench.planning", "graphs.appbench.tools", "evaluators.appbench.parse",
@@ -50,11 +53,17 @@ DEFERRED = {
     "tooleval_agents.appbench.build_cli": {"graphs.appbench.build", "tooleval_agents.models.specs",
                                            "tooleval_agents.appbench.build_models"},
     "tooleval_agents.appbench.export_cli": {"graphs.appbench.export"},
-    "tooleval_agents.ultratool.cli": {"evaluators.ultratool.scoring", "evaluators.ultratool.judge",
-                                      "tooleval_agents.models.specs"},
+    "tooleval_agents.ultratool.cli": {"evaluators.ultratool.scoring",
+                                      "evaluators.ultratool.judge",
+                                      "tooleval_agents.models.specs",
+                                      # the builders (rapidfuzz), for their commands only
+                                      "tooleval_agents.ultratool.derive",
+                                      "tooleval_agents.ultratool.rebuild",
+                                      "tooleval_agents.ultratool.loaders"},
     "tooleval_agents.ultratool.build_cli": {"graphs.ultratool.build_run",
                                             "tooleval_agents.models.specs",
-                                            "tooleval_agents.models.retry"},
+                                            "tooleval_agents.models.retry",
+                                            "tooleval_agents.ultratool.construction"},
     "tooleval_agents.appbench.cli": {"evaluators.appbench.scoring"},
     # The judge (LangChain) only for the judged UltraTool tasks.
     "evaluators.ultratool.scoring": {"evaluators.ultratool.judge"},
@@ -64,6 +73,12 @@ DEFERRED = {
     # rejected argument stay fast).
     "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.run.setup",
                                 "tooleval_agents.models.retry"},
+    # `tooleval run` imports its own command module only; any other command line, all of them.
+    "tooleval_agents.cli": {"tooleval_agents.cli.compare", "tooleval_agents.cli.data_fetch",
+                            "tooleval_agents.cli.data_info", "tooleval_agents.cli.data_push",
+                            "tooleval_agents.cli.listing", "tooleval_agents.cli.report",
+                            "tooleval_agents.cli.run", "tooleval_agents.cli.score_run",
+                            "tooleval_agents.cli.view", "tooleval_agents.cli.score_predictions"},
     "tooleval_agents.cli.compare": {"tooleval_agents.results.compare"},
     "tooleval_agents.cli.data_fetch": {"tooleval_agents.data.download"},  # the HTTP client
     "tooleval_agents.cli.report": {"tooleval_agents.results.reports"},

@@ -49,6 +49,9 @@ DEFERRED_THIRD_PARTY = {
     "numpy",
     # rich's live progress display: only while a long job runs.
     "rich",
+    # networkx (0.1 s): only for a plan whose calls compete for a partner or repeat an API
+    # (evaluators.appbench.strict, tooleval_agents.appbench.depgraph), not for every run.
+    "networkx",
     # importlib.metadata: the installed version, read when a run records it.
     "importlib",
 }

@@ -1,6 +1,6 @@
 """Plan-graph metrics for AppBench: the predicted and gold call DAGs compared.
 
-The DAGs are :func:`tooleval_agents.appbench.depgraph.build_dag` of the calls (edge ``j -> i``
+The DAGs are :func:`tooleval_agents.appbench.depgraph.dependencies` of the calls (edge ``j -> i``
 when call ``i`` uses a result the latest earlier call ``j`` returns). Calls are compared in
 :func:`evaluators.appbench.parse.normalise_call` form.
 
@@ -28,11 +28,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-import networkx as nx
-
 from evaluators.appbench.parse import UNPARSED_API
 from evaluators.metrics_common import corpus_f1, f1
-from tooleval_agents.appbench.depgraph import build_dag, is_topological, scales
+from tooleval_agents.appbench.depgraph import (
+    dependencies,
+    is_topological,
+    same_labelled_dag,
+    scales,
+)
 from tooleval_agents.appbench.records import AppCall
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.results.corpus import Scores, as_corpus
@@ -45,13 +48,6 @@ def node_label(call: AppCall) -> str:
     return f"{call.app or '?'}.{call.api}"
 
 
-def _labelled(calls: Sequence[AppCall]) -> nx.DiGraph:
-    graph = build_dag(calls)
-    for i in graph.nodes:
-        graph.nodes[i]["label"] = node_label(calls[i])
-    return graph
-
-
 def graph_scores(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> ExampleScore:
     """Graph scores of one sample, for normalised calls.
 
@@ -61,15 +57,15 @@ def graph_scores(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> ExampleSco
     >>> r.scores
     {'node_f1': 100.0, 'edge_f1': 0.0, 'graph_em': 0.0, 'pred_topological': 0.0}
     """
-    pg, gg = _labelled(pred), _labelled(gold)
-    p_nodes = Counter(nx.get_node_attributes(pg, "label").values())
-    g_nodes = Counter(nx.get_node_attributes(gg, "label").values())
-    p_edges = Counter((pg.nodes[a]["label"], pg.nodes[b]["label"]) for a, b in pg.edges)
-    g_edges = Counter((gg.nodes[a]["label"], gg.nodes[b]["label"]) for a, b in gg.edges)
+    p_labels, g_labels = [node_label(c) for c in pred], [node_label(c) for c in gold]
+    pe, ge = dependencies(pred)[0], dependencies(gold)[0]
+    p_nodes, g_nodes = Counter(p_labels), Counter(g_labels)
+    p_edges = Counter((p_labels[a], p_labels[b]) for a, b in pe)
+    g_edges = Counter((g_labels[a], g_labels[b]) for a, b in ge)
     node_hits = sum((p_nodes & g_nodes).values())
     edge_hits = sum((p_edges & g_edges).values())
     n_pe, n_ge = sum(p_edges.values()), sum(g_edges.values())
-    same = nx.is_isomorphic(pg, gg, node_match=lambda a, b: a["label"] == b["label"])
+    same = same_labelled_dag(p_labels, pe, g_labels, ge)
     parallel, sequential = scales(gold)
     parsed = any(c.api != UNPARSED_API for c in pred)
     scores = {"node_f1": f1(node_hits, len(pred), len(gold), empty=100.0),

@@ -20,7 +20,7 @@ as ``Restaurants_`` removed); literal values after
 * **Arguments** of an aligned pair: a gold literal needs a literal with an equal normalised
   value; a gold dependency ``#k=name`` needs a dependency naming the same returned argument
   **and** resolving (latest earlier predicted call returning it, as in
-  :func:`tooleval_agents.appbench.depgraph.build_dag`) to the predicted call aligned with the
+  :func:`tooleval_agents.appbench.depgraph.dependencies`) to the predicted call aligned with the
   gold source call. A dependency on a call the prediction places later, or on a call returning
   nothing of that name, is wrong.
 * **Success**: every gold call aligned, no extra predicted call (unparsed pieces included),
@@ -37,12 +37,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-import networkx as nx
-
 from evaluators.appbench.errors import ArgOutcome, ArgStatus, error_part
 from evaluators.appbench.parse import normalise_call, parse_answer, unparsed_call
 from evaluators.metrics_common import f1
-from tooleval_agents.appbench.depgraph import build_dag
+from tooleval_agents.appbench.depgraph import sources
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
 from tooleval_agents.contracts import ExampleScore, Part
 
@@ -65,14 +63,19 @@ def align(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> dict[int, int]:
     >>> align([gold[1], gold[0], p("Hotels: [b = searchhouse()]")], gold)
     {0: 1, 1: 0}
     """
+    candidates = [(i, j) for i, pc in enumerate(pred) for j, gc in enumerate(gold)
+                  if pc.api == gc.api]
+    if _is_matching(candidates):  # the only maximum matching: no choice to weigh
+        return dict(candidates)
+    import networkx as nx  # deferred: 0.1 s, only when calls compete for a partner
+
     graph = nx.Graph()
     span = len(pred) + len(gold) + 1
-    for i, pc in enumerate(pred):
-        for j, gc in enumerate(gold):
-            if pc.api == gc.api:
-                weight = (((pc.app == gc.app) * 100 + _agreeing_args(pc, gc)) * span
-                          + span - abs(i - j))
-                graph.add_edge(("p", i), ("g", j), weight=weight)
+    for i, j in candidates:
+        pc, gc = pred[i], gold[j]
+        weight = (((pc.app == gc.app) * 100 + _agreeing_args(pc, gc)) * span
+                  + span - abs(i - j))
+        graph.add_edge(("p", i), ("g", j), weight=weight)
     pairs = nx.max_weight_matching(graph, maxcardinality=True)
     out = {}
     for a, b in pairs:
@@ -81,17 +84,17 @@ def align(pred: Sequence[AppCall], gold: Sequence[AppCall]) -> dict[int, int]:
     return dict(sorted(out.items()))
 
 
-def _sources(calls: Sequence[AppCall]) -> dict[tuple[int, str], int]:
-    """``(call, dependent key) -> index of the call it resolves to`` (depgraph's rule)."""
-    graph = build_dag(calls)
-    return {(i, key): j for j, i, keys in graph.edges(data="args") for key in keys}
+def _is_matching(pairs: Sequence[tuple[int, int]]) -> bool:
+    """Whether no predicted and no gold call is in two of the candidate ``pairs``."""
+    return (len({i for i, _ in pairs}) == len(pairs)
+            and len({j for _, j in pairs}) == len(pairs))
 
 
 def judge_arguments(pred: Sequence[AppCall], gold: Sequence[AppCall],
                     pairs: dict[int, int]) -> tuple[list[ArgOutcome], int]:
     """Outcome of every gold argument of an aligned gold call, and the number of extra
     predicted keys (keys the gold call does not have)."""
-    pred_src, gold_src = _sources(pred), _sources(gold)
+    pred_src, gold_src = sources(pred), sources(gold)
     outcomes: list[ArgOutcome] = []
     extra = 0
     for i, j in pairs.items():

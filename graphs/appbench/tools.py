@@ -44,7 +44,7 @@ from graphs.tool_agent import (
     react_agent,
 )
 from tooleval_agents.agents import ToolCallRecord, final_answer, trajectory
-from tooleval_agents.appbench.depgraph import build_dag
+from tooleval_agents.appbench.depgraph import sources
 from tooleval_agents.appbench.records import AppBenchSample, Catalog
 from tooleval_agents.appbench.tools import (
     OPEN_PREFIX,
@@ -110,8 +110,7 @@ def tool_plan(sample: AppBenchSample, *, hierarchical: bool) -> ToolPlan:
     the latest earlier call returning it (a dependency the gold leaves unresolved takes its
     ``used_api`` value when aligned); ``hierarchical``: each app opened before its first API."""
     calls = sample.calls
-    dag = build_dag(calls)
-    source = {(dst, k): src for src, dst, keys in dag.edges(data="args") for k in keys}
+    source = sources(calls)
     used = sample.output.used_api
     planned: list[PlannedCall] = []
     opened: dict[str, str] = {}

@@ -43,7 +43,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from tooleval_agents.appbench.catalog import allowed_args
-from tooleval_agents.appbench.depgraph import build_dag
+from tooleval_agents.appbench.depgraph import dependencies, sources
 from tooleval_agents.appbench.names import API_APPS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, ArgSpec, Catalog
 
@@ -200,10 +200,9 @@ class AppExecutor:
 
     def _gold(self, sample: AppBenchSample) -> list[_Gold]:
         calls = sample.calls
-        dag = build_dag(calls)
-        source = {(dst, k): src for src, dst, keys in dag.edges(data="args") for k in keys}
+        source = sources(calls)
         unresolved: dict[int, set[str]] = {}
-        for i, k, _ in dag.graph["unresolved"]:
+        for i, k, _ in dependencies(calls)[1]:
             unresolved.setdefault(i, set()).add(k)
         used = sample.output.used_api
 

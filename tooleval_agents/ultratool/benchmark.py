@@ -26,9 +26,6 @@ from tooleval_agents.data.jsonio import iter_jsonl, parse_json
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.corpus import Scores, as_corpus
-from tooleval_agents.ultratool import loaders
-from tooleval_agents.ultratool.corruptions import FORMATS
-from tooleval_agents.ultratool.rebuild import rebuilt_path
 from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
 
 if TYPE_CHECKING:  # the report hooks' and the judge's types (pandas, LangChain): checker only
@@ -99,6 +96,11 @@ class UltraToolBenchmark(Benchmark):
         return [Split(self.name, t, lang, "language") for t in (*TASKS, "raw") for lang in LANGS]
 
     def locate(self, split: Split, data_dir: Path) -> Located:
+        # Deferred, like every UltraTool module the registry does not need: the readers import
+        # the rebuilder (rapidfuzz), which a run of another benchmark has no use for.
+        from tooleval_agents.ultratool import loaders
+        from tooleval_agents.ultratool.rebuild import rebuilt_path
+
         lang: Lang = split.subset  # type: ignore[assignment]
         if split.task == "raw":
             path = loaders.raw_path(data_dir, lang)
@@ -113,6 +115,8 @@ class UltraToolBenchmark(Benchmark):
 
     def load(self, split: Split, data_dir: Path) -> Sequence[Any]:
         # The file load_task reads (official, else rebuilt), its records validated when read.
+        from tooleval_agents.ultratool import loaders
+
         lang: Lang = split.subset  # type: ignore[assignment]
         located = self.locate(split, data_dir)
         if split.task == "raw":
@@ -145,6 +149,8 @@ class UltraToolBenchmark(Benchmark):
         return UltraToolLayout().figures(runs, out_dir)
 
     def answer_formats(self) -> dict[str, tuple[tuple[str, ...], Any]]:
+        from tooleval_agents.ultratool.corruptions import FORMATS
+
         return dict(FORMATS)  # json_steps, plan_text
 
     def samples_dir(self) -> Path | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -27,8 +27,10 @@ from tooleval_agents.cli.base import (
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.terminal import shown
-from tooleval_agents.ultratool.construction import BuildSummary, read_queries
 from tooleval_agents.ultratool.records import Lang
+
+if TYPE_CHECKING:
+    from tooleval_agents.ultratool.construction import BuildSummary
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 MAX_TOKENS = 4096
@@ -91,6 +93,7 @@ def build(
     Exit status: 0 when no query is left to retry (queries with unusable answers are reported
     as failed); 3 when the model could not be asked about some (run again to retry them)."""
     from graphs.ultratool.build_run import build_ultratool  # deferred: LangGraph
+    from tooleval_agents.ultratool.construction import read_queries  # deferred: not for a run
 
     if lang not in LANGS:
         raise fail(f"unknown language {lang!r}: choose en or zh", 2)

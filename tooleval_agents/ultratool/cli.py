@@ -38,10 +38,7 @@ from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
 from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.terminal import shown
-from tooleval_agents.ultratool.derive import DERIVED, write_derived
-from tooleval_agents.ultratool.loaders import load_task, raw_path
-from tooleval_agents.ultratool.paths import prediction_split
-from tooleval_agents.ultratool.rebuild import REBUILT, upstream_removal, write_rebuilt
+from tooleval_agents.ultratool.paths import prediction_split, raw_path
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 if TYPE_CHECKING:  # annotations only: the metrics load when a command runs
@@ -75,6 +72,10 @@ def build(
 ) -> None:
     """Make UltraTool test sets from a test.json-schema file: rebuild the two missing upstream
     (toolsets of 8, seeded, reproducible) or derive the four published ones."""
+    # Deferred: the builders (rapidfuzz) are for this command, not for every `tooleval` call.
+    from tooleval_agents.ultratool.derive import DERIVED, write_derived
+    from tooleval_agents.ultratool.rebuild import REBUILT, upstream_removal, write_rebuilt
+
     tasks: tuple[str, ...] = (*DERIVED, *REBUILT) if task == "all" else (task,)
     if task != "all" and task not in (*REBUILT, *DERIVED):
         raise fail(f"unknown task {task!r}: choose {', '.join((*DERIVED, *REBUILT))} or all", 2)
@@ -145,6 +146,8 @@ def score(
         # Recorded judgments are of one file's plans: pairing them with another's is wrong.
         raise fail("--judgments replays one predictions file's judgments: score that file "
                    "on its own", code=2)
+    from tooleval_agents.ultratool.loaders import load_task  # deferred: the rebuilder
+
     root = resolve_data_dir(data_dir)
     records: dict[tuple[str, str], list[Any]] = {}  # each test set read once for all files
 
