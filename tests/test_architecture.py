@@ -42,7 +42,7 @@ DEFERRED = {
     },
     "tooleval_agents.appbench.benchmark": {
         "graphs.appbench.planning", "graphs.appbench.tools", "evaluators.appbench.parse",
-        "evaluators.appbench.scoring", "evaluators.execution", "evaluators.trajectory",
+        "evaluators.appbench.scoring", "evaluators.appbench.execution", "evaluators.trajectory",
         "tooleval_agents.appbench.catalog", "tooleval_agents.appbench.stubs",
         "tooleval_agents.appbench.cli", "tooleval_agents.appbench.report",
         "tooleval_agents.appbench.depgraph", "tooleval_agents.appbench.build_cli",

@@ -6,19 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.execution import (
+from evaluators.appbench.execution import (
     aggregate_appbench_execution,
+    executed_success,
+    score_appbench_execution,
+)
+from evaluators.metrics_common import f1
+from evaluators.ultratool.execution import (
     aggregate_ultratool_execution,
     call_validity,
-    executed_success,
     gold_tools,
     reference_resolution,
-    score_appbench_execution,
     score_ultratool_execution,
     score_ultratool_trace,
     tool_set_f1,
 )
-from evaluators.metrics_common import f1
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
+from evaluators.appbench.execution import aggregate_appbench_execution, score_appbench_execution
 from evaluators.appbench.parse import gold_answer, parse_answer
 from evaluators.appbench.scoring import score_appbench
-from evaluators.execution import aggregate_appbench_execution, score_appbench_execution
 from graphs.appbench.planning import (
     CatalogText,
     app_multiset,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evaluators.execution import aggregate_ultratool_execution
+from evaluators.ultratool.execution import aggregate_ultratool_execution
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Part, format_metric
 from tooleval_agents.results.compare import compare

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from evaluators.execution import gold_tools
+from evaluators.ultratool.execution import gold_tools
 from evaluators.ultratool.plan_create_use import (
     aggregate_plan_create_use,
     gold_tool_names,

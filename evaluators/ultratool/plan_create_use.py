@@ -7,9 +7,9 @@ Per example (:func:`score_plan_create_use`):
 (``plan_numbering_valid``,
   ``plan_step_count_ratio``, ``plan_step_count_diff``, ``plan_rouge_l``) of
   ``prediction["plan"]`` against the gold plan's step texts, one per line;
-* the execution metrics of :mod:`evaluators.execution` from the run's ``trace`` (one dict per
-  executed call, as the workflow recorded it; records with a ``kind``, which agent runs add, are
-  not calls): pooled ``valid_calls``, ``strict_calls``, ``resolved_references``,
+* the execution metrics of :mod:`~evaluators.ultratool.execution` from the run's ``trace``
+  (one dict per executed call, as the workflow recorded it; records with a ``kind``, which
+  agent runs add, are not calls): pooled ``valid_calls``, ``strict_calls``, ``resolved_references``,
   ``named_references``; per example ``tool_set_f1`` (called tool names against the gold plan's)
   and ``executable``;
 * the trajectory matches of :mod:`evaluators.trajectory` (``trajectory_strict`` ...) of the
@@ -17,10 +17,11 @@ Per example (:func:`score_plan_create_use`):
   gold arguments hold ``<...>`` references), and for agent runs the tool errors, calls and
   turns (:func:`~evaluators.trajectory.score_tool_use`).
 
-Two rules differ from :func:`evaluators.execution.score_ultratool_trace`, so nothing scores by
-doing nothing: a plan without any call is ``executable`` 0 when the gold plan calls tools, and a
-trace that does not match the predicted calls (missing, or of another length) is an error whose
-calls all count as invalid (the denominator is the number of predicted calls, never shrunk).
+Two rules differ from :func:`~evaluators.ultratool.execution.score_ultratool_trace`, so nothing
+scores by doing nothing: a plan without any call is ``executable`` 0 when the gold plan calls
+tools, and a trace that does not match the predicted calls (missing, or of another length) is
+an error whose calls all count as invalid (the denominator is the number of predicted calls,
+never shrunk).
 
 Scoring reads only the stored outputs, so a finished run is re-scored without any model or
 data directory.
@@ -40,13 +41,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from evaluators.base import langsmith_evaluators
-from evaluators.execution import (
+from evaluators.trajectory import aggregate_trajectory, score_tool_use, score_trajectory
+from evaluators.ultratool.execution import (
     aggregate_ultratool_execution,
     called_tool,
     gold_tools,
     score_ultratool_trace,
 )
-from evaluators.trajectory import aggregate_trajectory, score_tool_use, score_trajectory
 from evaluators.ultratool.planning_structure import aggregate_plan_structure, score_plan_structure
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.results.corpus import Scores, as_corpus
@@ -63,8 +64,9 @@ def gold_plan_text(reference_outputs: dict[str, Any]) -> str:
 
 
 def gold_tool_names(reference_outputs: dict[str, Any]) -> set[str]:
-    """Names of the tools the gold plan calls: :func:`evaluators.execution.gold_tools` of the
-    reference's plan steps (the one rule, shared with the execution metrics)."""
+    """Names of the tools the gold plan calls:
+    :func:`~evaluators.ultratool.execution.gold_tools` of the reference's plan steps (the
+    one rule, shared with the execution metrics)."""
     return gold_tools([PlanStep.model_validate(raw) for raw in reference_outputs.get("plan", [])])
 
 

@@ -142,6 +142,12 @@ class AppBenchBenchmark(Benchmark):
         raises on a malformed reference or answer: the example gets a failure score that keeps
         its gold calls in every denominator (``error`` set).
         """
+        from evaluators.appbench.execution import (
+            aggregate_appbench_execution,
+            execution_failure,
+            score_appbench_trace,
+            trajectories,
+        )
         from evaluators.appbench.parse import parse_answer
         from evaluators.appbench.scoring import (
             aggregate,
@@ -150,12 +156,6 @@ class AppBenchBenchmark(Benchmark):
             reference_sample,
             reference_size,
             score_example,
-        )
-        from evaluators.execution import (
-            aggregate_appbench_execution,
-            execution_failure,
-            score_appbench_trace,
-            trajectories,
         )
         from evaluators.trajectory import (
             aggregate_trajectory,
