@@ -12,6 +12,10 @@ nothing raises out of the tools node.
 
 :func:`agent_node` runs an agent (ours or a user's, see :mod:`tooleval_agents.agents`) on one
 example: the messages in, the final state's messages read back as a trajectory.
+
+Under ``--tool-faults`` (:mod:`tooleval_agents.run.faults`) :func:`run_tool_call` draws each
+call's fault first: an error, timeout or rate limit answers as a tool error without running the
+tool; a malformed or empty fault runs it and cuts its answer.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ from tooleval_agents.agents import (
 from tooleval_agents.contracts import Options
 from tooleval_agents.models.tool_calls import ToolCallMode
 from tooleval_agents.models.tool_calls.reader import read_tool_calls
+from tooleval_agents.run.faults import MESSAGES as FAULT_ERRORS
+from tooleval_agents.run.faults import current_faults
 
 DEFAULT_MAX_TURNS = 12
 """Model answers per example at most (AppBench plans have up to 10 calls; parallel calls
@@ -104,16 +110,24 @@ async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
         return tool_error(cid, name, f"there is no tool named {name!r}")
     if refused is not None:
         return tool_error(cid, name, refused)
+    session = current_faults()
+    args = dict(call.get("args") or {})
+    fault = session.draw(name, args, cid) if session is not None else None
+    if fault is not None and fault.kind in FAULT_ERRORS:  # the service answered with an error
+        return tool_error(cid, name, fault.message)
     try:
         # Invoked with the whole call, a tool answers with a ToolMessage that keeps the status
         # of errors it handles itself (schema violations a stub reports as text).
         value = await tool.ainvoke({"type": "tool_call", "id": cid, "name": name,
-                                    "args": dict(call.get("args") or {})})
+                                    "args": args})
     except Exception as exc:  # every failure goes back to the model
         return tool_error(cid, name, _error_text(exc))
-    if isinstance(value, ToolMessage):
+    if isinstance(value, ToolMessage) and fault is None:
         return value
-    content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    content = value.text if isinstance(value, ToolMessage) else value if isinstance(value, str) \
+        else json.dumps(value, ensure_ascii=False)
+    if fault is not None:  # a malformed or empty payload came back
+        content = fault.payload(content)
     return ToolMessage(content, tool_call_id=cid, name=name)
 
 
