@@ -131,6 +131,35 @@ async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
     return ToolMessage(content, tool_call_id=cid, name=name)
 
 
+class FaultyTool(BaseTool):
+    """A tool under the run's seeded faults (:mod:`tooleval_agents.run.faults`), for a user's
+    agent that runs its tools itself: called with a tool call while an example's faults are
+    on, it answers as :func:`run_tool_call` does (a fault, or the tool's answer); otherwise it
+    is the tool."""
+
+    inner: BaseTool
+    """The tool wrapped."""
+
+    def __init__(self, inner: BaseTool) -> None:
+        super().__init__(name=inner.name, description=inner.description,
+                         args_schema=inner.args_schema, inner=inner)
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.invoke(kwargs)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None,
+                      **kwargs: Any) -> Any:
+        if current_faults() is None or not (isinstance(input, dict)
+                                            and input.get("type") == "tool_call"):
+            return await self.inner.ainvoke(input, config, **kwargs)
+        return await run_tool_call(self.inner, input)
+
+
+def faulty_tools(tools: Sequence[BaseTool]) -> list[BaseTool]:
+    """``tools`` as a user's agent gets them: each a :class:`FaultyTool`."""
+    return [FaultyTool(t) for t in tools]
+
+
 def react_agent(model: BaseChatModel, tools: Sequence[BaseTool], *,
                 tools_for: ToolsFor | None = None, refuse: Refuse | None = None,
                 max_turns: int = DEFAULT_MAX_TURNS, system_prompt: str | None = None,

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from typer.testing import CliRunner
 
-from graphs.tool_agent import run_tool_call
+from graphs.tool_agent import FaultyTool, run_tool_call
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Part
 from tooleval_agents.results.rundir import RunDir
@@ -136,6 +137,21 @@ def test_malformed_and_empty_payloads() -> None:
     assert empty.status == "success" and empty.text == ""
 
 
+def test_a_users_agent_gets_tools_under_the_same_faults() -> None:
+    wrapped = FaultyTool(lookup)
+    assert convert_to_openai_tool(wrapped) == convert_to_openai_tool(lookup)
+    call = {"type": "tool_call", "id": "c1", "name": "lookup", "args": {"city": "Paris"}}
+
+    async def calls() -> tuple[Any, Any]:
+        clean = await wrapped.ainvoke(call)  # no faults on: the tool itself
+        with fault_session(ToolFaults(rate=1.0, kinds=("rate_limit",)), {"q": 1}, 0):
+            return clean, await wrapped.ainvoke(call)
+
+    clean, faulted = asyncio.run(calls())
+    assert clean.status == "success" and json.loads(clean.text)["country"] == "France"
+    assert faulted.status == "error" and "429" in faulted.text
+
+
 # ----------------------------------------------------------------------------- runs
 
 def test_rate_zero_is_the_run_without_faults(samples: Path, tmp_path: Path) -> None:
@@ -170,6 +186,15 @@ def test_reference_fails_exactly_where_a_fault_hit(samples: Path, tmp_path: Path
         assert summary.metrics["retries_per_fault"] == 0.0
         again = _run(samples, tmp_path / "again", subset, "rate=0.3,seed=0")
         assert _results(tmp_path / "again", again.experiment) == faulted
+
+
+def test_ultratool_tool_usage_meets_faults(samples: Path, tmp_path: Path) -> None:
+    kw = {"task": "tool_usage", "subset": "en", "strategy": "tools", "model": "reference",
+          "data_dir": samples, "upload": False, "progress": False, "cache": False}
+    clean = run_experiment("ultratool", out=tmp_path, **kw)
+    faulted = run_experiment("ultratool", out=tmp_path, tool_faults="rate=0.3,seed=0", **kw)
+    assert faulted.metrics["faulted_examples"] > 0 and faulted.metrics["recovery_rate"] == 0.0
+    assert faulted.metrics["tool_usage"] < clean.metrics["tool_usage"] == 100.0
 
 
 def test_execute_repair_sees_faults_and_recovers(samples: Path, tmp_path: Path) -> None:

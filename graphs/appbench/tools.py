@@ -41,6 +41,7 @@ from graphs.tool_agent import (
     agent_model,
     agent_node,
     agent_outputs,
+    faulty_tools,
     react_agent,
 )
 from tooleval_agents.agents import ToolCallRecord, final_answer, trajectory
@@ -156,7 +157,7 @@ class Tools(AppBenchStrategy):
         options = self.read_options(ctx)
         model = agent_model(ctx.model, options)
         if ctx.agent is not None:
-            return ctx.agent(model, tools)
+            return ctx.agent(model, faulty_tools(tools))
         return react_agent(model, tools, max_turns=options.max_turns,
                            name=f"appbench-{self.name}-agent")
 
