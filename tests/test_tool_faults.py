@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from graphs.tool_agent import FaultyTool, run_tool_call
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Part
+from tooleval_agents.results.rescore import rescore_run
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.faults import (
     KINDS,
@@ -219,6 +220,12 @@ def test_a_resumed_run_meets_the_same_faults(samples: Path, tmp_path: Path) -> N
     assert resumed.experiment == whole.experiment
     assert _results(tmp_path / "part", whole.experiment) == _results(tmp_path / "whole",
                                                                      whole.experiment)
+
+
+def test_a_faulted_run_rescores_to_its_summary(samples: Path, tmp_path: Path) -> None:
+    summary = _run(samples, tmp_path, "mm", "rate=0.3,seed=0")
+    rescored = rescore_run(tmp_path / summary.experiment)
+    assert rescored.metrics == summary.metrics and rescored.metrics["faulted_examples"] > 0
 
 
 def test_fault_metrics_are_na_where_nothing_was_faulted() -> None:
