@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,14 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from typer.testing import CliRunner
 
+from evaluators.appbench.parse import gold_answer
+from graphs.appbench.prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER
 from graphs.tool_agent import FaultyTool, run_tool_call
+from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Part
+from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rescore import rescore_run
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.faults import (
@@ -206,6 +212,34 @@ def test_execute_repair_sees_faults_and_recovers(samples: Path, tmp_path: Path) 
     kinds = {e["kind"] for r in results.values() for t in r["outputs"]["trace"]
              for e in t.get("errors", ())}
     assert "tool_fault" in kinds
+
+
+def _repair_run(samples: Path, out: Path, on_fault: str) -> Any:
+    """execute_repair over mm sample 0 with every call failing (a persistent error): a
+    scripted model plans the gold and, shown the faults, re-submits the plan (``retry``) or
+    drops the first call (``drop``)."""
+    bench = get_benchmark("appbench")
+    record = next(iter(bench.load(bench.split("plan", "mm"), samples)))
+    assert isinstance(record, AppBenchSample)
+    gold = gold_answer(record)
+    dropped = "\n".join(gold.splitlines()[1:])
+    apps = str(sorted({c.app or "" for c in record.calls})).replace("'", '"')
+    model = ScriptedChatModel(rules=[
+        (re.escape(SELECT_MARKER), apps),
+        (rf"tool_fault.*{re.escape(REPAIR_MARKER)}", gold if on_fault == "retry" else dropped),
+        (re.escape(PLAN_MARKER), gold)], model_name=f"scripted-{on_fault}")
+    return run_experiment("appbench", subset="mm", strategy="execute_repair", model=model,
+                          samples="0", data_dir=samples, out=out, upload=False,
+                          progress=False, cache=False, tool_faults="rate=1,kinds=error")
+
+
+def test_a_repair_loop_that_resubmits_recovers_one_that_drops_calls_does_not(
+        samples: Path, tmp_path: Path) -> None:
+    retry, drop = _repair_run(samples, tmp_path, "retry"), _repair_run(samples, tmp_path, "drop")
+    for summary in (retry, drop):
+        assert summary.metrics["faulted_examples"] == 100.0
+        assert summary.metrics["retries_per_fault"] > 0  # the plan ran again, round by round
+    assert retry.metrics["recovery_rate"] == 100.0 and drop.metrics["recovery_rate"] == 0.0
 
 
 def test_a_resumed_run_meets_the_same_faults(samples: Path, tmp_path: Path) -> None:
