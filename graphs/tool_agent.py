@@ -122,8 +122,8 @@ async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
                                     "args": args})
     except Exception as exc:  # every failure goes back to the model
         return tool_error(cid, name, _error_text(exc))
-    if isinstance(value, ToolMessage) and fault is None:
-        return value
+    if isinstance(value, ToolMessage) and (fault is None or value.status == "error"):
+        return value  # the tool's own error comes first
     content = value.text if isinstance(value, ToolMessage) else value if isinstance(value, str) \
         else json.dumps(value, ensure_ascii=False)
     if fault is not None:  # a malformed or empty payload came back

@@ -487,8 +487,8 @@ def run_command(
     examples.jsonl, summary.json; the hash names strategy and scoring options, model and judge
     arguments when given).
 
-    Repeated --model, --strategy, --agent and swept options (-O k=3,4,5) run the grid, one run
-    each, one after the other, then print their comparison.
+    Repeated --model, --strategy, --agent, --tool-faults and swept options (-O k=3,4,5) run
+    the grid, one run each, one after the other, then print their comparison.
 
     Re-running the same command resumes: finished examples are kept (no model call), provider
     failures (429, 5xx, timeouts, unreadable replies) are retried, and a result line edited
