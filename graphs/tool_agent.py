@@ -34,7 +34,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
@@ -131,7 +131,7 @@ async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
     return ToolMessage(content, tool_call_id=cid, name=name)
 
 
-class FaultyTool(BaseTool):
+class FaultyTool(StructuredTool):
     """A tool under the run's seeded faults (:mod:`tooleval_agents.run.faults`), for a user's
     agent that runs its tools itself: called with a tool call while an example's faults are
     on, it answers as :func:`run_tool_call` does (a fault, or the tool's answer); otherwise it
@@ -139,13 +139,6 @@ class FaultyTool(BaseTool):
 
     inner: BaseTool
     """The tool wrapped."""
-
-    def __init__(self, inner: BaseTool) -> None:
-        super().__init__(name=inner.name, description=inner.description,
-                         args_schema=inner.args_schema, inner=inner)
-
-    def _run(self, *args: Any, **kwargs: Any) -> Any:
-        return self.inner.invoke(kwargs)
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None,
                       **kwargs: Any) -> Any:
@@ -156,8 +149,11 @@ class FaultyTool(BaseTool):
 
 
 def faulty_tools(tools: Sequence[BaseTool]) -> list[BaseTool]:
-    """``tools`` as a user's agent gets them: each a :class:`FaultyTool`."""
-    return [FaultyTool(t) for t in tools]
+    """``tools`` as a user's agent gets them: each a :class:`FaultyTool` (the same name,
+    description and schema)."""
+    return [FaultyTool(name=t.name, description=t.description,
+                       args_schema=t.args_schema or {"type": "object", "properties": {}},
+                       func=lambda t=t, **kw: t.invoke(kw), inner=t) for t in tools]
 
 
 def react_agent(model: BaseChatModel, tools: Sequence[BaseTool], *,

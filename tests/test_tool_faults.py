@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from typer.testing import CliRunner
 
 from evaluators.appbench.parse import gold_answer
 from graphs.appbench.prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER
-from graphs.tool_agent import FaultyTool, run_tool_call
+from graphs.tool_agent import FaultyTool, faulty_tools, run_tool_call
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Part
@@ -145,7 +146,8 @@ def test_malformed_and_empty_payloads() -> None:
 
 
 def test_a_users_agent_gets_tools_under_the_same_faults() -> None:
-    wrapped = FaultyTool(lookup)
+    wrapped = faulty_tools([lookup])[0]
+    assert isinstance(wrapped, FaultyTool)
     assert convert_to_openai_tool(wrapped) == convert_to_openai_tool(lookup)
     call = {"type": "tool_call", "id": "c1", "name": "lookup", "args": {"city": "Paris"}}
 
@@ -193,6 +195,16 @@ def test_reference_fails_exactly_where_a_fault_hit(samples: Path, tmp_path: Path
         assert summary.metrics["retries_per_fault"] == 0.0
         again = _run(samples, tmp_path / "again", subset, "rate=0.3,seed=0")
         assert _results(tmp_path / "again", again.experiment) == faulted
+
+
+def test_a_users_agent_meets_the_same_faults_as_ours(samples: Path, tmp_path: Path) -> None:
+    # langchain's create_agent runs the tools itself (its ToolNode), given faulty_tools.
+    own = _run(samples, tmp_path, "mm", "rate=0.3,seed=0")
+    user = _run(samples, tmp_path, "mm", "rate=0.3,seed=0",
+                agent=lambda model, tools: create_agent(model, tools))
+    assert "+" in user.experiment and own.metrics["faulted_examples"] > 0
+    for key in ("success", "faulted_examples", "recovery_rate", "calls_after_persistent_fault"):
+        assert user.metrics[key] == own.metrics[key], key
 
 
 def test_ultratool_tool_usage_meets_faults(samples: Path, tmp_path: Path) -> None:
