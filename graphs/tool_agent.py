@@ -12,6 +12,10 @@ nothing raises out of the tools node.
 
 :func:`agent_node` runs an agent (ours or a user's, see :mod:`tooleval_agents.agents`) on one
 example: the messages in, the final state's messages read back as a trajectory.
+
+Under ``--tool-faults`` (:mod:`tooleval_agents.run.faults`) :func:`run_tool_call` draws each
+call's fault first: an error, timeout or rate limit answers as a tool error without running the
+tool; a malformed or empty fault runs it and cuts its answer.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -50,6 +54,8 @@ from tooleval_agents.agents import (
 from tooleval_agents.contracts import Options
 from tooleval_agents.models.tool_calls import ToolCallMode
 from tooleval_agents.models.tool_calls.reader import read_tool_calls
+from tooleval_agents.run.faults import MESSAGES as FAULT_ERRORS
+from tooleval_agents.run.faults import current_faults
 
 DEFAULT_MAX_TURNS = 12
 """Model answers per example at most (AppBench plans have up to 10 calls; parallel calls
@@ -106,17 +112,50 @@ async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
         return tool_error(cid, name, f"there is no tool named {name!r}")
     if refused is not None:
         return tool_error(cid, name, refused)
+    session = current_faults()
+    args = dict(call.get("args") or {})
+    fault = session.draw(name, args, cid) if session is not None else None
+    if fault is not None and fault.kind in FAULT_ERRORS:  # the service answered with an error
+        return tool_error(cid, name, fault.message)
     try:
         # Invoked with the whole call, a tool answers with a ToolMessage that keeps the status
         # of errors it handles itself (schema violations a stub reports as text).
         value = await tool.ainvoke({"type": "tool_call", "id": cid, "name": name,
-                                    "args": dict(call.get("args") or {})})
+                                    "args": args})
     except Exception as exc:  # every failure goes back to the model
         return tool_error(cid, name, _error_text(exc))
-    if isinstance(value, ToolMessage):
-        return value
-    content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, ToolMessage) and (fault is None or value.status == "error"):
+        return value  # the tool's own error comes first
+    content = value.text if isinstance(value, ToolMessage) else value if isinstance(value, str) \
+        else json.dumps(value, ensure_ascii=False)
+    if fault is not None:  # a malformed or empty payload came back
+        content = fault.payload(content)
     return ToolMessage(content, tool_call_id=cid, name=name)
+
+
+class FaultyTool(StructuredTool):
+    """A tool under the run's seeded faults (:mod:`tooleval_agents.run.faults`), for a user's
+    agent that runs its tools itself: called with a tool call while an example's faults are
+    on, it answers as :func:`run_tool_call` does (a fault, or the tool's answer); otherwise it
+    is the tool."""
+
+    inner: BaseTool
+    """The tool wrapped."""
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None,
+                      **kwargs: Any) -> Any:
+        if current_faults() is None or not (isinstance(input, dict)
+                                            and input.get("type") == "tool_call"):
+            return await self.inner.ainvoke(input, config, **kwargs)
+        return await run_tool_call(self.inner, input)
+
+
+def faulty_tools(tools: Sequence[BaseTool]) -> list[BaseTool]:
+    """``tools`` as a user's agent gets them: each a :class:`FaultyTool` (the same name,
+    description and schema)."""
+    return [FaultyTool(name=t.name, description=t.description,
+                       args_schema=t.args_schema or {"type": "object", "properties": {}},
+                       func=lambda t=t, **kw: t.invoke(kw), inner=t) for t in tools]
 
 
 def react_agent(model: BaseChatModel, tools: Sequence[BaseTool], *,

@@ -97,6 +97,7 @@ from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
 from tooleval_agents.appbench.stubs import AppExecutor, ExecutionTrace
 from tooleval_agents.contracts import GoldAnswer, Options, Split, Strategy, StrategyContext
 from tooleval_agents.data.datadir import resolve_data_dir, source_of
+from tooleval_agents.run.faults import current_faults
 
 _NO_USAGE: Usage = {"input_tokens": 0, "output_tokens": 0, "model_calls": 0}
 _APP_TOKEN = re.compile(r"[A-Za-z]+")
@@ -522,7 +523,7 @@ class ExecuteRepair(AppBenchStrategy):
         def execute(state: WorkflowState) -> NodeUpdate:
             scratch = state.get("scratch") or {}
             calls = [AppCall.model_validate(c) for c in scratch.get("calls", [])]
-            trace = executor.execute(calls)
+            trace = executor.execute(calls, current_faults())
             number = len(scratch.get("rounds", [])) + 1
             problems = plan_problems(calls, scratch.get("unparsed", []), trace)
             total = state.get("usage") or _NO_USAGE

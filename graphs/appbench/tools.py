@@ -41,6 +41,7 @@ from graphs.tool_agent import (
     agent_model,
     agent_node,
     agent_outputs,
+    faulty_tools,
     react_agent,
 )
 from tooleval_agents.agents import ToolCallRecord, final_answer, trajectory
@@ -57,6 +58,7 @@ from tooleval_agents.appbench.tools import (
 )
 from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, StrategyContext
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, Ref, ToolPlan
+from tooleval_agents.run.faults import is_faulted
 
 TASK_TEMPLATE = """\
 Carry out the request below by calling the app tools you have. Pass each argument as plain \
@@ -77,7 +79,8 @@ def read_trajectory(catalog: Catalog) -> Any:
 
     def read(state: WorkflowState, records: list[ToolCallRecord],
              messages: list[BaseMessage]) -> NodeUpdate:
-        calls = calls_from_trajectory(records, catalog)
+        # A faulted call never reached the service: it did nothing the answer can count.
+        calls = calls_from_trajectory([r for r in records if not is_faulted(r.id)], catalog)
         return {"prediction": "\n".join(c.raw for c in calls),
                 "parse_error": None if calls else "the agent called no API",
                 "scratch": {"final_answer": final_answer(messages)}}
@@ -153,7 +156,7 @@ class Tools(AppBenchStrategy):
         options = self.read_options(ctx)
         model = agent_model(ctx.model, options)
         if ctx.agent is not None:
-            return ctx.agent(model, tools)
+            return ctx.agent(model, faulty_tools(tools))
         return react_agent(model, tools, max_turns=options.max_turns,
                            name=f"appbench-{self.name}-agent")
 

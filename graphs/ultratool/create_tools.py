@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 
 from graphs.common import NodeUpdate
 from graphs.state import WorkflowState
-from graphs.tool_agent import agent_node, react_agent
+from graphs.tool_agent import agent_node, faulty_tools, react_agent
 from graphs.ultratool.plan_create_use import AgentToolset, created_skeleton
 from tooleval_agents.agents import ERROR_PREFIX, ToolCallRecord, final_answer, tool_error_text
 from tooleval_agents.models.reference_tools import PlannedCall, Ref, ToolPlan
@@ -185,7 +185,7 @@ def agent_workflow_node(model: Any, agent: Any, toolset_of: Any, lang: str,
         toolset: AgentToolset = toolset_of(state["inputs"])
         workshop = Workshop(toolset=toolset.tools)
         runnable: Runnable[Any, Any] = (
-            agent(model, workshop.fixed()) if agent is not None else react_agent(
+            agent(model, faulty_tools(workshop.fixed())) if agent is not None else react_agent(
                 model, workshop.bound(), tools_for=workshop.bound, max_turns=max_turns,
                 name="ultratool-create-tools-agent"))
         executed: list[dict[str, Any]] = []

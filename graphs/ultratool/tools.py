@@ -38,6 +38,7 @@ from graphs.tool_agent import (
     agent_model,
     agent_node,
     agent_outputs,
+    faulty_tools,
     react_agent,
 )
 from graphs.ultratool import create_tools as create_use
@@ -46,6 +47,7 @@ from graphs.ultratool.prompts import PromptLang
 from tooleval_agents.agents import ToolCallRecord
 from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, Strategy, StrategyContext
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, ToolPlan
+from tooleval_agents.run.faults import is_faulted
 from tooleval_agents.ultratool.records import ToolSkeleton
 from tooleval_agents.ultratool.tools import skeleton_tool
 
@@ -153,7 +155,9 @@ def _reader(task: str) -> Any:
 
     def read(state: WorkflowState, records: list[ToolCallRecord],
              messages: list[BaseMessage]) -> NodeUpdate:
-        answer = answer_from_calls(task, state["inputs"].get("input") or [], records)
+        # A faulted call never reached the service (--tool-faults): its answer is not given.
+        answer = answer_from_calls(task, state["inputs"].get("input") or [],
+                                   [r for r in records if not is_faulted(r.id)])
         return {"prediction": answer,
                 "parse_error": None if records else "the agent called no tool"}
 
@@ -188,7 +192,8 @@ class UltraToolTools(Strategy):
 
         async def agent(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
             tools, skipped = toolset(state["inputs"])
-            runnable: Runnable[Any, Any] = (ctx.agent(model, tools) if ctx.agent is not None
+            runnable: Runnable[Any, Any] = (ctx.agent(model, faulty_tools(tools))
+                                            if ctx.agent is not None
                                             else react_agent(model, tools,
                                                              name="ultratool-tools-agent"))
             update = await agent_node(runnable, messages_for, read)(state, config)

@@ -46,9 +46,11 @@ from tooleval_agents.appbench.catalog import allowed_args
 from tooleval_agents.appbench.depgraph import dependencies, sources
 from tooleval_agents.appbench.names import API_APPS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, ArgSpec, Catalog
+from tooleval_agents.run.faults import MESSAGES as FAULT_ERRORS
+from tooleval_agents.run.faults import FaultSession
 
 ErrorKind = Literal["unknown_app", "unknown_api", "missing_required", "unknown_argument",
-                    "invalid_value", "unresolved_dependency"]
+                    "invalid_value", "unresolved_dependency", "tool_fault"]
 """Why a call cannot run."""
 
 
@@ -310,8 +312,11 @@ class AppExecutor:
         names = list(spec.results) if spec else []
         return names + sorted(self._extra_returns.get((app, api), set()) - set(names))
 
-    def execute(self, calls: Sequence[AppCall]) -> ExecutionTrace:
-        """Run the calls in order; see the module doc for checks, results and leniency."""
+    def execute(self, calls: Sequence[AppCall],
+                faults: FaultSession | None = None) -> ExecutionTrace:
+        """Run the calls in order; see the module doc for checks, results and leniency.
+        ``faults``: the example's seeded tool faults (:mod:`tooleval_agents.run.faults`), each
+        a ``tool_fault`` error of a call to a known API (never given when scoring)."""
         trace = ExecutionTrace(gold_calls=len(self.gold))
         claimed: set[int] = set()
         for i, call in enumerate(calls):
@@ -320,6 +325,13 @@ class AppExecutor:
             trace.calls.append(done)
             if errors or app is None:
                 done.errors = errors
+                continue
+            fault = faults.draw(f"{app}.{api}", {**call.literal_args, **{
+                f"#{k}": v for k, v in call.dependent_args.items()}}) if faults else None
+            if fault is not None:
+                done.errors = [ExecError(kind="tool_fault", message=f"{api}: " + (
+                    fault.message if fault.kind in FAULT_ERRORS
+                    else f"the service answered with a {fault.kind} payload"))]
                 continue
             errors = self._check_args(app, api, call)
             exact = self._reproduces(call.model_copy(update={"api": api}), app, claimed)

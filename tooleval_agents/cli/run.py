@@ -11,7 +11,7 @@ import itertools
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -58,6 +58,7 @@ from tooleval_agents.registry import (
 from tooleval_agents.results.costs import describe
 from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.faults import parse_tool_faults
 from tooleval_agents.run.selection import parse_samples
 from tooleval_agents.terminal import shown
 
@@ -271,6 +272,8 @@ class Sweep:
     judge_kwargs: dict[str, Any]
     policy: Any
     """The retry policy of every model call (:class:`~tooleval_agents.models.retry.RetryPolicy`)."""
+    faults: list[str | None] = field(default_factory=lambda: [None])
+    """Each ``--tool-faults`` setting (the grid runs once per setting)."""
 
     def runs(self) -> list[tuple[Split, str | None, str, str | None, dict[str, Any]]]:
         return [(split, strat, m, a, opts) for split, strat in self.plan for m in self.models
@@ -282,7 +285,8 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
                lang: str | None, category: str | None, subset: str | None,
                samples: str | None, prompts: str | None, scoring: str | None,
                judge: str | None, judge_args: list[str] | None, model_args: list[str] | None,
-               max_attempts: int, timeout: float) -> Sweep:
+               max_attempts: int, timeout: float,
+               tool_faults: list[str] | None = None) -> Sweep:
     """Every argument of a run command checked, the grid expanded; a bad one raises
     (``KeyError``, ``ValueError``, ``AgentLoadError``) before any split runs."""
     from tooleval_agents.models.retry import RetryPolicy
@@ -291,6 +295,8 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
     grid = option_grid(options, "--option")
     if samples is not None:
         parse_samples(samples)
+    for faults in tool_faults or ():
+        parse_tool_faults(faults)
     chosen: list[str | None] = (list(dict.fromkeys(strategy_names)) if strategy_names
                                 else [None])
     judge_kwargs = parse_pairs(judge_args, "--judge-arg")
@@ -320,7 +326,8 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
                     raise ValueError(f"{split.name}: {exc}") from None
     return Sweep(bench, plan, list(dict.fromkeys(models)), named_agents, grid,
                  parse_pairs(model_args, "--model-arg"), judge_kwargs,
-                 RetryPolicy(max_attempts=max_attempts, timeout=timeout))
+                 RetryPolicy(max_attempts=max_attempts, timeout=timeout),
+                 list(dict.fromkeys(tool_faults)) if tool_faults else [None])
 
 
 def strategy_of(bench: Benchmark, split: Split, strategy: str | None, agent: bool) -> Strategy:
@@ -500,6 +507,10 @@ def run_command(
     fresh: Annotated[bool, typer.Option(
         "--fresh", help="Discard a previous run in the same directory instead of resuming.")
     ] = False,
+    tool_faults: Annotated[list[str] | None, typer.Option(
+        "--tool-faults", help="Seeded tool faults rate=R,kinds=K1+K2,seed=S (kinds: error, "
+        "timeout, rate_limit, malformed, empty; rate=0: none). Repeatable: one run each.")
+    ] = None,
     cache: CacheOption = True,
     progress: ProgressOption = None,
     data_dir: DataDirOption = None,
@@ -510,8 +521,8 @@ def run_command(
     examples.jsonl, summary.json; the hash names strategy and scoring options, model and judge
     arguments when given).
 
-    Repeated --model, --strategy, --agent and swept options (-O k=3,4,5) run the grid, one run
-    each, one after the other, then print their comparison.
+    Repeated --model, --strategy, --agent, --tool-faults and swept options (-O k=3,4,5) run
+    the grid, one run each, one after the other, then print their comparison.
 
     Re-running the same command resumes: finished examples are kept (no model call), provider
     failures (429, 5xx, timeouts, unreadable replies) are retried, and a result line edited
@@ -535,7 +546,8 @@ def run_command(
             benchmark, models=model, strategy_names=strategy, agents=agent, options=option,
             task=task, lang=lang, category=category, subset=subset, samples=samples,
             prompts=prompts, scoring=scoring, judge=judge, judge_args=judge_arg,
-            model_args=model_arg, max_attempts=max_attempts, timeout=timeout)
+            model_args=model_arg, max_attempts=max_attempts, timeout=timeout,
+            tool_faults=tool_faults)
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
     print_notes(sweep, judge, max_concurrency)
@@ -550,8 +562,11 @@ def run_command(
                 "progress": sys.stderr.isatty() if progress is None else progress}
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
-    for run in sweep.runs():
-        row, left_unscored = run_one(sweep, run, settings, show=not json_out)
+    for faults, run in ((f, r) for f in sweep.faults for r in sweep.runs()):
+        row, left_unscored = run_one(sweep, run, {**settings, "tool_faults": faults},
+                                     show=not json_out)
+        if faults is not None:
+            row["tool_faults"] = faults
         rows.append(row)
         failed += row.get("experiment") is None
         unscored += left_unscored

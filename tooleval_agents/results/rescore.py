@@ -54,6 +54,7 @@ from tooleval_agents.results.rundir import (
 )
 from tooleval_agents.results.summary import summarize
 from tooleval_agents.run.epochs import epoch_id, split_epoch, with_epochs
+from tooleval_agents.run.faults import with_fault_metrics
 from tooleval_agents.run.selection import select
 
 RESCORED_SUMMARY = "summary.rescored.json"
@@ -131,8 +132,9 @@ def scorer_for(config: RunConfig, *, judge: Any = None,
     data_dir = Path(config.dataset.data_dir) if config.dataset.data_dir else None
     if judge is None and stored_judge and config.judge is not None:
         judge = StoredJudge()
-    return build_scorer(get_benchmark(config.benchmark), run_split(config), options,
-                        ScoringContext(data_dir=data_dir, judge=judge))
+    scorer = build_scorer(get_benchmark(config.benchmark), run_split(config), options,
+                          ScoringContext(data_dir=data_dir, judge=judge))
+    return with_fault_metrics(scorer) if config.tool_faults else scorer
 
 
 def _data_dir(config: RunConfig, data_dir: Path | str | None) -> Path:

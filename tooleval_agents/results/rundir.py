@@ -107,6 +107,8 @@ class RunConfig(BaseModel):
     took from the model's (same provider, no endpoint of its own)."""
     scoring_options: dict[str, Any] = Field(default_factory=dict)
     """e.g. ``{"scoring": "strict"}``."""
+    tool_faults: dict[str, Any] | None = None
+    """Seeded tool faults (``--tool-faults``: rate, kinds, seed); ``None``: none."""
     dataset: DatasetRef
     versions: dict[str, str] = Field(default_factory=dict)
     """Package versions (tooleval-agents, langchain-core, langgraph, langsmith...)."""

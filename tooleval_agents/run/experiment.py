@@ -52,6 +52,7 @@ from tooleval_agents.results.rundir import (
 )
 from tooleval_agents.results.summary import summarize as results_summarize
 from tooleval_agents.run.epochs import split_epoch
+from tooleval_agents.run.faults import ToolFaults, fault_session
 from tooleval_agents.run.transcripts import PromptStore
 from tooleval_agents.terminal import shown
 
@@ -164,6 +165,8 @@ class _Experiment:
     """Secret values masked in stored outputs (looked up once per run)."""
     threaded_scoring: bool = False
     """Score in a worker thread (the scorer calls a judge model)."""
+    faults: ToolFaults | None = None
+    """Seeded tool faults injected into the workflow's tool calls (:mod:`.faults`)."""
     fatal: str | None = None
     """Set by an ``auth`` / ``not_found`` failure: the remaining examples are not run."""
     halted: JournalWriteError | None = None
@@ -198,12 +201,15 @@ class _Experiment:
         start = time.perf_counter()
         inputs, epoch = split_epoch(inputs)
         task = asyncio.current_task()
-        with collect_stats() as stats, self._tracing():
+        with collect_stats() as stats, self._tracing(), \
+                fault_session(self.faults, inputs, epoch) as faults:
             stats.epoch = epoch
             if task is not None:
                 self._running.add(task)
             try:
                 outputs = dict(await self.workflow(inputs))
+                if faults is not None:  # the injected faults, for the viewer and the metrics
+                    outputs["trace"] = [*(outputs.get("trace") or []), *faults.records()]
             except asyncio.CancelledError:
                 if not self._halted_in(task):
                     raise

@@ -115,6 +115,7 @@ def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence
         ("strategy options", old.strategy_options, new.strategy_options),
         ("scoring options", old.scoring_options, new.scoring_options),
         ("judge", (old.judge or {}).get("spec"), (new.judge or {}).get("spec")),
+        ("tool faults", old.tool_faults, new.tool_faults),
         ("model server: its model file, chat template or build changed",
          server_changed(old.model, new.model), False),
     ) if a != b]

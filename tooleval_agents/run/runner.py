@@ -114,6 +114,7 @@ from tooleval_agents.run.experiment import (
     _Progress,
     summarize,
 )
+from tooleval_agents.run.faults import with_fault_metrics
 from tooleval_agents.run.langsmith_io import (
     _offline_client,
     _remote_examples,
@@ -199,7 +200,8 @@ def _run_name(spec: RunSpec, plan: _Plan) -> str:
         strategy_options=plan.strategy_options, scoring_options=plan.scoring,
         model_kwargs=spec.model_kwargs, epochs=spec.epochs if spec.epochs > 1 else None,
         judge=None if spec.judge is None else model_label(spec.judge),
-        judge_kwargs=spec.judge_kwargs if spec.judge is not None else None)
+        judge_kwargs=spec.judge_kwargs if spec.judge is not None else None,
+        tool_faults=spec.faults.record() if spec.faults is not None else None)
 
 
 def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str,
@@ -217,6 +219,7 @@ def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str,
                 **({"from_model": models.judge_inherited} if models.judge_inherited else {})}
                if judge is not None else None),
         scoring_options=redact(_jsonable(plan.scoring), names=False),
+        tool_faults=spec.faults.record() if spec.faults is not None else None,
         dataset=DatasetRef(name=plan.split.name, id=str(first.dataset_id),
                            examples=len(examples), samples=spec.samples, total=total,
                            hash=ds_hash, source=(first.metadata or {}).get("source"),
@@ -310,6 +313,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     models = await _models(spec, plan)
     scorer = build_scorer(plan.bench, plan.split, plan.scoring,
                           ScoringContext(data_dir=data, judge=models.judge))
+    if spec.faults is not None:
+        scorer = with_fault_metrics(scorer)
     graph = _build(plan, models, data)
     ds_hash, ids, index = _gold_and_ids(plan, examples, models.answer_key, spec.epochs)
     name = _run_name(spec, plan)
@@ -356,7 +361,7 @@ def _experiment(spec: RunSpec, name: str, plan: _Plan, scorer: Scorer, run_dir: 
         prior=resumed.prior, workflow=as_target(graph),
         progress=_Progress(sys.stderr.isatty() if spec.progress is None else spec.progress,
                            *progress, name),
-        upload=upload, threaded_scoring=threaded_scoring, index=index)
+        upload=upload, threaded_scoring=threaded_scoring, index=index, faults=spec.faults)
     for score in resumed.scores:
         exp.tally(score)
     resumed.scores.clear()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tooleval_agents.run.faults import ToolFaults, parse_tool_faults
 from tooleval_agents.run.selection import parse_samples
 
 if TYPE_CHECKING:
@@ -86,6 +87,15 @@ class RunSpec:
     """``init_chat_model`` arguments of a model spec (``base_url``, ``temperature``...)."""
     judge_kwargs: dict[str, Any] | None = None
     """``init_chat_model`` arguments of a judge spec."""
+    tool_faults: str | ToolFaults | None = None
+    """Seeded tool faults, e.g. ``"rate=0.2,kinds=error+timeout,seed=0"``
+    (:mod:`tooleval_agents.run.faults`); ``rate=0`` or ``None``: none."""
+
+    @property
+    def faults(self) -> ToolFaults | None:
+        """:attr:`tool_faults` parsed; ``None`` when no call can fail."""
+        faults = parse_tool_faults(self.tool_faults)
+        return faults if faults is not None and faults.active else None
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:
@@ -96,6 +106,7 @@ class RunSpec:
             raise ValueError(f"epochs must be >= 1, got {self.epochs}")
         if self.samples is not None:
             parse_samples(self.samples)
+        parse_tool_faults(self.tool_faults)
         if self.model_kwargs and not isinstance(self.model, str):
             raise ValueError("model_kwargs apply to a model spec; configure a model instance "
                              "when you create it")
