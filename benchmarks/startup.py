@@ -1,6 +1,7 @@
 """The runner's own start-up cost: `tooleval run ... --limit 1` (whole process: start-up, one
 example run and scored, the run directory written) against a process that only imports
-LangGraph, LangChain and LangSmith, the libraries any run of theirs pays for. Also
+LangGraph, LangChain (with its chat-model base class) and LangSmith, the libraries any run of
+theirs pays for. Also
 `tooleval --help` and `tooleval data info` (warm: split sizes cached).
 
 Each repetition runs every command once, one after the other, so both sides of the gap see the
@@ -31,8 +32,10 @@ import time
 from pathlib import Path
 
 TOOLEVAL = [sys.executable, "-m", "tooleval_agents.cli"]
-LIBRARIES = [sys.executable, "-c",
-             "import langgraph.graph, langchain_core.language_models, langsmith, langchain"]
+# BaseChatModel itself: langchain_core.language_models loads it lazily, and any chat model,
+# so any run with a model, pays for it.
+LIBRARIES = [sys.executable, "-c", "import langgraph.graph, langsmith, langchain\n"
+             "from langchain_core.language_models import BaseChatModel"]
 TARGET_GAP_S = 0.3
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 

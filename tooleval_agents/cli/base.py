@@ -55,9 +55,9 @@ GROUPS: dict[str, typer.Typer] = {"root": app, "data": data_app, "data build": b
 """The command groups a benchmark may add its own commands to
 (:meth:`~tooleval_agents.registry.Benchmark.add_commands`), keyed by their command path."""
 
-console = Console()
+console = Console(emoji=False)  # our text has no :emoji: codes; their table costs a load
 # soft_wrap: error messages carry paths and commands to copy; never hard-wrap them.
-err_console = Console(stderr=True, soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True, emoji=False)
 
 DataDirOption = Annotated[
     Path | None,
