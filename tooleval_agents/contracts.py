@@ -470,3 +470,7 @@ class Scorer:
     """``aggregate`` also takes a :class:`~tooleval_agents.results.corpus.Corpus` (it reads only
     corpus
     sums): bootstraps then pool every resample at once instead of calling it per resample."""
+    not_computed: Mapping[str, str] = field(default_factory=dict)
+    """Metrics this scorer leaves out, with why, e.g. ``{"planning": "no --judge"}`` for a
+    judged task scored without its judge: the summary lists them as not computed, never as
+    a 0."""

@@ -423,7 +423,8 @@ def summarize(name: str, scorer: Scorer, ids: Sequence[str], run_dir: RunDir, *,
     return results_summarize(name, scorer.aggregate, run_dir.iter_heads(ids),
                              examples=len(ids), wall_s=wall_s, epochs=epochs,
                              headline=scorer.headline, model=model, judge=judge,
-                             vectorized=scorer.vectorized)
+                             vectorized=scorer.vectorized,
+                             not_computed=scorer.not_computed)
 
 
 async def _evaluate(exp: _Experiment, pending: Sequence[Example], pending_ids: Sequence[str],

@@ -301,7 +301,9 @@ def _planning_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
 
     return Scorer(score=score, aggregate=aggregate, ascore=ascore if judge is not None else None,
                   headline=("planning",) if judge is not None else ("plan_rouge_l",),
-                  vectorized=True)
+                  vectorized=True,
+                  # The paper's planning score is the judge's: without one it is not a 0.
+                  not_computed={} if judge is not None else {"planning": "no --judge"})
 
 
 def _tool_creation_scorer(judge: Any, lang: str, prompt_set: Any = None) -> Scorer:
