@@ -205,6 +205,6 @@ def test_a_tool_calling_run_without_calls_is_the_tool_call_notes_to_judge() -> N
     some = {**no_call, STRUCTURED: 2, "format_errors": 4}
     assert format_notes(some, "the agent called no API") == [
         "4 of 6 answers (67%) could not be read in the task's format (format_errors; the "
-        'first: "the agent called no API"): they score 0.']
+        'first: "the agent called no API"): scored as they are, mostly 0.']
     assert format_unmeasured({"scored": 2, "format_errors": 2})
     assert not format_unmeasured({"scored": 0, "format_errors": 0})

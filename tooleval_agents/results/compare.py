@@ -65,7 +65,7 @@ class RunData:
     """Scores were recomputed from the stored outputs, not read from the dumps."""
     notes: list[str] = field(default_factory=list)
     format_errors: int = 0
-    """Finished answers that could not be read in the task's format (scored 0)."""
+    """Finished answers that could not be read in the task's format (scored as they are)."""
     _metrics: dict[str, float] | None = None
     _columns: tuple[tuple[str, ...], Columns] | None = None
 
@@ -327,7 +327,7 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
                          "metric")
         if r.format_errors:
             notes.append(f"{r.label}: {r.format_errors} of {len(r.scores)} answers could not "
-                         "be read in the task's format (format_errors, scored 0)")
+                         "be read in the task's format (format_errors)")
     pairs = _Pairs(names, n_boot=n_boot, seed=seed, alpha=(1 - confidence) / 2, notes=notes)
     other_splits = 0
     for i, a in enumerate(data):

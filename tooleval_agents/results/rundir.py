@@ -232,8 +232,8 @@ class ResultHead(ResultBase):
 
 def format_error_of(status: str, parse_error: Any) -> str | None:
     """The ``parse_error`` of a finished (``ok``) example's outputs: its answer could not be
-    read in the task's format (no call line, no JSON list, no tool called) and scores as
-    such; ``None`` when it was read, or when the workflow failed (``model_error`` outputs are
+    read in the task's format (no call line, no JSON list, no tool called), and it is scored
+    as it is; ``None`` when it was read, or when the workflow failed (``model_error`` outputs are
     :data:`EMPTY_OUTPUTS`, counted apart)."""
     return str(parse_error) if status == "ok" and parse_error else None
 

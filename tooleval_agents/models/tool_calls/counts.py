@@ -155,7 +155,7 @@ def format_notes(counts: Mapping[str, Any], first: str | None = None) -> list[st
                 "shows both), then make the model follow it: its chat template (llama.cpp: "
                 "--jinja), a model that follows instructions, or another --strategy."]
     return [f"{errors} of {scored} answers ({errors / scored:.0%}) could not be read in the "
-            f"task's format (format_errors{example}): they score 0."]
+            f"task's format (format_errors{example}): scored as they are, mostly 0."]
 
 
 __all__ = ["AGENT_RECORD", "FORMAT_ERRORS", "NO_CALL", "STRUCTURED", "TEXT", "UNREAD",
