@@ -186,3 +186,33 @@ def test_the_paper_profile_shows_uncomputed_graph_metrics_as_na(
     meta = json.loads(runs_js[runs_js.index(",") + 1:runs_js.rindex(")")])[0]
     assert all(meta["metrics"][m] is None for m in GRAPH)
     assert meta["headline"][0] == "success"
+
+
+# --- a judged metric without its judge: not computed, never 0 (issue 24) ------------------------
+
+def test_the_judged_planning_score_without_a_judge_is_listed_as_not_computed(
+        samples: Path, tmp_path: Path) -> None:
+    """``tooleval run ultratool --task planning`` without ``--judge``: the paper's judged
+    score is named "not computed (no --judge)" in the run table, ``summary.json`` and the
+    viewer (it printed ROUGE-L only, silently); with a judge nothing is left out."""
+    result = CliRunner().invoke(app, [
+        "run", "ultratool", "--task", "planning", "--lang", "en", "--model", "reference",
+        "--data-dir", str(samples), "--out", str(tmp_path / "runs"), "--no-upload",
+        "--no-progress"])
+    assert result.exit_code == 0, result.output
+    table = {cells[1].strip(): cells[2].strip() for line in result.output.splitlines()
+             if line.startswith("│") and len(cells := line.split("│")) > 3}
+    assert table["planning"] == "not computed (no --judge)"
+    assert table["plan_rouge_l"] == "100.00"
+    [run_dir] = (tmp_path / "runs").iterdir()
+    stored = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    assert stored["not_computed"] == {"planning": "no --judge"}
+    assert "planning" not in stored["metrics"]
+    build_site([run_dir], tmp_path / "site")
+    runs_js = (tmp_path / "site" / "data" / "runs.js").read_text(encoding="utf-8")
+    meta = json.loads(runs_js[runs_js.index(",") + 1:runs_js.rindex(")")])[0]
+    assert meta["not_computed"] == {"planning": "no --judge"}
+    bench = get_benchmark("ultratool")
+    judged = build_scorer(bench, bench.split("planning", "en"),
+                          context=ScoringContext(judge=ScriptedChatModel(rules=[])))
+    assert judged.not_computed == {} and judged.headline == ("planning",)

@@ -86,6 +86,10 @@ def test_the_probe_never_fails_a_run() -> None:
     assert plain is not None and not plain.informative
 
 
+A_PLAN = "Weather: [forecast = getweather(#city='Seattle')]"
+"""A readable answer: the notes asserted are the server's (an unread one adds its own)."""
+
+
 def run(server: FakeOpenAI, out: Path, cache: Path, **kw: Any) -> Any:
     return run_experiment("appbench", subset="ss", strategy="flat", model="openai:qwen",
                           model_kwargs={"base_url": server.base_url, "temperature": 0},
@@ -97,7 +101,7 @@ def run(server: FakeOpenAI, out: Path, cache: Path, **kw: Any) -> Any:
 @pytest.mark.usefixtures("_loopback")
 def test_a_changed_server_is_asked_again_and_said_to_have_changed(tmp_path: Path) -> None:
     cache = tmp_path / "responses.sqlite"
-    with FakeOpenAI(default="No plan.", api_key=KEY, models=LLAMA_CPP_MODELS,
+    with FakeOpenAI(default=A_PLAN, api_key=KEY, models=LLAMA_CPP_MODELS,
                     props=llama_cpp_props()) as server:
         first = run(server, tmp_path / "a", cache)
         asked = len(server.log)
@@ -123,7 +127,7 @@ def test_a_changed_server_is_asked_again_and_said_to_have_changed(tmp_path: Path
 def test_a_server_that_reports_nothing_is_said_to_be_replayed(tmp_path: Path) -> None:
     cache = tmp_path / "responses.sqlite"
     # llama-cpp-python: the model's id only, no /props
-    with FakeOpenAI(default="No plan.", models=[{"id": "qwen", "object": "model",
+    with FakeOpenAI(default=A_PLAN, models=[{"id": "qwen", "object": "model",
                                                  "owned_by": "me", "permissions": []}]) as server:
         first = run(server, tmp_path / "a", cache)
         replayed = run(server, tmp_path / "b", cache)

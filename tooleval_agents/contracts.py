@@ -454,3 +454,7 @@ class Scorer:
     ascore: AsyncScoreFn | None = None
     """``score`` as a coroutine, for scorers that call a model (an LLM judge): the runner
     awaits it, so the run's timeout, retries and concurrency bound the judge's calls too."""
+    not_computed: Mapping[str, str] = field(default_factory=dict)
+    """Metrics this scorer leaves out, with why, e.g. ``{"planning": "no --judge"}`` for a
+    judged task scored without its judge: the summary lists them as not computed, never as
+    a 0."""

@@ -46,7 +46,7 @@ from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.redaction import redact_text
-from tooleval_agents.models.tool_calls.counts import tool_calls_unmeasured
+from tooleval_agents.models.tool_calls.counts import format_unmeasured, tool_calls_unmeasured
 from tooleval_agents.registry import (
     Benchmark,
     agent_strategy,
@@ -179,7 +179,7 @@ def _row(split: Split, summary: Any, out: Path, strategy: str | None,
             "benchmark": split.benchmark, "task": split.task, "subset": split.subset,
             "strategy": strategy, "model": model, "metrics": summary.metrics,
             "counts": summary.counts, "usage": summary.usage, "latency_s": summary.latency_s,
-            "ci": summary.ci, "cost": summary.cost,
+            "ci": summary.ci, "cost": summary.cost, "not_computed": summary.not_computed,
             **({"epochs": summary.epochs} if summary.epochs else {}),
             **({"notes": summary.notes} if summary.notes else {})}
 
@@ -198,9 +198,10 @@ def _show(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
         low_high = ci.get(name)
         table.add_row(shown(name), format_metric(value, row["counts"].get("scored")),
                       f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
+    for name, why in (row.get("not_computed") or {}).items():  # e.g. a judged metric
+        table.add_row(shown(name), shown(f"not computed ({why})"), "")
     console.print(table)
-    counts = row["counts"]
-    console.print(shown(", ".join(f"{k}={v}" for k, v in counts.items())), highlight=False)
+    console.print(shown(", ".join(f"{k}={v}" for k, v in row["counts"].items())), highlight=False)
     usage = row["usage"]
     console.print(shown(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
                   f"{int(usage.get('output_tokens', 0))}, model calls: "
@@ -433,8 +434,8 @@ def _unscored(row: dict[str, Any], summary: Any) -> tuple[int, list[str | None]]
     judge_note = judge_advice(summary.counts, Path(row["run_dir"]))
     if judge_note and not summary.counts.get("judged"):
         unscored = 1  # a judged task whose judge answered nothing has no score at all
-    if tool_calls_unmeasured(summary.counts):  # calls written as text, none read
-        unscored = 1
+    if tool_calls_unmeasured(summary.counts) or format_unmeasured(summary.counts):
+        unscored = 1  # calls written as text and none read, or no answer read at all
     return unscored, [advice, judge_note, *summary.notes]
 
 

@@ -64,6 +64,8 @@ class RunData:
     rescored: bool = False
     """Scores were recomputed from the stored outputs, not read from the dumps."""
     notes: list[str] = field(default_factory=list)
+    format_errors: int = 0
+    """Finished answers that could not be read in the task's format (scored as they are)."""
     _metrics: dict[str, float] | None = None
     _columns: tuple[tuple[str, ...], Columns] | None = None
 
@@ -151,8 +153,10 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
     results: dict[str, ExampleResult] = {}
     scores: dict[str, ExampleScore] = {}
     missing: list[str] = []
+    format_errors = 0
     for result in stream:
         example_id = result.example_id
+        format_errors += result.format_error is not None
         results[example_id] = ExampleResult.model_construct(**_small_fields(result), **_BULKY)
         if result.status == "infra_error":
             continue
@@ -166,7 +170,8 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
                          f"{missing[0]}): compare with rescore=True (--rescore) to score "
                          "their stored outputs")
     return RunData(label=label or config.experiment, config=config, results=results,
-                   scores=scores, scorer=scorer, path=rd.path, rescored=rescore, notes=notes)
+                   scores=scores, scorer=scorer, path=rd.path, rescored=rescore, notes=notes,
+                   format_errors=format_errors)
 
 
 @dataclass
@@ -196,6 +201,7 @@ class Comparison:
                       "strategy": r.config.strategy, "model": r.config.model.get("spec"),
                       "scoring_options": r.config.scoring_options,
                       "scored": len(r.scores), "infra_errors": r.infra_errors,
+                      "format_errors": r.format_errors,
                       "rescored": r.rescored} for r in self.runs],
             "metrics": {m: {c: _clean(v) for c, v in row.items()}
                         for m, row in self.table.to_dict(orient="index").items()},
@@ -306,6 +312,9 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
         if r.infra_errors:
             notes.append(f"{r.label}: {r.infra_errors} infra error(s) excluded from every "
                          "metric")
+        if r.format_errors:
+            notes.append(f"{r.label}: {r.format_errors} of {len(r.scores)} answers could not "
+                         "be read in the task's format (format_errors)")
     pairs = _Pairs(names, n_boot=n_boot, seed=seed, alpha=(1 - confidence) / 2, notes=notes)
     other_splits = 0
     for i, a in enumerate(data):
@@ -407,7 +416,8 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
     (:func:`tooleval_agents.results.summary.summarize`).
 
     Columns: ``examples`` (recorded results, infra errors included), ``scored`` (not infra
-    errors), ``infra_errors``; ``mean_input_tokens``, ``mean_output_tokens``,
+    errors), ``infra_errors``, ``format_errors`` (answers that could not be read);
+    ``mean_input_tokens``, ``mean_output_tokens``,
     ``mean_model_calls`` and the totals over every recorded result (infra errors included:
     their tokens were spent); ``mean_latency_s`` over the scored results; ``cost_usd`` (the
     model's and the judge's tokens at :mod:`tooleval_agents.results.costs` prices),
@@ -445,6 +455,7 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
             "examples": len(recorded),
             "scored": len(scored),
             "infra_errors": run.infra_errors,
+            "format_errors": run.format_errors,
             "mean_input_tokens": mean([r.usage.input_tokens for r in recorded]),
             "mean_output_tokens": mean([r.usage.output_tokens for r in recorded]),
             "mean_model_calls": mean([r.usage.model_calls for r in recorded]),

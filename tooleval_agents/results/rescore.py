@@ -275,7 +275,8 @@ def build_summary(config: RunConfig, results: Mapping[str, ExampleResult], score
                      examples=config.dataset.examples * config.epochs, wall_s=wall,
                      epochs=config.epochs, headline=scorer.headline,
                      model=config.model.get("spec"),
-                     judge=(config.judge or {}).get("spec"))
+                      judge=(config.judge or {}).get("spec"),
+                      not_computed=scorer.not_computed)
 
 
 def run_state(run_dir: Path | str) -> dict[str, Any]:

@@ -190,6 +190,11 @@ class ExampleResult(ResultBase):
     """Every chat model call of the example: messages sent (ids in the run's
     ``prompts.jsonl``), tools bound, the answer."""
 
+    @property
+    def format_error(self) -> str | None:
+        """Why the answer could not be read in its task's format (:func:`format_error_of`)."""
+        return format_error_of(self.status, self.outputs.get("parse_error"))
+
 
 class ScoreHead(BaseModel):
     """What pooling reads of a score dump: an :class:`ExampleScore` without comments and
@@ -207,12 +212,32 @@ class ScoreHead(BaseModel):
                                             evidence={})
 
 
+class OutputsHead(BaseModel):
+    """What tables read of a result's outputs (the rest is skipped)."""
+
+    parse_error: Any = None
+
+
 class ResultHead(ResultBase):
-    """A result line read without its bulky fields (outputs, inputs, references, model
-    calls), the score as a :class:`ScoreHead`: what tables and comparisons read, validated
-    at a fraction of the cost of a whole :class:`ExampleResult`."""
+    """A result line read without its bulky fields (inputs, references, model calls, all of
+    the outputs but ``parse_error``), the score as a :class:`ScoreHead`: what tables and
+    comparisons read, validated at a fraction of the cost of a whole :class:`ExampleResult`."""
 
     score: ScoreHead | None = None
+    outputs: OutputsHead = Field(default_factory=OutputsHead)
+
+    @property
+    def format_error(self) -> str | None:
+        """As :attr:`ExampleResult.format_error`."""
+        return format_error_of(self.status, self.outputs.parse_error)
+
+
+def format_error_of(status: str, parse_error: Any) -> str | None:
+    """The ``parse_error`` of a finished (``ok``) example's outputs: its answer could not be
+    read in the task's format (no call line, no JSON list, no tool called), and it is scored
+    as it is; ``None`` when it was read, or when the workflow failed (``model_error`` outputs are
+    :data:`EMPTY_OUTPUTS`, counted apart)."""
+    return str(parse_error) if status == "ok" and parse_error else None
 
 
 _Line = TypeVar("_Line", bound=ResultBase)
@@ -225,7 +250,14 @@ class RunSummary(BaseModel):
     """Corpus metrics, 0-100 unrounded, over every example (infra errors excluded and
     counted in ``counts``)."""
     counts: dict[str, int]
-    """examples, scored, ok, model_errors, infra_errors, retried, cached..."""
+    """examples, scored, ok, model_errors, infra_errors, retried, cached, scoring_errors,
+    format_errors (``ok`` answers that could not be read in the task's format; absent from
+    summaries written before it was counted)..."""
+    format_error_rate: float | None = None
+    """``format_errors`` / ``scored`` (``None``: nothing scored, or an older summary)."""
+    not_computed: dict[str, str] = Field(default_factory=dict)
+    """Headline metrics the run could not compute, with why (e.g. ``{"planning": "no
+    --judge"}``): absent from ``metrics``, never a 0."""
     usage: dict[str, float] = Field(default_factory=dict)
     """Totals and per-example means of tokens and model calls, over every recorded result
     (infra errors included: their tokens were spent; examples not run yet are not)."""

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from tooleval_agents.contracts import ExampleScore, Metrics
-from tooleval_agents.models.tool_calls.counts import CallTally, tool_call_notes
+from tooleval_agents.models.tool_calls.counts import (
+    FORMAT_ERRORS,
+    CallTally,
+    format_notes,
+    tool_call_notes,
+)
 from tooleval_agents.results.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.results.costs import run_cost
 from tooleval_agents.results.dirlock import (
@@ -41,6 +46,7 @@ class _Pass:
         self.scored = self.recorded = 0
         self.groups: dict[int, list[int]] = {}
         self.calls = CallTally()
+        self.first_format_error: str | None = None  # quoted by the note on format errors
 
     def add(self, r: ExampleResult | ResultHead) -> None:
         self.recorded += 1
@@ -63,6 +69,9 @@ class _Pass:
         score = (r.score.example_score() if isinstance(r.score, ScoreHead)
                  else ExampleScore.model_validate(r.score))
         self.counts["scoring_errors"] += score.error is not None
+        if (format_error := r.format_error) is not None:
+            self.counts[FORMAT_ERRORS] += 1
+            self.first_format_error = self.first_format_error or format_error
         if "judge" in score.labels:
             self.counts[f"verdict_{score.labels['judge']}"] += 1
         self.latencies.append(r.latency_s)
@@ -83,6 +92,7 @@ class _Pass:
             "model_errors": c["model_error"], "infra_errors": c["infra_error"],
             "not_run": examples - self.recorded, "retried": c["retried"],
             "cached": c["cached"], "scoring_errors": c["scoring_errors"],
+            FORMAT_ERRORS: c[FORMAT_ERRORS],
             **self.calls.counts(),
         }
         # Judged scorers label each example ``judge``: ok / error / missing_prediction. A run
@@ -135,7 +145,8 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
               results: Iterable[ExampleResult | ResultHead], *, examples: int,
               wall_s: float | None = None, epochs: int = 1,
               headline: Sequence[str] = (), model: str | None = None,
-              judge: str | None = None) -> RunSummary:
+               judge: str | None = None,
+               not_computed: Mapping[str, str] | None = None) -> RunSummary:
     """The one summary computation (the runner's and re-scoring's): metrics pooled by
     ``aggregate`` over the stored scores of every non-infra result; infra errors, examples not
     run yet, retries and cache hits counted apart; token usage (totals and means over every
@@ -146,6 +157,8 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     small fields and the score are read); only a few numbers per example are kept
     (``aggregate`` takes a :class:`~tooleval_agents.results.corpus.Corpus`), and the confidence
     intervals pool every resample at once.
+    ``not_computed``: the scorer's metrics it could not compute, with why
+    (:attr:`~tooleval_agents.contracts.Scorer.not_computed`).
 
     Raises:
         ValueError: a non-infra result without a stored score.
@@ -173,8 +186,13 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
                     successes=won)
     if success_metric is not None:
         cost["success_metric"] = success_metric
+    missing = {k: v for k, v in (not_computed or {}).items() if k not in metrics}
+    notes = [*tool_call_notes(summary_counts),
+             *format_notes(summary_counts, seen.first_format_error)]
     return RunSummary(experiment=experiment, metrics=metrics, counts=summary_counts,
-                      usage=usage, latency_s=seen.latency(wall_s), ci=ci, epochs=spread,
-                      cost=cost, notes=tool_call_notes(summary_counts))
+                      format_error_rate=(summary_counts[FORMAT_ERRORS] / seen.scored
+                                         if seen.scored else None),
+                      not_computed=missing, usage=usage, latency_s=seen.latency(wall_s),
+                      ci=ci, epochs=spread, cost=cost, notes=notes)
 
 

@@ -421,7 +421,8 @@ def summarize(name: str, scorer: Scorer, ids: Sequence[str], run_dir: RunDir, *,
     the module docstring), its results read one at a time."""
     return results_summarize(name, scorer.aggregate, run_dir.iter_heads(ids),
                              examples=len(ids), wall_s=wall_s, epochs=epochs,
-                             headline=scorer.headline, model=model, judge=judge)
+                              headline=scorer.headline, model=model, judge=judge,
+                              not_computed=scorer.not_computed)
 
 
 async def _evaluate(exp: _Experiment, pending: Sequence[Example], pending_ids: Sequence[str],

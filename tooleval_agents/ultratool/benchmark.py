@@ -295,7 +295,9 @@ def _planning_scorer(judge: UltraToolJudge) -> Scorer:
 
     live = judge.model is not None
     return Scorer(score=score, aggregate=aggregate, ascore=ascore if live else None,
-                  headline=("planning",) if live else ("plan_rouge_l",))
+                  headline=("planning",) if live else ("plan_rouge_l",),
+                  # The paper's planning score is the judge's: without one it is not a 0.
+                  not_computed={} if live else {"planning": "no --judge"})
 
 
 def _tool_creation_scorer(judge: UltraToolJudge) -> Scorer:

@@ -4,8 +4,9 @@ One folder: ``index.html``, the page's script and style (``app.js``, ``style.css
 CDN), and ``data/`` with each run's examples as JavaScript files the page loads on demand
 (``<script>`` tags: a page opened from ``file://`` may not ``fetch`` files). Per run:
 
-* ``data/<run>/index.js``: one row per example (id, index, status, error kind, scores,
-  tokens, latency): the run page's sortable, filterable, paginated table;
+* ``data/<run>/index.js``: one row per example (id, index, status, error kind --
+  ``format_error`` for a finished answer that could not be read --, scores, tokens, latency):
+  the run page's sortable, filterable, paginated table;
 * ``data/<run>/chunk-<k>.js``: :data:`CHUNK` examples each, complete (inputs, gold answer,
   every model call with its messages and tools resolved from the run's ``prompts.jsonl``, raw
   outputs, prediction, scores with comments, trace), loaded when one of them is opened.
@@ -32,11 +33,14 @@ from typing import Any
 
 from tooleval_agents.data.jsonio import atomic_write_text
 from tooleval_agents.data.paths import inside
+from tooleval_agents.models.tool_calls.counts import FORMAT_ERRORS
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.costs import price_for
-from tooleval_agents.results.rundir import CONFIG, RunDir
+from tooleval_agents.results.rundir import CONFIG, ExampleResult, RunDir, RunSummary
 from tooleval_agents.run.transcripts import read_prompts
 
+FORMAT_ERROR = "format_error"
+"""Error kind of a finished example whose answer could not be read in its task's format."""
 CHUNK = 50
 """Examples per detail file: opening one example loads its chunk only."""
 ASSETS = ("index.html", "app.js", "style.css")
@@ -95,11 +99,14 @@ def _key(result: Any) -> str:
 
 def _row(result: Any) -> dict[str, Any]:
     score = result.score or {}
+    # An answer that could not be read finished "ok" but measured nothing: its kind says so.
+    unread = result.format_error
     return {"id": result.example_id, "index": result.index, "epoch": result.epoch,
             "key": _key(result),
             "status": result.status,
-            "error_kind": result.error_kind, "scores": score.get("scores") or {},
-            "error": (result.error or score.get("error") or "")[:300],
+            "error_kind": FORMAT_ERROR if unread else result.error_kind,
+            "scores": score.get("scores") or {},
+            "error": (result.error or unread or score.get("error") or "")[:300],
             "tokens": result.usage.input_tokens + result.usage.output_tokens,
             "judge_tokens": result.judge_usage.input_tokens + result.judge_usage.output_tokens,
             "calls": result.usage.model_calls, "latency_s": round(result.latency_s, 3)}
@@ -155,7 +162,8 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "created_at": config.created_at,
             "metrics": summary.metrics if summary else {},
             "headline": _headline(config, summary.metrics if summary else {}),
-            "counts": summary.counts if summary else {},
+            "counts": _counts(summary, results),
+            "not_computed": summary.not_computed if summary else {},
             "notes": summary.notes if summary else [],
             "usage": summary.usage if summary else {},
             "latency_s": summary.latency_s if summary else {},
@@ -164,6 +172,15 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "prices": {"model": _price(config.model.get("spec")),
                        "judge": _price((config.judge or {}).get("spec"))}}
     return meta, len(results)
+
+
+def _counts(summary: RunSummary | None, results: Sequence[ExampleResult]) -> dict[str, int]:
+    """The summary's counts; ``format_errors`` counted from the results when the summary was
+    written before it was counted."""
+    counts = dict(summary.counts) if summary else {}
+    if summary is not None and FORMAT_ERRORS not in counts:
+        counts[FORMAT_ERRORS] = sum(r.format_error is not None for r in results)
+    return counts
 
 
 def _price(spec: str | None) -> dict[str, Any] | None:

@@ -183,7 +183,9 @@ function runPage(run, rows, params) {
     el("button", {disabled: (page + 1) * PAGE >= shown.length, onclick: () => go({page: page + 1})}, "next"));
   const summary = el("table", {class: "summary"}, el("tbody", {},
     Object.entries(run.metrics).map(([k, v]) => el("tr", {}, el("td", {}, k),
-      el("td", {class: "num"}, num(v))))));
+      el("td", {class: "num"}, num(v)))),
+    Object.entries(run.not_computed || {}).map(([k, why]) => el("tr", {}, el("td", {}, k),
+      el("td", {class: "num"}, "not computed (" + why + ")")))));
   return [el("h1", {}, run.experiment),
           el("p", {class: "muted"}, `${run.split} · ${runLabel(run)} · n ${nOfN(run)} · ` +
              Object.entries(run.counts).map(([k, v]) => k + " " + v).join(", ")),

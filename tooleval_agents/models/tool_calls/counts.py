@@ -14,6 +14,12 @@ measured the server's chat format rather than the model's tool use: it exits wit
 a run that left examples unscored (:func:`tool_calls_unmeasured`). A run in which no call came
 back and nothing looks like one is a (poor) measurement: it is said, and exits 0.
 
+The same holds for answers that could not be read in the task's format at all (a stored
+``parse_error``: no call line, no JSON list): the summary counts them (``format_errors``),
+:func:`format_notes` says how many, and a run in which no answer could be read measured the
+answer format, not the task: it exits with status 3 too (:func:`format_unmeasured`). In a
+tool-calling run in which no call came back :func:`tool_call_notes` says it instead.
+
 No LangChain here: the command line reads these.
 """
 
@@ -118,5 +124,40 @@ def tool_call_notes(counts: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-__all__ = ["AGENT_RECORD", "NO_CALL", "STRUCTURED", "TEXT", "UNREAD", "CallTally",
-           "ToolCallCounts", "counts_of", "tool_call_notes", "tool_calls_unmeasured"]
+FORMAT_ERRORS = "format_errors"
+"""The run summary's ``counts`` key: finished answers that could not be read in the task's
+format (:attr:`~tooleval_agents.results.rundir.ExampleResult.format_error`)."""
+
+
+def _no_call_came_back(counts: Mapping[str, Any]) -> bool:
+    return STRUCTURED in counts and not counts[STRUCTURED] and not counts.get(TEXT)
+
+
+def format_unmeasured(counts: Mapping[str, Any]) -> bool:
+    """Whether no scored example's answer could be read in the task's format (exit status 3);
+    a tool-calling run in which no call came back is :func:`tool_call_notes`' to judge."""
+    scored = int(counts.get("scored", 0))
+    return bool(scored) and int(counts.get(FORMAT_ERRORS, 0)) == scored \
+        and not _no_call_came_back(counts)
+
+
+def format_notes(counts: Mapping[str, Any], first: str | None = None) -> list[str]:
+    """What a person must know about answers that could not be read (``first``: one of their
+    parse errors, quoted), with the likely fix when none could."""
+    errors, scored = int(counts.get(FORMAT_ERRORS, 0)), int(counts.get("scored", 0))
+    if not errors or not scored or _no_call_came_back(counts):
+        return []
+    example = f'; the first: "{first[:120]}"' if first else ""
+    if format_unmeasured(counts):
+        return [f"no answer could be read in the task's format ({errors} of {scored} format "
+                f"errors{example}): the scores measure the answer format, not the task. "
+                "Compare a raw answer with the format the prompt asks for (tooleval view "
+                "shows both), then make the model follow it: its chat template (llama.cpp: "
+                "--jinja), a model that follows instructions, or another --strategy."]
+    return [f"{errors} of {scored} answers ({errors / scored:.0%}) could not be read in the "
+            f"task's format (format_errors{example}): scored as they are, mostly 0."]
+
+
+__all__ = ["AGENT_RECORD", "FORMAT_ERRORS", "NO_CALL", "STRUCTURED", "TEXT", "UNREAD",
+           "CallTally", "ToolCallCounts", "counts_of", "format_notes", "format_unmeasured",
+           "tool_call_notes", "tool_calls_unmeasured"]
