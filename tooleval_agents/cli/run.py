@@ -8,17 +8,14 @@ benchmark's language subsets, ``--category`` among the others.
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from tooleval_agents.agents import AgentLoadError, load_agent
 from tooleval_agents.cli.base import (
@@ -27,13 +24,13 @@ from tooleval_agents.cli.base import (
     JsonOption,
     ProgressOption,
     app,
-    console,
     err_console,
     error_text,
     fail,
     print_json,
 )
-from tooleval_agents.contracts import Split, format_metric, resolve_options
+from tooleval_agents.cli.run_output import headline_of, row_of, show_run, show_sweep
+from tooleval_agents.contracts import Split, resolve_options
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.redaction import redact_text
@@ -45,7 +42,6 @@ from tooleval_agents.registry import (
     get_strategy,
     strategies,
 )
-from tooleval_agents.results.costs import describe
 from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.selection import parse_samples
@@ -234,90 +230,6 @@ def choose_tasks(bench: Benchmark, task: str | None, strategy: str | None) -> li
     return chosen
 
 
-def _row(split: Split, summary: Any, out: Path, strategy: str | None,
-         model: str) -> dict[str, Any]:
-    return {"experiment": summary.experiment, "run_dir": str(out / summary.experiment),
-            "benchmark": split.benchmark, "task": split.task, "subset": split.subset,
-            "strategy": strategy, "model": model, "metrics": summary.metrics,
-            "counts": summary.counts, "usage": summary.usage, "latency_s": summary.latency_s,
-            "ci": summary.ci, "cost": summary.cost,
-            **({"epochs": summary.epochs} if summary.epochs else {}),
-            **({"notes": summary.notes} if summary.notes else {})}
-
-
-def _show(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
-    """One run's table: the scorer's headline metrics (its success metric) first."""
-    console.print(f"[bold]{shown(row['experiment'])}[/]", highlight=False)
-    table = Table()
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("95% CI", justify="right")
-    ci = row.get("ci") or {}
-    first = [m for m in headline if m in row["metrics"]]
-    for name in [*first, *(m for m in row["metrics"] if m not in first)]:
-        value = row["metrics"][name]
-        low_high = ci.get(name)
-        table.add_row(shown(name), format_metric(value, row["counts"].get("scored")),
-                      f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
-    console.print(table)
-    counts = row["counts"]
-    console.print(shown(", ".join(f"{k}={v}" for k, v in counts.items())), highlight=False)
-    usage = row["usage"]
-    console.print(shown(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
-                  f"{int(usage.get('output_tokens', 0))}, model calls: "
-                  f"{int(usage.get('model_calls', 0))}, cache hits: "
-                  f"{int(usage.get('cache_hits', 0))}"
-                  + (f", judge tokens in/out: {int(usage.get('judge_input_tokens', 0))}/"
-                     f"{int(usage.get('judge_output_tokens', 0))} in "
-                     f"{int(usage.get('judge_calls', 0))} calls" if usage.get("judge_calls")
-                     else "") + f"; results in {row['run_dir']}"), highlight=False)
-    console.print(shown(describe(row.get("cost") or {})), highlight=False)
-
-
-def _headline(bench: Benchmark, split: Split, rows: list[dict[str, Any]]) -> list[str]:
-    try:
-        names = list(bench.scorer(split).headline)
-    except (KeyError, ValueError):  # a judged task's scorer needs its judge
-        names = []
-    seen = [m for r in rows for m in r["metrics"]]
-    return [m for m in names if m in seen] or list(dict.fromkeys(seen))[:4]
-
-
-def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
-    """The runs of a sweep side by side, one table per split: what differs between them, n,
-    the headline metrics and tokens per example (``tooleval compare`` on their directories
-    adds paired confidence intervals)."""
-    done = [r for r in rows if r.get("experiment")]
-    axes = [k for k in ("strategy", "model", "agent", "strategy_options")
-            if len({json.dumps(r.get(k), sort_keys=True) for r in done}) > 1]
-    keys = list(dict.fromkeys((r["task"], r["subset"]) for r in done))
-    groups = {k: [r for r in done if (r["task"], r["subset"]) == k] for k in keys}
-    groups = {k: g for k, g in groups.items() if len(g) > 1}  # one run: already shown
-    for key, group in groups.items():
-        split = bench.split(*key)
-        metrics = _headline(bench, split, group)
-        table = Table(title=shown(f"{split.name}: {len(group)} runs"))
-        for column in (*axes, "n"):
-            table.add_column(column.replace("strategy_options", "options"), no_wrap=True)
-        for name in (*metrics, "tokens/example"):
-            table.add_column(shown(name), justify="right")
-        for r in group:
-            n, total = r["counts"].get("scored", 0), r.get("split_examples")
-            cells = [str(r.get(a) if not isinstance(r.get(a), dict) else
-                         ",".join(f"{k}={v}" for k, v in r[a].items())) for a in axes]
-            tokens = r["usage"].get("input_tokens_per_example", 0.0) + \
-                r["usage"].get("output_tokens_per_example", 0.0)
-            table.add_row(*map(shown, cells), f"{n}/{total}" if total and total != n
-                          else str(n),
-                          *[format_metric(r["metrics"].get(m), n) for m in metrics],
-                          f"{tokens:.0f}")
-        console.print(table)
-    if groups:
-        dirs = " ".join(str(r["run_dir"]) for g in groups.values() for r in g)
-        console.print(shown(f"paired differences with CIs: tooleval compare {dirs}"),
-                      highlight=False, soft_wrap=True)
-
-
 @dataclass
 class Sweep:
     """A run command's grid, checked before anything runs: one run per split, strategy,
@@ -434,7 +346,7 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
                 "subset": split.subset, "error": message}, 0
     out = settings["out"]
     config = RunDir(out / summary.experiment).read_config()
-    row = _row(split, summary, out, config.strategy, model_spec)
+    row = row_of(split, summary, out, config.strategy, model_spec)
     row["split_examples"] = config.dataset.total
     if user_agent is not None:
         row["agent"] = user_agent
@@ -442,7 +354,7 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
         row["strategy_options"] = options
     unscored, advice = _unscored(row, summary)
     if show:
-        _show(row, _headline(sweep.bench, split, [row]))
+        show_run(row, headline_of(sweep.bench, split, [row]))
     for text in filter(None, advice):  # stderr: --json keeps stdout clean
         err_console.print(f"[yellow]{shown(f'{split.name}: {text}')}[/]", highlight=False)
     return row, unscored

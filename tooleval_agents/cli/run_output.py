@@ -1,0 +1,132 @@
+"""What ``tooleval run`` prints when its runs end: each run's table and what this session did
+(a resume's stored results told apart from the new ones, examples apart from attempts), and a
+sweep's runs side by side."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from tooleval_agents.cli.base import console
+from tooleval_agents.contracts import Split, format_metric
+from tooleval_agents.registry import Benchmark
+from tooleval_agents.results.costs import describe
+from tooleval_agents.terminal import shown
+
+
+def row_of(split: Split, summary: Any, out: Path, strategy: str | None,
+         model: str) -> dict[str, Any]:
+    return {"experiment": summary.experiment, "run_dir": str(out / summary.experiment),
+            "benchmark": split.benchmark, "task": split.task, "subset": split.subset,
+            "strategy": strategy, "model": model, "metrics": summary.metrics,
+            "counts": summary.counts, "usage": summary.usage, "latency_s": summary.latency_s,
+            "ci": summary.ci, "cost": summary.cost,
+            **({"epochs": summary.epochs} if summary.epochs else {}),
+            **({"session": summary.session} if getattr(summary, "session", None) else {}),
+            **({"notes": summary.notes} if summary.notes else {})}
+
+
+def show_run(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
+    """One run's table: the scorer's headline metrics (its success metric) first."""
+    console.print(f"[bold]{shown(row['experiment'])}[/]", highlight=False)
+    table = Table()
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("95% CI", justify="right")
+    ci = row.get("ci") or {}
+    first = [m for m in headline if m in row["metrics"]]
+    for name in [*first, *(m for m in row["metrics"] if m not in first)]:
+        value = row["metrics"][name]
+        low_high = ci.get(name)
+        table.add_row(shown(name), format_metric(value, row["counts"].get("scored")),
+                      f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
+    console.print(table)
+    console.print(shown(counts_line(row)), highlight=False)
+    usage = row["usage"]
+    said = session_line(row)
+    if said:
+        console.print(shown(said), highlight=False)
+    console.print(shown(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
+                  f"{int(usage.get('output_tokens', 0))}, model calls: "
+                  f"{int(usage.get('model_calls', 0))}, cache hits: "
+                  f"{int(usage.get('cache_hits', 0))}"
+                  + (" (all sessions)" if said else "")
+                  + (f", judge tokens in/out: {int(usage.get('judge_input_tokens', 0))}/"
+                     f"{int(usage.get('judge_output_tokens', 0))} in "
+                     f"{int(usage.get('judge_calls', 0))} calls" if usage.get("judge_calls")
+                     else "") + f"; results in {row['run_dir']}"), highlight=False)
+    console.print(shown(describe(row.get("cost") or {})), highlight=False)
+
+
+def counts_line(row: dict[str, Any]) -> str:
+    """The run's counts; with epochs, examples told apart from attempts (the stored
+    ``examples`` count is of attempts)."""
+    counts = dict(row["counts"])
+    epochs = int((row.get("epochs") or {}).get("n", 1))
+    head = ""
+    if epochs > 1 and "examples" in counts:
+        attempts = counts.pop("examples")
+        counts.pop("epochs", None)  # said in the head
+        head = (f"{attempts // epochs} examples × {epochs} epochs = {attempts} attempts"
+                + (", " if counts else ""))
+    return head + ", ".join(f"{k}={v}" for k, v in counts.items())
+
+
+def session_line(row: dict[str, Any]) -> str:
+    """What this session did when it resumed a run ("" for a run started afresh: its counts
+    and usage are all this session's)."""
+    done = row.get("session") or {}
+    if not done.get("resumed"):
+        return ""
+    errors = done.get("errors", 0)
+    return (f"resumed {done['resumed']}, ran {done.get('ran', 0)} new, {errors} "
+            f"error{'' if errors == 1 else 's'}; this session: model calls "
+            f"{done.get('model_calls', 0)}, cache hits {done.get('cache_hits', 0)}")
+
+
+def headline_of(bench: Benchmark, split: Split, rows: list[dict[str, Any]]) -> list[str]:
+    try:
+        names = list(bench.scorer(split).headline)
+    except (KeyError, ValueError):  # a judged task's scorer needs its judge
+        names = []
+    seen = [m for r in rows for m in r["metrics"]]
+    return [m for m in names if m in seen] or list(dict.fromkeys(seen))[:4]
+
+
+def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
+    """The runs of a sweep side by side, one table per split: what differs between them, n,
+    the headline metrics and tokens per example (``tooleval compare`` on their directories
+    adds paired confidence intervals)."""
+    done = [r for r in rows if r.get("experiment")]
+    axes = [k for k in ("strategy", "model", "agent", "strategy_options")
+            if len({json.dumps(r.get(k), sort_keys=True) for r in done}) > 1]
+    keys = list(dict.fromkeys((r["task"], r["subset"]) for r in done))
+    groups = {k: [r for r in done if (r["task"], r["subset"]) == k] for k in keys}
+    groups = {k: g for k, g in groups.items() if len(g) > 1}  # one run: already shown
+    for key, group in groups.items():
+        split = bench.split(*key)
+        metrics = headline_of(bench, split, group)
+        table = Table(title=shown(f"{split.name}: {len(group)} runs"))
+        for column in (*axes, "n"):
+            table.add_column(column.replace("strategy_options", "options"), no_wrap=True)
+        for name in (*metrics, "tokens/example"):
+            table.add_column(shown(name), justify="right")
+        for r in group:
+            n, total = r["counts"].get("scored", 0), r.get("split_examples")
+            cells = [str(r.get(a) if not isinstance(r.get(a), dict) else
+                         ",".join(f"{k}={v}" for k, v in r[a].items())) for a in axes]
+            tokens = r["usage"].get("input_tokens_per_example", 0.0) + \
+                r["usage"].get("output_tokens_per_example", 0.0)
+            table.add_row(*map(shown, cells), f"{n}/{total}" if total and total != n
+                          else str(n),
+                          *[format_metric(r["metrics"].get(m), n) for m in metrics],
+                          f"{tokens:.0f}")
+        console.print(table)
+    if groups:
+        dirs = " ".join(str(r["run_dir"]) for g in groups.values() for r in g)
+        console.print(shown(f"paired differences with CIs: tooleval compare {dirs}"),
+                      highlight=False, soft_wrap=True)
