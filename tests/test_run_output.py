@@ -55,3 +55,25 @@ def test_the_lines_from_a_row() -> None:
     said = session_line({"session": {"resumed": 2, "ran": 2, "errors": 1, "model_calls": 5,
                                      "cache_hits": 1}})
     assert said == "resumed 2, ran 2 new, 1 error; this session: model calls 5, cache hits 1"
+
+
+def test_a_multi_split_run_ends_with_one_table_in_the_benchmarks_order(tmp_path: Path,
+                                                                       monkeypatch: Any) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    common = ["run", "appbench", "--category", "all", "--model", "noisy-reference:0.3",
+              "--limit", "3", "--data-dir", str(DATA), "--out", str(tmp_path), "--no-cache"]
+    result = CliRunner().invoke(app, common)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(map(len, lines[:-1])) <= 100  # the results line may wrap on its own
+    assert "appbench: 4 runs over 4 splits" in result.output
+    order = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
+    assert order == ["ss", "sm", "ms", "mm"]  # AppBench's declared (paper) order
+    header = next(line for line in lines if "split" in line and "success" in line)
+    assert header.index("success") < header.index("95% CI") < header.index("api_f1")
+    assert "trajectory_strict" not in result.output  # per-run tables: --all-metrics only
+    assert "resumed" not in result.output
+    every = CliRunner().invoke(app, [*common, "--all-metrics"])
+    assert every.exit_code == 0, every.output
+    assert every.output.count("trajectory_strict") == 4
+    assert "ss: resumed 3, ran 0 new, 0 errors" in every.output

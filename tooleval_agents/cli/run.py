@@ -172,12 +172,12 @@ def choose_subsets(bench: Benchmark, task: str, lang: str | None,
     kinds = {s.subset: s.kind for s in bench.splits() if s.task == task}
     if subset is not None:
         if subset == "all":
-            return sorted(kinds)
+            return list(kinds)
         if subset not in kinds:
             raise ValueError(f"{bench.name} {task}: unknown --subset {subset!r}; choose "
                              f"{'|'.join([*sorted(kinds), 'all'])}")
         return [subset]
-    available = sorted(kinds)
+    available = list(kinds)  # the benchmark's declared (paper) order
     languages = [s for s in available if kinds[s] == "language"]
     categories = [s for s in available if kinds[s] != "language"]
     if lang is None and category is None:
@@ -453,6 +453,9 @@ def run_command(
     cache: CacheOption = True,
     progress: ProgressOption = None,
     data_dir: DataDirOption = None,
+    all_metrics: Annotated[bool, typer.Option(
+        "--all-metrics", help="With several runs, also print each run's table of every "
+        "metric (the table across runs has the headline metrics).")] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
@@ -497,11 +500,12 @@ def run_command(
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
     for run in sweep.runs():
-        row, left_unscored = run_one(sweep, run, settings, show=not json_out)
+        row, left_unscored = run_one(sweep, run, settings, show=not json_out and (
+            all_metrics or len(sweep.runs()) == 1))
         rows.append(row)
         failed += row.get("experiment") is None
         unscored += left_unscored
-    if not json_out and sum(bool(r.get("experiment")) for r in rows) > 1:
+    if not json_out and len(rows) > 1:
         show_sweep(sweep.bench, rows)
     if json_out:
         print_json(rows[0] if len(rows) == 1 else rows)

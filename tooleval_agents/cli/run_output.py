@@ -5,6 +5,7 @@ sweep's runs side by side."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -97,36 +98,76 @@ def headline_of(bench: Benchmark, split: Split, rows: list[dict[str, Any]]) -> l
     return [m for m in names if m in seen] or list(dict.fromkeys(seen))[:4]
 
 
+def _order(bench: Benchmark, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs by split in the order the benchmark declares its splits (its paper's order),
+    the runs of one split in the order they ran."""
+    declared = {(s.task, s.subset): i for i, s in enumerate(bench.splits())}
+    return sorted(rows, key=lambda r: declared.get((r["task"], r["subset"]), len(declared)))
+
+
+def _interval(row: dict[str, Any], metric: str) -> str:
+    low_high = (row.get("ci") or {}).get(metric)
+    return f"{low_high[0]:.1f}-{low_high[1]:.1f}" if low_high else ""
+
+
 def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
-    """The runs of a sweep side by side, one table per split: what differs between them, n,
-    the headline metrics and tokens per example (``tooleval compare`` on their directories
-    adds paired confidence intervals)."""
-    done = [r for r in rows if r.get("experiment")]
+    """The runs of a command side by side in one table, splits in the benchmark's order: the
+    split (with several), what else differs between runs, n, the headline metrics with their
+    intervals, errors and tokens per example (``--all-metrics`` prints each run's own table
+    before it; ``tooleval compare`` on their directories adds paired intervals)."""
+    done = _order(bench, [r for r in rows if r.get("experiment")])
+    if not done:
+        return
     axes = [k for k in ("strategy", "model", "agent", "strategy_options")
             if len({json.dumps(r.get(k), sort_keys=True) for r in done}) > 1]
     keys = list(dict.fromkeys((r["task"], r["subset"]) for r in done))
-    groups = {k: [r for r in done if (r["task"], r["subset"]) == k] for k in keys}
-    groups = {k: g for k, g in groups.items() if len(g) > 1}  # one run: already shown
-    for key, group in groups.items():
-        split = bench.split(*key)
-        metrics = headline_of(bench, split, group)
-        table = Table(title=shown(f"{split.name}: {len(group)} runs"))
-        for column in (*axes, "n"):
-            table.add_column(column.replace("strategy_options", "options"), no_wrap=True)
-        for name in (*metrics, "tokens/example"):
-            table.add_column(shown(name), justify="right")
-        for r in group:
-            n, total = r["counts"].get("scored", 0), r.get("split_examples")
-            cells = [str(r.get(a) if not isinstance(r.get(a), dict) else
-                         ",".join(f"{k}={v}" for k, v in r[a].items())) for a in axes]
-            tokens = r["usage"].get("input_tokens_per_example", 0.0) + \
-                r["usage"].get("output_tokens_per_example", 0.0)
-            table.add_row(*map(shown, cells), f"{n}/{total}" if total and total != n
-                          else str(n),
-                          *[format_metric(r["metrics"].get(m), n) for m in metrics],
-                          f"{tokens:.0f}")
-        console.print(table)
-    if groups:
-        dirs = " ".join(str(r["run_dir"]) for g in groups.values() for r in g)
-        console.print(shown(f"paired differences with CIs: tooleval compare {dirs}"),
+    splits = [bench.split(*k) for k in keys]
+    metrics = list(dict.fromkeys(m for split in splits for m in headline_of(
+        bench, split, [r for r in done if (r["task"], r["subset"]) == (split.task,
+                                                                       split.subset)])))
+    errors = [c for c in ("infra_errors", "model_errors")
+              if any(r["counts"].get(c) for r in done)]
+    title = (f"{splits[0].name}: {len(done)} runs" if len(splits) == 1 else
+             f"{bench.name}: {len(done)} runs over {len(splits)} splits")
+    table = Table(title=shown(title))
+    for column in (["split"] if len(splits) > 1 else []) + axes + ["n"]:
+        table.add_column(column.replace("strategy_options", "options"), no_wrap=True)
+    for name in (*metrics[:1], "95% CI", *metrics[1:], *(c.replace("_", " ") for c in errors),
+                 "tokens/example"):  # the first headline metric's interval: the one to quote
+        table.add_column(shown(name), justify="right", no_wrap=name == "95% CI")
+    for r in done:
+        n, total = r["counts"].get("scored", 0), r.get("split_examples")
+        cells = [str(r.get(a) if not isinstance(r.get(a), dict) else
+                     ",".join(f"{k}={v}" for k, v in r[a].items())) for a in axes]
+        tokens = r["usage"].get("input_tokens_per_example", 0.0) + \
+            r["usage"].get("output_tokens_per_example", 0.0)
+        table.add_row(*([r["subset"] if len({t for t, _ in keys}) == 1 else
+                         f"{r['task']} {r['subset']}"] if len(splits) > 1 else []),
+                      *map(shown, cells), f"{n}/{total}" if total and total != n else str(n),
+                      *[format_metric(r["metrics"].get(m), n) for m in metrics[:1]],
+                      *[_interval(r, m) for m in metrics[:1]],
+                      *[format_metric(r["metrics"].get(m), n) for m in metrics[1:]],
+                      *[str(r["counts"].get(c, 0)) for c in errors], f"{tokens:.0f}")
+    console.print(table)
+    _after_table(done)
+
+
+def _after_table(done: list[dict[str, Any]]) -> None:
+    """Under the table: what each resumed run did this session, where the results are, and
+    the comparison command when a split has several runs."""
+    for r in done:
+        said = session_line(r)
+        if said:
+            label = r["subset"] if len(done) == len({x["subset"] for x in done}) \
+                else r["experiment"]
+            console.print(shown(f"{label}: {said}"), highlight=False)
+    parents = {str(Path(r["run_dir"]).parent) for r in done}
+    where = (f"results in {parents.pop()}/: " + ", ".join(r["experiment"] for r in done)
+             if len(parents) == 1 else "results in " + ", ".join(r["run_dir"] for r in done))
+    console.print(shown(where), highlight=False, soft_wrap=True)
+    per_split = Counter((r["task"], r["subset"]) for r in done)
+    if any(count > 1 for count in per_split.values()):
+        compared = " ".join(str(r["run_dir"]) for r in done
+                            if per_split[(r["task"], r["subset"])] > 1)
+        console.print(shown(f"paired differences with CIs: tooleval compare {compared}"),
                       highlight=False, soft_wrap=True)
