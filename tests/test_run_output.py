@@ -77,3 +77,26 @@ def test_a_multi_split_run_ends_with_one_table_in_the_benchmarks_order(tmp_path:
     assert every.exit_code == 0, every.output
     assert every.output.count("trajectory_strict") == 4
     assert "ss: resumed 3, ran 0 new, 0 errors" in every.output
+
+
+def test_compare_names_runs_by_what_differs_and_fits_100_columns(tmp_path: Path,
+                                                                 monkeypatch: Any) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    for model in ("reference", "noisy-reference:0.3"):
+        run(tmp_path, "--limit", "3", "--model", model)
+    run(tmp_path, "--limit", "4", "--model", "reference", "--out", str(tmp_path / "more"))
+    dirs = [*sorted(str(p) for p in tmp_path.glob("appbench-*")),
+            *(str(p) for p in (tmp_path / "more").glob("appbench-*"))]
+    text = CliRunner().invoke(app, ["compare", *dirs, "-m", "success", "--n-boot", "50"])
+    assert text.exit_code == 0, text.output
+    assert max(map(len, text.output.splitlines())) <= 100
+    assert "appbench-plan-ss-hierarc" not in text.output.split("runs:")[0]  # labels, not dirs
+    listed = "".join(text.output.split("runs:")[1].split())  # long paths wrap
+    assert all(Path(d).name in listed for d in dirs)  # the full names, once, under the tables
+    md = CliRunner().invoke(app, ["compare", *dirs, "-m", "success", "--format", "markdown"])
+    assert md.exit_code == 0, md.output
+    assert "| metric | noisy-reference:0.3 n=3 | reference n=3 | reference n=4 |" in md.output
+    as_json = CliRunner().invoke(app, ["compare", *dirs, "--format", "json", "-m", "success"])
+    assert as_json.exit_code == 0 and '"differences"' in as_json.output
+    bad = CliRunner().invoke(app, ["compare", *dirs, "--format", "xml"])
+    assert bad.exit_code == 2
