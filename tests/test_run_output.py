@@ -100,3 +100,27 @@ def test_compare_names_runs_by_what_differs_and_fits_100_columns(tmp_path: Path,
     assert as_json.exit_code == 0 and '"differences"' in as_json.output
     bad = CliRunner().invoke(app, ["compare", *dirs, "--format", "xml"])
     assert bad.exit_code == 2
+
+
+def test_report_and_view_write_under_the_runs_root(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = tmp_path / "runs"
+    for model in ("reference", "noisy-reference:0.3"):
+        run(runs, "--limit", "2", "--model", model)
+    monkeypatch.chdir(tmp_path)  # nothing lands in the working folder
+    every = sorted(str(p) for p in runs.iterdir())
+    first = CliRunner().invoke(app, ["report", *every, "--n-boot", "20"])
+    assert first.exit_code == 0, first.output
+    assert (runs / "report" / "report.md").is_file()
+    site = CliRunner().invoke(app, ["view", str(runs)])
+    assert site.exit_code == 0, site.output
+    assert (runs / "site" / "index.html").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+    # runs/* now holds report/ and site/ too: a glob over the root passes over them
+    again = CliRunner().invoke(app, ["report", *sorted(str(p) for p in runs.iterdir()),
+                                     "--n-boot", "20"])
+    assert again.exit_code == 0, again.output
+    compared = CliRunner().invoke(app, ["compare", *sorted(str(p) for p in runs.iterdir()),
+                                        "--format", "json", "-m", "success"])
+    assert compared.exit_code == 0, compared.output
+    assert compared.output.count('"experiment"') == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,9 +42,15 @@ ScoringOption = Annotated[list[str] | None, typer.Option(
     show_default=False)]
 
 
+OUTPUTS = ("report.md", "index.html")
+"""Files that mark a folder as a report's or a site's (``runs/report/``, ``runs/site/``): a
+glob over the runs root (``runs/*``) passes over them."""
+
+
 def expand_runs(paths: list[Path]) -> list[Path]:
     """Run directories as given, a results root replaced by the run directories in it (in
-    name order); a path that is neither is kept (its error names it)."""
+    name order), a report's or site's folder left out; a path that is none of these is kept
+    (its error names it)."""
     out: list[Path] = []
     for path in paths:
         if not (path / CONFIG).is_file() and path.is_dir():
@@ -50,8 +58,22 @@ def expand_runs(paths: list[Path]) -> list[Path]:
             if found:
                 out.extend(found)
                 continue
+            if any((path / name).is_file() for name in OUTPUTS):
+                continue
         out.append(path)
     return out
+
+
+def runs_root(paths: Sequence[Path]) -> Path:
+    """The folder the runs are in (a run directory's parent, a results root itself; with
+    several, their common folder): where a report or site goes unless ``--out`` says."""
+    roots = [p.parent if (p / CONFIG).is_file() else p for p in paths]
+    if not roots:
+        return Path(".")
+    try:  # as given (relative paths stay relative in what is printed)
+        return Path(os.path.commonpath([str(r) for r in roots]))
+    except ValueError:  # relative and absolute mixed
+        return Path(os.path.commonpath([str(r.resolve()) for r in roots]))
 
 
 def check_options(option: list[str] | None, rescore: bool) -> None:

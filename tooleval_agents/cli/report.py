@@ -24,6 +24,7 @@ from tooleval_agents.cli.compare import (
     SeedOption,
     check_options,
     expand_runs,
+    runs_root,
 )
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.results.rescore import parse_options
@@ -33,7 +34,9 @@ from tooleval_agents.terminal import shown
 @app.command("report")
 def report(
     runs: RunsArgument,
-    out: Annotated[Path, typer.Option("--out", help="Directory to write the report into.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Directory to write the report into (default: report/ in the folder "
+        "the runs are in, e.g. runs/report/).", show_default=False)] = None,
     metric: MetricOption = None,
     n_boot: NBootOption = 2000,
     seed: SeedOption = 0,
@@ -48,7 +51,9 @@ def report(
 
     check_options(option, rescore)
     try:
-        result = write_report(expand_runs(runs), out, n_boot=n_boot, seed=seed,
+        paths = expand_runs(runs)
+        target = out if out is not None else runs_root(paths) / "report"
+        result = write_report(paths, target, n_boot=n_boot, seed=seed,
                               metrics=metric or None,
                               rescore=rescore, scoring_options=parse_options(option or []),
                               data_dir=data_dir)
