@@ -93,7 +93,7 @@ def runs(tmp_path: Path, samples: Path, monkeypatch: pytest.MonkeyPatch) -> list
 
 def test_report_writes_tables_and_figures(runs: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "report"
-    report = write_report(runs, out, n_boot=100, seed=0)
+    report = write_report(runs, out, n_boot=100, seed=0, all_figures=True)
     names = {p.name for p in report.csv}
     assert {"runs.csv", "metrics.csv", "differences.csv", "costs.csv", "appbench_table3.csv",
             "appbench_table11_em.csv", "appbench_table4_errors.csv",

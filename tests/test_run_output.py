@@ -3,14 +3,18 @@ session's work, examples told apart from attempts with ``--epochs``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
 from tooleval_agents.cli.run_output import counts_line, session_line
+from tooleval_agents.results.compare import load_run
+from tooleval_agents.results.reports import figure_names
 
 DATA = Path(__file__).resolve().parents[1] / "datasets"
 
@@ -124,3 +128,33 @@ def test_report_and_view_write_under_the_runs_root(tmp_path: Path,
                                         "--format", "json", "-m", "success"])
     assert compared.exit_code == 0, compared.output
     assert compared.output.count('"experiment"') == 2
+
+
+def test_report_draws_one_readable_figure_by_default(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    for model in ("reference", "noisy-reference:0.3"):
+        for category in ("mm", "ss"):
+            CliRunner().invoke(app, [
+                "run", "appbench", "--category", category, "--model", model, "--limit", "3",
+                "--data-dir", str(DATA), "--out", str(runs), "--no-cache"])
+    every = sorted(str(p) for p in runs.iterdir())
+    assert len(every) == 4
+    result = CliRunner().invoke(app, ["report", *every, "--n-boot", "50", "--json"])
+    assert result.exit_code == 0, result.output
+    figures = [Path(p) for p in json.loads(result.output)["figures"]]
+    assert [p.name for p in figures] == ["appbench_success_by_split.png"]
+    assert Image.open(figures[0]).size[0] < 1300  # not 3508 px wide
+    text = (runs / "report" / "report.md").read_text()
+    assert "appbench: success per split and system" in text
+    more = CliRunner().invoke(app, ["report", *every, "--n-boot", "50", "--all-figures",
+                                    "--json"])
+    assert more.exit_code == 0, more.output
+    assert len(json.loads(more.output)["figures"]) > 1
+
+
+def test_the_figure_names_systems_and_orders_splits(tmp_path: Path) -> None:
+    for out, model in (("a", "reference"), ("b", "reference"), ("a", "noisy-reference:0.3")):
+        run(tmp_path / out, "--limit", "2", "--model", model)
+    loaded = [load_run(p) for p in sorted(tmp_path.glob("*/appbench-*"))]
+    names = set(figure_names(loaded).values())
+    assert names == {"reference", "noisy-reference:0.3"}  # no [runs] or #2

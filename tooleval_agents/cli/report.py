@@ -43,6 +43,10 @@ def report(
     rescore: RescoreOption = False,
     option: ScoringOption = None,
     data_dir: DataDirOption = None,
+    all_figures: Annotated[bool, typer.Option(
+        "--all-figures", help="Every figure (the paper's breakdowns, all headline metrics "
+        "per run); by default one per benchmark: its headline metric per split and system, "
+        "with 95% intervals.")] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Write report.md, CSV tables (paper-style where the benchmark has a layout, metric x run
@@ -56,7 +60,7 @@ def report(
         result = write_report(paths, target, n_boot=n_boot, seed=seed,
                               metrics=metric or None,
                               rescore=rescore, scoring_options=parse_options(option or []),
-                              data_dir=data_dir)
+                              data_dir=data_dir, all_figures=all_figures)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
     files = {"markdown": str(result.markdown), "csv": [str(p) for p in result.csv],
