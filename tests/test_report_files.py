@@ -23,7 +23,8 @@ def test_report_shows_n_of_N_and_replaces_only_its_own_files(samples: Path,
     out = tmp_path / "report"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
-    first = CliRunner().invoke(app, ["report", str(runs), "--out", str(out), "--n-boot", "50"])
+    first = CliRunner().invoke(app, ["report", str(runs), "--out", str(out), "--n-boot", "50",
+                                      "--all-figures"])
     assert first.exit_code == 0, first.output
     text = (out / "report.md").read_text()
     assert "appbench-plan-ss-hierarchical-reference 3 of 6" in text  # partial: n of N

@@ -106,7 +106,7 @@ def runs(tmp_path: Path, samples: Path, monkeypatch: pytest.MonkeyPatch) -> list
 
 def test_report_writes_tables_and_figures(runs: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "report"
-    report = write_report(runs, out, n_boot=100, seed=0)
+    report = write_report(runs, out, n_boot=100, seed=0, all_figures=True)
     names = {p.name for p in report.csv}
     assert {"runs.csv", "metrics.csv", "differences.csv", "costs.csv", "appbench_table3.csv",
             "appbench_table11_em.csv", "appbench_table4_errors.csv",
@@ -183,7 +183,8 @@ def test_runs_sharing_a_system_label_keep_their_own_rows(tmp_path: Path,
                     subset="en", data_dir=samples, answer=kv_gold, strategy="one_shot")
     ut_b = make_run(deep / "b", "ut", benchmark="ultratool", task="tool_usage_awareness",
                     subset="en", data_dir=samples, answer=empty, strategy="one_shot")
-    report = write_report([a_ss, a_sm, b_ss, ut_a, ut_b], tmp_path / "rep", n_boot=0)
+    report = write_report([a_ss, a_sm, b_ss, ut_a, ut_b], tmp_path / "rep", n_boot=0,
+                          all_figures=True)  # the per-run heatmaps
     table3 = pd.read_csv(report.out_dir / "appbench_table3.csv").set_index("system")
     assert sorted(table3.index) == ["reference (hierarchical) [a]",
                                     "reference (hierarchical) [b]"]
@@ -202,7 +203,7 @@ def test_runs_sharing_a_system_label_keep_their_own_rows(tmp_path: Path,
 
 def test_the_same_run_twice_gets_two_rows(tmp_path: Path, samples: Path) -> None:
     run = make_run(tmp_path, "a", data_dir=samples)
-    report = write_report([run, run], tmp_path / "rep", n_boot=0)
+    report = write_report([run, run], tmp_path / "rep", n_boot=0, all_figures=True)
     table3 = pd.read_csv(report.out_dir / "appbench_table3.csv")
     assert len(table3) == 2 and table3["system"].is_unique
     heatmaps = {p.name for p in report.figures if p.name.startswith("appbench_scale_")}

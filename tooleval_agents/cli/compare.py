@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,15 +43,23 @@ RescoreOptions = Annotated[list[str] | None, typer.Option(
     show_default=False)]
 
 
+OUTPUTS = ("report.md", "index.html")
+"""Files that mark a folder as a report's or a site's (``runs/report/``, ``runs/site/``): a
+glob over the runs root (``runs/*``) passes over them."""
+
+
 def expand_runs(paths: list[Path]) -> list[Path]:
     """Run directories as given, a results root replaced by the run directories in it (in
-    name order); a path that is neither is kept (its error names it)."""
+    name order), a report's or site's folder left out; a path that is none of these is kept
+    (its error names it)."""
     out: list[Path] = []
     for path in paths:
         if not (path / CONFIG).is_file() and path.is_dir():
             found = sorted(p for p in path.iterdir() if (p / CONFIG).is_file())
             if found:
                 out.extend(found)
+                continue
+            if any((path / name).is_file() for name in OUTPUTS):
                 continue
         out.append(path)
     return out
@@ -67,6 +77,18 @@ def rescore_options(option: list[str] | None, scoring: str | None,
         return with_profile(parse_options(option or []), scoring)
     except ValueError as exc:
         raise fail(str(exc), code=2) from None
+
+
+def runs_root(paths: Sequence[Path]) -> Path:
+    """The folder the runs are in (a run directory's parent, a results root itself; with
+    several, their common folder): where a report or site goes unless ``--out`` says."""
+    roots = [p.parent if (p / CONFIG).is_file() else p for p in paths]
+    if not roots:
+        return Path(".")
+    try:  # as given (relative paths stay relative in what is printed)
+        return Path(os.path.commonpath([str(r) for r in roots]))
+    except ValueError:  # relative and absolute mixed
+        return Path(os.path.commonpath([str(r.resolve()) for r in roots]))
 
 
 def _usd(value: float, total: float) -> str:
@@ -91,12 +113,16 @@ def compare_runs(
     scoring: ScoringOption = None,
     data_dir: DataDirOption = None,
     json_out: JsonOption = False,
+    output_format: Annotated[str, typer.Option(
+        "--format", help="text (tables), markdown, or json (the same as --json).")] = "text",
 ) -> None:
     """Compare finished runs: metric x run, differences with paired bootstrap CIs over the
     examples both runs scored, and token cost per example. No model is called."""
     from tooleval_agents.results.compare import compare, load_run
 
     options = rescore_options(option, scoring, rescore)
+    if output_format not in ("text", "markdown", "json"):
+        raise fail(f"--format {output_format!r}: choose text, markdown or json", code=2)
     try:
         paths = expand_runs(runs)
         if rescore:
@@ -106,52 +132,96 @@ def compare_runs(
         result = compare(loaded, metrics=metric or None, n_boot=n_boot, seed=seed)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
-    if json_out:
+    if json_out or output_format == "json":
         print_json(result.to_dict())
-        return
-    show_comparison(result)
+    elif output_format == "markdown":
+        typer.echo(markdown_comparison(result), nl=False)
+    else:
+        show_comparison(result)
+
+
+def _tables(result: Any) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The comparison's tables (title, header, rows), runs named by what differs between them
+    (:func:`~tooleval_agents.results.compare.short_labels`)."""
+    from tooleval_agents.results.compare import short_labels
+
+    short = short_labels(result.runs)
+    tables = [("Metrics (0-100, each run over all its scored examples)",
+               ["metric", *(short[c] for c in result.table.columns)],
+               [[str(name), *map(_num, row.tolist())] for name, row in result.table.iterrows()])]
+    diffs = result.differences[result.differences["n_examples"] > 0]
+    if not diffs.empty:
+        tables.append((f"Paired differences b - a, {round(100 * result.confidence)}% bootstrap "
+                       f"CI ({result.n_boot} resamples, seed {result.seed}; * the CI excludes 0)",
+                       ["a", "b", "metric", "diff", "CI", "n"],
+                       [[short[r["run_a"]], short[r["run_b"]], str(r["metric"]),
+                         _num(r["diff"]) + ("*" if r["significant"] else ""),
+                         f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", str(r["n_examples"])]
+                        for r in diffs.to_dict(orient="records")]))
+    # every count and mean the costs frame holds, by name: a count added there shows up here
+    money = {"cost_per_example_usd": "$/example", "cost_per_success_usd": "$/success"}
+    skip = {"cost_usd", "scored", "total_input_tokens", "total_output_tokens"}
+    columns = [c for c in result.costs.columns if c not in skip and (  # all-zero counts: none
+        c in money or c == "examples" or (result.costs[c].fillna(0) != 0).any())]
+    rows = []
+    for label, row in result.costs.iterrows():
+        rows.append([short[str(label)], *(
+            _usd(row[c], row["cost_usd"]) if c in money else
+            str(int(row[c])) if not c.startswith("mean_") else _num(row[c]) for c in columns)])
+    tables.append(("Per example (tokens and calls: every recorded example, as in summary.json; "
+                   "latency: scored examples)",
+                   ["run", *(money.get(c, c.removeprefix("mean_").replace("_", " "))
+                             for c in columns)], rows))
+    return tables
+
+
+def _runs_list(result: Any) -> list[str]:
+    from tooleval_agents.results.compare import short_labels
+
+    short = short_labels(result.runs)
+    return [f"{short[r.label]}: {r.path or r.config.experiment}" for r in result.runs]
+
+
+def _notes(result: Any) -> list[str]:
+    from tooleval_agents.results.compare import short_labels
+
+    short = sorted(short_labels(result.runs).items(), key=lambda kv: -len(kv[0]))
+    out = []
+    for note in result.notes:
+        for long, name in short:
+            note = note.replace(long, name)
+        out.append(note)
+    return out
+
+
+def markdown_comparison(result: Any) -> str:
+    """The comparison as Markdown tables, the runs listed under them."""
+    lines: list[str] = []
+    for title, header, rows in _tables(result):
+        lines += [f"**{title}**", "", "| " + " | ".join(header) + " |",
+                  "|" + "|".join("---" if i == 0 or h in ("a", "b", "metric") else "---:"
+                                 for i, h in enumerate(header)) + "|",
+                  *("| " + " | ".join(row) + " |" for row in rows), ""]
+    lines += ["Runs:", "", *(f"- {line}" for line in _runs_list(result))]
+    lines += ["", *(f"- {note}" for note in _notes(result))] if result.notes else []
+    return "\n".join(lines) + "\n"
 
 
 def show_comparison(result: Any) -> None:
     """A :class:`~tooleval_agents.results.compare.Comparison` as tables: metric x run, the paired
-    differences with their CIs, cost per example (also printed after a ``tooleval run``
-    sweep)."""
-    table = Table(title="Metrics (0-100, each run over all its scored examples)")
-    table.add_column("metric")
-    for label in result.table.columns:
-        table.add_column(shown(label), justify="right")
-    for name, row in result.table.iterrows():
-        table.add_row(shown(name), *[_num(v) for v in row.tolist()])
-    console.print(table)
-    diffs = result.differences[result.differences["n_examples"] > 0]
-    if not diffs.empty:
-        level = round(100 * result.confidence)
-        ci = Table(title=f"Paired differences b - a, {level}% bootstrap CI "
-                         f"({result.n_boot} resamples, seed {result.seed})")
-        for col in ("a", "b", "metric"):
-            ci.add_column(col)
-        for col in ("diff", "CI", "n"):
-            ci.add_column(col, justify="right")
-        for row in diffs.to_dict(orient="records"):
-            mark = "[bold]*[/]" if row["significant"] else ""
-            ci.add_row(shown(row["run_a"]), shown(row["run_b"]), shown(row["metric"]),
-                       f"{_num(row['diff'])}{mark}",
-                       shown(f"[{_num(row['ci_low'])}, {_num(row['ci_high'])}]"),
-                       str(row["n_examples"]))
-        console.print(ci)
-        console.print("[dim]* the CI excludes 0[/]")
-    cost = Table(title="Cost per example (tokens and calls: every recorded example, as in "
-                       "summary.json; latency: scored examples)")
-    cost.add_column("run")
-    for col in ("examples", "infra errors", "input tokens", "output tokens", "model calls",
-                "latency s", "$ per example", "$ per success"):
-        cost.add_column(col, justify="right")
-    for label, row in result.costs.iterrows():
-        cost.add_row(shown(label), str(int(row["examples"])), str(int(row["infra_errors"])),
-                     _num(row["mean_input_tokens"]), _num(row["mean_output_tokens"]),
-                     _num(row["mean_model_calls"]), _num(row["mean_latency_s"]),
-                     _usd(row["cost_per_example_usd"], row["cost_usd"]),
-                     _usd(row["cost_per_success_usd"], row["cost_usd"]))
-    console.print(cost)
-    for note in result.notes:
+    differences with their CIs, cost per example; runs named by what differs between them,
+    their full names listed once under the tables."""
+    for title, header, rows in _tables(result):
+        table = Table(title=shown(title))
+        for i, name in enumerate(header):
+            table.add_column(shown(name), justify="left" if i == 0 or name in ("a", "b",
+                                                                               "metric")
+                             else "right")
+        for row in rows:
+            table.add_row(*map(shown, row))
+        console.print(table)
+    console.print("runs:", highlight=False)
+    for line in _runs_list(result):
+        console.print(shown(f"  {line}"), highlight=False)
+    for note in _notes(result):
         console.print(f"[dim]- {shown(note)}[/]", highlight=False)

@@ -25,6 +25,7 @@ from tooleval_agents.cli.compare import (
     SeedOption,
     expand_runs,
     rescore_options,
+    runs_root,
 )
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.terminal import shown
@@ -33,7 +34,9 @@ from tooleval_agents.terminal import shown
 @app.command("report")
 def report(
     runs: RunsArgument,
-    out: Annotated[Path, typer.Option("--out", help="Directory to write the report into.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Directory to write the report into (default: report/ in the folder "
+        "the runs are in, e.g. runs/report/).", show_default=False)] = None,
     metric: MetricOption = None,
     n_boot: NBootOption = 2000,
     seed: SeedOption = 0,
@@ -41,6 +44,10 @@ def report(
     option: RescoreOptions = None,
     scoring: ScoringOption = None,
     data_dir: DataDirOption = None,
+    all_figures: Annotated[bool, typer.Option(
+        "--all-figures", help="Every figure (the paper's breakdowns, all headline metrics "
+        "per run); by default one per benchmark: its headline metric per split and system, "
+        "with 95% intervals.")] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Write report.md, CSV tables (paper-style where the benchmark has a layout, metric x run
@@ -49,10 +56,12 @@ def report(
 
     options = rescore_options(option, scoring, rescore)
     try:
-        result = write_report(expand_runs(runs), out, n_boot=n_boot, seed=seed,
+        paths = expand_runs(runs)
+        target = out if out is not None else runs_root(paths) / "report"
+        result = write_report(paths, target, n_boot=n_boot, seed=seed,
                               metrics=metric or None,
                               rescore=rescore, scoring_options=options,
-                              data_dir=data_dir)
+                              data_dir=data_dir, all_figures=all_figures)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
     files = {"markdown": str(result.markdown), "csv": [str(p) for p in result.csv],

@@ -8,15 +8,12 @@ benchmark's language subsets, ``--category`` among the others.
 from __future__ import annotations
 
 import itertools
-import json
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from tooleval_agents.agents import AgentLoadError, load_agent
 from tooleval_agents.cli.advice import infra_advice, infra_kinds, judge_advice, local_server_hint
@@ -27,18 +24,17 @@ from tooleval_agents.cli.base import (
     ProgressOption,
     ScoringOption,
     app,
-    console,
     err_console,
     error_text,
     fail,
     print_json,
     with_profile,
 )
+from tooleval_agents.cli.run_output import headline_of, row_of, show_run, show_sweep
 from tooleval_agents.contracts import (
     OptionError,
     Split,
     Strategy,
-    format_metric,
     resolve_options,
     validate_options,
 )
@@ -55,7 +51,6 @@ from tooleval_agents.registry import (
     get_strategy,
     strategies,
 )
-from tooleval_agents.results.costs import describe
 from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.faults import parse_tool_faults
@@ -115,12 +110,12 @@ def choose_subsets(bench: Benchmark, task: str, lang: str | None,
     kinds = {s.subset: s.kind for s in bench.splits() if s.task == task}
     if subset is not None:
         if subset == "all":
-            return sorted(kinds)
+            return list(kinds)
         if subset not in kinds:
             raise ValueError(f"{bench.name} {task}: unknown --subset {subset!r}; choose "
                              f"{'|'.join([*sorted(kinds), 'all'])}")
         return [subset]
-    available = sorted(kinds)
+    available = list(kinds)  # the benchmark's declared (paper) order
     languages = [s for s in available if kinds[s] == "language"]
     categories = [s for s in available if kinds[s] != "language"]
     if lang is None and category is None:
@@ -171,91 +166,6 @@ def choose_tasks(bench: Benchmark, task: str | None, strategy: str | None) -> li
     if not chosen:
         raise ValueError(f"no {bench.name} task is solved by strategy {strategy!r}")
     return chosen
-
-
-def _row(split: Split, summary: Any, out: Path, strategy: str | None,
-         model: str) -> dict[str, Any]:
-    return {"experiment": summary.experiment, "run_dir": str(out / summary.experiment),
-            "benchmark": split.benchmark, "task": split.task, "subset": split.subset,
-            "strategy": strategy, "model": model, "metrics": summary.metrics,
-            "counts": summary.counts, "usage": summary.usage, "latency_s": summary.latency_s,
-            "ci": summary.ci, "cost": summary.cost, "not_computed": summary.not_computed,
-            **({"epochs": summary.epochs} if summary.epochs else {}),
-            **({"notes": summary.notes} if summary.notes else {})}
-
-
-def _show(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
-    """One run's table: the scorer's headline metrics (its success metric) first."""
-    console.print(f"[bold]{shown(row['experiment'])}[/]", highlight=False)
-    table = Table()
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("95% CI", justify="right")
-    ci = row.get("ci") or {}
-    first = [m for m in headline if m in row["metrics"]]
-    for name in [*first, *(m for m in row["metrics"] if m not in first)]:
-        value = row["metrics"][name]
-        low_high = ci.get(name)
-        table.add_row(shown(name), format_metric(value, row["counts"].get("scored")),
-                      f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
-    for name, why in (row.get("not_computed") or {}).items():  # e.g. a judged metric
-        table.add_row(shown(name), shown(f"not computed ({why})"), "")
-    console.print(table)
-    console.print(shown(", ".join(f"{k}={v}" for k, v in row["counts"].items())), highlight=False)
-    usage = row["usage"]
-    console.print(shown(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
-                  f"{int(usage.get('output_tokens', 0))}, model calls: "
-                  f"{int(usage.get('model_calls', 0))}, cache hits: "
-                  f"{int(usage.get('cache_hits', 0))}"
-                  + (f", judge tokens in/out: {int(usage.get('judge_input_tokens', 0))}/"
-                     f"{int(usage.get('judge_output_tokens', 0))} in "
-                     f"{int(usage.get('judge_calls', 0))} calls" if usage.get("judge_calls")
-                     else "") + f"; results in {row['run_dir']}"), highlight=False)
-    console.print(shown(describe(row.get("cost") or {})), highlight=False)
-
-
-def _headline(bench: Benchmark, split: Split, rows: list[dict[str, Any]]) -> list[str]:
-    try:
-        names = list(bench.scorer(split).headline)
-    except (KeyError, ValueError):  # a judged task's scorer needs its judge
-        names = []
-    seen = [m for r in rows for m in r["metrics"]]
-    return [m for m in names if m in seen] or list(dict.fromkeys(seen))[:4]
-
-
-def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
-    """The runs of a sweep side by side, one table per split: what differs between them, n,
-    the headline metrics and tokens per example (``tooleval compare`` on their directories
-    adds paired confidence intervals)."""
-    done = [r for r in rows if r.get("experiment")]
-    axes = [k for k in ("strategy", "model", "agent", "strategy_options")
-            if len({json.dumps(r.get(k), sort_keys=True) for r in done}) > 1]
-    keys = list(dict.fromkeys((r["task"], r["subset"]) for r in done))
-    groups = {k: [r for r in done if (r["task"], r["subset"]) == k] for k in keys}
-    groups = {k: g for k, g in groups.items() if len(g) > 1}  # one run: already shown
-    for key, group in groups.items():
-        split = bench.split(*key)
-        metrics = _headline(bench, split, group)
-        table = Table(title=shown(f"{split.name}: {len(group)} runs"))
-        for column in (*axes, "n"):
-            table.add_column(column.replace("strategy_options", "options"), no_wrap=True)
-        for name in (*metrics, "tokens/example"):
-            table.add_column(shown(name), justify="right")
-        for r in group:
-            n, total = r["counts"].get("scored", 0), r.get("split_examples")
-            cells = [str(r.get(a) if not isinstance(r.get(a), dict) else
-                         ",".join(f"{k}={v}" for k, v in r[a].items())) for a in axes]
-            tokens = r["usage"].get("input_tokens_per_example", 0.0) + \
-                r["usage"].get("output_tokens_per_example", 0.0)
-            table.add_row(*map(shown, cells), f"{n}/{total}" if total and total != n
-                          else str(n),
-                          *[format_metric(r["metrics"].get(m), n) for m in metrics],
-                          f"{tokens:.0f}")
-        console.print(table)
-    if groups:
-        dirs = " ".join(str(r["run_dir"]) for g in groups.values() for r in g)
-        console.print(shown(f"paired differences with CIs: tooleval compare {dirs}"),
-                      highlight=False, soft_wrap=True)
 
 
 @dataclass
@@ -406,7 +316,7 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
                 "subset": split.subset, "error": message}, 0
     out = settings["out"]
     config = RunDir(out / summary.experiment).read_config()
-    row = _row(split, summary, out, config.strategy, model_spec)
+    row = row_of(split, summary, out, config.strategy, model_spec)
     row["split_examples"] = config.dataset.total
     if user_agent is not None:
         row["agent"] = user_agent
@@ -414,7 +324,7 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
         row["strategy_options"] = options
     unscored, advice = _unscored(row, summary)
     if show:
-        _show(row, _headline(sweep.bench, split, [row]))
+        show_run(row, headline_of(sweep.bench, split, [row]))
     for text in filter(None, advice):  # stderr: --json keeps stdout clean
         err_console.print(f"[yellow]{shown(f'{split.name}: {text}')}[/]", highlight=False)
     return row, unscored
@@ -515,6 +425,9 @@ def run_command(
     cache: CacheOption = True,
     progress: ProgressOption = None,
     data_dir: DataDirOption = None,
+    all_metrics: Annotated[bool, typer.Option(
+        "--all-metrics", help="With several runs, also print each run's table of every "
+        "metric (the table across runs has the headline metrics).")] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
@@ -563,15 +476,16 @@ def run_command(
                 "progress": sys.stderr.isatty() if progress is None else progress}
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
-    for faults, run in ((f, r) for f in sweep.faults for r in sweep.runs()):
+    runs = [(f, r) for f in sweep.faults for r in sweep.runs()]
+    for faults, run in runs:
         row, left_unscored = run_one(sweep, run, {**settings, "tool_faults": faults},
-                                     show=not json_out)
+                                     show=not json_out and (all_metrics or len(runs) == 1))
         if faults is not None:
             row["tool_faults"] = faults
         rows.append(row)
         failed += row.get("experiment") is None
         unscored += left_unscored
-    if not json_out and sum(bool(r.get("experiment")) for r in rows) > 1:
+    if not json_out and len(rows) > 1:
         show_sweep(sweep.bench, rows)
     if json_out:
         print_json(rows[0] if len(rows) == 1 else rows)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from tooleval_agents.cli.base import JsonOption, app, console, handle_errors, print_json
+from tooleval_agents.cli.compare import runs_root
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.terminal import shown
 
@@ -18,9 +19,10 @@ def view(
     runs: Annotated[list[Path], typer.Argument(
         help="Run directories, or folders holding runs (searched at any depth).",
         show_default=False)],
-    out: Annotated[Path, typer.Option(
+    out: Annotated[Path | None, typer.Option(
         "--out", help="Folder to write the site into (its index.html, assets and data/ are "
-        "replaced, nothing else).")] = Path("tooleval-view"),
+        "replaced, nothing else; default: site/ in the folder the runs are in, e.g. "
+        "runs/site/).", show_default=False)] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Write a static site of the runs -- every example with its input, the prompts sent, raw
@@ -29,7 +31,7 @@ def view(
     from tooleval_agents.viewer import build_site
 
     try:
-        site = build_site(runs, out)
+        site = build_site(runs, out if out is not None else runs_root(runs) / "site")
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
     if json_out:

@@ -239,6 +239,48 @@ def _unique_labels(runs: Sequence[RunData]) -> None:
         used.add(run.label)
 
 
+def run_traits(config: RunConfig) -> dict[str, str]:
+    """What a run's label may say about it, each as it would read in a label."""
+    options = ",".join(f"{k}={v}" for k, v in sorted(config.strategy_options.items()))
+    scoring = ",".join(f"{k}={v}" for k, v in sorted(config.scoring_options.items()))
+    return {"benchmark": config.benchmark, "task": config.task, "subset": config.subset,
+            "strategy": config.strategy, "model": str(config.model.get("spec")),
+            "agent": config.agent or "", "options": options, "scoring": scoring,
+            "judge": str((config.judge or {}).get("spec") or ""),
+            "limit": f"n={config.dataset.examples}", "epochs": f"epochs={config.epochs}"}
+
+
+def short_labels(runs: Sequence[RunData]) -> dict[str, str]:
+    """A short name per run label, made of what differs between the runs (split, strategy,
+    model, agent, options, judge, limit, epochs: not a truncated directory name); runs alike
+    in all of them are numbered."""
+    traits = [run_traits(r.config) for r in runs]
+    differ = [k for k in traits[0] if len({t[k] for t in traits}) > 1] if traits else []
+    names = [" ".join(t[k] for k in differ if t[k]) or "run" for t in traits]
+    seen = Counter(names)
+    count: Counter[str] = Counter()
+    out: dict[str, str] = {}
+    for run, name in zip(runs, names, strict=True):
+        count[name] += 1
+        out[run.label] = f"{name} #{count[name]}" if seen[name] > 1 else name
+    return out
+
+
+def run_interval(run: RunData, metric: str, *, n_boot: int = 1000, seed: int = 0,
+                 confidence: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of one run's ``metric`` over its scored examples (pooled
+    again per resample, as in :func:`compare`); ``None`` without resamples or a value."""
+    ids = list(run.scores)
+    if not ids or n_boot < 1:
+        return None
+    draws = _boot_metrics(run, ids, seed, n_boot, [metric])[:, 0]
+    draws = draws[~np.isnan(draws)]
+    if not len(draws):
+        return None
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha))
+
+
 def _metric_order(runs: Sequence[RunData]) -> list[str]:
     names: dict[str, None] = {}
     for run in runs:

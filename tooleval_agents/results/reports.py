@@ -37,7 +37,14 @@ from matplotlib.figure import Figure
 
 from tooleval_agents.data.paths import inside
 from tooleval_agents.registry import benchmarks
-from tooleval_agents.results.compare import Comparison, RunData, compare, load_run
+from tooleval_agents.results.compare import (
+    Comparison,
+    RunData,
+    compare,
+    load_run,
+    run_interval,
+    run_traits,
+)
 from tooleval_agents.results.rundir import RunConfig, RunDir, now
 
 DPI = 120
@@ -241,6 +248,67 @@ class Layout:
         return [ReportFigure(path, f"{benchmark}: headline metrics per run")]
 
 
+def figure_names(runs: Sequence[RunData]) -> dict[int, str]:
+    """A bar's name (by ``id(run)``): what differs between the runs besides their split
+    (model, strategy, options...), no directory names or run numbers."""
+    traits = [run_traits(r.config) for r in runs]
+    split = {"benchmark", "task", "subset", "limit"}
+    differ = [k for k in traits[0] if k not in split and len({t[k] for t in traits}) > 1]
+    return {id(r): " ".join(t[k] for k in differ if t[k]) or t["model"]
+            for r, t in zip(runs, traits, strict=True)}
+
+
+def headline_by_split(benchmark: str, runs: Sequence[RunData], out_dir: Path, *,
+                      n_boot: int = 1000, seed: int = 0) -> list[ReportFigure]:
+    """The one figure a report shows by default: the first headline metric per split (in the
+    benchmark's declared order) and system, with 95% bootstrap intervals; value labels only
+    while the bars are wide enough for them."""
+    metric = next((m for r in runs for m in r.scorer.headline if m in r.metrics()), None)
+    if metric is None:
+        return []
+    bench = benchmarks().get(benchmark)
+    declared = {(s.task, s.subset): i for i, s in enumerate(bench.splits())} if bench else {}
+    keys = sorted({(r.config.task, r.config.subset) for r in runs},
+                  key=lambda k: (declared.get(k, len(declared)), k))
+    tasks = {t for t, _ in keys}
+    groups = [sub if len(tasks) == 1 else f"{task} {sub}" for task, sub in keys]
+    names = figure_names(runs)
+    systems = list(dict.fromkeys(names[id(r)] for r in runs))
+    width = 0.8 / len(systems)
+    fig = Figure(figsize=(min(10.0, 2.0 + len(keys) * (0.6 + 0.4 * len(systems))), 3.6))
+    ax = fig.add_subplot()
+    for k, system in enumerate(systems):
+        xs, ys, errs = [], [], []
+        for g, key in enumerate(keys):
+            run = next((r for r in runs if names[id(r)] == system
+                        and (r.config.task, r.config.subset) == key), None)
+            value = run.metrics().get(metric, math.nan) if run else math.nan
+            if run is None or value != value:
+                continue
+            ci = run_interval(run, metric, n_boot=n_boot, seed=seed)
+            xs.append(g - 0.4 + width * (k + 0.5))
+            ys.append(value)
+            errs.append((value - ci[0], ci[1] - value) if ci else (0.0, 0.0))
+        bars = ax.bar(xs, ys, width, label=system,
+                      yerr=np.array(errs).T if errs else None, capsize=2)
+        if len(systems) <= 4:  # narrower bars would overlap their labels
+            for bar, y in zip(bars, ys, strict=True):
+                ax.annotate(f"{y:.0f}", (bar.get_x() + bar.get_width() / 2, 1),
+                            ha="center", va="bottom", fontsize=7, color="white")
+    ax.set_xticks(np.arange(len(keys)), groups)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel(f"{metric} (0-100)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"{benchmark}: {metric} per split, 95% CI")
+    if len(systems) > 1:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    path = save_figure(fig, inside(out_dir, f"{benchmark}_{slug(metric)}_by_split.png",
+                                   what="report figure"))
+    return [ReportFigure(path, f"{benchmark}: {metric} per split and system",
+                         note="Bars: each run over its scored examples; whiskers: 95% "
+                              "bootstrap intervals over examples.")]
+
+
 # ------------------------------------------------------------------------------------- report
 
 MANIFEST = ".tooleval-report.json"
@@ -293,7 +361,7 @@ def _runs_frame(runs: Sequence[RunData]) -> pd.DataFrame:
 def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | str, *,
                  n_boot: int = 2000, seed: int = 0, metrics: Sequence[str] | None = None,
                  rescore: bool = False, scoring_options: Mapping[str, Any] | None = None,
-                 data_dir: Path | str | None = None) -> Report:
+                 data_dir: Path | str | None = None, all_figures: bool = False) -> Report:
     """Write ``report.md``, the CSV tables and the PNG figures of ``runs`` into ``out_dir``.
 
     Args:
@@ -305,6 +373,8 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
         rescore, scoring_options, data_dir: score the stored outputs again (see
             :func:`~tooleval_agents.results.compare.load_run`); ``scoring_options`` need ``rescore``
             (ValueError otherwise) and show in the row names and ``runs.csv``.
+        all_figures: every figure of every layout; by default one per benchmark (its first
+            headline metric per split and system, with intervals).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -322,7 +392,8 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
           "", "## Runs", "", markdown_table(runs_frame.drop(columns=["path"]), index=False), "",
           f"CSV: [runs.csv]({csv('runs', runs_frame, index=False)}), all metrics of all runs: "
           f"[metrics.csv]({csv('metrics', comparison.table, index=True)})", ""]
-    md += _benchmark_sections(data, report, csv)
+    md += _benchmark_sections(data, report, csv, all_figures=all_figures, n_boot=n_boot,
+                              seed=seed)
     md += _differences_section(data, comparison, csv, metrics)
     csv("costs", comparison.costs, index=True)
     md += ["## Cost per example", "", markdown_table(comparison.costs), "",
@@ -350,7 +421,8 @@ class _CsvWriter:
         return path.name
 
 
-def _benchmark_sections(data: Sequence[RunData], report: Report, csv: _CsvWriter) -> list[str]:
+def _benchmark_sections(data: Sequence[RunData], report: Report, csv: _CsvWriter, *,
+                        all_figures: bool, n_boot: int, seed: int) -> list[str]:
     """One section per benchmark: its own tables and figures, then the generic ones."""
     md: list[str] = []
     groups: dict[str, list[RunData]] = {}
@@ -368,8 +440,11 @@ def _benchmark_sections(data: Sequence[RunData], report: Report, csv: _CsvWriter
             if table.note:
                 md += [f"*{table.note}*", ""]
             md += [f"CSV: [{name}]({name})", ""]
-        own_figures = bench.report_figures(group, report.out_dir) if bench else []
-        for figure in [*own_figures, *generic.figures(benchmark, group, report.out_dir)]:
+        figures = headline_by_split(benchmark, group, report.out_dir, n_boot=n_boot, seed=seed)
+        if all_figures:
+            figures += bench.report_figures(group, report.out_dir) if bench else []
+            figures += generic.figures(benchmark, group, report.out_dir)
+        for figure in figures:
             report.figures.append(figure.path)
             md += [f"### {figure.title}", "", f"![{figure.title}]({figure.path.name})", "",
                    _n_note(group), ""]

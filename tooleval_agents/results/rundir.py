@@ -280,6 +280,10 @@ class RunSummary(BaseModel):
     run_dir: str | None = Field(default=None, exclude=True)
     """The results directory (set on the summary a run returns or :meth:`RunDir.read_summary`
     reads; not written to the file, which may move)."""
+    session: dict[str, int] = Field(default_factory=dict, exclude=True)
+    """What this call of the runner did, apart from the results it found stored:
+    ``resumed`` (attempts already done), ``ran``, ``errors`` (infra errors among those run),
+    ``model_calls``, ``cache_hits``; empty on a summary read from the file."""
 
     def results(self) -> list[ExampleResult]:
         """The latest result of every example of the run, in split order."""

@@ -341,8 +341,23 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         endpoint, server, notes = endpoint_of(models.inner), models.server, models.notes
         del every, examples, exp, graph, models, resumed
         where.data = []
-        return await _finish(spec, name, scorer, ids, run_dir, where,
-                             started=started, endpoint=endpoint, server=server, notes=notes)
+        summary = await _finish(spec, name, scorer, ids, run_dir, where,
+                                started=started, endpoint=endpoint, server=server,
+                                notes=notes)
+        return summary.model_copy(update={"session": _session_work(run_dir, ids, positions)})
+
+
+def _session_work(run_dir: RunDir, ids: list[str], positions: list[int]) -> dict[str, int]:
+    """This session's work, told apart from the stored results a resume found (the summary's
+    counts and usage cover both)."""
+    ran = [ids[p] for p in positions]
+    done = {"resumed": len(ids) - len(ran), "ran": len(ran), "errors": 0, "model_calls": 0,
+            "cache_hits": 0}
+    for result in run_dir.iter_results(ran):
+        done["errors"] += result.status == "infra_error"
+        done["model_calls"] += result.usage.model_calls
+        done["cache_hits"] += result.usage.cache_hits
+    return done
 
 
 def _pending(resumed: _Resumed, ids: list[str]) -> list[int]:
