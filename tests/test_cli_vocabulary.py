@@ -107,6 +107,7 @@ def cli_options() -> dict[str, list[tuple[str, Any]]]:
 DEFAULTS_THAT_DIFFER = {
     "--out": "what a command writes: a runs root, a site or report folder, one file",
     "--limit": "judge agreement judges 50 plans unless told (each costs a judge call)",
+    "--format": "the form of what a command writes: compare's tables, export's records",
 }
 """Shared flags whose default is allowed to differ between commands, and why."""
 
