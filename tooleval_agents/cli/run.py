@@ -33,9 +33,9 @@ from tooleval_agents.cli.base import (
     fail,
     print_json,
 )
-from tooleval_agents.contracts import Split, format_metric, resolve_options
+from tooleval_agents.contracts import OptionError, Split, format_metric, resolve_options
 from tooleval_agents.data.jsonio import parse_json
-from tooleval_agents.errors import ToolevalError
+from tooleval_agents.errors import ToolevalError, did_you_mean
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import tool_calls_unmeasured
 from tooleval_agents.registry import (
@@ -75,6 +75,8 @@ def option_grid(pairs: list[str] | None, flag: str) -> list[dict[str, Any]]:
     axes: list[list[tuple[str, str]]] = []
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{flag} {pair!r}: expected KEY=VALUE (e.g. -O k=3)")
         values = [value]
         if sep and "," in value:
             try:
@@ -179,7 +181,8 @@ def choose_subsets(bench: Benchmark, task: str, lang: str | None,
             return sorted(kinds)
         if subset not in kinds:
             raise ValueError(f"{bench.name} {task}: unknown --subset {subset!r}; choose "
-                             f"{'|'.join([*sorted(kinds), 'all'])}")
+                             f"{'|'.join([*sorted(kinds), 'all'])};"
+                             f"{did_you_mean(subset, kinds)}".rstrip(";"))
         return [subset]
     available = sorted(kinds)
     languages = [s for s in available if kinds[s] == "language"]
@@ -200,7 +203,7 @@ def choose_subsets(bench: Benchmark, task: str, lang: str | None,
         return pool
     if value not in pool:
         raise ValueError(f"{bench.name} {task}: unknown {flag} {value!r}; choose "
-                         f"{'|'.join([*pool, 'all'])}")
+                         f"{'|'.join([*pool, 'all'])};{did_you_mean(str(value), pool)}".rstrip(";"))
     return [value]
 
 
@@ -216,7 +219,8 @@ def choose_tasks(bench: Benchmark, task: str | None, strategy: str | None) -> li
                 hint = (f" ({task!r} is a strategy: --task {named.tasks[0]} "
                         f"--strategy {task})")
             raise ValueError(f"{bench.name} has no task {task!r}; choose "
-                             f"{'|'.join([*tasks, 'all'])}{hint}")
+                             f"{'|'.join([*tasks, 'all'])}{hint or ';' + did_you_mean(task, tasks)}"
+                             .rstrip(";"))
         return [task]
     if task is None:
         if len(tasks) == 1:
@@ -348,6 +352,7 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
     """Every argument of a run command checked, the grid expanded; a bad one raises
     (``KeyError``, ``ValueError``, ``AgentLoadError``) before any split runs."""
     from tooleval_agents.models.retry import RetryPolicy
+    from tooleval_agents.models.specs import check_model_spec
 
     bench = get_benchmark(benchmark)
     grid = option_grid(options, "--option")
@@ -365,14 +370,17 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
     plan = [(bench.split(t, s), strat) for strat in chosen
             for t in choose_tasks(bench, task, strat)
             for s in choose_subsets(bench, t, lang, category, subset)]
-    if prompts is not None:  # a prompt set nobody offers fails now, not per split
-        for split, named_strategy in plan:
-            declared = get_strategy(bench.name, named_strategy or bench.default_strategy(split))
-            for opts in grid:
-                resolve_options(prompts, strategy=(f"strategy {declared.name}",
-                                                   declared.options, opts),
-                                scoring=(f"{bench.name} {split.task} scoring",
-                                         bench.scoring_options(split), {}))
+    for model_spec in models:
+        check_model_spec(model_spec)
+    # A strategy, option, prompt set or scoring profile nobody offers fails now, not per split.
+    for split, named_strategy in plan:
+        declared = get_strategy(bench.name, named_strategy or bench.default_strategy(split))
+        for opts in grid:
+            resolve_options(prompts, strategy=(f"strategy {declared.name}",
+                                               declared.options, opts),
+                            scoring=(f"{bench.name} {split.task} scoring",
+                                     bench.scoring_options(split),
+                                     {"scoring": scoring} if scoring else {}))
     if judge is None:  # a split scored only by a judge fails now, not after the others ran
         for split in dict.fromkeys(split for split, _ in plan):
             try:
@@ -426,6 +434,8 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
         err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
                           "same command again to resume.")
         raise typer.Exit(130) from None
+    except OptionError as exc:  # a bad argument only the split's data shows (--samples)
+        raise fail(f"{split.name}: {error_text(exc)}", 2) from None
     except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
         message = one_line(exc)
         err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {message}')}",

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from tooleval_agents.cli.base import JsonOption, app, console, handle_errors, print_json
-from tooleval_agents.errors import ToolevalError
+from tooleval_agents.errors import NotARunError, ToolevalError
 from tooleval_agents.terminal import shown
 
 
@@ -29,6 +29,9 @@ def view(
     from tooleval_agents.viewer import build_site
 
     try:
+        for run in runs:  # a mistyped path is a usage error, not a site without it
+            if not run.exists():
+                raise NotARunError(f"{run} does not exist")
         site = build_site(runs, out)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
