@@ -94,7 +94,7 @@ def test_exit_2_for_a_bad_run_argument_before_anything_is_written(
     (["score", "--run", "{missing}"], "is not a run directory", None),
     (["report", "{missing}", "--out", "{out}"], "is not a run directory", None),
     (["report", "{run}", "--out", "{out}", "-m", "sucess"], "unknown metric", "success"),
-    (["view", "{missing}", "--out", "{out}"], "does not exist", None),
+    (["view", "{missing}", "--out", "{out}"], "no such path", None),
     (["data", "verify", "appbnch"], "unknown data source", None),
 ])
 def test_exit_2_for_a_bad_argument_of_the_other_commands(

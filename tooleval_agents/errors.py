@@ -20,6 +20,14 @@ class NotARunError(UsageError, FileNotFoundError):
     """A path given as a run directory holds no run."""
 
 
+class UnknownNameError(UsageError, KeyError):
+    """A name (benchmark, strategy, metric, ...) that is not known: the message lists the
+    known ones and ends with :func:`did_you_mean`."""
+
+    def __str__(self) -> str:  # a KeyError's str would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 class DataFormatError(ToolevalError, ValueError):
     """A data file does not have the expected shape.
 

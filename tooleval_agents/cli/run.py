@@ -7,7 +7,6 @@ benchmark's language subsets, ``--category`` among the others.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import sys
@@ -33,8 +32,8 @@ from tooleval_agents.cli.base import (
     fail,
     print_json,
 )
+from tooleval_agents.cli.options import option_grid, parse_pairs
 from tooleval_agents.contracts import OptionError, Split, format_metric, resolve_options
-from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError, did_you_mean
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import tool_calls_unmeasured
@@ -46,7 +45,6 @@ from tooleval_agents.registry import (
     strategies,
 )
 from tooleval_agents.results.costs import describe
-from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.selection import parse_samples
 from tooleval_agents.terminal import shown
@@ -54,38 +52,6 @@ from tooleval_agents.terminal import shown
 FIX_FIRST = frozenset({"auth", "not_found", "aborted"})
 """Infra error kinds a retry does not cure: a rejected key or an unknown model (``aborted``:
 the examples left unrun after one of those)."""
-
-
-def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
-    """``KEY=VALUE`` options (:func:`tooleval_agents.results.rescore.parse_options`: JSON values,
-    else text); an error names ``flag``."""
-    try:
-        return parse_options(pairs or [])
-    except ValueError as exc:
-        raise ValueError(f"{flag}: {exc}") from None
-
-
-def option_grid(pairs: list[str] | None, flag: str) -> list[dict[str, Any]]:
-    """Every combination of ``KEY=VALUE`` options, where a value ``a,b,c`` that is not JSON
-    (``[1, 2]`` stays one list) sweeps ``a``, ``b`` and ``c``.
-
-    >>> option_grid(["k=3,5", "base=flat"], "-O")
-    [{'k': 3, 'base': 'flat'}, {'k': 5, 'base': 'flat'}]
-    """
-    axes: list[list[tuple[str, str]]] = []
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"{flag} {pair!r}: expected KEY=VALUE (e.g. -O k=3)")
-        values = [value]
-        if sep and "," in value:
-            try:
-                parse_json(value)
-            except ValueError:
-                values = [v.strip() for v in value.split(",")]
-        axes.append([(key, v) for v in values])
-    return [parse_pairs([f"{k}={v}" for k, v in combo], flag)
-            for combo in itertools.product(*axes)]
 
 
 def one_line(exc: BaseException) -> str:

@@ -31,7 +31,8 @@ def view(
     try:
         for run in runs:  # a mistyped path is a usage error, not a site without it
             if not run.exists():
-                raise NotARunError(f"{run} does not exist")
+                raise NotARunError(f"{run} is not a run directory or a folder of runs "
+                                   "(no such path)")
         site = build_site(runs, out)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
