@@ -319,6 +319,7 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
     (``KeyError``, ``ValueError``, ``AgentLoadError``) before any split runs."""
     from tooleval_agents.models.retry import RetryPolicy
     from tooleval_agents.models.specs import check_model_spec
+    from tooleval_agents.run.setup import agent_strategy
 
     bench = get_benchmark(benchmark)
     grid = option_grid(options, "--option")
@@ -340,7 +341,8 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
         check_model_spec(model_spec)
     # A strategy, option, prompt set or scoring profile nobody offers fails now, not per split.
     for split, named_strategy in plan:
-        declared = get_strategy(bench.name, named_strategy or bench.default_strategy(split))
+        default = agent_strategy(bench.name, split) if agents else bench.default_strategy(split)
+        declared = get_strategy(bench.name, named_strategy or default)
         for opts in grid:
             resolve_options(prompts, strategy=(f"strategy {declared.name}",
                                                declared.options, opts),
