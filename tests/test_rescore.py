@@ -138,7 +138,7 @@ def test_cli_score_group_keeps_subcommands(tmp_path: Path) -> None:
     mixed = runner.invoke(app, ["score", "--run", str(tmp_path), "appbench", "--help"])
     assert mixed.exit_code != 0
     missing = runner.invoke(app, ["score", "--run", str(tmp_path / "nope"), "--json"])
-    assert missing.exit_code == 1 and "not a run directory" in missing.output
+    assert missing.exit_code == 2 and "not a run directory" in missing.output
 
 
 @pytest.mark.parametrize("command", [["score", "--run"], ["compare", "--rescore"]],

@@ -71,8 +71,8 @@ def test_unknown_benchmark_or_task_fails_clearly(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no task 'x'" in result.output
     result = invoke("toy", "--lang", "en", "--model", "gpt4", "--out", tmp_path,
                     "--data-dir", write_toy(tmp_path / "d"))
-    # found when the split starts (the model spec is read there): the split could not run
-    assert result.exit_code == 1 and "provider:model" in result.output
+    # refused before any split starts: a bad argument
+    assert result.exit_code == 2 and "provider:model" in result.output
 
 
 def test_rerun_resumes_without_running_anything(tmp_path: Path) -> None:

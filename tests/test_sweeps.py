@@ -69,7 +69,7 @@ def test_bad_selections_are_refused_in_one_line(samples: Path, tmp_path: Path) -
     assert "--samples: range '5-3' runs backwards; write it as 3-5" in backwards.output
     beyond = invoke("run", "appbench", "--category", "ss", "--model", "reference",
                     "--samples", "9999", "--data-dir", samples, "--out", tmp_path)
-    assert beyond.exit_code == 1 and "Traceback" not in beyond.output
+    assert beyond.exit_code == 2 and "Traceback" not in beyond.output
     assert "the split has no example 9999" in beyond.output
 
 

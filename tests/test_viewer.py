@@ -96,7 +96,7 @@ def test_site_files_hold_every_example_and_no_value_can_close_a_script(runs: Pat
         assert "</script" not in js.read_text().lower()
     missing = CliRunner().invoke(app, ["view", str(tmp_path / "nothing"), "--out",
                                        str(tmp_path / "x")])
-    assert missing.exit_code == 1 and "not a run directory" in missing.output
+    assert missing.exit_code == 2 and "not a run directory" in missing.output
 
 
 @needs_chromium

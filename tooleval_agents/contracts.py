@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, get_origin, 
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tooleval_agents.errors import UsageError, did_you_mean
+
 if TYPE_CHECKING:  # annotations only: the CLI reads contracts without importing LangChain
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
@@ -127,7 +129,7 @@ def describe_options(model: type[BaseModel] | None) -> str:
     return ", ".join(parts)
 
 
-class OptionError(ValueError):
+class OptionError(UsageError):
     """An option a user gave that its strategy or scorer does not declare, or a bad value:
     a usage error (the command line exits 2, before anything runs or is written)."""
 
@@ -170,15 +172,17 @@ def validate_options(what: str, model: type[BaseModel] | None,
         noun = "option" if len(unknown) == 1 else "options"
         names = ", ".join(repr(u) for u in unknown)
         raise OptionError(f"{what} has no {noun} {names}; its options: "
-                         f"{describe_options(model)}")
+                         f"{describe_options(model)};{did_you_mean(unknown[0], known)}".rstrip(";"))
     assert model is not None
     try:
         checked = model.model_validate(given)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
+        literals = get_args(model.model_fields[where].annotation) if where in known else ()
+        hint = did_you_mean(str(first.get("input")), [str(v) for v in literals])
         raise OptionError(f"{what} option {where!r}: {first.get('msg')} "
-                         f"(got {first.get('input')!r})") from None
+                         f"(got {first.get('input')!r});{hint}".rstrip(";")) from None
     return checked.model_dump(include=set(given))
 
 

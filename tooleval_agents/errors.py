@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 
 class ToolevalError(Exception):
     """Base class of the package's own errors."""
+
+
+class UsageError(ToolevalError, ValueError):
+    """A bad argument, option, name or path on the command line: every command exits 2 on it
+    (``cli.base.handle_errors``), before anything runs or is written."""
+
+
+class NotARunError(UsageError, FileNotFoundError):
+    """A path given as a run directory holds no run."""
+
+
+class UnknownNameError(UsageError, KeyError):
+    """A name (benchmark, strategy, metric, ...) that is not known: the message lists the
+    known ones and ends with :func:`did_you_mean`."""
+
+    def __str__(self) -> str:  # a KeyError's str would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class DataFormatError(ToolevalError, ValueError):
@@ -44,3 +63,10 @@ class DatasetMissingError(ToolevalError, FileNotFoundError):
 
 class ChecksumError(ToolevalError):
     """A downloaded file's sha256 differs from the pinned manifest."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" did you mean 'X'?"`` for the known name closest to a mistyped ``name``, else ``""``:
+    the one suggestion every name lookup (benchmarks, strategies, metrics, models) appends."""
+    close = difflib.get_close_matches(name, [str(k) for k in known], n=1, cutoff=0.6)
+    return f" did you mean {close[0]!r}?" if close else ""

@@ -35,6 +35,7 @@ from tooleval_agents.contracts import (
     validate_options,
 )
 from tooleval_agents.data.answers import read_answers
+from tooleval_agents.errors import UnknownNameError, did_you_mean
 from tooleval_agents.terminal import printable
 
 if TYPE_CHECKING:  # the hooks' types (their modules load pandas, matplotlib, the HTTP layer)
@@ -299,7 +300,8 @@ def get_benchmark(name: str) -> Benchmark:
     """A registered benchmark; ``KeyError`` lists the known names."""
     found = benchmarks()
     if name not in found:
-        raise KeyError(f"unknown benchmark {name!r}; known: {sorted(found)}")
+        raise UnknownNameError(f"unknown benchmark {name!r}; known: {sorted(found)};"
+                               f"{did_you_mean(name, found)}".rstrip(";"))
     return found[name]
 
 
@@ -352,8 +354,9 @@ def get_strategy(benchmark: str, name: str) -> Strategy:
     """A known strategy; ``KeyError`` names the benchmark's strategies."""
     found = strategies(benchmark)
     if (benchmark, name) not in found:
-        raise KeyError(f"unknown strategy {name!r} for {benchmark}; known: "
-                       f"{sorted(n for _, n in found)}")
+        known = sorted(n for _, n in found)
+        raise UnknownNameError(f"unknown strategy {name!r} for {benchmark}; known: {known};"
+                               f"{did_you_mean(name, known)}".rstrip(";"))
     return found[(benchmark, name)]
 
 

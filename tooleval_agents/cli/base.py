@@ -13,8 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from tooleval_agents.contracts import OptionError
-from tooleval_agents.errors import ToolevalError
+from tooleval_agents.errors import ToolevalError, UsageError
 from tooleval_agents.terminal import printable, shown
 
 app = typer.Typer(
@@ -185,6 +184,7 @@ def run_cli(command: typer.Typer) -> None:
 
 
 def handle_errors(exc: ToolevalError | OSError | KeyError | ValueError) -> typer.Exit:
-    """Print ``exc`` as an error and return the exit to raise: 2 for a bad option (a usage
-    error: nothing ran), else 1."""
-    return fail(error_text(exc), 2 if isinstance(exc, OptionError) else 1)
+    """Print ``exc`` as an error and return the exit to raise: 2 for a usage error
+    (:class:`~tooleval_agents.errors.UsageError`: a bad option, name or path; nothing ran),
+    else 1."""
+    return fail(error_text(exc), 2 if isinstance(exc, UsageError) else 1)

@@ -7,7 +7,6 @@ benchmark's language subsets, ``--category`` among the others.
 
 from __future__ import annotations
 
-import itertools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from tooleval_agents.cli.base import (
     print_json,
     with_profile,
 )
+from tooleval_agents.cli.options import option_grid, parse_pairs
 from tooleval_agents.cli.run_output import headline_of, row_of, show_run, show_sweep
 from tooleval_agents.contracts import (
     OptionError,
@@ -39,8 +39,7 @@ from tooleval_agents.contracts import (
     validate_options,
 )
 from tooleval_agents.data.datadir import data_dir_or_samples
-from tooleval_agents.data.jsonio import parse_json
-from tooleval_agents.errors import ToolevalError
+from tooleval_agents.errors import ToolevalError, did_you_mean
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import format_unmeasured, tool_calls_unmeasured
 from tooleval_agents.registry import (
@@ -51,41 +50,10 @@ from tooleval_agents.registry import (
     get_strategy,
     strategies,
 )
-from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.faults import parse_tool_faults
 from tooleval_agents.run.selection import parse_samples
 from tooleval_agents.terminal import shown
-
-
-def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
-    """``KEY=VALUE`` options (:func:`tooleval_agents.results.rescore.parse_options`: JSON values,
-    else text); an error names ``flag``."""
-    try:
-        return parse_options(pairs or [])
-    except ValueError as exc:
-        raise ValueError(f"{flag}: {exc}") from None
-
-
-def option_grid(pairs: list[str] | None, flag: str) -> list[dict[str, Any]]:
-    """Every combination of ``KEY=VALUE`` options, where a value ``a,b,c`` that is not JSON
-    (``[1, 2]`` stays one list) sweeps ``a``, ``b`` and ``c``.
-
-    >>> option_grid(["k=3,5", "base=flat"], "-O")
-    [{'k': 3, 'base': 'flat'}, {'k': 5, 'base': 'flat'}]
-    """
-    axes: list[list[tuple[str, str]]] = []
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        values = [value]
-        if sep and "," in value:
-            try:
-                parse_json(value)
-            except ValueError:
-                values = [v.strip() for v in value.split(",")]
-        axes.append([(key, v) for v in values])
-    return [parse_pairs([f"{k}={v}" for k, v in combo], flag)
-            for combo in itertools.product(*axes)]
 
 
 def one_line(exc: BaseException) -> str:
@@ -113,7 +81,8 @@ def choose_subsets(bench: Benchmark, task: str, lang: str | None,
             return list(kinds)
         if subset not in kinds:
             raise ValueError(f"{bench.name} {task}: unknown --subset {subset!r}; choose "
-                             f"{'|'.join([*sorted(kinds), 'all'])}")
+                             f"{'|'.join([*sorted(kinds), 'all'])};"
+                             f"{did_you_mean(subset, kinds)}".rstrip(";"))
         return [subset]
     available = list(kinds)  # the benchmark's declared (paper) order
     languages = [s for s in available if kinds[s] == "language"]
@@ -134,7 +103,7 @@ def choose_subsets(bench: Benchmark, task: str, lang: str | None,
         return pool
     if value not in pool:
         raise ValueError(f"{bench.name} {task}: unknown {flag} {value!r}; choose "
-                         f"{'|'.join([*pool, 'all'])}")
+                         f"{'|'.join([*pool, 'all'])};{did_you_mean(str(value), pool)}".rstrip(";"))
     return [value]
 
 
@@ -150,7 +119,8 @@ def choose_tasks(bench: Benchmark, task: str | None, strategy: str | None) -> li
                 hint = (f" ({task!r} is a strategy: --task {named.tasks[0]} "
                         f"--strategy {task})")
             raise ValueError(f"{bench.name} has no task {task!r}; choose "
-                             f"{'|'.join([*tasks, 'all'])}{hint}")
+                             f"{'|'.join([*tasks, 'all'])}{hint or ';' + did_you_mean(task, tasks)}"
+                             .rstrip(";"))
         return [task]
     if task is None:
         if len(tasks) == 1:
@@ -201,6 +171,7 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
     """Every argument of a run command checked, the grid expanded; a bad one raises
     (``KeyError``, ``ValueError``, ``AgentLoadError``) before any split runs."""
     from tooleval_agents.models.retry import RetryPolicy
+    from tooleval_agents.models.specs import check_model_spec
 
     bench = get_benchmark(benchmark)
     grid = option_grid(options, "--option")
@@ -220,6 +191,8 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
     plan = [(bench.split(t, s), strat) for strat in chosen
             for t in choose_tasks(bench, task, strat)
             for s in choose_subsets(bench, t, lang, category, subset)]
+    for model_spec in models:
+        check_model_spec(model_spec)
     for split, named_strategy in plan:
         declared = strategy_of(bench, split, named_strategy, bool(agents))
         for opts in grid:
@@ -308,6 +281,8 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
         err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
                           "same command again to resume.")
         raise typer.Exit(130) from None
+    except OptionError as exc:  # a bad argument only the split's data shows (--samples)
+        raise fail(f"{split.name}: {error_text(exc)}", 2) from None
     except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
         message = one_line(exc)
         err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {message}')}",

@@ -10,7 +10,7 @@ import typer
 
 from tooleval_agents.cli.base import JsonOption, app, console, handle_errors, print_json
 from tooleval_agents.cli.compare import runs_root
-from tooleval_agents.errors import ToolevalError
+from tooleval_agents.errors import NotARunError, ToolevalError
 from tooleval_agents.terminal import shown
 
 
@@ -31,6 +31,10 @@ def view(
     from tooleval_agents.viewer import build_site
 
     try:
+        for run in runs:  # a mistyped path is a usage error, not a site without it
+            if not run.exists():
+                raise NotARunError(f"{run} is not a run directory or a folder of runs "
+                                   "(no such path)")
         site = build_site(runs, out if out is not None else runs_root(runs) / "site")
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc

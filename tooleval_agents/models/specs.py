@@ -8,7 +8,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from tooleval_agents.errors import ToolevalError
+from tooleval_agents.contracts import OptionError
+from tooleval_agents.errors import ToolevalError, did_you_mean
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.openai_compat import SERVER_URLS, model_arguments, split_arguments
 from tooleval_agents.models.reference import (
@@ -55,12 +56,22 @@ def resolve_model(spec: ModelSpec, *, answer_key: AnswerKey | None = None,
         return NoisyReferenceChatModel(
             answer_key=answer_key, model_name=spec,
             rate=DEFAULT_NOISE_RATE if rate is None else rate)
-    if ":" not in spec:
-        raise ValueError(f"model spec {spec!r}: use 'provider:model' (e.g. openai:gpt-4o-mini),"
-                         " 'reference' or 'noisy-reference[:RATE]'")
+    check_model_spec(spec)
     from langchain.chat_models import init_chat_model
 
     return init_chat_model(spec, **kwargs)
+
+
+def check_model_spec(spec: str) -> None:
+    """Refuse a model spec that names no provider (an :class:`OptionError`, so the command
+    exits 2 before anything runs), suggesting the likely spelling."""
+    if parse_offline_spec(spec) is not None or ":" in spec:
+        return
+    provider, slash, model = spec.partition("/")
+    hint = (f" did you mean '{provider}:{model}'?" if slash and provider and model
+            else did_you_mean(spec, ("reference", "noisy-reference")))
+    raise OptionError(f"model spec {spec!r}: use 'provider:model' (e.g. openai:gpt-4o-mini),"
+                      f" 'reference' or 'noisy-reference[:RATE]';{hint}".rstrip(";"))
 
 
 JUDGE_MAX_TOKENS = 2048

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, exact_sum
+from tooleval_agents.errors import UnknownNameError, did_you_mean
 from tooleval_agents.results.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.results.costs import run_cost
 from tooleval_agents.results.rescore import rescore_results, scorer_for
@@ -383,7 +384,8 @@ def _chosen_metrics(data: Sequence[RunData], metrics: Sequence[str] | None) -> l
         return known
     unknown = [m for m in metrics if m not in known]
     if unknown:
-        raise KeyError(f"unknown metric(s) {unknown}; the runs report: {known}")
+        raise UnknownNameError(f"unknown metric(s) {unknown}; the runs report: {known};"
+                               f"{did_you_mean(unknown[0], known)}".rstrip(";"))
     return list(metrics)
 
 

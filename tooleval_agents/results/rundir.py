@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.data.jsonio import atomic_write_text, read_model
-from tooleval_agents.errors import DataFormatError
+from tooleval_agents.errors import DataFormatError, NotARunError
 from tooleval_agents.models.tool_calls.counts import ToolCallCounts
 from tooleval_agents.results.dirlock import (
     LOCK as LOCK,  # the run directory's files, with CONFIG...
@@ -327,7 +327,7 @@ class RunDir:
         """The run's ``config.json`` (:class:`DataFormatError` naming it when damaged)."""
         file = self.path / CONFIG
         if not file.is_file():
-            raise FileNotFoundError(f"{self.path} is not a run directory (no {CONFIG})")
+            raise NotARunError(f"{self.path} is not a run directory (no {CONFIG})")
         return read_model(file, RunConfig)
 
     def append(self, result: ExampleResult) -> None:

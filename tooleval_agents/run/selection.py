@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, TypeVar, overload
 
+from tooleval_agents.contracts import OptionError
+
 T = TypeVar("T")
 
 _PART = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -74,7 +76,7 @@ def select(examples: Sequence[T], samples: str | None = None,
     ``samples`` reads each once for its index).
 
     Raises:
-        ValueError: an index the split does not have (naming its range).
+        OptionError: an index the split does not have (naming its range): a usage error.
     """
     positions: range | list[int] = range(len(examples))
     if samples:
@@ -84,7 +86,7 @@ def select(examples: Sequence[T], samples: str | None = None,
                           if n not in indices})
         if missing:
             top = max(indices) if indices else -1
-            raise ValueError(f"--samples: the split has no example {missing[0]} (its indices "
+            raise OptionError(f"--samples: the split has no example {missing[0]} (its indices "
                              f"are 0-{top})")
         keep = {n for low, high in wanted for n in range(low, high + 1)}
         positions = sorted(i for n, i in indices.items() if n in keep)
