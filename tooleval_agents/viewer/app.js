@@ -208,16 +208,56 @@ function exampleCost(run, detail) {
   return model === null || judge === null ? "unknown price" : "$" + (model + judge).toFixed(5);
 }
 
+// The verdict line and the predicted-vs-gold table: marked by colour and by a text marker,
+// so the difference reads without colour too.
+const MARKS = {ok: "✓", wrong: "✗ wrong", missing: "− missing", extra: "+ extra"};
+
+function verdictLine(detail) {
+  const v = detail.verdict || {passed: detail.status === "ok", reason: detail.status};
+  return el("p", {class: "verdict " + (v.passed ? "passed" : "failed")},
+            (v.passed ? "PASSED" : "FAILED") + (v.reason ? " — " + v.reason : ""));
+}
+
+function markCell(mark, text) {
+  return el("td", {class: "mark " + mark}, text);
+}
+
+function diffTable(detail) {
+  const rows = (detail.verdict && detail.verdict.rows) || [];
+  if (!rows.length) return null;
+  const body = [];
+  rows.forEach((row, i) => {
+    body.push(el("tr", {class: "call " + row.mark},
+      el("td", {}, `call ${i + 1}`), el("td", {}, row.pred || "—"), el("td", {}, row.gold || "—"),
+      markCell(row.mark, MARKS[row.mark] || row.mark)));
+    row.args.forEach((a) => body.push(el("tr", {class: "arg " + a.mark},
+      el("td", {class: "argname"}, a.name), el("td", {}, a.pred || "—"), el("td", {}, a.gold || "—"),
+      markCell(a.mark, MARKS[a.mark] || a.mark))));
+  });
+  return el("table", {class: "diff"},
+    el("thead", {}, el("tr", {}, ["", "predicted", "gold", ""].map((h) => el("th", {}, h)))),
+    el("tbody", {}, body));
+}
+
+function comment(text) {
+  // a long comment (every unresolved dependency spelled out) folds to its first line
+  if (!text) return el("td", {class: "comment"}, "");
+  const first = String(text).split("\n")[0];
+  if (first === text && first.length <= 120) return el("td", {class: "comment"}, text);
+  return el("td", {class: "comment"}, el("details", {}, el("summary", {}, first.slice(0, 120) + " …"),
+                                         el("pre", {}, text)));
+}
+
 function exampleColumn(run, detail) {
   if (!detail) return el("div", {class: "column"}, el("h2", {}, runLabel(run)),
                          el("p", {}, "this run has no such example"));
   const score = detail.score || {};
   const scores = el("table", {class: "scores"}, el("tbody", {},
     Object.entries(score.scores || {}).map(([k, v]) => el("tr", {}, el("td", {}, k),
-      el("td", {class: "num"}, num(v)), el("td", {class: "comment"}, (score.comments || {})[k] || ""))),
+      el("td", {class: "num"}, num(v)), comment((score.comments || {})[k]))),
     Object.entries(score.parts || {}).map(([k, v]) => el("tr", {}, el("td", {}, k),
       el("td", {class: "num"}, num(v.hits) + " / " + num(v.total)), el("td", {}, "")))));
-  const calls = (detail.model_calls || []).map((c, i) => el("details", {open: true, class: "block call"},
+  const calls = (detail.model_calls || []).map((c, i) => el("details", {class: "block call"},
     el("summary", {}, `model call ${i + 1}` + (c.tools ? ` · ${c.tools.length} tool(s) bound` : "")),
     c.messages.map(message),
     c.tools ? block("tools", c.tools, false) : null,
@@ -225,6 +265,10 @@ function exampleColumn(run, detail) {
   const out = detail.outputs || {};
   return el("div", {class: "column"},
     el("h2", {}, runLabel(run)),
+    verdictLine(detail),
+    out.parse_error ? el("p", {class: "error"}, "parse error: " + out.parse_error) : null,
+    diffTable(detail),
+    block("prediction", out.prediction),
     el("p", {class: "status " + detail.status}, detail.status +
        (detail.error_kind ? " · " + detail.error_kind : "") + (detail.error ? ": " + detail.error : "")),
     el("p", {class: "muted"}, `tokens ${detail.usage.input_tokens} in / ${detail.usage.output_tokens} out · ` +
@@ -234,13 +278,12 @@ function exampleColumn(run, detail) {
        ` · cost ${exampleCost(run, detail)}`),
     el("h3", {}, "scores"), scores,
     score.error ? el("p", {class: "error"}, score.error) : null,
-    block("input", detail.inputs),
-    block("gold answer", detail.reference_outputs),
-    el("h3", {}, "model calls"), calls.length ? calls : el("p", {class: "muted"}, "none recorded"),
+    block("input", detail.inputs, false),
+    block("gold answer", detail.reference_outputs, false),
+    el("details", {class: "block"}, el("summary", {}, `model calls (${calls.length})`),
+       calls.length ? calls : el("p", {class: "muted"}, "none recorded")),
     block("raw outputs", out.raw_outputs, false),
-    block("prediction", out.prediction),
-    out.parse_error ? el("p", {class: "error"}, "parse error: " + out.parse_error) : null,
-    block("trace", out.trace),
+    block("trace", out.trace, false),
     Object.entries(score.evidence || {}).map(([k, v]) => block("scoring saw: " + k, v, false)));
 }
 

@@ -1,0 +1,124 @@
+"""The example page leads with why: a verdict line and the predicted calls set against the
+gold, argument by argument (``tooleval_agents.verdict``, AppBench's ``explain`` hook), checked
+on real runs of the offline noisy models in headless Chromium: for an unparsed answer, a wrong
+value, a missing call and an agent's failed tool call, the verdict and the first marked
+difference sit in the first screen (900 px)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tests.test_viewer import CHROMIUM, needs_chromium, run
+from tooleval_agents.verdict import align_calls, first_difference, generic_verdict
+from tooleval_agents.viewer import build_site
+
+# Probe: once the page has rendered, the positions of the verdict and of the first marked
+# difference are written into the DOM, where --dump-dom shows them.
+PROBE = """<script>
+setTimeout(() => {
+  const top = (q) => { const e = document.querySelector(q);
+                       return e ? Math.round(e.getBoundingClientRect().top) : -1; };
+  const out = document.createElement("pre");
+  out.id = "probe";
+  out.textContent = JSON.stringify({
+    verdict: top(".verdict"), mark: top("td.mark.wrong, td.mark.missing, td.mark.extra"),
+    text: (document.querySelector(".verdict") || {}).textContent || "",
+    marks: [...document.querySelectorAll("td.mark")].map((e) => e.textContent)});
+  document.body.appendChild(out);
+}, 3000);
+</script>"""
+
+
+def test_calls_are_aligned_by_name_and_each_argument_is_marked() -> None:
+    rows = align_calls([("findevents", {"city": "LA", "extra_arg": "1"}), ("tip", {})],
+                       [("findevents", {"city": "Los Angeles", "date": "2019-03-01"}),
+                        ("getweather", {"city": "Los Angeles"})])
+    assert [r["mark"] for r in rows] == ["wrong", "missing", "extra"]
+    assert [(a["name"], a["mark"]) for a in rows[0]["args"]] == [
+        ("city", "wrong"), ("date", "missing"), ("extra_arg", "extra")]
+    assert first_difference(rows) == "wrong value city='LA' vs 'Los Angeles' in `findevents`"
+    assert first_difference(rows[1:]) == "missing call `getweather`"
+    assert first_difference(rows[2:]) == "extra call `tip`"
+    assert first_difference([]) is None
+
+
+def _result(**kw: Any) -> SimpleNamespace:
+    base: dict[str, Any] = {"status": "ok", "error_kind": None, "error": None,
+                            "outputs": {}, "score": {"scores": {"a": 1.0, "b": 0.5}}}
+    return SimpleNamespace(**{**base, **kw})
+
+
+def test_the_generic_verdict_reads_status_format_tool_errors_then_scores() -> None:
+    v = generic_verdict(_result(status="infra_error", error_kind="timeout", error="slow"))
+    assert not v.passed and v.reason == "infra error (timeout): slow"
+    v = generic_verdict(_result(outputs={"parse_error": "no call line in the answer"}))
+    assert v.reason == "format error: no call line in the answer"
+    assert generic_verdict(_result()).reason == "b = 0.5 (of 1)"
+    trace = [{"kind": "tool_call", "name": "f", "error": True, "output": "Error: bad"}]
+    assert generic_verdict(_result(outputs={"trace": trace})).reason == \
+        "tool error in `f`: Error: bad"
+    assert generic_verdict(_result(score={"scores": {"a": 100.0}})).passed
+
+
+@pytest.fixture(scope="module")
+def site(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    runs = tmp_path_factory.mktemp("runs")
+    run(samples, runs, "appbench", subset="ss", model="noisy-reference:1.0")
+    run(samples, runs, "appbench", subset="mm", strategy="tools", model="noisy-reference:0.6")
+    out = tmp_path_factory.mktemp("site")
+    build_site([runs], out)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    (out / "probe.html").write_text(page.replace("</body>", PROBE + "</body>"),
+                                    encoding="utf-8")
+    return out
+
+
+def _first(site: Path, rid: str, reason: str) -> tuple[str, str]:
+    text = (site / "data" / rid / "index.js").read_text(encoding="utf-8")
+    rows = json.loads(text[text.index(",") + 1:text.rindex(")")])
+    return rid, next(r["key"] for r in rows if r["reason"] == reason)
+
+
+@needs_chromium
+@pytest.mark.parametrize(("rid", "reason", "says"), [
+    ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "format error",
+     "format error: no call line in the answer"),
+    ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "wrong value", "wrong value "),
+    ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "missing call", "missing call `"),
+    ("appbench-plan-mm-tools-noisy-reference_0.6", "tool error", "tool error in `"),
+])
+def test_the_verdict_and_the_first_difference_are_in_the_first_screen(
+        site: Path, rid: str, reason: str, says: str) -> None:
+    rid, key = _first(site, rid, reason)
+    route = f"#/run/{rid}/ex/{key}"
+    assert CHROMIUM is not None
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update",
+             f"--user-data-dir={site / '.chromium'}", "--virtual-time-budget=10000",
+             "--window-size=1280,900"]
+    done = subprocess.run([*flags, "--dump-dom", (site / "probe.html").as_uri() + route],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:]
+    probe = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&")
+                       .replace("&lt;", "<").replace("&gt;", ">"))
+    assert probe["text"].startswith("FAILED — ") and says in probe["text"]
+    assert 0 <= probe["verdict"] < 900 and 0 <= probe["mark"] < 900, probe
+    # readable without colour: each marked difference says what it is in text
+    assert any(m.startswith(("✗", "−", "+")) for m in probe["marks"])
+    shots = os.environ.get("TOOLEVAL_VIEWER_SHOTS")
+    if shots:  # screenshots for a person to look at (not part of the check)
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        png = Path(shots) / f"{reason.replace(' ', '-')}.png"
+        subprocess.run([*flags, f"--screenshot={png}", (site / "index.html").as_uri() + route],
+                       capture_output=True, timeout=120, check=False)
+        assert png.is_file()
