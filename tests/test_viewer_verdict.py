@@ -6,6 +6,7 @@ difference sit in the first screen (900 px)."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -22,19 +23,36 @@ from tooleval_agents.viewer import build_site
 
 # Probe: once the page has rendered, the positions of the verdict and of the first marked
 # difference are written into the DOM, where --dump-dom shows them.
-PROBE = """<script>
-setTimeout(() => {
-  const top = (q) => { const e = document.querySelector(q);
-                       return e ? Math.round(e.getBoundingClientRect().top) : -1; };
-  const out = document.createElement("pre");
-  out.id = "probe";
-  out.textContent = JSON.stringify({
-    verdict: top(".verdict"), mark: top("td.mark.wrong, td.mark.missing, td.mark.extra"),
-    text: (document.querySelector(".verdict") || {}).textContent || "",
-    marks: [...document.querySelectorAll("td.mark")].map((e) => e.textContent)});
-  document.body.appendChild(out);
-}, 3000);
-</script>"""
+VERDICT_PROBE = """
+const top = (q) => { const e = document.querySelector(q);
+                     return e ? Math.round(e.getBoundingClientRect().top) : -1; };
+done({verdict: top(".verdict"), mark: top("td.mark.wrong, td.mark.missing, td.mark.extra"),
+      text: (document.querySelector(".verdict") || {}).textContent || "",
+      marks: [...document.querySelectorAll("td.mark")].map((e) => e.textContent)});
+"""
+
+
+def probe(site: Path, route: str, script: str, *, wait_ms: int = 3000) -> Any:
+    """Run ``script`` (which calls ``done(value)``) in the site's page at ``route`` once it
+    has rendered (after ``wait_ms`` of virtual time); ``value`` as JSON."""
+    assert CHROMIUM is not None
+    page = (site / "index.html").read_text(encoding="utf-8")
+    wrapped = ("<script>function done(v) { const out = document.createElement('pre'); "
+               "out.id = 'probe'; out.textContent = JSON.stringify(v); "
+               "document.body.appendChild(out); }\n"
+               f"setTimeout(async () => {{ {script} }}, {wait_ms});</script>")
+    (site / "probe.html").write_text(page.replace("</body>", wrapped + "</body>"),
+                                     encoding="utf-8")
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update",
+         f"--user-data-dir={site / '.chromium'}", f"--virtual-time-budget={wait_ms + 20000}",
+         "--window-size=1280,900", "--dump-dom", (site / "probe.html").as_uri() + route],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:]
+    return json.loads(html.unescape(found.group(1)))
 
 
 def test_calls_are_aligned_by_name_and_each_argument_is_marked() -> None:
@@ -75,9 +93,6 @@ def site(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     run(samples, runs, "appbench", subset="mm", strategy="tools", model="noisy-reference:0.6")
     out = tmp_path_factory.mktemp("site")
     build_site([runs], out)
-    page = (out / "index.html").read_text(encoding="utf-8")
-    (out / "probe.html").write_text(page.replace("</body>", PROBE + "</body>"),
-                                    encoding="utf-8")
     return out
 
 
@@ -99,26 +114,56 @@ def test_the_verdict_and_the_first_difference_are_in_the_first_screen(
         site: Path, rid: str, reason: str, says: str) -> None:
     rid, key = _first(site, rid, reason)
     route = f"#/run/{rid}/ex/{key}"
-    assert CHROMIUM is not None
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update",
-             f"--user-data-dir={site / '.chromium'}", "--virtual-time-budget=10000",
-             "--window-size=1280,900"]
-    done = subprocess.run([*flags, "--dump-dom", (site / "probe.html").as_uri() + route],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stdout[-2000:]
-    probe = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&")
-                       .replace("&lt;", "<").replace("&gt;", ">"))
-    assert probe["text"].startswith("FAILED — ") and says in probe["text"]
-    assert 0 <= probe["verdict"] < 900 and 0 <= probe["mark"] < 900, probe
+    got = probe(site, route, VERDICT_PROBE)
+    assert got["text"].startswith("FAILED — ") and says in got["text"]
+    assert 0 <= got["verdict"] < 900 and 0 <= got["mark"] < 900, got
     # readable without colour: each marked difference says what it is in text
-    assert any(m.startswith(("✗", "−", "+")) for m in probe["marks"])
+    assert any(m.startswith(("✗", "−", "+")) for m in got["marks"])
     shots = os.environ.get("TOOLEVAL_VIEWER_SHOTS")
     if shots:  # screenshots for a person to look at (not part of the check)
         Path(shots).mkdir(parents=True, exist_ok=True)
         png = Path(shots) / f"{reason.replace(' ', '-')}.png"
-        subprocess.run([*flags, f"--screenshot={png}", (site / "index.html").as_uri() + route],
+        subprocess.run([CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                        f"--user-data-dir={site / '.chromium'}", "--virtual-time-budget=5000",
+                        "--window-size=1280,900", f"--screenshot={png}",
+                        (site / "index.html").as_uri() + route],
                        capture_output=True, timeout=120, check=False)
         assert png.is_file()
+
+
+FACET_PROBE = """
+const reasons = [...document.querySelectorAll("#reasons a.reason")].map((a) => a.textContent);
+document.querySelector('#reasons a[data-reason="wrong value"]').click();
+await new Promise((r) => setTimeout(r, 1000));
+const filtered = [...document.querySelectorAll("#examples tbody tr")].map((t) => t.dataset.index);
+window.dispatchEvent(new KeyboardEvent("keydown", {key: "j"}));
+await new Promise((r) => setTimeout(r, 1000));
+const opened = location.hash;
+window.dispatchEvent(new KeyboardEvent("keydown", {key: "j"}));
+await new Promise((r) => setTimeout(r, 1000));
+done({reasons, filtered, opened, after: location.hash,
+      verdict: (document.querySelector(".verdict") || {}).textContent || ""});
+"""
+
+
+@needs_chromium
+def test_the_run_page_counts_reasons_filters_by_one_and_j_walks_the_filtered_rows(
+        site: Path) -> None:
+    rid = "appbench-plan-ss-hierarchical-noisy-reference_1.0"
+    got = probe(site, f"#/run/{rid}", FACET_PROBE)
+    counts = dict(re.fullmatch(r"(.+) \((\d+)\)", r).groups() for r in got["reasons"])  # type: ignore[union-attr]
+    assert counts["wrong value"] == "1" and counts["format error"] == "1"
+    assert sum(int(n) for n in counts.values()) == 6
+    assert len(got["filtered"]) == 1
+    assert got["opened"].startswith(f"#/run/{rid}/ex/{got['filtered'][0]}?reason=wrong")
+    assert got["after"] == got["opened"]  # the only wrong-value example: no next one
+    assert "wrong value" in got["verdict"]
+
+
+@needs_chromium
+def test_search_finds_an_example_by_its_reason_text(site: Path) -> None:
+    rid = "appbench-plan-ss-hierarchical-noisy-reference_1.0"
+    got = probe(site, f"#/run/{rid}?q=no%20call%20line", """
+        done([...document.querySelectorAll("#examples tbody tr")].map((t) => t.dataset.index));
+    """)
+    assert len(got) == 1

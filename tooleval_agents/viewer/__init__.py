@@ -4,8 +4,8 @@ One folder: ``index.html``, the page's script and style (``app.js``, ``style.css
 CDN), and ``data/`` with each run's examples as JavaScript files the page loads on demand
 (``<script>`` tags: a page opened from ``file://`` may not ``fetch`` files). Per run:
 
-* ``data/<run>/index.js``: one row per example (id, index, status, error kind, scores,
-  tokens, latency): the run page's sortable, filterable, paginated table;
+* ``data/<run>/index.js``: one row per example (id, index, status, error kind, the
+  verdict's reason, scores, tokens, latency): the run page's sortable, filterable, paginated table;
 * ``data/<run>/chunk-<k>.js``: :data:`CHUNK` examples each, complete (inputs, gold answer,
   every model call with its messages and tools resolved from the run's ``prompts.jsonl``, raw
   outputs, prediction, scores with comments, trace), loaded when one of them is opened.
@@ -111,6 +111,7 @@ def _verdict(bench: Benchmark | None, split: Split | None, result: Any) -> Verdi
 def _row(result: Any, verdict: Verdict) -> dict[str, Any]:
     score = result.score or {}
     return {"passed": verdict.passed, "reason": _reason_kind(verdict),
+            "why": verdict.reason[:200],
             "id": result.example_id, "index": result.index, "epoch": result.epoch,
             "key": _key(result),
             "status": result.status,

@@ -120,10 +120,34 @@ function runsPage(runs) {
 function filterRows(rows, params) {
   const status = params.get("status"), kind = params.get("kind"), metric = params.get("metric");
   const low = params.get("min"), high = params.get("max");
+  const reason = params.get("reason"), search = matcher(params.get("q"));
   return rows.filter((r) => (!status || r.status === status) &&
     (!kind || (r.error_kind || "") === kind) &&
+    (!reason || r.reason === reason) && (!search || search(r)) &&
     (!metric || ((low === null || low === "" || (r.scores[metric] ?? -Infinity) >= +low) &&
                  (high === null || high === "" || (r.scores[metric] ?? Infinity) <= +high))));
+}
+
+// Search by id, number or text (the reason, the error): the rows hold no full answers, so a
+// 10,000-example run filters without loading its chunks.
+function matcher(query) {
+  const q = (query || "").trim().toLowerCase();
+  if (!q) return null;
+  return (r) => r.key === q || String(r.id).toLowerCase().includes(q) ||
+    (r.why || "").toLowerCase().includes(q) || (r.error || "").toLowerCase().includes(q);
+}
+
+// Failure reasons with their counts; a click filters the table to one (again: all).
+function reasonFacet(rows, params, go) {
+  const counts = new Map();
+  rows.forEach((r) => counts.set(r.reason || "?", (counts.get(r.reason || "?") || 0) + 1));
+  const current = params.get("reason");
+  const entries = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return el("div", {class: "facet", id: "reasons"}, el("span", {class: "muted"}, "why: "),
+    entries.map(([reason, n]) => el("a", {href: "#", class: "reason" + (reason === current ? " on" : ""),
+      "data-reason": reason,
+      onclick: (e) => { e.preventDefault(); go({reason: reason === current ? "" : reason}); }},
+      `${reason} (${n})`)));
 }
 
 function sortRows(rows, key, desc) {
@@ -160,7 +184,9 @@ function runPage(run, rows, params) {
     el("label", {}, "from ", el("input", {name: "min", size: 5, value: params.get("min") || "",
                                            onchange: (e) => go({min: e.target.value})})),
     el("label", {}, "to ", el("input", {name: "max", size: 5, value: params.get("max") || "",
-                                         onchange: (e) => go({max: e.target.value})})));
+                                         onchange: (e) => go({max: e.target.value})})),
+    el("label", {}, "search ", el("input", {name: "q", size: 18, value: params.get("q") || "",
+      placeholder: "id, # or text", onchange: (e) => go({q: e.target.value})})));
   const sortKey = params.get("sort") || "index", desc = params.get("desc") === "1";
   const shown = sortRows(filterRows(rows, params), sortKey, desc);
   const page = Math.max(0, +(params.get("page") || 0));
@@ -170,11 +196,13 @@ function runPage(run, rows, params) {
     label + (sortKey === key ? (desc ? " ▼" : " ▲") : ""));
   const table = el("table", {id: "examples"},
     el("thead", {}, el("tr", {}, head("index", "#"), head("status", "status"),
-      el("th", {}, "error kind"), metrics.map((m) => head(m, m)),
+      el("th", {}, "error kind"), el("th", {}, "why"), metrics.map((m) => head(m, m)),
       head("tokens", "tokens"), head("latency", "latency s"))),
-    el("tbody", {}, slice.map((r) => el("tr", {"data-index": r.key, class: r.status},
-      el("td", {}, el("a", {href: link(["run", run.id, "ex", r.key])}, r.key)),
-      el("td", {}, r.status), el("td", {}, r.error_kind || ""),
+    el("tbody", {}, slice.map((r, i) => el("tr", {"data-index": r.key, class: r.status},
+      // j opens the first example shown; the filter goes along, so j/k walk the filtered rows
+      el("td", {}, el("a", {href: link(["run", run.id, "ex", r.key], params),
+                            "data-key": i === 0 ? "j" : null}, r.key)),
+      el("td", {}, r.status), el("td", {}, r.error_kind || ""), el("td", {class: "why"}, r.why || ""),
       metrics.map((m) => el("td", {class: "num"}, m in r.scores ? num(r.scores[m]) : "")),
       el("td", {class: "num"}, r.tokens), el("td", {class: "num"}, num(r.latency_s))))));
   const pager = el("div", {class: "pager"},
@@ -189,7 +217,7 @@ function runPage(run, rows, params) {
              Object.entries(run.counts).map(([k, v]) => k + " " + v).join(", ")),
           (run.notes || []).map((n) => el("p", {class: "note"}, "note: " + n)),
           el("details", {class: "block"}, el("summary", {}, "metrics"), summary),
-          filters, table, pager];
+          reasonFacet(rows, params, go), filters, table, pager];
 }
 
 function message(m) {
@@ -306,10 +334,14 @@ async function examplePage(run, rows, index, params, runs) {
       columns.push(exampleColumn(other, otherDetail));
     }
   }
-  const position = rows.indexOf(row);
-  const nav = (delta) => rows[position + delta] ?
-    el("a", {href: link(["run", run.id, "ex", rows[position + delta].key], params)},
-       delta < 0 ? "← previous" : "next →") : null;
+  // previous/next (keys k/j) walk the run page's filtered rows when this example is among them
+  const filtered = filterRows(rows, params);
+  const list = filtered.includes(row) ? filtered : rows;
+  const position = list.indexOf(row);
+  const nav = (delta) => list[position + delta] ?
+    el("a", {href: link(["run", run.id, "ex", list[position + delta].key], params),
+             "data-key": delta < 0 ? "k" : "j"},
+       delta < 0 ? "← previous (k)" : "next (j) →") : null;
   const compare = others.length ? el("label", {}, "side by side with ",
     el("select", {onchange: (e) => { const p = new URLSearchParams(params);
       if (e.target.value) p.set("with", e.target.value); else p.delete("with");
@@ -348,5 +380,10 @@ async function render() {
   document.body.setAttribute("data-rendered", location.hash || "#/");
 }
 
+window.addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey || /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName)) return;
+  const target = document.querySelector(`a[data-key="${e.key}"]`);
+  if (target) location.hash = target.getAttribute("href");
+});
 window.addEventListener("hashchange", render);
 window.addEventListener("load", render);
