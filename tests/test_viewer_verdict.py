@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from tests.test_viewer import CHROMIUM, needs_chromium, run
+from tooleval_agents.appbench.explain import explain as appbench
+from tooleval_agents.ultratool.explain import explain as ultratool
 from tooleval_agents.verdict import align_calls, first_difference, generic_verdict
 from tooleval_agents.viewer import build_site
 
@@ -167,3 +169,36 @@ def test_search_finds_an_example_by_its_reason_text(site: Path) -> None:
         done([...document.querySelectorAll("#examples tbody tr")].map((t) => t.dataset.index));
     """)
     assert len(got) == 1
+
+
+def test_appbench_explains_call_lines_against_the_gold() -> None:
+    gold = {"used_app": ["Events", "Events"],
+            "used_api": [{"findevents": {"city": "Los Angeles"}},
+                         {"buyeventtickets": {"event_name": "Jazz", "city": "Los Angeles"}}]}
+    answer = ("Events: [event_name, city = findevents(#city='LA')]\n"
+              "Events: [buyeventtickets(#event_name='Jazz', #city=city)]")
+    v = appbench(_result(outputs={"prediction": answer}, reference_outputs=gold,
+                         score={"scores": {"success": 0.0}}))
+    assert not v.passed and v.reason == "wrong value city='LA' vs 'Los Angeles' in `findevents`"
+    # a dependent argument is compared by name: the gold holds its resolved value
+    assert [(a["name"], a["pred"], a["mark"]) for a in v.rows[1]["args"]] == [
+        ("event_name", "'Jazz'", "ok"), ("city", "← city", "ok")]
+    v = appbench(_result(outputs={"prediction": "Music: [playmedia(#track='x')]"},
+                         reference_outputs=gold, score={"scores": {"success": 0.0}}))
+    assert v.reason == "wrong app `Music` (gold: Events, Events)"
+
+
+def test_ultratool_explains_tool_usage_steps_and_leaves_other_tasks_generic() -> None:
+    gold = {"reference": [{"step": "1", "tool": "flight_search", "param": {"city": "Oslo"}},
+                          {"step": "2", "tool": "flight_reserve", "param": {"n": "1"}}]}
+    pred = [{"step": "1", "tool": "flight_search", "param": {"city": "Oslo"}}]
+    v = ultratool(_result(outputs={"prediction": pred}, reference_outputs=gold,
+                          score={"scores": {"tool_usage": 50.0}}))
+    assert not v.passed and v.reason == "missing call `flight_reserve`"
+    assert [r["mark"] for r in v.rows] == ["ok", "missing"]
+    v = ultratool(_result(outputs={"prediction": gold["reference"]}, reference_outputs=gold,
+                          score={"scores": {"tool_usage": 100.0}}))
+    assert v.passed
+    v = ultratool(_result(reference_outputs={"reference": "1. plan"},
+                          score={"scores": {"a": 0.0}}))
+    assert not v.passed and v.reason == "a = 0 (of 1)" and not v.rows
