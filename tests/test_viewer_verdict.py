@@ -10,6 +10,7 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -202,3 +203,21 @@ def test_ultratool_explains_tool_usage_steps_and_leaves_other_tasks_generic() ->
     v = ultratool(_result(reference_outputs={"reference": "1. plan"},
                           score={"scores": {"a": 0.0}}))
     assert not v.passed and v.reason == "a = 0 (of 1)" and not v.rows
+
+
+@needs_chromium
+def test_the_index_shows_the_options_that_differ_as_columns(site: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    for name, epochs in (("a", 1), ("b", 3)):  # one run as if made with --epochs 3
+        src = next(p for p in (site.parent).glob("runs*/appbench-plan-ss-*"))
+        shutil.copytree(src, runs / name)
+        config = json.loads((runs / name / "config.json").read_text(encoding="utf-8"))
+        config["epochs"] = epochs
+        (runs / name / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    out = tmp_path / "site"
+    build_site([runs], out)
+    got = probe(out, "", """done({heads: [...document.querySelectorAll("#runs th")].map(
+        (t) => t.textContent), cells: [...document.querySelectorAll("#runs td.option")].map(
+        (t) => t.textContent)});""", wait_ms=1000)
+    assert "epochs" in got["heads"] and "samples" not in got["heads"]
+    assert sorted(got["cells"]) == ["1", "3"]

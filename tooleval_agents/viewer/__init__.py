@@ -187,6 +187,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "strategy_options": config.strategy_options, "agent": config.agent,
             "model": config.model.get("spec"), "judge": (config.judge or {}).get("spec"),
             "scoring_options": config.scoring_options,
+            "options": _options(config),
             "examples": len(results), "split_examples": config.dataset.total,
             "created_at": config.created_at,
             "metrics": summary.metrics if summary else {},
@@ -200,6 +201,25 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "prices": {"model": _price(config.model.get("spec")),
                        "judge": _price((config.judge or {}).get("spec"))}}
     return meta, len(results)
+
+
+_NOT_OPTIONS = {"model", "model_name", "answers"}
+"""Model parameters that name the model or fingerprint its answers: the model column says it."""
+
+
+def _options(config: Any) -> dict[str, str]:
+    """What a user may set besides split, strategy and model, flat (``epochs``,
+    ``strategy.<k>``, ``scoring.<k>``, ``model.<param>``, ``judge``, ``agent``, ``samples``):
+    the index shows those that differ between runs."""
+    out = {"epochs": str(config.epochs), "agent": config.agent or "",
+           "judge": (config.judge or {}).get("spec") or "",
+           "samples": config.dataset.samples or ""}
+    out.update({f"strategy.{k}": str(v) for k, v in config.strategy_options.items()})
+    out.update({f"scoring.{k}": str(v) for k, v in config.scoring_options.items()})
+    params = config.model.get("params") or {}
+    out.update({f"model.{k}": str(v) for k, v in params.items()
+                if k not in _NOT_OPTIONS and len(str(v)) <= 40})
+    return out
 
 
 def _price(spec: str | None) -> dict[str, Any] | None:

@@ -94,23 +94,47 @@ function runLabel(run) {
 }
 
 function nOfN(run) {
-  const n = run.counts.scored !== undefined ? run.counts.scored : run.examples;
+  // --epochs: n counts attempts; the examples are n / epochs
+  const epochs = +((run.options || {}).epochs || 1);
+  const scored = run.counts.scored !== undefined ? run.counts.scored : run.examples;
+  if (epochs > 1) return nOfN({...run, options: {}, counts: {scored: Math.round(scored / epochs)}}) +
+    ` × ${epochs}`;
+  const n = scored;
   return run.split_examples && run.split_examples !== n ? n + " of " + run.split_examples : String(n);
 }
 
 // --- pages ---------------------------------------------------------------------------------
 
+// The options that differ between the listed runs (an option a run lacks counts as empty).
+function differingOptions(runs) {
+  const keys = [...new Set(runs.flatMap((r) => Object.keys(r.options || {})))].sort();
+  return keys.filter((k) => new Set(runs.map((r) => (r.options || {})[k] || "")).size > 1);
+}
+
 function runsPage(runs) {
-  const names = [...new Set(runs.flatMap(headline))];
+  // headline columns per benchmark, each filled only on that benchmark's rows
+  const benchmarks = [...new Set(runs.map((r) => r.benchmark))];
+  const columns = benchmarks.flatMap((b) => [...new Set(runs.filter((r) => r.benchmark === b)
+    .flatMap(headline))].map((m) => ({benchmark: b, metric: m})));
+  const options = differingOptions(runs);
   const table = el("table", {id: "runs"},
-    el("thead", {}, el("tr", {}, ["run", "split", "n", ...names, "tokens/example", "cost $"].map(
-      (h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, [
+      ...["run (started)", "split", "strategy", "model", ...options, "n of N"].map((h) => el("th", {}, h)),
+      ...columns.map((c) => el("th", {title: c.benchmark},
+        benchmarks.length > 1 ? `${c.metric} (${c.benchmark})` : c.metric)),
+      el("th", {}, "tokens/example"), el("th", {}, "cost $")])),
     el("tbody", {}, runs.map((run) => el("tr", {"data-run": run.id},
-      el("td", {}, el("a", {href: link(["run", run.id])}, runLabel(run))),
-      el("td", {}, run.split),
-      el("td", {class: "num"}, nOfN(run)),
-      names.map((m) => el("td", {class: "num"}, m in run.metrics ? num(run.metrics[m]) : "",
-        (run.ci || {})[m] ? el("div", {class: "ci"}, `${num(run.ci[m][0])}–${num(run.ci[m][1])}`) : null)),
+      el("td", {class: "nowrap"}, el("a", {href: link(["run", run.id]), title: run.experiment},
+        (run.created_at || run.id).slice(0, 16).replace("T", " "))),
+      el("td", {class: "nowrap"}, run.split),
+      el("td", {}, run.strategy + (run.agent ? " · " + run.agent : "")),
+      el("td", {}, run.model || ""),
+      options.map((k) => el("td", {class: "option"}, (run.options || {})[k] || "—")),
+      el("td", {class: "num nowrap"}, nOfN(run)),
+      columns.map((c) => c.benchmark !== run.benchmark ? el("td", {class: "other"}, "") :
+        el("td", {class: "num"}, c.metric in run.metrics ? num(run.metrics[c.metric]) : "",
+          (run.ci || {})[c.metric] ? el("div", {class: "ci"},
+            `${num(run.ci[c.metric][0])}–${num(run.ci[c.metric][1])}`) : null)),
       el("td", {class: "num"}, num((run.usage.input_tokens_per_example || 0) +
                                    (run.usage.output_tokens_per_example || 0))),
       el("td", {class: "num"}, usd(run.cost))))));
