@@ -12,17 +12,22 @@ import os
 import re
 import shutil
 import subprocess
+import urllib.request
+import webbrowser
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.test_viewer import CHROMIUM, needs_chromium, run
 from tooleval_agents.appbench.explain import explain as appbench
+from tooleval_agents.cli import app
 from tooleval_agents.ultratool.explain import explain as ultratool
 from tooleval_agents.verdict import align_calls, first_difference, generic_verdict
 from tooleval_agents.viewer import build_site
+from tooleval_agents.viewer.serve import LiveSite
 
 # Probe: once the page has rendered, the positions of the verdict and of the first marked
 # difference are written into the DOM, where --dump-dom shows them.
@@ -221,3 +226,43 @@ def test_the_index_shows_the_options_that_differ_as_columns(site: Path, tmp_path
         (t) => t.textContent)});""", wait_ms=1000)
     assert "epochs" in got["heads"] and "samples" not in got["heads"]
     assert sorted(got["cells"]) == ["1", "3"]
+
+
+def test_view_reads_runs_by_default_opens_a_browser_and_says_when_there_are_none(
+        site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", opened.append)
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["view"])
+    assert done.exit_code == 1 and "no runs/ folder here" in done.output
+    assert "Traceback" not in done.output
+    src = next(site.parent.glob("runs*/appbench-plan-ss-*"))
+    shutil.copytree(src, tmp_path / "runs" / src.name)
+    done = CliRunner().invoke(app, ["view", "--open", "--out", "s"])
+    assert done.exit_code == 0, done.output
+    assert "wrote 1 run(s)" in done.output
+    assert opened == [(tmp_path / "s" / "index.html").as_uri()]
+
+
+def test_serve_answers_on_localhost_and_rewrites_the_site_when_a_run_changes(
+        site: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    sources = sorted(site.parent.glob("runs*/appbench-plan-*"))
+    shutil.copytree(sources[0], runs / "first")
+    live = LiveSite([runs], tmp_path / "site", port=0)
+    try:
+        assert live.url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(live.url, timeout=10) as page:
+            assert b"tooleval view" in page.read()
+        assert not live.poll()  # nothing changed
+        shutil.copytree(sources[1], runs / "second")  # a run appears while serving
+        assert live.poll() and live.site.runs == 2
+        base = live.url.rsplit("/", 1)[0]
+        with urllib.request.urlopen(base + "/data/runs.js", timeout=10) as data:
+            assert data.read().count(b'"experiment"') == 2
+        with (runs / "first" / "examples.jsonl").open("a", encoding="utf-8") as f:
+            f.write("")  # touched: the mtime changes
+        os.utime(runs / "first" / "examples.jsonl", ns=(1, 1))
+        assert live.poll()
+    finally:
+        live.close()
