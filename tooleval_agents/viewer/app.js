@@ -318,9 +318,11 @@ function exampleColumn(run, detail) {
   return el("div", {class: "column"},
     el("h2", {}, runLabel(run)),
     verdictLine(detail),
-    out.parse_error ? el("p", {class: "error"}, "parse error: " + out.parse_error) : null,
     diffTable(detail),
-    block("prediction", out.prediction),
+    // an answer that was not read: what the model said matters, not the empty prediction
+    out.parse_error ? block("the answer, not read: " + out.parse_error,
+                            (out.raw_outputs || []).slice(-1)[0] || "(empty)")
+                    : block("prediction", out.prediction),
     el("p", {class: "status " + detail.status}, detail.status +
        (detail.error_kind ? " · " + detail.error_kind : "") + (detail.error ? ": " + detail.error : "")),
     el("p", {class: "muted"}, `tokens ${detail.usage.input_tokens} in / ${detail.usage.output_tokens} out · ` +
