@@ -82,7 +82,7 @@ DEFERRED = {
     "tooleval_agents.cli.compare": {"tooleval_agents.results.compare"},
     "tooleval_agents.cli.data_fetch": {"tooleval_agents.data.download"},  # the HTTP client
     "tooleval_agents.cli.report": {"tooleval_agents.results.reports"},
-    "tooleval_agents.cli.view": {"tooleval_agents.viewer"},
+    "tooleval_agents.cli.view": {"tooleval_agents.viewer", "tooleval_agents.viewer.serve"},
     # The public names whose modules load LangChain, LangSmith, pandas or matplotlib, on
     # first use (``import tooleval_agents`` stays light).
     "tooleval_agents": {"tooleval_agents.results.reports", "tooleval_agents.results.compare",

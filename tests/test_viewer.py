@@ -105,7 +105,11 @@ def test_the_site_renders_runs_examples_and_one_example_in_chromium(runs: Path,
     site = build_site([runs], tmp_path / "site")
     home = render(site.index)
     assert len(re.findall(r'<tr data-run="', home)) == 4
-    assert "execute_repair · noisy-reference:0.6" in home
+    assert "<td>execute_repair</td><td>noisy-reference:0.6</td>" in home
+    # an UltraTool row leaves AppBench's headline columns empty, and the reverse
+    ultra = re.search(r'<tr data-run="ultratool[^"]*">(.*?)</tr>', home, re.S)
+    assert ultra and ultra.group(1).count('<td class="other"></td>') >= 2
+    assert "<th>epochs</th>" not in home  # every run has one epoch: not an option that differs
     assert '<div class="ci">' in home  # intervals beside the headline metrics
     rid = "appbench-plan-mm-execute_repair-noisy-reference_0.6"
     listing = render(site.index, f"#/run/{rid}")

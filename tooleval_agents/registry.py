@@ -37,6 +37,7 @@ from tooleval_agents.contracts import (
 from tooleval_agents.data.answers import read_answers
 from tooleval_agents.errors import UnknownNameError, did_you_mean
 from tooleval_agents.terminal import printable
+from tooleval_agents.verdict import Verdict
 
 if TYPE_CHECKING:  # the hooks' types (their modules load pandas, matplotlib, the HTTP layer)
     from tooleval_agents.data.fetch import SourceManifest
@@ -107,6 +108,12 @@ class Benchmark(ABC):
     def describe(self, split: Split) -> str:
         """What ``split`` asks of a model, in a few words (LangSmith dataset descriptions)."""
         return f"{split.task} ({split.subset})"
+
+    def explain(self, split: Split, result: Any) -> Verdict | None:
+        """Why ``result`` (a stored example line: outputs, reference outputs, scores, trace)
+        passed or failed, with its calls set against the gold (the viewer's verdict line);
+        ``None``: the core's :func:`~tooleval_agents.verdict.generic_verdict` answers."""
+        return None
 
     def shared_metadata(self, split: Split, data_dir: Path,
                         count: int) -> list[dict[str, Any]] | None:

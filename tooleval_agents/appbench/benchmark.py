@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tooleval_agents.appbench import loaders
 from tooleval_agents.appbench.corruptions import FORMATS
+from tooleval_agents.appbench.explain import explain
 from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.contracts import (
     AgentIO,
@@ -28,6 +29,7 @@ from tooleval_agents.data.datadir import find_samples, source_of
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.corpus import as_corpus
+from tooleval_agents.verdict import Verdict
 
 if TYPE_CHECKING:  # the report hooks' types (pandas, matplotlib) only for the checker
     from tooleval_agents.results.compare import RunData
@@ -75,6 +77,9 @@ class AppBenchBenchmark(Benchmark):
         category: Category = split.subset  # type: ignore[assignment]
         located = self.locate(split, data_dir)
         return loaders.read_file(located.path, category, located.source)
+
+    def explain(self, split: Split, result: Any) -> Verdict | None:
+        return explain(result)
 
     def default_strategy(self, split: Split) -> str:
         return "hierarchical"

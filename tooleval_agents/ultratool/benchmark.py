@@ -26,7 +26,9 @@ from tooleval_agents.data.jsonio import iter_jsonl, parse_json
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.corpus import Scores, as_corpus
+from tooleval_agents.ultratool.explain import explain
 from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
+from tooleval_agents.verdict import Verdict
 
 if TYPE_CHECKING:  # the report hooks' and the judge's types (pandas, LangChain): checker only
     from evaluators.ultratool.judge import UltraToolJudge
@@ -123,6 +125,9 @@ class UltraToolBenchmark(Benchmark):
             return loaders.read_raw_file(located.path, lang, located.source)
         return loaders.read_task_file(located.path, split.task,  # type: ignore[arg-type]
                                       lang, located.source)
+
+    def explain(self, split: Split, result: Any) -> Verdict | None:
+        return explain(result) if split.task == "tool_usage" else None
 
     def default_strategy(self, split: Split) -> str:
         return "plan_create_use" if split.task == "raw" else "one_shot"

@@ -5,8 +5,8 @@ CDN), and ``data/`` with each run's examples as JavaScript files the page loads 
 (``<script>`` tags: a page opened from ``file://`` may not ``fetch`` files). Per run:
 
 * ``data/<run>/index.js``: one row per example (id, index, status, error kind --
-  ``format_error`` for a finished answer that could not be read --, scores, tokens, latency):
-  the run page's sortable, filterable, paginated table;
+  ``format_error`` for a finished answer that could not be read --, the verdict's reason,
+  scores, tokens, latency): the run page's sortable, filterable, paginated table;
 * ``data/<run>/chunk-<k>.js``: :data:`CHUNK` examples each, complete (inputs, gold answer,
   every model call with its messages and tools resolved from the run's ``prompts.jsonl``, raw
   outputs, prediction, scores with comments, trace), loaded when one of them is opened.
@@ -31,13 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tooleval_agents.contracts import Split
 from tooleval_agents.data.jsonio import atomic_write_text
 from tooleval_agents.data.paths import inside
 from tooleval_agents.models.tool_calls.counts import FORMAT_ERRORS
-from tooleval_agents.registry import get_benchmark
+from tooleval_agents.registry import Benchmark, get_benchmark
 from tooleval_agents.results.costs import price_for
 from tooleval_agents.results.rundir import CONFIG, ExampleResult, RunDir, RunSummary
 from tooleval_agents.run.transcripts import read_prompts
+from tooleval_agents.verdict import Verdict, generic_verdict
 
 FORMAT_ERROR = "format_error"
 """Error kind of a finished example whose answer could not be read in its task's format."""
@@ -97,11 +99,26 @@ def _key(result: Any) -> str:
     return str(result.index) if not result.epoch else f"{result.index}@{result.epoch}"
 
 
-def _row(result: Any) -> dict[str, Any]:
+def _verdict(bench: Benchmark | None, split: Split | None, result: Any) -> Verdict:
+    """The benchmark's explanation, else the core's; a hook that fails falls back too (the
+    site is still written, the verdict is less specific)."""
+    if bench is not None and split is not None:
+        try:
+            found = bench.explain(split, result)
+        except Exception:  # a third-party hook's bug must not cost the whole site
+            found = None
+        if found is not None:
+            return found
+    return generic_verdict(result)
+
+
+def _row(result: Any, verdict: Verdict) -> dict[str, Any]:
     score = result.score or {}
     # An answer that could not be read finished "ok" but measured nothing: its kind says so.
     unread = result.format_error
-    return {"id": result.example_id, "index": result.index, "epoch": result.epoch,
+    return {"passed": verdict.passed, "reason": _reason_kind(verdict),
+            "why": verdict.reason[:200],
+            "id": result.example_id, "index": result.index, "epoch": result.epoch,
             "key": _key(result),
             "status": result.status,
             "error_kind": FORMAT_ERROR if unread else result.error_kind,
@@ -112,7 +129,16 @@ def _row(result: Any) -> dict[str, Any]:
             "calls": result.usage.model_calls, "latency_s": round(result.latency_s, 3)}
 
 
-def _detail(result: Any, prompts: dict[str, Any]) -> dict[str, Any]:
+def _reason_kind(verdict: Verdict) -> str:
+    """The verdict's reason without its particulars (``missing call``, ``format error``): the
+    run page's facet."""
+    if verdict.passed:
+        return "passed"
+    head = verdict.reason.split("`")[0].split(":")[0].split("=")[0].split("(")[0]
+    return " ".join(head.split()[:2]).strip() or "failed"
+
+
+def _detail(result: Any, prompts: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
     calls = []
     for call in result.model_calls:
         calls.append({"messages": [prompts.get(m, {"role": "?", "content": f"(message {m} "
@@ -121,7 +147,15 @@ def _detail(result: Any, prompts: dict[str, Any]) -> dict[str, Any]:
                       "tools": prompts.get(call.tools) if call.tools else None,
                       "output": call.output, "error": call.error})
     return {**result.model_dump(mode="json", exclude={"model_calls"}), "key": _key(result),
-            "model_calls": calls}
+            "model_calls": calls, "verdict": verdict.to_json()}
+
+
+def _benchmark(config: Any) -> tuple[Benchmark | None, Split | None]:
+    try:
+        bench = get_benchmark(config.benchmark)
+        return bench, bench.split(config.task, config.subset)
+    except Exception:  # an unregistered benchmark: the core's verdicts only
+        return None, None
 
 
 def _headline(config: Any, metrics: dict[str, Any]) -> list[str]:
@@ -140,6 +174,8 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
     config = rd.read_config()
     summary = rd.read_summary() if (path / "summary.json").is_file() else None
     results = sorted(rd.results().values(), key=lambda r: (r.index, r.epoch))
+    bench, split = _benchmark(config)
+    verdicts = {id(r): _verdict(bench, split, r) for r in results}
     prompts = read_prompts(path)
     folder = inside(data_dir, rid, what="run id")
     folder.mkdir(parents=True, exist_ok=True)
@@ -149,15 +185,16 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
         for r in part:
             chunks[r.example_id] = k // CHUNK
         atomic_write_text(folder / f"chunk-{k // CHUNK}.js", _script(
-            f"{rid}/chunk-{k // CHUNK}", [_detail(r, prompts) for r in part]))
-    atomic_write_text(folder / "index.js", _script(
-        f"{rid}/index", [{**_row(r), "chunk": chunks[r.example_id]} for r in results]))
+            f"{rid}/chunk-{k // CHUNK}", [_detail(r, prompts, verdicts[id(r)]) for r in part]))
+    rows = [{**_row(r, verdicts[id(r)]), "chunk": chunks[r.example_id]} for r in results]
+    atomic_write_text(folder / "index.js", _script(f"{rid}/index", rows))
     meta = {"id": rid, "path": str(path), "experiment": config.experiment,
             "benchmark": config.benchmark, "task": config.task, "subset": config.subset,
             "split": config.dataset.name, "strategy": config.strategy,
             "strategy_options": config.strategy_options, "agent": config.agent,
             "model": config.model.get("spec"), "judge": (config.judge or {}).get("spec"),
             "scoring_options": config.scoring_options,
+            "options": _options(config),
             "examples": len(results), "split_examples": config.dataset.total,
             "created_at": config.created_at,
             "metrics": summary.metrics if summary else {},
@@ -172,6 +209,25 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "prices": {"model": _price(config.model.get("spec")),
                        "judge": _price((config.judge or {}).get("spec"))}}
     return meta, len(results)
+
+
+_NOT_OPTIONS = {"model", "model_name", "answers"}
+"""Model parameters that name the model or fingerprint its answers: the model column says it."""
+
+
+def _options(config: Any) -> dict[str, str]:
+    """What a user may set besides split, strategy and model, flat (``epochs``,
+    ``strategy.<k>``, ``scoring.<k>``, ``model.<param>``, ``judge``, ``agent``, ``samples``):
+    the index shows those that differ between runs."""
+    out = {"epochs": str(config.epochs), "agent": config.agent or "",
+           "judge": (config.judge or {}).get("spec") or "",
+           "samples": config.dataset.samples or ""}
+    out.update({f"strategy.{k}": str(v) for k, v in config.strategy_options.items()})
+    out.update({f"scoring.{k}": str(v) for k, v in config.scoring_options.items()})
+    params = config.model.get("params") or {}
+    out.update({f"model.{k}": str(v) for k, v in params.items()
+                if k not in _NOT_OPTIONS and len(str(v)) <= 40})
+    return out
 
 
 def _counts(summary: RunSummary | None, results: Sequence[ExampleResult]) -> dict[str, int]:

@@ -94,23 +94,47 @@ function runLabel(run) {
 }
 
 function nOfN(run) {
-  const n = run.counts.scored !== undefined ? run.counts.scored : run.examples;
+  // --epochs: n counts attempts; the examples are n / epochs
+  const epochs = +((run.options || {}).epochs || 1);
+  const scored = run.counts.scored !== undefined ? run.counts.scored : run.examples;
+  if (epochs > 1) return nOfN({...run, options: {}, counts: {scored: Math.round(scored / epochs)}}) +
+    ` × ${epochs}`;
+  const n = scored;
   return run.split_examples && run.split_examples !== n ? n + " of " + run.split_examples : String(n);
 }
 
 // --- pages ---------------------------------------------------------------------------------
 
+// The options that differ between the listed runs (an option a run lacks counts as empty).
+function differingOptions(runs) {
+  const keys = [...new Set(runs.flatMap((r) => Object.keys(r.options || {})))].sort();
+  return keys.filter((k) => new Set(runs.map((r) => (r.options || {})[k] || "")).size > 1);
+}
+
 function runsPage(runs) {
-  const names = [...new Set(runs.flatMap(headline))];
+  // headline columns per benchmark, each filled only on that benchmark's rows
+  const benchmarks = [...new Set(runs.map((r) => r.benchmark))];
+  const columns = benchmarks.flatMap((b) => [...new Set(runs.filter((r) => r.benchmark === b)
+    .flatMap(headline))].map((m) => ({benchmark: b, metric: m})));
+  const options = differingOptions(runs);
   const table = el("table", {id: "runs"},
-    el("thead", {}, el("tr", {}, ["run", "split", "n", ...names, "tokens/example", "cost $"].map(
-      (h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, [
+      ...["run (started)", "split", "strategy", "model", ...options, "n of N"].map((h) => el("th", {}, h)),
+      ...columns.map((c) => el("th", {title: c.benchmark},
+        benchmarks.length > 1 ? `${c.metric} (${c.benchmark})` : c.metric)),
+      el("th", {}, "tokens/example"), el("th", {}, "cost $")])),
     el("tbody", {}, runs.map((run) => el("tr", {"data-run": run.id},
-      el("td", {}, el("a", {href: link(["run", run.id])}, runLabel(run))),
-      el("td", {}, run.split),
-      el("td", {class: "num"}, nOfN(run)),
-      names.map((m) => el("td", {class: "num"}, m in run.metrics ? num(run.metrics[m]) : "",
-        (run.ci || {})[m] ? el("div", {class: "ci"}, `${num(run.ci[m][0])}–${num(run.ci[m][1])}`) : null)),
+      el("td", {class: "nowrap"}, el("a", {href: link(["run", run.id]), title: run.experiment},
+        (run.created_at || run.id).slice(0, 16).replace("T", " "))),
+      el("td", {class: "nowrap"}, run.split),
+      el("td", {}, run.strategy + (run.agent ? " · " + run.agent : "")),
+      el("td", {}, run.model || ""),
+      options.map((k) => el("td", {class: "option"}, (run.options || {})[k] || "—")),
+      el("td", {class: "num nowrap"}, nOfN(run)),
+      columns.map((c) => c.benchmark !== run.benchmark ? el("td", {class: "other"}, "") :
+        el("td", {class: "num"}, c.metric in run.metrics ? num(run.metrics[c.metric]) : "",
+          (run.ci || {})[c.metric] ? el("div", {class: "ci"},
+            `${num(run.ci[c.metric][0])}–${num(run.ci[c.metric][1])}`) : null)),
       el("td", {class: "num"}, num((run.usage.input_tokens_per_example || 0) +
                                    (run.usage.output_tokens_per_example || 0))),
       el("td", {class: "num"}, usd(run.cost))))));
@@ -120,10 +144,34 @@ function runsPage(runs) {
 function filterRows(rows, params) {
   const status = params.get("status"), kind = params.get("kind"), metric = params.get("metric");
   const low = params.get("min"), high = params.get("max");
+  const reason = params.get("reason"), search = matcher(params.get("q"));
   return rows.filter((r) => (!status || r.status === status) &&
     (!kind || (r.error_kind || "") === kind) &&
+    (!reason || r.reason === reason) && (!search || search(r)) &&
     (!metric || ((low === null || low === "" || (r.scores[metric] ?? -Infinity) >= +low) &&
                  (high === null || high === "" || (r.scores[metric] ?? Infinity) <= +high))));
+}
+
+// Search by id, number or text (the reason, the error): the rows hold no full answers, so a
+// 10,000-example run filters without loading its chunks.
+function matcher(query) {
+  const q = (query || "").trim().toLowerCase();
+  if (!q) return null;
+  return (r) => r.key === q || String(r.id).toLowerCase().includes(q) ||
+    (r.why || "").toLowerCase().includes(q) || (r.error || "").toLowerCase().includes(q);
+}
+
+// Failure reasons with their counts; a click filters the table to one (again: all).
+function reasonFacet(rows, params, go) {
+  const counts = new Map();
+  rows.forEach((r) => counts.set(r.reason || "?", (counts.get(r.reason || "?") || 0) + 1));
+  const current = params.get("reason");
+  const entries = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return el("div", {class: "facet", id: "reasons"}, el("span", {class: "muted"}, "why: "),
+    entries.map(([reason, n]) => el("a", {href: "#", class: "reason" + (reason === current ? " on" : ""),
+      "data-reason": reason,
+      onclick: (e) => { e.preventDefault(); go({reason: reason === current ? "" : reason}); }},
+      `${reason} (${n})`)));
 }
 
 function sortRows(rows, key, desc) {
@@ -160,7 +208,9 @@ function runPage(run, rows, params) {
     el("label", {}, "from ", el("input", {name: "min", size: 5, value: params.get("min") || "",
                                            onchange: (e) => go({min: e.target.value})})),
     el("label", {}, "to ", el("input", {name: "max", size: 5, value: params.get("max") || "",
-                                         onchange: (e) => go({max: e.target.value})})));
+                                         onchange: (e) => go({max: e.target.value})})),
+    el("label", {}, "search ", el("input", {name: "q", size: 18, value: params.get("q") || "",
+      placeholder: "id, # or text", onchange: (e) => go({q: e.target.value})})));
   const sortKey = params.get("sort") || "index", desc = params.get("desc") === "1";
   const shown = sortRows(filterRows(rows, params), sortKey, desc);
   const page = Math.max(0, +(params.get("page") || 0));
@@ -170,11 +220,13 @@ function runPage(run, rows, params) {
     label + (sortKey === key ? (desc ? " ▼" : " ▲") : ""));
   const table = el("table", {id: "examples"},
     el("thead", {}, el("tr", {}, head("index", "#"), head("status", "status"),
-      el("th", {}, "error kind"), metrics.map((m) => head(m, m)),
+      el("th", {}, "error kind"), el("th", {}, "why"), metrics.map((m) => head(m, m)),
       head("tokens", "tokens"), head("latency", "latency s"))),
-    el("tbody", {}, slice.map((r) => el("tr", {"data-index": r.key, class: r.status},
-      el("td", {}, el("a", {href: link(["run", run.id, "ex", r.key])}, r.key)),
-      el("td", {}, r.status), el("td", {}, r.error_kind || ""),
+    el("tbody", {}, slice.map((r, i) => el("tr", {"data-index": r.key, class: r.status},
+      // j opens the first example shown; the filter goes along, so j/k walk the filtered rows
+      el("td", {}, el("a", {href: link(["run", run.id, "ex", r.key], params),
+                            "data-key": i === 0 ? "j" : null}, r.key)),
+      el("td", {}, r.status), el("td", {}, r.error_kind || ""), el("td", {class: "why"}, r.why || ""),
       metrics.map((m) => el("td", {class: "num"}, m in r.scores ? num(r.scores[m]) : "")),
       el("td", {class: "num"}, r.tokens), el("td", {class: "num"}, num(r.latency_s))))));
   const pager = el("div", {class: "pager"},
@@ -191,7 +243,7 @@ function runPage(run, rows, params) {
              Object.entries(run.counts).map(([k, v]) => k + " " + v).join(", ")),
           (run.notes || []).map((n) => el("p", {class: "note"}, "note: " + n)),
           el("details", {class: "block"}, el("summary", {}, "metrics"), summary),
-          filters, table, pager];
+          reasonFacet(rows, params, go), filters, table, pager];
 }
 
 function message(m) {
@@ -210,16 +262,56 @@ function exampleCost(run, detail) {
   return model === null || judge === null ? "unknown price" : "$" + (model + judge).toFixed(5);
 }
 
+// The verdict line and the predicted-vs-gold table: marked by colour and by a text marker,
+// so the difference reads without colour too.
+const MARKS = {ok: "✓", wrong: "✗ wrong", missing: "− missing", extra: "+ extra"};
+
+function verdictLine(detail) {
+  const v = detail.verdict || {passed: detail.status === "ok", reason: detail.status};
+  return el("p", {class: "verdict " + (v.passed ? "passed" : "failed")},
+            (v.passed ? "PASSED" : "FAILED") + (v.reason ? " — " + v.reason : ""));
+}
+
+function markCell(mark, text) {
+  return el("td", {class: "mark " + mark}, text);
+}
+
+function diffTable(detail) {
+  const rows = (detail.verdict && detail.verdict.rows) || [];
+  if (!rows.length) return null;
+  const body = [];
+  rows.forEach((row, i) => {
+    body.push(el("tr", {class: "call " + row.mark},
+      el("td", {}, `call ${i + 1}`), el("td", {}, row.pred || "—"), el("td", {}, row.gold || "—"),
+      markCell(row.mark, MARKS[row.mark] || row.mark)));
+    row.args.forEach((a) => body.push(el("tr", {class: "arg " + a.mark},
+      el("td", {class: "argname"}, a.name), el("td", {}, a.pred || "—"), el("td", {}, a.gold || "—"),
+      markCell(a.mark, MARKS[a.mark] || a.mark))));
+  });
+  return el("table", {class: "diff"},
+    el("thead", {}, el("tr", {}, ["", "predicted", "gold", ""].map((h) => el("th", {}, h)))),
+    el("tbody", {}, body));
+}
+
+function comment(text) {
+  // a long comment (every unresolved dependency spelled out) folds to its first line
+  if (!text) return el("td", {class: "comment"}, "");
+  const first = String(text).split("\n")[0];
+  if (first === text && first.length <= 120) return el("td", {class: "comment"}, text);
+  return el("td", {class: "comment"}, el("details", {}, el("summary", {}, first.slice(0, 120) + " …"),
+                                         el("pre", {}, text)));
+}
+
 function exampleColumn(run, detail) {
   if (!detail) return el("div", {class: "column"}, el("h2", {}, runLabel(run)),
                          el("p", {}, "this run has no such example"));
   const score = detail.score || {};
   const scores = el("table", {class: "scores"}, el("tbody", {},
     Object.entries(score.scores || {}).map(([k, v]) => el("tr", {}, el("td", {}, k),
-      el("td", {class: "num"}, num(v)), el("td", {class: "comment"}, (score.comments || {})[k] || ""))),
+      el("td", {class: "num"}, num(v)), comment((score.comments || {})[k]))),
     Object.entries(score.parts || {}).map(([k, v]) => el("tr", {}, el("td", {}, k),
       el("td", {class: "num"}, num(v.hits) + " / " + num(v.total)), el("td", {}, "")))));
-  const calls = (detail.model_calls || []).map((c, i) => el("details", {open: true, class: "block call"},
+  const calls = (detail.model_calls || []).map((c, i) => el("details", {class: "block call"},
     el("summary", {}, `model call ${i + 1}` + (c.tools ? ` · ${c.tools.length} tool(s) bound` : "")),
     c.messages.map(message),
     c.tools ? block("tools", c.tools, false) : null,
@@ -227,6 +319,12 @@ function exampleColumn(run, detail) {
   const out = detail.outputs || {};
   return el("div", {class: "column"},
     el("h2", {}, runLabel(run)),
+    verdictLine(detail),
+    diffTable(detail),
+    // an answer that was not read: what the model said matters, not the empty prediction
+    out.parse_error ? block("the answer, not read: " + out.parse_error,
+                            (out.raw_outputs || []).slice(-1)[0] || "(empty)")
+                    : block("prediction", out.prediction),
     el("p", {class: "status " + detail.status}, detail.status +
        (detail.error_kind ? " · " + detail.error_kind : "") + (detail.error ? ": " + detail.error : "")),
     el("p", {class: "muted"}, `tokens ${detail.usage.input_tokens} in / ${detail.usage.output_tokens} out · ` +
@@ -236,13 +334,12 @@ function exampleColumn(run, detail) {
        ` · cost ${exampleCost(run, detail)}`),
     el("h3", {}, "scores"), scores,
     score.error ? el("p", {class: "error"}, score.error) : null,
-    block("input", detail.inputs),
-    block("gold answer", detail.reference_outputs),
-    el("h3", {}, "model calls"), calls.length ? calls : el("p", {class: "muted"}, "none recorded"),
+    block("input", detail.inputs, false),
+    block("gold answer", detail.reference_outputs, false),
+    el("details", {class: "block"}, el("summary", {}, `model calls (${calls.length})`),
+       calls.length ? calls : el("p", {class: "muted"}, "none recorded")),
     block("raw outputs", out.raw_outputs, false),
-    block("prediction", out.prediction),
-    out.parse_error ? el("p", {class: "error"}, "parse error: " + out.parse_error) : null,
-    block("trace", out.trace),
+    block("trace", out.trace, false),
     Object.entries(score.evidence || {}).map(([k, v]) => block("scoring saw: " + k, v, false)));
 }
 
@@ -265,10 +362,14 @@ async function examplePage(run, rows, index, params, runs) {
       columns.push(exampleColumn(other, otherDetail));
     }
   }
-  const position = rows.indexOf(row);
-  const nav = (delta) => rows[position + delta] ?
-    el("a", {href: link(["run", run.id, "ex", rows[position + delta].key], params)},
-       delta < 0 ? "← previous" : "next →") : null;
+  // previous/next (keys k/j) walk the run page's filtered rows when this example is among them
+  const filtered = filterRows(rows, params);
+  const list = filtered.includes(row) ? filtered : rows;
+  const position = list.indexOf(row);
+  const nav = (delta) => list[position + delta] ?
+    el("a", {href: link(["run", run.id, "ex", list[position + delta].key], params),
+             "data-key": delta < 0 ? "k" : "j"},
+       delta < 0 ? "← previous (k)" : "next (j) →") : null;
   const compare = others.length ? el("label", {}, "side by side with ",
     el("select", {onchange: (e) => { const p = new URLSearchParams(params);
       if (e.target.value) p.set("with", e.target.value); else p.delete("with");
@@ -307,5 +408,10 @@ async function render() {
   document.body.setAttribute("data-rendered", location.hash || "#/");
 }
 
+window.addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey || /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName)) return;
+  const target = document.querySelector(`a[data-key="${e.key}"]`);
+  if (target) location.hash = target.getAttribute("href");
+});
 window.addEventListener("hashchange", render);
 window.addEventListener("load", render);

@@ -1,0 +1,268 @@
+"""The example page leads with why: a verdict line and the predicted calls set against the
+gold, argument by argument (``tooleval_agents.verdict``, AppBench's ``explain`` hook), checked
+on real runs of the offline noisy models in headless Chromium: for an unparsed answer, a wrong
+value, a missing call and an agent's failed tool call, the verdict and the first marked
+difference sit in the first screen (900 px)."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import urllib.request
+import webbrowser
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.test_viewer import CHROMIUM, needs_chromium, run
+from tooleval_agents.appbench.explain import explain as appbench
+from tooleval_agents.cli import app
+from tooleval_agents.ultratool.explain import explain as ultratool
+from tooleval_agents.verdict import align_calls, first_difference, generic_verdict
+from tooleval_agents.viewer import build_site
+from tooleval_agents.viewer.serve import LiveSite
+
+# Probe: once the page has rendered, the positions of the verdict and of the first marked
+# difference are written into the DOM, where --dump-dom shows them.
+VERDICT_PROBE = """
+const top = (q) => { const e = document.querySelector(q);
+                     return e ? Math.round(e.getBoundingClientRect().top) : -1; };
+done({verdict: top(".verdict"), mark: top("td.mark.wrong, td.mark.missing, td.mark.extra"),
+      text: (document.querySelector(".verdict") || {}).textContent || "",
+      marks: [...document.querySelectorAll("td.mark")].map((e) => e.textContent)});
+"""
+
+
+def probe(site: Path, route: str, script: str, *, wait_ms: int = 3000) -> Any:
+    """Run ``script`` (which calls ``done(value)``) in the site's page at ``route`` once it
+    has rendered (after ``wait_ms`` of virtual time); ``value`` as JSON."""
+    assert CHROMIUM is not None
+    page = (site / "index.html").read_text(encoding="utf-8")
+    wrapped = ("<script>function done(v) { const out = document.createElement('pre'); "
+               "out.id = 'probe'; out.textContent = JSON.stringify(v); "
+               "document.body.appendChild(out); }\n"
+               f"setTimeout(async () => {{ {script} }}, {wait_ms});</script>")
+    (site / "probe.html").write_text(page.replace("</body>", wrapped + "</body>"),
+                                     encoding="utf-8")
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update",
+         f"--user-data-dir={site / '.chromium'}", f"--virtual-time-budget={wait_ms + 20000}",
+         "--window-size=1280,900", "--dump-dom", (site / "probe.html").as_uri() + route],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+def test_calls_are_aligned_by_name_and_each_argument_is_marked() -> None:
+    rows = align_calls([("findevents", {"city": "LA", "extra_arg": "1"}), ("tip", {})],
+                       [("findevents", {"city": "Los Angeles", "date": "2019-03-01"}),
+                        ("getweather", {"city": "Los Angeles"})])
+    assert [r["mark"] for r in rows] == ["wrong", "missing", "extra"]
+    assert [(a["name"], a["mark"]) for a in rows[0]["args"]] == [
+        ("city", "wrong"), ("date", "missing"), ("extra_arg", "extra")]
+    assert first_difference(rows) == "wrong value city='LA' vs 'Los Angeles' in `findevents`"
+    assert first_difference(rows[1:]) == "missing call `getweather`"
+    assert first_difference(rows[2:]) == "extra call `tip`"
+    assert first_difference([]) is None
+
+
+def _result(**kw: Any) -> SimpleNamespace:
+    base: dict[str, Any] = {"status": "ok", "error_kind": None, "error": None,
+                            "outputs": {}, "score": {"scores": {"a": 1.0, "b": 0.5}}}
+    return SimpleNamespace(**{**base, **kw})
+
+
+def test_the_generic_verdict_reads_status_format_tool_errors_then_scores() -> None:
+    v = generic_verdict(_result(status="infra_error", error_kind="timeout", error="slow"))
+    assert not v.passed and v.reason == "infra error (timeout): slow"
+    v = generic_verdict(_result(outputs={"parse_error": "no call line in the answer"}))
+    assert v.reason == "format error: no call line in the answer"
+    assert generic_verdict(_result()).reason == "b = 0.5 (of 1)"
+    trace = [{"kind": "tool_call", "name": "f", "error": True, "output": "Error: bad"}]
+    assert generic_verdict(_result(outputs={"trace": trace})).reason == \
+        "tool error in `f`: Error: bad"
+    assert generic_verdict(_result(score={"scores": {"a": 100.0}})).passed
+
+
+@pytest.fixture(scope="module")
+def site(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    runs = tmp_path_factory.mktemp("runs")
+    run(samples, runs, "appbench", subset="ss", model="noisy-reference:1.0")
+    run(samples, runs, "appbench", subset="mm", strategy="tools", model="noisy-reference:0.6")
+    out = tmp_path_factory.mktemp("site")
+    build_site([runs], out)
+    return out
+
+
+def _first(site: Path, rid: str, reason: str) -> tuple[str, str]:
+    text = (site / "data" / rid / "index.js").read_text(encoding="utf-8")
+    rows = json.loads(text[text.index(",") + 1:text.rindex(")")])
+    return rid, next(r["key"] for r in rows if r["reason"] == reason)
+
+
+@needs_chromium
+@pytest.mark.parametrize(("rid", "reason", "says"), [
+    ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "format error",
+     "format error: no call line in the answer"),
+    ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "wrong value", "wrong value "),
+    ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "missing call", "missing call `"),
+    ("appbench-plan-mm-tools-noisy-reference_0.6", "tool error", "tool error in `"),
+])
+def test_the_verdict_and_the_first_difference_are_in_the_first_screen(
+        site: Path, rid: str, reason: str, says: str) -> None:
+    rid, key = _first(site, rid, reason)
+    route = f"#/run/{rid}/ex/{key}"
+    got = probe(site, route, VERDICT_PROBE)
+    assert got["text"].startswith("FAILED — ") and says in got["text"]
+    assert 0 <= got["verdict"] < 900 and 0 <= got["mark"] < 900, got
+    # readable without colour: each marked difference says what it is in text
+    assert any(m.startswith(("✗", "−", "+")) for m in got["marks"])
+    shots = os.environ.get("TOOLEVAL_VIEWER_SHOTS")
+    if shots:  # screenshots for a person to look at (not part of the check)
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        png = Path(shots) / f"{reason.replace(' ', '-')}.png"
+        subprocess.run([CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                        f"--user-data-dir={site / '.chromium'}", "--virtual-time-budget=5000",
+                        "--window-size=1280,900", f"--screenshot={png}",
+                        (site / "index.html").as_uri() + route],
+                       capture_output=True, timeout=120, check=False)
+        assert png.is_file()
+
+
+FACET_PROBE = """
+const reasons = [...document.querySelectorAll("#reasons a.reason")].map((a) => a.textContent);
+document.querySelector('#reasons a[data-reason="wrong value"]').click();
+await new Promise((r) => setTimeout(r, 1000));
+const filtered = [...document.querySelectorAll("#examples tbody tr")].map((t) => t.dataset.index);
+window.dispatchEvent(new KeyboardEvent("keydown", {key: "j"}));
+await new Promise((r) => setTimeout(r, 1000));
+const opened = location.hash;
+window.dispatchEvent(new KeyboardEvent("keydown", {key: "j"}));
+await new Promise((r) => setTimeout(r, 1000));
+done({reasons, filtered, opened, after: location.hash,
+      verdict: (document.querySelector(".verdict") || {}).textContent || ""});
+"""
+
+
+@needs_chromium
+def test_the_run_page_counts_reasons_filters_by_one_and_j_walks_the_filtered_rows(
+        site: Path) -> None:
+    rid = "appbench-plan-ss-hierarchical-noisy-reference_1.0"
+    got = probe(site, f"#/run/{rid}", FACET_PROBE)
+    counts = dict(re.fullmatch(r"(.+) \((\d+)\)", r).groups() for r in got["reasons"])  # type: ignore[union-attr]
+    assert counts["wrong value"] == "1" and counts["format error"] == "1"
+    assert sum(int(n) for n in counts.values()) == 6
+    assert len(got["filtered"]) == 1
+    assert got["opened"].startswith(f"#/run/{rid}/ex/{got['filtered'][0]}?reason=wrong")
+    assert got["after"] == got["opened"]  # the only wrong-value example: no next one
+    assert "wrong value" in got["verdict"]
+
+
+@needs_chromium
+def test_search_finds_an_example_by_its_reason_text(site: Path) -> None:
+    rid = "appbench-plan-ss-hierarchical-noisy-reference_1.0"
+    got = probe(site, f"#/run/{rid}?q=no%20call%20line", """
+        done([...document.querySelectorAll("#examples tbody tr")].map((t) => t.dataset.index));
+    """)
+    assert len(got) == 1
+
+
+def test_appbench_explains_call_lines_against_the_gold() -> None:
+    gold = {"used_app": ["Events", "Events"],
+            "used_api": [{"findevents": {"city": "Los Angeles"}},
+                         {"buyeventtickets": {"event_name": "Jazz", "city": "Los Angeles"}}]}
+    answer = ("Events: [event_name, city = findevents(#city='LA')]\n"
+              "Events: [buyeventtickets(#event_name='Jazz', #city=city)]")
+    v = appbench(_result(outputs={"prediction": answer}, reference_outputs=gold,
+                         score={"scores": {"success": 0.0}}))
+    assert not v.passed and v.reason == "wrong value city='LA' vs 'Los Angeles' in `findevents`"
+    # a dependent argument is compared by name: the gold holds its resolved value
+    assert [(a["name"], a["pred"], a["mark"]) for a in v.rows[1]["args"]] == [
+        ("event_name", "'Jazz'", "ok"), ("city", "← city", "ok")]
+    v = appbench(_result(outputs={"prediction": "Music: [playmedia(#track='x')]"},
+                         reference_outputs=gold, score={"scores": {"success": 0.0}}))
+    assert v.reason == "wrong app `Music` (gold: Events, Events)"
+
+
+def test_ultratool_explains_tool_usage_steps_and_leaves_other_tasks_generic() -> None:
+    gold = {"reference": [{"step": "1", "tool": "flight_search", "param": {"city": "Oslo"}},
+                          {"step": "2", "tool": "flight_reserve", "param": {"n": "1"}}]}
+    pred = [{"step": "1", "tool": "flight_search", "param": {"city": "Oslo"}}]
+    v = ultratool(_result(outputs={"prediction": pred}, reference_outputs=gold,
+                          score={"scores": {"tool_usage": 50.0}}))
+    assert not v.passed and v.reason == "missing call `flight_reserve`"
+    assert [r["mark"] for r in v.rows] == ["ok", "missing"]
+    v = ultratool(_result(outputs={"prediction": gold["reference"]}, reference_outputs=gold,
+                          score={"scores": {"tool_usage": 100.0}}))
+    assert v.passed
+    v = ultratool(_result(reference_outputs={"reference": "1. plan"},
+                          score={"scores": {"a": 0.0}}))
+    assert not v.passed and v.reason == "a = 0 (of 1)" and not v.rows
+
+
+@needs_chromium
+def test_the_index_shows_the_options_that_differ_as_columns(site: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    for name, epochs in (("a", 1), ("b", 3)):  # one run as if made with --epochs 3
+        src = next(p for p in (site.parent).glob("runs*/appbench-plan-ss-*"))
+        shutil.copytree(src, runs / name)
+        config = json.loads((runs / name / "config.json").read_text(encoding="utf-8"))
+        config["epochs"] = epochs
+        (runs / name / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    out = tmp_path / "site"
+    build_site([runs], out)
+    got = probe(out, "", """done({heads: [...document.querySelectorAll("#runs th")].map(
+        (t) => t.textContent), cells: [...document.querySelectorAll("#runs td.option")].map(
+        (t) => t.textContent)});""", wait_ms=1000)
+    assert "epochs" in got["heads"] and "samples" not in got["heads"]
+    assert sorted(got["cells"]) == ["1", "3"]
+
+
+def test_view_reads_runs_by_default_opens_a_browser_and_says_when_there_are_none(
+        site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", opened.append)
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["view"])
+    assert done.exit_code == 1 and "no runs/ folder here" in done.output
+    assert "Traceback" not in done.output
+    src = next(site.parent.glob("runs*/appbench-plan-ss-*"))
+    shutil.copytree(src, tmp_path / "runs" / src.name)
+    done = CliRunner().invoke(app, ["view", "--open", "--out", "s"])
+    assert done.exit_code == 0, done.output
+    assert "wrote 1 run(s)" in done.output
+    assert opened == [(tmp_path / "s" / "index.html").as_uri()]
+
+
+def test_serve_answers_on_localhost_and_rewrites_the_site_when_a_run_changes(
+        site: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    sources = sorted(site.parent.glob("runs*/appbench-plan-*"))
+    shutil.copytree(sources[0], runs / "first")
+    live = LiveSite([runs], tmp_path / "site", port=0)
+    try:
+        assert live.url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(live.url, timeout=10) as page:
+            assert b"tooleval view" in page.read()
+        assert not live.poll()  # nothing changed
+        shutil.copytree(sources[1], runs / "second")  # a run appears while serving
+        assert live.poll() and live.site.runs == 2
+        base = live.url.rsplit("/", 1)[0]
+        with urllib.request.urlopen(base + "/data/runs.js", timeout=10) as data:
+            assert data.read().count(b'"experiment"') == 2
+        with (runs / "first" / "examples.jsonl").open("a", encoding="utf-8") as f:
+            f.write("")  # touched: the mtime changes
+        os.utime(runs / "first" / "examples.jsonl", ns=(1, 1))
+        assert live.poll()
+    finally:
+        live.close()
