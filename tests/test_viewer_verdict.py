@@ -19,9 +19,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from test_viewer import CHROMIUM, needs_chromium, run
 from typer.testing import CliRunner
 
-from tests.test_viewer import CHROMIUM, needs_chromium, run
 from tooleval_agents.appbench.explain import explain as appbench
 from tooleval_agents.cli import app
 from tooleval_agents.ultratool.explain import explain as ultratool
