@@ -4,6 +4,7 @@ offline path contacting nothing at all."""
 from __future__ import annotations
 
 import json
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,3 +138,38 @@ def test_no_upload_without_key_unless_asked(refused: list[object], tmp_path: Pat
         run_experiment("toy", subset="en", model="reference", out=tmp_path / "r",
                        data_dir=data, progress=False, upload=True)
     assert refused == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("upload", [None, True])
+def test_unreachable_langsmith_keeps_the_run_local(
+        refused: list[object], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture, upload: bool | None) -> None:
+    monkeypatch.setenv("LANGSMITH_API_KEY", SECRET)
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    data = write_toy(tmp_path / "data")
+    summary = run_experiment("toy", subset="en", model="reference", out=tmp_path / "runs",
+                             data_dir=data, progress=False, cache=False, upload=upload)
+    assert summary.counts["ok"] == 6
+    warned = [r.getMessage() for r in caplog.records if "LangSmith unavailable" in r.getMessage()]
+    assert len(warned) == 1 and "stays local" in warned[0]
+    recorded = RunDir(tmp_path / "runs" / summary.experiment).read_config().langsmith
+    assert recorded is not None and recorded["uploaded"] is False
+
+
+def test_a_refused_key_keeps_the_run_local(
+        fake: FakeLangSmith, refused: list[object], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_pt_wrong")
+    data = write_toy(tmp_path / "data")
+    summary = run_experiment("toy", subset="en", model="reference", out=tmp_path / "runs",
+                             data_dir=data, progress=False, cache=False)
+    assert summary.counts["ok"] == 6
+    recorded = RunDir(tmp_path / "runs" / summary.experiment).read_config().langsmith
+    assert recorded is not None and recorded["uploaded"] is False
+    assert_no_secret(tmp_path / "runs", secret="lsv2_pt_wrong")

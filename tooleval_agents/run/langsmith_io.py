@@ -45,6 +45,24 @@ def _upload_client() -> Client:
     return Client()
 
 
+def outage(exc: BaseException) -> str | None:
+    """One line saying why LangSmith could not be reached or refused the key, or None when
+    `exc` is not an outage (a differing dataset, a bug): an outage keeps the run local."""
+    from langsmith.utils import (
+        LangSmithAPIError,
+        LangSmithAuthError,
+        LangSmithConnectionError,
+        LangSmithRateLimitError,
+    )
+    # The SDK wraps its HTTP errors (refused, timeout, 5xx after retries, 401/403) in these.
+    kinds = (LangSmithConnectionError, LangSmithAuthError, LangSmithRateLimitError,
+             LangSmithAPIError, OSError, TimeoutError)
+    if not isinstance(exc, kinds):
+        return None
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return printable(f"{type(exc).__name__}: {first}")[:200]
+
+
 def _remote_examples(client: Client, split: Split, data_dir: Path,
                      examples: Sequence[Example]) -> list[Example]:
     """The split's dataset in LangSmith (pushed if absent); it must hold the run's examples

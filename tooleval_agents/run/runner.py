@@ -120,6 +120,7 @@ from tooleval_agents.run.langsmith_io import (
     _remote_examples,
     _session,
     _upload_client,
+    outage,
 )
 from tooleval_agents.run.loop import run_sync
 from tooleval_agents.run.naming import (
@@ -284,11 +285,21 @@ async def _destination(spec: RunSpec, plan: _Plan, client: Client | None, config
         raise ValueError("--epochs above 1 runs offline only for now: add --no-upload "
                          "(the runs can be compared and viewed locally)")
     client = client or _upload_client()
-    remote = await asyncio.to_thread(_remote_examples, client, split, data, list(examples))
-    session = await asyncio.to_thread(
-        _session, client, config.experiment, remote[0].dataset_id, metadata, config.langsmith,
-        f"{plan.bench.name} {split.task} ({split.subset}), strategy {plan.strategy_name}, "
-        f"model {label}; run by tooleval-agents")
+    try:
+        remote = await asyncio.to_thread(_remote_examples, client, split, data, list(examples))
+        session = await asyncio.to_thread(
+            _session, client, config.experiment, remote[0].dataset_id, metadata,
+            config.langsmith, f"{plan.bench.name} {split.task} ({split.subset}), strategy "
+            f"{plan.strategy_name}, model {label}; run by tooleval-agents")
+    except Exception as exc:
+        # Local first: an unreachable or refusing LangSmith never stops a run.
+        why = outage(exc)
+        if why is None:
+            raise
+        log.warning("LangSmith unavailable (%s); run %s stays local and is not uploaded",
+                    why, config.experiment)
+        config = config.model_copy(update={"langsmith": {"uploaded": False, "error": why}})
+        return _Destination(_offline_client(), False, attempts, config, metadata)
     config = config.model_copy(update={
         "langsmith": {"session_id": str(session.id), "session_name": session.name,
                       "dataset_id": str(session.reference_dataset_id), "url": session.url},
