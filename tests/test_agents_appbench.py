@@ -378,3 +378,16 @@ def test_an_agent_stopped_by_the_recursion_limit_keeps_the_calls_it_made() -> No
     finished = asyncio.run(agent_node(react_agent(ScriptedChatModel(rules=[(".", "done")]), []),
                                       lambda state: [HumanMessage("x")], read)({"inputs": {}}, {}))
     assert "stopped_at_recursion_limit" not in finished["trace"][-1]
+
+
+def test_an_open_tool_given_arguments_says_what_it_is_for() -> None:
+    # What Qwen2.5-Coder-1.5B sent (text route, AppBench SS sample 0): the API's arguments.
+    tool = next(t for t in open_tools(load_catalog()) if t.name == "open_Trains")
+    call = {"type": "tool_call", "id": "1", "name": "open_Trains",
+            "args": {"origin": "Anaheim Intermodal Center", "cost": 151}}
+    answer = asyncio.run(tool.ainvoke(call))
+    assert answer.status == "error"
+    assert "open_Trains takes no arguments (got 'origin', 'cost')" in answer.content
+    assert "Trains__findtrains" in answer.content and "TypeError" not in answer.content
+    opened = asyncio.run(tool.ainvoke({**call, "args": {}}))
+    assert opened.status == "success" and json.loads(opened.content)["opened"] is True

@@ -115,13 +115,19 @@ def open_tool(app: str, catalog: Catalog) -> StructuredTool:
     """A tool that opens an app: its answer lists the app's API tools, bound from then on."""
     names = [tool_name(app, api) for api in catalog.apps[app].apis]
 
-    def run() -> str:
+    def run(**kwargs: Any) -> str:
+        # Small models pass the API's arguments here (seen with Qwen2.5-Coder-1.5B): say what
+        # the tool is for, as an API tool says what it accepts, instead of a Python TypeError.
+        if kwargs:
+            raise ToolException(f"{open_tool_name(app)} takes no arguments (got "
+                                f"{', '.join(map(repr, kwargs))}): it opens the {app} app; "
+                                f"then call one of its tools ({', '.join(names)}) with them")
         return json.dumps({"app": app, "opened": True, "tools": names})
 
     return StructuredTool.from_function(
         func=run, name=open_tool_name(app),
         description=f"Open the {app} app ({catalog.apps[app].desc}) to use its APIs",
-        args_schema={"type": "object", "properties": {}})
+        args_schema={"type": "object", "properties": {}}, handle_tool_error=tool_error_text)
 
 
 def api_tools(catalog: Catalog) -> list[BaseTool]:
