@@ -78,7 +78,9 @@ DEFERRED = {
                             "tooleval_agents.cli.data_info", "tooleval_agents.cli.data_push",
                             "tooleval_agents.cli.listing", "tooleval_agents.cli.report",
                             "tooleval_agents.cli.run", "tooleval_agents.cli.score_run",
-                            "tooleval_agents.cli.view", "tooleval_agents.cli.score_predictions"},
+                            "tooleval_agents.cli.view", "tooleval_agents.cli.score_predictions",
+                            "tooleval_agents.cli.upload"},
+    "tooleval_agents.cli.upload": {"tooleval_agents.run.upload"},  # LangSmith's client
     "tooleval_agents.cli.compare": {"tooleval_agents.results.compare"},
     "tooleval_agents.cli.data_fetch": {"tooleval_agents.data.download"},  # the HTTP client
     "tooleval_agents.cli.report": {"tooleval_agents.results.reports"},

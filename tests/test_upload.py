@@ -173,3 +173,56 @@ def test_a_refused_key_keeps_the_run_local(
     recorded = RunDir(tmp_path / "runs" / summary.experiment).read_config().langsmith
     assert recorded is not None and recorded["uploaded"] is False
     assert_no_secret(tmp_path / "runs", secret="lsv2_pt_wrong")
+
+
+def test_a_local_run_is_uploaded_later_once(fake: FakeLangSmith, refused: list[object],
+                                            samples: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tooleval_agents.cli import app
+
+    out = tmp_path / "runs"
+    summary = run_experiment("appbench", subset="ss", model="reference", out=out,
+                             data_dir=samples, progress=False, cache=False, upload=False)
+    run = out / summary.experiment
+    assert fake.writes() == [] and RunDir(run).read_config().langsmith is None
+    dry = CliRunner().invoke(app, ["upload", str(run), "--dry-run"])
+    assert dry.exit_code == 0 and "to send (dry run)" in dry.output and fake.writes() == []
+    sent = CliRunner().invoke(app, ["upload", str(run), "--json"])
+    assert sent.exit_code == 0, sent.output
+    [row] = json.loads(sent.stdout)
+    n = summary.counts["examples"]
+    assert (row["results"], row["sent"], row["already"]) == (n, n, 0)
+    config = RunDir(run).read_config()
+    assert config.langsmith is not None and config.langsmith["uploaded_by"] == "tooleval upload"
+    session = fake.sessions[config.langsmith["session_id"]]
+    meta = (session.get("extra") or {}).get("metadata") or {}
+    assert meta["metrics"]["success"] == 100.0 and meta["strategy"] == "hierarchical"
+    runs = _experiment_runs(fake, config.langsmith["session_id"])
+    assert sorted(str(r["reference_example_id"]) for r in runs) == sorted(
+        e["id"] for e in fake.dataset_examples("appbench-plan-ss"))
+    run_ids = {str(r["id"]) for r in runs}
+    with fake.lock:
+        success = [f for f in fake.feedback.values()
+                   if f.get("key") == "success" and str(f.get("run_id")) in run_ids]
+    assert len(success) == n and all(f["score"] == 100.0 for f in success)
+    # Again: LangSmith holds every result, nothing new is written.
+    before = len(fake.writes())
+    again = CliRunner().invoke(app, ["upload", str(run), "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)[0]["sent"] == 0
+    assert [w for w in fake.writes()[before:] if w[1].startswith(("/runs", "/feedback"))] == []
+    assert refused == [] and fake.unknown == []
+    failed = {(r.method, r.path.split("/")[1], r.status) for r in fake.requests
+              if r.status >= 400}  # absent runs are looked up before they are sent
+    assert failed <= {("GET", "runs", 404), ("GET", "datasets", 404)}
+    assert_no_secret(out, secret=SECRET)
+
+
+def test_upload_of_a_path_that_is_no_run_exits_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tooleval_agents.cli import app
+
+    result = CliRunner().invoke(app, ["upload", str(tmp_path / "nothing")])
+    assert result.exit_code == 2 and "is not a run directory" in result.output

@@ -31,6 +31,7 @@ def wired_app() -> typer.Typer:
         report,
         run,
         score_run,
+        upload,
         view,
     )
     from tooleval_agents.cli.score_predictions import generic_score

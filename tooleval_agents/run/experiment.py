@@ -273,7 +273,7 @@ class _Experiment:
             self.halt(exc)
             return {"results": []}
         self.progress.advance(self._headline())
-        return {"results": _feedback(result, self.fresh.pop(result.example_id, None))}
+        return {"results": result_feedback(result, self.fresh.pop(result.example_id, None))}
 
     def finish(self, example: Example, outputs: dict[str, Any],
                harness: dict[str, Any] | None) -> ExampleResult:
@@ -402,7 +402,7 @@ def _stats_dict(stats: CallStats) -> dict[str, Any]:
             "kinds": list(stats.kinds)}
 
 
-def _feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
+def result_feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
     """LangSmith feedback of one result; ``score``: its ExampleScore, when at hand."""
     if result.status == "infra_error":
         return [{"key": "infra_error", "value": result.error_kind, "comment": result.error}]

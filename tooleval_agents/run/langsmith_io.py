@@ -18,6 +18,7 @@ from tooleval_agents.data.langsmith_datasets import (
     push,
 )
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.results.rundir import RunConfig
 from tooleval_agents.terminal import printable
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _offline_client() -> Client:
+def offline_client() -> Client:
     from langsmith import Client
 
     # Built not to phone home (notes: the default client POSTs traces and can hang at exit).
@@ -35,7 +36,7 @@ def _offline_client() -> Client:
                   auto_batch_tracing=False)
 
 
-def _upload_client() -> Client:
+def upload_client() -> Client:
     from langsmith import Client
 
     if not api_key_configured():
@@ -63,7 +64,7 @@ def outage(exc: BaseException) -> str | None:
     return printable(f"{type(exc).__name__}: {first}")[:200]
 
 
-def _remote_examples(client: Client, split: Split, data_dir: Path,
+def remote_examples(client: Client, split: Split, data_dir: Path,
                      examples: Sequence[Example]) -> list[Example]:
     """The split's dataset in LangSmith (pushed if absent); it must hold the run's examples
     unchanged, else the experiment would compare against other references."""
@@ -89,7 +90,23 @@ def _remote_examples(client: Client, split: Split, data_dir: Path,
     return [remote[str(e.id)] for e in examples]
 
 
-def _session(client: Client, name: str, dataset_id: Any, metadata: dict[str, Any],
+def experiment_metadata(config: RunConfig, kind: str) -> dict[str, Any]:
+    """What a run's LangSmith experiment says about it (live and later uploads alike);
+    ``kind``: its split's kind of subset (``language``, ``category``)."""
+    return {"benchmark": config.benchmark, "task": config.task, "subset": config.subset,
+            kind: config.subset, "strategy": config.strategy, "model": config.model["spec"],
+            "judge": config.judge["spec"] if config.judge else None,
+            "scoring": (config.scoring_options or {}).get("scoring"),
+            "dataset_hash": config.dataset.hash, "tooleval_experiment": config.experiment}
+
+
+def experiment_description(config: RunConfig) -> str:
+    """The experiment's one-line description in LangSmith."""
+    return (f"{config.benchmark} {config.task} ({config.subset}), strategy {config.strategy}, "
+            f"model {config.model['spec']}; run by tooleval-agents")
+
+
+def experiment_session(client: Client, name: str, dataset_id: Any, metadata: dict[str, Any],
              previous: dict[str, Any] | None, description: str) -> TracerSession:
     """The run's experiment: the one recorded in config.json when resuming, else a new one
     named after the run (with a suffix if LangSmith already has that name)."""

@@ -116,11 +116,13 @@ from tooleval_agents.run.experiment import (
 )
 from tooleval_agents.run.faults import with_fault_metrics
 from tooleval_agents.run.langsmith_io import (
-    _offline_client,
-    _remote_examples,
-    _session,
-    _upload_client,
+    experiment_description,
+    experiment_metadata,
+    experiment_session,
+    offline_client,
     outage,
+    remote_examples,
+    upload_client,
 )
 from tooleval_agents.run.loop import run_sync
 from tooleval_agents.run.naming import (
@@ -273,33 +275,29 @@ class _Destination:
 async def _destination(spec: RunSpec, plan: _Plan, client: Client | None, config: RunConfig,
                        examples: Sequence[Example], attempts: Sequence[Example],
                        data: Path) -> _Destination:
-    label, split = model_label(spec.model), plan.split
-    metadata = {"benchmark": plan.bench.name, "task": split.task, "subset": split.subset,
-                split.kind: split.subset, "strategy": plan.strategy_name,
-                "model": label, "judge": config.judge["spec"] if config.judge else None,
-                "scoring": plan.scoring.get("scoring"), "dataset_hash": config.dataset.hash,
-                "tooleval_experiment": config.experiment}
+    split = plan.split
+    metadata = experiment_metadata(config, split.kind)
     if not (api_key_configured() if spec.upload is None else spec.upload):
-        return _Destination(client or _offline_client(), False, attempts, config, metadata)
+        return _Destination(client or offline_client(), False, attempts, config, metadata)
     if spec.epochs > 1:
         raise ValueError("--epochs above 1 runs offline only for now: add --no-upload "
                          "(the runs can be compared and viewed locally)")
-    client = client or _upload_client()
+    client = client or upload_client()
     try:
-        remote = await asyncio.to_thread(_remote_examples, client, split, data, list(examples))
+        remote = await asyncio.to_thread(remote_examples, client, split, data, list(examples))
         session = await asyncio.to_thread(
-            _session, client, config.experiment, remote[0].dataset_id, metadata,
-            config.langsmith, f"{plan.bench.name} {split.task} ({split.subset}), strategy "
-            f"{plan.strategy_name}, model {label}; run by tooleval-agents")
+            experiment_session, client, config.experiment, remote[0].dataset_id, metadata,
+            config.langsmith, experiment_description(config))
     except Exception as exc:
         # Local first: an unreachable or refusing LangSmith never stops a run.
         why = outage(exc)
         if why is None:
             raise
-        log.warning("LangSmith unavailable (%s); run %s stays local and is not uploaded",
-                    why, config.experiment)
+        log.warning("LangSmith unavailable (%s); run %s stays local and is not uploaded "
+                    "(send it later: tooleval upload %s)", why, config.experiment,
+                    Path(spec.out) / config.experiment)
         config = config.model_copy(update={"langsmith": {"uploaded": False, "error": why}})
-        return _Destination(_offline_client(), False, attempts, config, metadata)
+        return _Destination(offline_client(), False, attempts, config, metadata)
     config = config.model_copy(update={
         "langsmith": {"session_id": str(session.id), "session_name": session.name,
                       "dataset_id": str(session.reference_dataset_id), "url": session.url},
