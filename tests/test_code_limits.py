@@ -34,7 +34,6 @@ CLI_COMMAND = ("a Typer command: its options and its --help text take most of it
 LONG_FUNCTIONS: dict[str, str] = {
     # "path:function": why it is longer
     "tooleval_agents/appbench/build_cli.py:build_appbench": CLI_COMMAND,
-    "tooleval_agents/cli/run.py:run_command": CLI_COMMAND,
     "tooleval_agents/ultratool/build_cli.py:build": CLI_COMMAND,
 }
 

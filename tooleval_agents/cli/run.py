@@ -20,6 +20,7 @@ from tooleval_agents.cli.base import (
     CacheOption,
     DataDirOption,
     JsonOption,
+    MaxConcurrencyOption,
     ProgressOption,
     ScoringOption,
     app,
@@ -324,85 +325,111 @@ def _unscored(row: dict[str, Any], summary: Any) -> tuple[int, list[str | None]]
     return unscored, [advice, judge_note, *summary.notes]
 
 
-@app.command("run")
-def run_command(
-    benchmark: Annotated[str, typer.Argument(help="A registered benchmark.")],
-    model: Annotated[list[str], typer.Option(
+# The run command's own options (the shared ones are in cli/base.py).
+BenchmarkArg = Annotated[str, typer.Argument(help="A registered benchmark.")]
+ModelArg = Annotated[list[str], typer.Option(
         "--model", help="reference, noisy-reference[:RATE], or provider:model "
-        "(e.g. openai:gpt-4o-mini). Repeatable: one run per model.")],
-    task: Annotated[str | None, typer.Option(
-        "--task", help="Task, or all (default: the benchmark's only task).")] = None,
-    lang: Annotated[str | None, typer.Option(
+        "(e.g. openai:gpt-4o-mini). Repeatable: one run per model.")]
+TaskArg = Annotated[str | None, typer.Option(
+        "--task", help="Task, or all (default: the benchmark's only task).")]
+LangArg = Annotated[str | None, typer.Option(
         "--lang", help="Language subset of the benchmark, or all (a wrong value lists the "
-        "choices).")] = None,
-    category: Annotated[str | None, typer.Option(
+        "choices).")]
+CategoryArg = Annotated[str | None, typer.Option(
         "--category", help="Category (non-language) subset of the benchmark, or all (a wrong "
-        "value lists the choices).")] = None,
-    subset: Annotated[str | None, typer.Option(
-        "--subset", help="Any subset (language or category), or all.")] = None,
-    strategy: Annotated[list[str] | None, typer.Option(
+        "value lists the choices).")]
+SubsetArg = Annotated[str | None, typer.Option(
+        "--subset", help="Any subset (language or category), or all.")]
+StrategyArg = Annotated[list[str] | None, typer.Option(
         "--strategy", help="Strategy (default: the benchmark's protocol for the split). "
-        "Repeatable: one run per strategy.")] = None,
-    option: Annotated[list[str] | None, typer.Option(
+        "Repeatable: one run per strategy.")]
+OptionArg = Annotated[list[str] | None, typer.Option(
         "--option", "-O", help="Strategy option KEY=VALUE (repeatable), e.g. -O k=3; "
-        "-O k=3,4,5 runs one run per value.")] = None,
-    prompts: Annotated[str | None, typer.Option(
+        "-O k=3,4,5 runs one run per value.")]
+PromptsArg = Annotated[str | None, typer.Option(
         "--prompts", help="Prompt set of the strategy and of the judge, where they offer "
         "several: ours (default) or official (the upstream templates, read from the files "
         "`tooleval data fetch` got; a missing one is named with the command that gets it).")
-    ] = None,
-    agent: Annotated[list[str] | None, typer.Option(
+    ]
+AgentArg = Annotated[list[str] | None, typer.Option(
         "--agent", help="Your agent: module.path:factory or path/to/file.py:factory, where "
         "factory(model, tools) returns a runnable over {'messages': [...]} (e.g. "
         "langchain.agents:create_agent). It plays a tool-calling strategy (default: the "
-        "benchmark's first that accepts an agent). Repeatable: one run per agent.")] = None,
-    judge: Annotated[str | None, typer.Option(
+        "benchmark's first that accepts an agent). Repeatable: one run per agent.")]
+JudgeArg = Annotated[str | None, typer.Option(
         "--judge", help="Judge model for LLM-judged metrics (provider:model). Temperature 0 "
         "unless --judge-arg says otherwise; with the model's provider and no endpoint of its "
-        "own it uses the model's endpoint (--model-arg base_url=...).")] = None,
-    judge_arg: Annotated[list[str] | None, typer.Option(
+        "own it uses the model's endpoint (--model-arg base_url=...).")]
+JudgeArgsArg = Annotated[list[str] | None, typer.Option(
         "--judge-arg", help="init_chat_model argument KEY=VALUE for the judge (repeatable), "
-        "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")] = None,
-    scoring: ScoringOption = None,
-    limit: Annotated[int | None, typer.Option(
+        "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")]
+LimitArg = Annotated[int | None, typer.Option(
         "--limit", min=1, help="Only the first N examples of each split (of --samples when "
         "given). A larger --limit later extends the run: finished examples are kept.")
-    ] = None,
-    samples: Annotated[str | None, typer.Option(
-        "--samples", help="Split indices and ranges to run, e.g. 10-20,37.")] = None,
-    epochs: Annotated[int, typer.Option(
+    ]
+SamplesArg = Annotated[str | None, typer.Option(
+        "--samples", help="Split indices and ranges to run, e.g. 10-20,37.")]
+EpochsArg = Annotated[int, typer.Option(
         "--epochs", min=1, help="Attempts per example: the summary adds pass@k and pass^k "
-        "of success-type metrics and the spread across attempts.")] = 1,
-    max_concurrency: Annotated[int, typer.Option(
-        "--max-concurrency", min=1, help="Examples in flight at once.")] = 8,
-    rps: Annotated[float | None, typer.Option(
-        "--rps", min=0.001, help="Model requests per second (default: unlimited).")] = None,
-    max_attempts: Annotated[int, typer.Option(
-        "--max-attempts", min=1, help="Tries per model call on 429/5xx/timeouts/resets.")] = 6,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", min=0.001, help="Seconds a model call may take.")] = 300.0,
-    model_arg: Annotated[list[str] | None, typer.Option(
+        "of success-type metrics and the spread across attempts.")]
+RpsArg = Annotated[float | None, typer.Option(
+        "--rps", min=0.001, help="Model requests per second (default: unlimited).")]
+MaxAttemptsArg = Annotated[int, typer.Option(
+        "--max-attempts", min=1, help="Tries per model call on 429/5xx/timeouts/resets.")]
+TimeoutArg = Annotated[float, typer.Option(
+        "--timeout", min=0.001, help="Seconds a model call may take.")]
+ModelArgsArg = Annotated[list[str] | None, typer.Option(
         "--model-arg", help="init_chat_model argument KEY=VALUE (repeatable), e.g. "
         "--model-arg temperature=0 --model-arg base_url=http://... (keys belong in the "
         "environment, e.g. OPENAI_API_KEY). With a base_url also tool_choice=auto, "
-        "tool_choice_rounds=N, null_content=empty|omit|keep (README: A local model).")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Results root directory.")] = Path("runs"),
-    upload: Annotated[bool | None, typer.Option(
+        "tool_choice_rounds=N, null_content=empty|omit|keep (README: A local model).")]
+OutArg = Annotated[Path, typer.Option("--out", help="Results root directory.")]
+UploadArg = Annotated[bool | None, typer.Option(
         "--upload/--no-upload", help="Send the experiment to LangSmith (default: when "
-        "LANGSMITH_API_KEY is set).", show_default=False)] = None,
-    fresh: Annotated[bool, typer.Option(
+        "LANGSMITH_API_KEY is set).", show_default=False)]
+FreshArg = Annotated[bool, typer.Option(
         "--fresh", help="Discard a previous run in the same directory instead of resuming.")
-    ] = False,
-    tool_faults: Annotated[list[str] | None, typer.Option(
+    ]
+ToolFaultsArg = Annotated[list[str] | None, typer.Option(
         "--tool-faults", help="Seeded tool faults rate=R,kinds=K1+K2,seed=S (kinds: error, "
         "timeout, rate_limit, malformed, empty; rate=0: none). Repeatable: one run each.")
-    ] = None,
+    ]
+AllMetricsArg = Annotated[bool, typer.Option(
+        "--all-metrics", help="With several runs, also print each run's table of every "
+        "metric (the table across runs has the headline metrics).")]
+
+
+@app.command("run")
+def run_command(
+    benchmark: BenchmarkArg,
+    model: ModelArg,
+    task: TaskArg = None,
+    lang: LangArg = None,
+    category: CategoryArg = None,
+    subset: SubsetArg = None,
+    strategy: StrategyArg = None,
+    option: OptionArg = None,
+    prompts: PromptsArg = None,
+    agent: AgentArg = None,
+    judge: JudgeArg = None,
+    judge_arg: JudgeArgsArg = None,
+    scoring: ScoringOption = None,
+    limit: LimitArg = None,
+    samples: SamplesArg = None,
+    epochs: EpochsArg = 1,
+    max_concurrency: MaxConcurrencyOption = 8,
+    rps: RpsArg = None,
+    max_attempts: MaxAttemptsArg = 6,
+    timeout: TimeoutArg = 300.0,
+    model_arg: ModelArgsArg = None,
+    out: OutArg = Path("runs"),
+    upload: UploadArg = None,
+    fresh: FreshArg = False,
+    tool_faults: ToolFaultsArg = None,
     cache: CacheOption = True,
     progress: ProgressOption = None,
     data_dir: DataDirOption = None,
-    all_metrics: Annotated[bool, typer.Option(
-        "--all-metrics", help="With several runs, also print each run's table of every "
-        "metric (the table across runs has the headline metrics).")] = False,
+    all_metrics: AllMetricsArg = False,
     json_out: JsonOption = False,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
@@ -449,6 +476,13 @@ def run_command(
                 "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,
                 "scoring_options": {"scoring": scoring} if scoring else None,
                 "progress": sys.stderr.isatty() if progress is None else progress}
+    run_all(sweep, settings, json_out=json_out, all_metrics=all_metrics)
+
+
+def run_all(sweep: Sweep, settings: dict[str, Any], *, json_out: bool,
+            all_metrics: bool) -> None:
+    """Every run of the grid, one after the other, then the table across them (or JSON);
+    exit 1 when a split could not run, 3 when examples were left unscored."""
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
     runs = [(f, r) for f in sweep.faults for r in sweep.runs()]
