@@ -112,6 +112,9 @@ def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 163
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
          "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", alias,
          "--n_threads", str(threads), "--verbose", "False",
+         # Flash attention: prompt processing of the ~9k-token AppBench prompts about 1.5x
+         # faster on CPU (79 against 50 tokens/s for SmolLM2 on a loaded 2-core machine).
+         "--flash_attn", "true",
          *(["--chat_format", chat_format] if chat_format else [])],
         stdout=log, stderr=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
     url = f"http://127.0.0.1:{port}/v1"
