@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from tooleval_agents.appbench.names import CATEGORIES
+from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.cli.base import (
     CacheOption,
     JsonOption,
@@ -26,6 +26,8 @@ from tooleval_agents.terminal import shown
 
 if TYPE_CHECKING:  # annotations only: LangChain loads when the command runs
     from langchain_core.language_models import BaseChatModel
+
+    from graphs.appbench.build import BuildSummary
 
 
 def chat_model(spec: str, kwargs: dict[str, object], *, cache: bool) -> BaseChatModel:
@@ -89,16 +91,8 @@ def build_appbench(
     resume)."""
     from graphs.appbench.build import BuildSettings, run_build
 
-    # A bad argument: exit 2, as every command.
-    if not sgd.is_dir():
-        raise fail(f"--sgd {sgd}: not a directory", 2)
-    if model is None and not paths_only:
-        raise fail("--model is required (or --paths-only)", 2)
-    wrong = sorted(set(category or ()) - set(CATEGORIES))
-    if wrong:
-        raise fail(f"--category {wrong[0]}: use one of {', '.join(CATEGORIES)}", 2)
+    chosen = _checked(sgd, model, paths_only, category)
     try:
-        chosen = tuple(c for c in CATEGORIES if c in category) if category else CATEGORIES
         kwargs = parse_pairs(model_arg, "--model-arg")
         writer = judge_model = None
         if not paths_only and model is not None:
@@ -115,7 +109,28 @@ def build_appbench(
         raise handle_errors(exc) from exc
     if json_out:
         print_json(summary.model_dump())
-        return
+    else:
+        _print_summary(summary, paths_only)
+    if summary.statuses.get("errors"):
+        raise fail(f"{summary.statuses['errors']} paths failed with a provider error: run the "
+                   "same command again to retry them")
+
+
+def _checked(sgd: Path, model: str | None, paths_only: bool,
+             category: list[str] | None) -> tuple[Category, ...]:
+    """The categories to keep; a bad argument exits 2 before anything runs, as every
+    command."""
+    if not sgd.is_dir():
+        raise fail(f"--sgd {sgd}: not a directory", 2)
+    if model is None and not paths_only:
+        raise fail("--model is required (or --paths-only)", 2)
+    wrong = sorted(set(category or ()) - set(CATEGORIES))
+    if wrong:
+        raise fail(f"--category {wrong[0]}: use one of {', '.join(CATEGORIES)}", 2)
+    return tuple(c for c in CATEGORIES if c in category) if category else CATEGORIES
+
+
+def _print_summary(summary: BuildSummary, paths_only: bool) -> None:
     skipped = ", ".join(f"{k}: {v}" for k, v in sorted(summary.skipped.items())) or "none"
     console.print(shown(f"{summary.paths} paths ({_counts(summary.by_category)}); dialogues "
                         f"without a path: {skipped}"))
@@ -123,9 +138,6 @@ def build_appbench(
         console.print(shown(f"judged: {_counts(summary.statuses)} ({summary.reused} from an "
                             "earlier run)"))
     console.print(shown(f"wrote {summary.written} samples to {summary.out}"))
-    if summary.statuses.get("errors"):
-        raise fail(f"{summary.statuses['errors']} paths failed with a provider error: run the "
-                   "same command again to retry them")
 
 
 def _counts(counts: dict[str, int]) -> str:

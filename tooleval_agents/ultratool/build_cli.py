@@ -5,7 +5,9 @@ model (the paper's §2 pipeline, :mod:`graphs.ultratool.build`). Registered by
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -108,17 +110,7 @@ def build(
         raise handle_errors(exc) from exc
     except ValueError as exc:  # a bad --model or --model-arg: a usage error
         raise fail(error_text(exc), 2) from None
-    show = sys.stderr.isatty() if progress is None else progress
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=err_console, disable=not show,
-                  transient=True) as bar:
-        tasks: dict[str, Any] = {}
-
-        def on_progress(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total)
-            bar.update(tasks[phase], completed=done, total=total)
-
+    with _phase_bars(sys.stderr.isatty() if progress is None else progress) as on_progress:
         try:
             summary = asyncio.run(build_ultratool(
                 seeds, chat, the_lang, out, expand=expand, merge=merge,
@@ -132,6 +124,22 @@ def build(
         _print(summary)
     if summary.errors:
         raise typer.Exit(3)
+
+
+@contextlib.contextmanager
+def _phase_bars(show: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """A progress callback ``(phase, done, total)`` drawing one bar per phase while open."""
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=err_console, disable=not show,
+                  transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def on_progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        yield on_progress
 
 
 def _print(summary: BuildSummary) -> None:
