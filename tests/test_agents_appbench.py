@@ -17,8 +17,8 @@ from fake_openai import ChatRequest, FakeOpenAI
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
-from graphs.appbench.tools import ToolsHierarchical, opened_apps, tool_plan
-from graphs.tool_agent import agent_node, react_agent
+from graphs.appbench.tools import ToolsHierarchical, opened_apps, read_trajectory, tool_plan
+from graphs.tool_agent import agent_node, agent_outputs, react_agent
 from tooleval_agents.agents import AgentLoadError, agent_label, load_agent, trajectory
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.loaders import load_category
@@ -391,3 +391,20 @@ def test_an_open_tool_given_arguments_says_what_it_is_for() -> None:
     assert "Trains__findtrains" in answer.content and "TypeError" not in answer.content
     opened = asyncio.run(tool.ainvoke({**call, "args": {}}))
     assert opened.status == "success" and json.loads(opened.content)["opened"] is True
+
+
+def test_calls_that_reach_no_api_are_an_empty_plan_not_a_format_error() -> None:
+    # The same model's whole answer (text route, tools_hierarchical): its one call was read,
+    # it failed, the model gave up in text. Read, but wrong: a plan of nothing, no format error.
+    read = read_trajectory(load_catalog())
+    args = {"origin": "Anaheim Intermodal Center", "cost": "$151"}
+    messages = [HumanMessage("Book a train."),
+                AIMessage("", tool_calls=[{"name": "open_Trains", "args": args, "id": "1"}]),
+                ToolMessage("Error: open_Trains takes no arguments", tool_call_id="1",
+                            status="error"),
+                AIMessage("I cannot open the app.")]
+    update = agent_outputs({"inputs": {}}, messages, read)
+    assert update["prediction"] == "" and update["parse_error"] is None
+    silent = agent_outputs({"inputs": {}}, [HumanMessage("Book a train."), AIMessage("No.")],
+                           read)
+    assert silent["parse_error"] == "the agent called no tool"

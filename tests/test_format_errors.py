@@ -198,13 +198,13 @@ def test_only_finished_answers_that_did_not_parse_are_format_errors() -> None:
 
 
 def test_a_tool_calling_run_without_calls_is_the_tool_call_notes_to_judge() -> None:
-    """"the agent called no API" is a format error too, but when no call came back at all the
+    """"the agent called no tool" is a format error too, but when no call came back at all the
     tool-call note says why (and decides the exit status): no second note."""
     no_call = {"scored": 6, "format_errors": 6, STRUCTURED: 0, TEXT: 0, UNREAD: 0, NO_CALL: 6}
     assert not format_unmeasured(no_call) and format_notes(no_call) == []
     some = {**no_call, STRUCTURED: 2, "format_errors": 4}
-    assert format_notes(some, "the agent called no API") == [
+    assert format_notes(some, "the agent called no tool") == [
         "4 of 6 answers (67%) could not be read in the task's format (format_errors; the "
-        'first: "the agent called no API"): scored as they are, mostly 0.']
+        'first: "the agent called no tool"): scored as they are, mostly 0.']
     assert format_unmeasured({"scored": 2, "format_errors": 2})
     assert not format_unmeasured({"scored": 0, "format_errors": 0})

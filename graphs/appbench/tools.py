@@ -81,8 +81,11 @@ def read_trajectory(catalog: Catalog) -> Any:
              messages: list[BaseMessage]) -> NodeUpdate:
         # A faulted call never reached the service: it did nothing the answer can count.
         calls = calls_from_trajectory([r for r in records if not is_faulted(r.id)], catalog)
+        # An agent whose calls were read but reached no API (an ``open_<App>`` with the
+        # API's arguments, a tool that does not exist) answered in the task's format: its
+        # plan is empty and scores 0, it is no format error. One that called nothing is.
         return {"prediction": "\n".join(c.raw for c in calls),
-                "parse_error": None if calls else "the agent called no API",
+                "parse_error": None if records else "the agent called no tool",
                 "scratch": {"final_answer": final_answer(messages)}}
 
     return read
