@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -23,3 +24,19 @@ def test_every_entry_point_is_the_same_command(command: list[str]) -> None:
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert '"benchmark": "appbench"' in done.stdout
+
+
+def test_a_table_sent_to_a_pipe_keeps_its_headers(samples: Path, tmp_path: Path) -> None:
+    # Off a terminal rich assumes 80 columns and cut "executed_success" to "executed_…".
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    args = [sys.executable, "-m", "tooleval_agents", "run", "appbench", "--category", "all",
+            "--model", "reference", "--limit", "1", "--data-dir", str(samples),
+            "--out", str(tmp_path)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "executed_success" in done.stdout and "tokens/example" in done.stdout
+    assert "…" not in done.stdout
+    narrow = subprocess.run(args, capture_output=True, text=True, timeout=300,
+                            env={**env, "COLUMNS": "80"})
+    table = [line for line in narrow.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and max(map(len, table)) <= 80  # COLUMNS still decides

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 from pathlib import Path
@@ -54,6 +55,9 @@ GROUPS: dict[str, typer.Typer] = {"root": app, "data": data_app, "data build": b
 """The command groups a benchmark may add its own commands to
 (:meth:`~tooleval_agents.registry.Benchmark.add_commands`), keyed by their command path."""
 
+OFF_TERMINAL_WIDTH = 120
+"""Columns of standard output when it is not a terminal and ``COLUMNS`` is not set: a pipe or
+a file has no width, and rich's 80 would cut a results table's headers (``executed_…``)."""
 console = Console(emoji=False)  # our text has no :emoji: codes; their table costs a load
 # soft_wrap: error messages carry paths and commands to copy; never hard-wrap them.
 err_console = Console(stderr=True, soft_wrap=True, emoji=False)
@@ -168,6 +172,8 @@ class _PrintableStderr(logging.Handler):
 def run_cli(command: typer.Typer) -> None:
     """Run the command line: an unexpected error is one line (exit 1) unless ``--debug``; an
     interrupt says what is kept (exit 130)."""
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = OFF_TERMINAL_WIDTH
     try:
         command()
     except KeyboardInterrupt:
