@@ -241,14 +241,24 @@ def _unique_labels(runs: Sequence[RunData]) -> None:
 
 
 def run_traits(config: RunConfig) -> dict[str, str]:
-    """What a run's label may say about it, each as it would read in a label."""
+    """What a run's label may say about it, each as it would read in a label (tool faults
+    as ``faults=0.1``: a run without them is the clean one)."""
     options = ",".join(f"{k}={v}" for k, v in sorted(config.strategy_options.items()))
     scoring = ",".join(f"{k}={v}" for k, v in sorted(config.scoring_options.items()))
     return {"benchmark": config.benchmark, "task": config.task, "subset": config.subset,
             "strategy": config.strategy, "model": str(config.model.get("spec")),
             "agent": config.agent or "", "options": options, "scoring": scoring,
             "judge": str((config.judge or {}).get("spec") or ""),
+            "faults": _faults_trait(config.tool_faults),
             "limit": f"n={config.dataset.examples}", "epochs": f"epochs={config.epochs}"}
+
+
+def _faults_trait(faults: Mapping[str, Any] | None) -> str:
+    """``faults=0.1`` for a run under tool faults (with its seed when not 0), else empty."""
+    if not faults or not faults.get("rate"):
+        return ""
+    seed = faults.get("seed") or 0
+    return f"faults={faults['rate']:g}" + (f",seed={seed}" if seed else "")
 
 
 def short_labels(runs: Sequence[RunData]) -> dict[str, str]:
