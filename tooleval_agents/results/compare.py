@@ -263,8 +263,8 @@ def _faults_trait(faults: Mapping[str, Any] | None) -> str:
 
 def short_labels(runs: Sequence[RunData]) -> dict[str, str]:
     """A short name per run label, made of what differs between the runs (split, strategy,
-    model, agent, options, judge, limit, epochs: not a truncated directory name); runs alike
-    in all of them are numbered."""
+    model, agent, options, judge, tool faults, limit, epochs: not a truncated directory
+    name); runs alike in all of them are numbered."""
     traits = [run_traits(r.config) for r in runs]
     differ = [k for k in traits[0] if len({t[k] for t in traits}) > 1] if traits else []
     names = [" ".join(t[k] for k in differ if t[k]) or "run" for t in traits]

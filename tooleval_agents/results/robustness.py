@@ -70,12 +70,12 @@ def _names(keys: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], str]:
 
 def fault_curve(runs: Sequence[RunData], *, n_boot: int = 1000,
                 seed: int = 0) -> pd.DataFrame | None:
-    """The curve's points (:data:`COLUMNS`), by line then rate; ``None`` unless the runs
-    differ by fault rate and have a headline metric."""
-    if len({fault_rate(r.config) for r in runs}) < 2:
-        return None
+    """The curve's points (:data:`COLUMNS`), by line then rate, of the runs that have the
+    first run's headline metric (another UltraTool task has another); ``None`` unless those
+    differ by fault rate."""
     metric = next((m for r in runs for m in r.scorer.headline if m in r.metrics()), None)
-    if metric is None:
+    runs = [r for r in runs if metric is not None and metric in r.metrics()]
+    if metric is None or len({fault_rate(r.config) for r in runs}) < 2:
         return None
     lines = _lines(runs)
     names = _names(list(lines))
