@@ -91,8 +91,12 @@ def test_ultratool_gets_the_curve_of_its_own_headline(samples: Path, tmp_path: P
           "out": tmp_path}
     names = [run_experiment("ultratool", tool_faults=f, **kw).experiment
              for f in (None, "rate=0.3,seed=0")]
+    # Another task, another headline metric: left out of the tool_usage curve.
+    names.append(run_experiment("ultratool", **{**kw, "task": "tool_selection",
+                                                "strategy": "one_shot"}).experiment)
     write_report([tmp_path / n for n in names], tmp_path / "report", n_boot=50)
     points = pd.read_csv(tmp_path / "report" / "ultratool_fault_curve.csv")
     assert list(points["fault_rate"]) == [0.0, 0.3]
+    assert set(points["task"]) == {"tool_usage"}
     assert set(points["metric"]) == {"tool_usage"}
     assert points["value"].iloc[1] < points["value"].iloc[0] == 100.0
