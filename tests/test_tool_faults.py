@@ -30,6 +30,7 @@ from tooleval_agents.run.faults import (
     FaultSession,
     ToolFaults,
     fault_metrics,
+    fault_parts,
     fault_session,
     parse_tool_faults,
 )
@@ -193,6 +194,12 @@ def test_reference_fails_exactly_where_a_fault_hit(samples: Path, tmp_path: Path
         assert summary.metrics["faulted_examples"] == pytest.approx(100 * hit / len(faulted))
         assert summary.metrics["recovery_rate"] == 0.0
         assert summary.metrics["retries_per_fault"] == 0.0
+        # The reference repeats no call: exactly its faulted calls are wasted.
+        calls = sum(r["calls"] for x in faulted.values() for r in x["outputs"]["trace"]
+                    if r["kind"] == "tool_faults")
+        faults = sum(r["kind"] == "tool_fault" for x in faulted.values()
+                     for r in x["outputs"]["trace"])
+        assert summary.metrics["wasted_calls"] == pytest.approx(100 * faults / calls)
         again = _run(samples, tmp_path / "again", subset, "rate=0.3,seed=0")
         assert _results(tmp_path / "again", again.experiment) == faulted
 
@@ -252,6 +259,8 @@ def test_a_repair_loop_that_resubmits_recovers_one_that_drops_calls_does_not(
         assert summary.metrics["faulted_examples"] == 100.0
         assert summary.metrics["retries_per_fault"] > 0  # the plan ran again, round by round
     assert retry.metrics["recovery_rate"] == 100.0 and drop.metrics["recovery_rate"] == 0.0
+    # Every call failed (a persistent error), so every call was wasted.
+    assert retry.metrics["wasted_calls"] == drop.metrics["wasted_calls"] == 100.0
 
 
 def test_a_resumed_run_meets_the_same_faults(samples: Path, tmp_path: Path) -> None:
@@ -279,8 +288,67 @@ def test_fault_metrics_are_na_where_nothing_was_faulted() -> None:
                                 "recovery_rate": Part(), "retries_per_fault": Part(),
                                 "calls_after_persistent_fault": Part()})
     assert fault_metrics([clean, clean]) == {
-        "faulted_examples": 0.0, "recovery_rate": None, "retries_per_fault": None,
-        "calls_after_persistent_fault": None}
+        "faulted_examples": 0.0, "recovery_rate": None, "wasted_calls": None,
+        "retries_per_fault": None, "calls_after_persistent_fault": None}
+
+
+# ----------------------------------------------------------------------------- wasted calls
+
+def _scripted_agent(seed: int) -> tuple[dict[str, Any], int]:
+    """A scripted agent over three lookups under transient faults: it retries each call until
+    it goes through (at most 6 attempts), then makes the first call once more (a wasteful
+    repeat). Returns the example's ``tool_faults`` summary and the calls the agent itself saw
+    wasted (error answers, plus the repeat when the first call had gone through)."""
+    async def run() -> tuple[dict[str, Any], int]:
+        wasted = 0
+        with fault_session(ToolFaults(rate=0.5, kinds=("rate_limit", "timeout"), seed=seed),
+                           {"q": seed}, 0) as session:
+            answered: list[bool] = []
+            for k, city in enumerate(("Paris", "Lyon", "Nice")):
+                for attempt in range(6):
+                    message = await run_tool_call(lookup, {"id": f"c{k}.{attempt}",
+                                                           "name": "lookup",
+                                                           "args": {"city": city}})
+                    if message.status != "error":
+                        break
+                    wasted += 1
+                answered.append(message.status != "error")
+            await run_tool_call(lookup, {"id": "again", "name": "lookup",
+                                         "args": {"city": "Paris"}})
+            assert session is not None
+            wasted += answered[0]
+            if not answered[0] and "again" in session.faulted_ids:
+                wasted += 1  # the repeat of a call never answered failed again
+            return session.records()[-1], wasted
+
+    return asyncio.run(run())
+
+
+def test_wasted_calls_are_the_faulted_calls_and_repeats_of_answered_ones() -> None:
+    seen = set()
+    for seed in range(20):
+        summary, wasted = _scripted_agent(seed)
+        assert summary["wasted"] == wasted, seed
+        assert wasted >= summary["faults"] and summary["calls"] >= wasted
+        seen.add(summary["faults"])
+        score = ExampleScore(scores={"success": 100.0})
+        parts = fault_parts({"trace": [summary]}, score, "success").parts
+        assert parts["wasted_calls"] == Part(hits=wasted, total=summary["calls"])
+    assert len(seen) > 2  # the seeds gave different numbers of faults
+
+
+def test_wasted_calls_pool_over_calls_and_are_na_without_calls() -> None:
+    def example(wasted: int, calls: int) -> ExampleScore:
+        summary = {"kind": "tool_faults", "calls": calls, "faults": wasted, "retries": 0,
+                   "calls_after_persistent": 0, "wasted": wasted, "persistent": False}
+        return fault_parts({"trace": [summary]}, ExampleScore(), "success")
+
+    # 1 of 1 and 1 of 9 calls: pooled 2 of 10 (20%), not the mean of 100% and 11%.
+    assert fault_metrics([example(1, 1), example(1, 9)])["wasted_calls"] == pytest.approx(20.0)
+    assert fault_metrics([example(0, 0), example(0, 0)])["wasted_calls"] is None
+    old = fault_parts({"trace": [{"kind": "tool_faults", "calls": 3, "faults": 1}]},
+                      ExampleScore(), "success")  # a trace written before "wasted" existed
+    assert old.parts["wasted_calls"] == Part()
 
 
 # ----------------------------------------------------------------------------- the CLI

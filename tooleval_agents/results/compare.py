@@ -241,20 +241,30 @@ def _unique_labels(runs: Sequence[RunData]) -> None:
 
 
 def run_traits(config: RunConfig) -> dict[str, str]:
-    """What a run's label may say about it, each as it would read in a label."""
+    """What a run's label may say about it, each as it would read in a label (tool faults
+    as ``faults=0.1``: a run without them is the clean one)."""
     options = ",".join(f"{k}={v}" for k, v in sorted(config.strategy_options.items()))
     scoring = ",".join(f"{k}={v}" for k, v in sorted(config.scoring_options.items()))
     return {"benchmark": config.benchmark, "task": config.task, "subset": config.subset,
             "strategy": config.strategy, "model": str(config.model.get("spec")),
             "agent": config.agent or "", "options": options, "scoring": scoring,
             "judge": str((config.judge or {}).get("spec") or ""),
+            "faults": _faults_trait(config.tool_faults),
             "limit": f"n={config.dataset.examples}", "epochs": f"epochs={config.epochs}"}
+
+
+def _faults_trait(faults: Mapping[str, Any] | None) -> str:
+    """``faults=0.1`` for a run under tool faults (with its seed when not 0), else empty."""
+    if not faults or not faults.get("rate"):
+        return ""
+    seed = faults.get("seed") or 0
+    return f"faults={faults['rate']:g}" + (f",seed={seed}" if seed else "")
 
 
 def short_labels(runs: Sequence[RunData]) -> dict[str, str]:
     """A short name per run label, made of what differs between the runs (split, strategy,
-    model, agent, options, judge, limit, epochs: not a truncated directory name); runs alike
-    in all of them are numbered."""
+    model, agent, options, judge, tool faults, limit, epochs: not a truncated directory
+    name); runs alike in all of them are numbered."""
     traits = [run_traits(r.config) for r in runs]
     differ = [k for k in traits[0] if len({t[k] for t in traits}) > 1] if traits else []
     names = [" ".join(t[k] for k in differ if t[k]) or "run" for t in traits]

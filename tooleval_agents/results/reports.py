@@ -45,6 +45,7 @@ from tooleval_agents.results.compare import (
     run_interval,
     run_traits,
 )
+from tooleval_agents.results.robustness import curve_display, curve_figure, fault_curve
 from tooleval_agents.results.rundir import RunConfig, RunDir, now
 
 DPI = 120
@@ -450,7 +451,29 @@ def _benchmark_sections(data: Sequence[RunData], report: Report, csv: _CsvWriter
                    _n_note(group), ""]
             if figure.note:
                 md += [f"*{figure.note}*", ""]
+        md += _fault_curve(benchmark, group, report, csv, n_boot=n_boot, seed=seed)
     return md
+
+
+def _fault_curve(benchmark: str, runs: Sequence[RunData], report: Report, csv: _CsvWriter,
+                 *, n_boot: int, seed: int) -> list[str]:
+    """The robustness curve (:mod:`~tooleval_agents.results.robustness`) when the runs
+    differ by tool-fault rate: its figure, its points as a table and ``<benchmark>_fault_curve
+    .csv``."""
+    points = fault_curve(runs, n_boot=n_boot, seed=seed)
+    if points is None:
+        return []
+    stem = f"{benchmark}_fault_curve"
+    name = csv(stem, points, index=False)
+    path = save_figure(curve_figure(benchmark, points),
+                       inside(report.out_dir, f"{stem}.png", what="report figure"))
+    report.figures.append(path)
+    title = f"{benchmark}: {points['metric'].iloc[0]} against the tool-fault rate"
+    return [f"### {title}", "", f"![{title}]({path.name})", "",
+            markdown_table(curve_display(points)), "",
+            "*One line per system; x: the run's `--tool-faults` rate (0: no faults); "
+            "whiskers and CI: 95% bootstrap intervals over examples.*", "",
+            f"CSV: [{name}]({name})", ""]
 
 
 def _differences_section(data: Sequence[RunData], comparison: Comparison, csv: _CsvWriter,

@@ -39,8 +39,10 @@ MESSAGES: dict[str, str] = {
     "rate_limit": "429 Too Many Requests: rate limit exceeded; retry after 2 s",
 }
 """Provider-style texts of the faults the agent sees as a tool error."""
-METRICS = ("faulted_examples", "recovery_rate", "retries_per_fault",
+METRICS = ("faulted_examples", "recovery_rate", "wasted_calls", "retries_per_fault",
            "calls_after_persistent_fault")
+PERCENT = frozenset(METRICS[:3])
+"""The metrics that are percentages; the others are counts per fault or per example."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,10 @@ class FaultSession:
     """Ids of the calls (tool_call ids) that were faulted."""
     after_persistent: int = 0
     """Calls made after the example's first persistent fault."""
+    answered: set[int] = field(default_factory=set)
+    """Positions whose call got through at least once (an attempt without a fault)."""
+    wasted: int = 0
+    """Calls that did not contribute: faulted ones, and repeats of a call already answered."""
 
     def draw(self, tool: str, args: Mapping[str, Any] | None = None,
              call_id: str | None = None) -> Fault | None:
@@ -166,8 +172,12 @@ class FaultSession:
         s = self.spec
         kind = s.kinds[int(_draw(s.seed, self.example, position, "kind") * len(s.kinds))]
         at = attempt if kind in TRANSIENT else 0
+        # A repeat of an answered call brings nothing new: the stubs answer it the same way.
+        self.wasted += position in self.answered
         if _draw(s.seed, self.example, position, at) >= s.rate:
+            self.answered.add(position)
             return None
+        self.wasted += position not in self.answered
         fault = Fault(kind=kind, position=position, attempt=attempt, tool=tool)
         self.faults.append(fault)
         if call_id:
@@ -186,6 +196,7 @@ class FaultSession:
         return [*(f.record() for f in self.faults),
                 {"kind": "tool_faults", "calls": self.calls, "faults": len(self.faults),
                  "retries": self.retries(), "calls_after_persistent": self.after_persistent,
+                 "wasted": self.wasted,
                  "persistent": any(not f.transient for f in self.faults)}]
 
 
@@ -246,6 +257,9 @@ def fault_parts(outputs: Mapping[str, Any], score: ExampleScore, headline: str) 
     return ExampleScore(parts={
         "faulted_examples": Part(hits=hit, total=1),
         "recovery_rate": Part(hits=hit and succeeded(score, headline), total=hit),
+        # A summary written before wasted calls were counted has no "wasted": n/a, not 0.
+        "wasted_calls": Part(hits=int(summary.get("wasted") or 0),
+                             total=int(summary.get("calls") or 0) if "wasted" in summary else 0),
         "retries_per_fault": Part(hits=int(summary.get("retries") or 0), total=faults),
         "calls_after_persistent_fault": Part(
             hits=int(summary.get("calls_after_persistent") or 0) if persistent else 0,
@@ -254,13 +268,16 @@ def fault_parts(outputs: Mapping[str, Any], score: ExampleScore, headline: str) 
 
 def fault_metrics(scores: Scores) -> Metrics:
     """``faulted_examples`` (% of examples with a fault), ``recovery_rate`` (% of those that
-    still succeed), ``retries_per_fault`` and ``calls_after_persistent_fault`` (per example
-    with a persistent fault); n/a where nothing was counted (no example faulted)."""
+    still succeed), ``wasted_calls`` (% of the executed calls that did not contribute: the
+    faulted ones, and every repeat of a call, same tool and arguments, that had already been
+    answered without a fault), ``retries_per_fault`` and ``calls_after_persistent_fault`` (per
+    example with a persistent fault). Each pools hits over totals across the examples, and is
+    n/a where nothing was counted (no example faulted; for ``wasted_calls``: no call made)."""
     c = as_corpus(scores)
     out: Metrics = {}
     for key in METRICS:
         value = c.pooled(key)
-        out[key] = value if key in METRICS[:2] or value is None else value / 100.0
+        out[key] = value if key in PERCENT or value is None else value / 100.0
     return out
 
 
