@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -317,3 +318,24 @@ def test_the_appbench_build_stops_at_a_full_disk(tmp_path: Path,
         run_build(settings, model, model)
     assert model.calls == 2  # one path (a writer and a judge call); none started after it
     assert (tmp_path / "built.json.build.jsonl").read_bytes() == b""
+
+
+def test_a_group_commit_covers_the_lines_of_a_moment_with_one_fsync(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(journal, "GROUP_WINDOW_S", 5.0)  # close must not wait for it
+    monkeypatch.setattr(journal.os, "fsync", fsync)
+    out = JournalFile(tmp_path / "examples.jsonl", sync="group")
+    for n in range(20):
+        out.append(f'{{"n": {n}}}')
+    started = time.monotonic()
+    out.close()
+    assert time.monotonic() - started < 2.0
+    assert len(synced) == 1  # one fsync for the 20 lines, at close
+    assert len((tmp_path / "examples.jsonl").read_bytes().splitlines()) == 20
