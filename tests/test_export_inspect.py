@@ -78,6 +78,7 @@ def test_an_appbench_agent_run_reads_back_with_its_samples_scores_and_messages(
     code, output = _export(run, tmp_path / "run.eval")
     assert code == 0, output
     assert "wrote 3 samples" in output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.eval", "runs"]  # nothing partial
     log = read_log(tmp_path / "run.eval")
     _same_as_run(run, log)
     assert log.eval.task == "appbench-plan-ss" and log.eval.solver == "tools"

@@ -72,7 +72,11 @@ def export_inspect(run_dir: Path | str, out: Path | str) -> tuple[int, Path]:
         raise InspectMissingError(f"exporting to inspect needs inspect_ai: {INSTALL}") from exc
     log = eval_log(rd, config, summary)
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_eval_log(log, str(target))
+    # written beside, then renamed: an export cut short leaves no half log at OUT (the
+    # partial name keeps the suffix, which tells inspect's writer the format)
+    partial = target.with_name(f".{target.stem}.partial{target.suffix}")
+    write_eval_log(log, str(partial))
+    partial.replace(target)
     return len(log.samples or []), target
 
 
@@ -223,9 +227,10 @@ def _conversation(r: ExampleResult, prompts: dict[str, Any],
         messages.extend(_message(v) for _, v in new)
         pending = call.output
         answer = _message(call.output) if call.output else None
+        tools = _tools(prompts, call.tools)
         events.append(ModelEvent(
-            model=model, input=[_message(v) for v in sent], tools=_tools(prompts, call.tools),
-            tool_choice="auto", config=GenerateConfig(), error=call.error,
+            model=model, input=[_message(v) for v in sent], tools=tools,
+            tool_choice="auto" if tools else "none", config=GenerateConfig(), error=call.error,
             output=ModelOutput.from_message(answer) if answer is not None
             else ModelOutput.from_content(model, "", error=call.error)))
     if pending is not None:
