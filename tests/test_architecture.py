@@ -79,12 +79,13 @@ DEFERRED = {
                             "tooleval_agents.cli.listing", "tooleval_agents.cli.report",
                             "tooleval_agents.cli.run", "tooleval_agents.cli.score_run",
                             "tooleval_agents.cli.view", "tooleval_agents.cli.score_predictions",
-                            "tooleval_agents.cli.upload"},
+                            "tooleval_agents.cli.upload", "tooleval_agents.cli.export_run"},
     "tooleval_agents.cli.upload": {"tooleval_agents.run.upload"},  # LangSmith's client
     "tooleval_agents.cli.compare": {"tooleval_agents.results.compare"},
     "tooleval_agents.cli.data_fetch": {"tooleval_agents.data.download"},  # the HTTP client
     "tooleval_agents.cli.report": {"tooleval_agents.results.reports"},
     "tooleval_agents.cli.view": {"tooleval_agents.viewer", "tooleval_agents.viewer.serve"},
+    "tooleval_agents.cli.export_run": {"tooleval_agents.results.inspect_log"},
     # The public names whose modules load LangChain, LangSmith, pandas or matplotlib, on
     # first use (``import tooleval_agents`` stays light).
     "tooleval_agents": {"tooleval_agents.results.reports", "tooleval_agents.results.compare",

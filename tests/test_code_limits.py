@@ -49,6 +49,8 @@ DEFERRED_THIRD_PARTY = {
     "networkx",
     # importlib.metadata: the installed version, read when a run records it.
     "importlib",
+    # inspect_ai: an optional extra, only for `tooleval export run --format inspect`.
+    "inspect_ai",
 }
 SCRIPTS = frozenset(p.stem for p in (REPO / "benchmarks").glob("*.py"))
 """The benchmark scripts import each other by name (they run from that folder)."""

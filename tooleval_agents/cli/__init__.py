@@ -27,6 +27,7 @@ def wired_app() -> typer.Typer:
         data_fetch,
         data_info,
         data_push,
+        export_run,
         listing,
         report,
         run,

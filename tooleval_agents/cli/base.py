@@ -45,7 +45,8 @@ construct_app = typer.Typer(help="Build new benchmark data with a chat model (on
                             "benchmark that has a construction pipeline).",
                             no_args_is_help=True, rich_markup_mode="markdown")
 app.add_typer(construct_app, name="build")
-export_app = typer.Typer(help="Write benchmark data in other formats (e.g. fine-tuning data).",
+export_app = typer.Typer(help="Write benchmark data or a finished run in other formats "
+                         "(fine-tuning data, inspect_ai eval logs).",
                          no_args_is_help=True, rich_markup_mode="markdown")
 app.add_typer(export_app, name="export")
 

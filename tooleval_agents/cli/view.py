@@ -32,7 +32,8 @@ def view(
         "--open", help="Open the site in the default web browser.")] = False,
     serve: Annotated[bool, typer.Option(
         "--serve", help="Serve the site on 127.0.0.1 and write it again whenever a run "
-        "changes (reload the page to see it); Ctrl-C stops.")] = False,
+        "changes; while a run is going, its progress shows and the run list and run pages "
+        "reload themselves; Ctrl-C stops.")] = False,
     port: Annotated[int, typer.Option(
         "--port", help="Port for --serve (0: any free one).")] = 8765,
     every: Annotated[float, typer.Option(
@@ -74,7 +75,7 @@ def _serve(paths: list[Path], out: Path, port: int, every: float, open_: bool) -
     from tooleval_agents.viewer.serve import LiveSite
 
     try:
-        live = LiveSite(paths, out, port)
+        live = LiveSite(paths, out, port, every)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
     console.print(shown(f"serving {live.site.runs} run(s), {live.site.examples} examples at "

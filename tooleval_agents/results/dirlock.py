@@ -49,6 +49,25 @@ def hold_directory(path: Path | str) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def holder(path: Path | str) -> int | None:
+    """The PID of the live process running the directory ``path``, ``None`` when none does
+    (no ``.lock``, or one a killed process left). Read without taking the lock, so a run
+    starting at that instant is never turned away by a reader."""
+    try:
+        text = (Path(path) / LOCK).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.isdigit() or int(text) <= 0:  # being written, or not ours
+        return None
+    try:
+        os.kill(int(text), 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # alive, another user's
+        pass
+    return int(text)
+
+
 def _take(file: Path) -> int:
     """The locked descriptor of ``file``. A holder removes the file as it ends, so the file
     locked must still be the one at the path, or another process may lock a new one."""
@@ -72,4 +91,4 @@ def _take(file: Path) -> int:
     raise RunLockedError(f"{file}: could not be locked (its holders keep changing)")
 
 
-__all__ = ["LOCK", "RunLockedError", "hold_directory"]
+__all__ = ["LOCK", "RunLockedError", "hold_directory", "holder"]

@@ -37,6 +37,7 @@ from tooleval_agents.data.paths import inside
 from tooleval_agents.models.tool_calls.counts import FORMAT_ERRORS
 from tooleval_agents.registry import Benchmark, get_benchmark
 from tooleval_agents.results.costs import price_for
+from tooleval_agents.results.dirlock import holder
 from tooleval_agents.results.rundir import CONFIG, ExampleResult, RunDir, RunSummary
 from tooleval_agents.run.transcripts import read_prompts
 from tooleval_agents.verdict import Verdict, generic_verdict
@@ -196,6 +197,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "scoring_options": config.scoring_options,
             "options": _options(config),
             "examples": len(results), "split_examples": config.dataset.total,
+            "state": _state(path, summary), "planned": config.dataset.examples * config.epochs,
             "created_at": config.created_at,
             "metrics": summary.metrics if summary else {},
             "headline": _headline(config, summary.metrics if summary else {}),
@@ -209,6 +211,14 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "prices": {"model": _price(config.model.get("spec")),
                        "judge": _price((config.judge or {}).get("spec"))}}
     return meta, len(results)
+
+
+def _state(path: Path, summary: RunSummary | None) -> str:
+    """``running`` (a live process holds the run), ``finished`` (its summary is written), else
+    ``stopped`` (interrupted before its summary: the same command resumes it)."""
+    if holder(path) is not None:
+        return "running"
+    return "finished" if summary is not None else "stopped"
 
 
 _NOT_OPTIONS = {"model", "model_name", "answers"}
@@ -244,13 +254,30 @@ def _price(spec: str | None) -> dict[str, Any] | None:
     return None if price is None else dataclasses.asdict(price)
 
 
-def build_site(paths: Sequence[Path | str], out: Path | str) -> Site:
+def _swap(new: Path, current: Path) -> None:
+    """Put the folder ``new`` in the place of ``current`` (two renames, microseconds apart),
+    then remove the old one."""
+    old = current.with_name(".data.old")
+    if old.exists():
+        shutil.rmtree(old)
+    if current.exists():
+        current.rename(old)
+    new.rename(current)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def build_site(paths: Sequence[Path | str], out: Path | str, *,
+               live: float | None = None) -> Site:
     """Write the site for the runs under ``paths`` into ``out`` (its ``index.html``, assets
-    and ``data/`` are replaced; nothing else in ``out`` is touched)."""
+    and ``data/`` are replaced; nothing else in ``out`` is touched). ``live``: the site is
+    served and rewritten every ``live`` seconds (``tooleval view --serve``), so its run list
+    and run pages reload themselves at that pace while a run is going."""
     runs = find_runs(paths)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
-    data_dir = target / "data"
+    # Written beside the old data, then swapped in: a served page that loads while the site
+    # is rewritten (every few seconds during a run) finds the old files or the new ones.
+    data_dir = target / ".data.new"
     if data_dir.exists():
         shutil.rmtree(data_dir)
     data_dir.mkdir()
@@ -261,9 +288,11 @@ def build_site(paths: Sequence[Path | str], out: Path | str) -> Site:
         meta, n = _write_run(path, _run_id(path, taken), data_dir)
         metas.append(meta)
         total += n
-    atomic_write_text(data_dir / "runs.js", _script("runs", metas))
+    atomic_write_text(data_dir / "runs.js", _script("runs", metas) + (
+        _script("live", {"every": live}) if live is not None else ""))
     for name in ASSETS:
         shutil.copyfile(HERE / name, target / name)
+    _swap(data_dir, target / "data")
     return Site(out=target, runs=len(metas), examples=total)
 
 

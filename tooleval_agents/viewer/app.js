@@ -103,6 +103,38 @@ function nOfN(run) {
   return run.split_examples && run.split_examples !== n ? n + " of " + run.split_examples : String(n);
 }
 
+// A run not finished: "running: 37 of 120" (examples done of those planned; attempts with
+// --epochs), "stopped: ..." for one interrupted before its summary; null when finished.
+function progress(run) {
+  if (!run.state || run.state === "finished") return null;
+  return `${run.state}: ${run.examples} of ${run.planned}`;
+}
+
+// Served (tooleval view --serve writes TOOLEVAL.data.live): while a run is going, the run
+// list and its run page reload at the pace the site is rewritten. An example page, or a page
+// whose filter box is being typed in, is left alone.
+let reloadTimer = null;
+function scheduleReload(runs, parts) {
+  clearTimeout(reloadTimer);
+  document.body.removeAttribute("data-reload-s");
+  const live = TOOLEVAL.data.live;
+  const watched = parts[0] === "run" ? runs.filter((r) => r.id === parts[1]) : runs;
+  if (!live || parts[2] === "ex" || !watched.some((r) => r.state === "running")) return;
+  const seconds = Math.max(1, +live.every || 3);
+  document.body.setAttribute("data-reload-s", String(seconds));
+  reloadTimer = setTimeout(() => {
+    const typing = /^(INPUT|SELECT|TEXTAREA)$/.test((document.activeElement || {}).tagName || "");
+    if (typing) scheduleReload(runs, parts); else location.reload();
+  }, seconds * 1000);
+}
+
+function liveNote(runs) {
+  const going = runs.filter((r) => r.state === "running").length;
+  if (!going) return null;
+  const pace = TOOLEVAL.data.live ? ` (this page reloads every ${num(Math.max(1, +TOOLEVAL.data.live.every || 3))} s)` : "";
+  return el("p", {class: "note", id: "live"}, `${going} run(s) in progress${pace}`);
+}
+
 // --- pages ---------------------------------------------------------------------------------
 
 // The options that differ between the listed runs (an option a run lacks counts as empty).
@@ -130,7 +162,8 @@ function runsPage(runs) {
       el("td", {}, run.strategy + (run.agent ? " · " + run.agent : "")),
       el("td", {}, run.model || ""),
       options.map((k) => el("td", {class: "option"}, (run.options || {})[k] || "—")),
-      el("td", {class: "num nowrap"}, nOfN(run)),
+      el("td", {class: "num nowrap" + (progress(run) ? " progress " + run.state : "")},
+        progress(run) || nOfN(run)),
       columns.map((c) => c.benchmark !== run.benchmark ? el("td", {class: "other"}, "") :
         el("td", {class: "num"}, c.metric in run.metrics ? num(run.metrics[c.metric]) : "",
           (run.ci || {})[c.metric] ? el("div", {class: "ci"},
@@ -138,7 +171,7 @@ function runsPage(runs) {
       el("td", {class: "num"}, num((run.usage.input_tokens_per_example || 0) +
                                    (run.usage.output_tokens_per_example || 0))),
       el("td", {class: "num"}, usd(run.cost))))));
-  return [el("h1", {}, runs.length + " run(s)"), table];
+  return [el("h1", {}, runs.length + " run(s)"), liveNote(runs), table];
 }
 
 function filterRows(rows, params) {
@@ -238,7 +271,9 @@ function runPage(run, rows, params) {
       el("td", {class: "num"}, num(v)))),
     Object.entries(run.not_computed || {}).map(([k, why]) => el("tr", {}, el("td", {}, k),
       el("td", {class: "num"}, "not computed (" + why + ")")))));
-  return [el("h1", {}, run.experiment),
+  return [el("h1", {}, run.experiment), liveNote([run]),
+          progress(run) ? el("p", {class: "progress " + run.state, id: "progress"}, progress(run) +
+            (run.state === "stopped" ? " (interrupted: run the same command again to resume)" : "")) : null,
           el("p", {class: "muted"}, `${run.split} · ${runLabel(run)} · n ${nOfN(run)} · ` +
              Object.entries(run.counts).map(([k, v]) => k + " " + v).join(", ")),
           (run.notes || []).map((n) => el("p", {class: "note"}, "note: " + n)),
@@ -406,6 +441,7 @@ async function render() {
   app.replaceChildren(...content.flat().filter(Boolean));
   document.body.setAttribute("data-render-ms", (performance.now() - started).toFixed(1));
   document.body.setAttribute("data-rendered", location.hash || "#/");
+  scheduleReload(runs, parts);
 }
 
 window.addEventListener("keydown", (e) => {

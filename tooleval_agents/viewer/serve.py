@@ -2,7 +2,9 @@
 
 The site stays static: a thread serves its folder (:mod:`http.server`), and :meth:`LiveSite.poll`
 rebuilds it when a run's files changed (their modification times, checked every few seconds
-by the caller), so a reload of the page shows the examples written since.
+by the caller), so a reload of the page shows the examples written since. The site it writes
+says it is served (``live``): while a run is going, the run list and run pages reload themselves
+at the same pace and show each running run's progress (examples done of those planned).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tooleval_agents.results.dirlock import holder
 from tooleval_agents.results.rundir import CONFIG
 from tooleval_agents.viewer import Site, build_site
 
@@ -29,10 +32,12 @@ class _Quiet(SimpleHTTPRequestHandler):
 class LiveSite:
     """The site for ``paths`` in ``out``, served on ``127.0.0.1:port`` (0: any free port)."""
 
-    def __init__(self, paths: Sequence[Path | str], out: Path | str, port: int = 0) -> None:
+    def __init__(self, paths: Sequence[Path | str], out: Path | str, port: int = 0,
+                 every: float = 3.0) -> None:
         self.paths = list(paths)
         self.out = Path(out)
-        self.site: Site = build_site(self.paths, self.out)
+        self.every = every
+        self.site: Site = build_site(self.paths, self.out, live=every)
         self._seen = self._stamps()
         handler = functools.partial(_Quiet, directory=str(self.out))
         self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
@@ -51,6 +56,8 @@ class LiveSite:
                 for path in ([root / name] if (root / CONFIG).is_file() else root.rglob(name)):
                     if path.is_file():
                         stamps[str(path)] = path.stat().st_mtime_ns
+                    if name == CONFIG:  # a run that starts, ends or is killed changes state
+                        stamps[f"{path.parent}#running"] = holder(path.parent) is not None
         return stamps
 
     def poll(self) -> bool:
@@ -59,7 +66,7 @@ class LiveSite:
         now = self._stamps()
         if now == self._seen:
             return False
-        self.site = build_site(self.paths, self.out)
+        self.site = build_site(self.paths, self.out, live=self.every)
         self._seen = now
         return True
 
