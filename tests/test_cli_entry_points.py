@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
 
 SCRIPT = Path(sys.executable).parent / "tooleval"
 
@@ -40,3 +41,19 @@ def test_a_table_sent_to_a_pipe_keeps_its_headers(samples: Path, tmp_path: Path)
                             env={**env, "COLUMNS": "80"})
     table = [line for line in narrow.stdout.splitlines() if line[:1] in "┏┃┡│└"]
     assert table and max(map(len, table)) <= 80  # COLUMNS still decides
+
+
+def test_the_wider_output_lasts_as_long_as_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A command run in-process (as many tests do) must not leave its width to the next one.
+    from tooleval_agents.cli.base import OFF_TERMINAL_WIDTH, console, run_cli
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(sys, "argv", ["tooleval"])
+    seen: list[int] = []
+    command = typer.Typer()
+    command.command()(lambda: seen.append(console.width))
+    with pytest.raises(SystemExit) as done:
+        run_cli(command)
+    assert done.value.code == 0 and seen == [OFF_TERMINAL_WIDTH]
+    monkeypatch.setenv("COLUMNS", "100")
+    assert console.width == 100

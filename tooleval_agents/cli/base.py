@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -173,8 +175,26 @@ class _PrintableStderr(logging.Handler):
 def run_cli(command: typer.Typer) -> None:
     """Run the command line: an unexpected error is one line (exit 1) unless ``--debug``; an
     interrupt says what is kept (exit 130)."""
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console.width = OFF_TERMINAL_WIDTH
+    with _off_terminal_width():
+        _run_guarded(command)
+
+
+@contextlib.contextmanager
+def _off_terminal_width() -> Iterator[None]:
+    """Standard output :data:`OFF_TERMINAL_WIDTH` columns wide while a command runs, off a
+    terminal and without ``COLUMNS``; then rich's own choice again (a command run in-process,
+    as the tests do, leaves nothing behind)."""
+    if console.is_terminal or "COLUMNS" in os.environ:
+        yield
+        return
+    console.width = OFF_TERMINAL_WIDTH
+    try:
+        yield
+    finally:
+        console.width = None  # type: ignore[assignment]  # the constructor's default: measure
+
+
+def _run_guarded(command: typer.Typer) -> None:
     try:
         command()
     except KeyboardInterrupt:
