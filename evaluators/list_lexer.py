@@ -25,6 +25,8 @@ from tooleval_agents.data.jsonio import MAX_NESTING, nests_deeper
 OPEN = {"[": "]", "{": "}", "(": ")"}
 """Each opening bracket's closer."""
 _CLOSE = set(OPEN.values())
+_ASCII_PUNCT = frozenset("[]{}(),:")
+"""The list's own punctuation (the ``punct`` tokens but the full-width ones)."""
 _FULLWIDTH = {"，": ",", "：": ":", "［": "[", "］": "]", "｛": "{", "｝": "}"}
 """Full-width punctuation a Chinese answer uses for the list's own syntax (outside strings)."""
 _NAMES = {"true": "True", "false": "False", "null": "None", "none": "None", "True": "True",
@@ -69,15 +71,16 @@ def load_literal(text: str) -> tuple[Any, bool] | None:
         # (bodies without escapes mean the same in both) and renaming True/False/None outside
         # them. When JSON accepts the result, the value equals ast.literal_eval's (anything
         # else, e.g. tuples, falls through to it), at a fraction of the cost.
-        if '"' not in text:
-            try:
-                return _shallow(json.loads, text.replace("'", '"')), True
-            except (ValueError, RecursionError):
-                pass
-        try:
-            return _shallow(json.loads, python_to_json(text)), True
-        except (ValueError, RecursionError):
-            pass
+        requoted = text.replace("'", '"') if '"' not in text else None
+        as_json = python_to_json(text)
+        if nests_deeper(as_json, MAX_NESTING):
+            return None  # Python's compiler refuses it too: deeper than its limit (200)
+        for candidate in (requoted, as_json):
+            if candidate is not None:
+                try:
+                    return json.loads(candidate), True
+                except (ValueError, RecursionError):
+                    pass
     if cannot_be_literal(text):
         return None
     try:
@@ -233,6 +236,19 @@ class _Lexer:
         src, n = self.src, len(self.src)
         match, opener, closer, separator = _TOKEN.match, self._open, self._close, self._separator
         while self.pos < n:
+            c = src[self.pos]
+            if c in _ASCII_PUNCT:  # speed: most tokens of a long answer, read without a match
+                at = self.pos
+                self.pos = at + 1
+                if c in OPEN:
+                    stop = opener(c, at)
+                elif c in _CLOSE:
+                    stop = closer(c, at)
+                else:
+                    stop = separator(c)
+                if stop:
+                    break
+                continue
             m = match(src, self.pos)
             if m is None:  # unreachable: the pattern ends with '.'
                 break

@@ -94,16 +94,20 @@ def literal_eval_fast(text: str) -> Any:
         raise ValueError("not a Python literal")
     if "\\" not in text and not _has_json_name(text) and not _CONTROL.search(text) \
             and (text.isascii() or not _SURROGATE.search(text)) and _lines_inside(text):
-        as_json = text.replace("'", '"') if '"' not in text else python_to_json(text)
         # Deeper than Python's literal limit (200, as MAX_NESTING): the compiler refuses it
-        # below, on every version, where the JSON reader's own limit moves with the version.
-        shallow = not nests_deeper(as_json, MAX_NESTING)
+        # on every version (the JSON reader's own limit moves with the version). Without an
+        # apostrophe the text's strings are JSON's already: its depth is read before the
+        # re-quoting, which a deep text would pay for nothing.
+        if "'" not in text and nests_deeper(text, MAX_NESTING):
+            raise SyntaxError("too many nested parentheses")  # the compiler's own words
+        as_json = text.replace("'", '"') if '"' not in text else python_to_json(text)
+        if "'" in text and nests_deeper(as_json, MAX_NESTING):
+            raise SyntaxError("too many nested parentheses")
         try:
-            if shallow:
-                return _EXACT_JSON.decode(as_json)
+            return _EXACT_JSON.decode(as_json)
         except (ValueError, RecursionError):
             pass
-        if shallow and "," in text:
+        if "," in text:
             found = _with_commas(as_json, tuple_ok="\n" not in text)
             if found is not None:
                 return found[0]
@@ -119,6 +123,9 @@ _OTHER_NAME = re.compile(r"(?=[^\W\d])(?<![\w.])(?!(?:True|False|None)(?!\w))")
 # backslashes or triple quotes: a string ends at the next quote of its kind on its line.
 _STRING_OR_COMMENT = re.compile(
     r"""(?:\b[bBfFrRtTuU]{1,2})?(?:'[^'\n\r]*'|"[^"\n\r]*")|#[^\n\r]*""")
+# The same without prefixes, four times faster: exact where no prefix letter precedes a quote.
+_PLAIN_STRING_OR_COMMENT = re.compile(r"""'[^'\n\r]*'|"[^"\n\r]*"|#[^\n\r]*""")
+_PREFIX_BEFORE_QUOTE = re.compile(r"""[bBfFrRtTuU]['"]""")
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 _OPENER_OF = {")": "(", "]": "[", "}": "{"}
 
@@ -129,6 +136,12 @@ def _unpaired_counts(text: str) -> bool:
     return not ("'" in text or '"' in text or "#" in text or "\\" in text) and (
         text.count("(") != text.count(")") or text.count("[") != text.count("]")
         or text.count("{") != text.count("}"))
+
+
+def _code_of(text: str) -> str:
+    """``text`` with each string and comment replaced by a blank."""
+    strings = _STRING_OR_COMMENT if _PREFIX_BEFORE_QUOTE.search(text) else _PLAIN_STRING_OR_COMMENT
+    return strings.sub(" ", text)
 
 
 def cannot_be_literal(text: str) -> bool:
@@ -145,8 +158,7 @@ def cannot_be_literal(text: str) -> bool:
     """
     if "\\" in text or "'''" in text or '"""' in text:
         return False
-    code = _STRING_OR_COMMENT.sub(" ", text) if "'" in text or '"' in text or "#" in text \
-        else text
+    code = _code_of(text) if "'" in text or '"' in text or "#" in text else text
     if "'" in code or '"' in code:
         return True
     if code.count("(") != code.count(")") or code.count("[") != code.count("]") \

@@ -273,9 +273,9 @@ def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
     noisy = make_run(tmp_path, "noisy", subset=subset, data_dir=shared_data, source="official",
                      answer=appbench_noisy(0.5), model="noisy-reference:0.5", only=first)
     runs = [load_run(gold), load_run(noisy)]
-    fast = compare(runs, n_boot=300, seed=5).differences
+    fast = compare(runs, n_boot=150, seed=5).differences  # two blocks and a part
     monkeypatch.setattr(compare_module, "_boot_metrics", _per_resample)
-    slow = compare(runs, n_boot=300, seed=5).differences
+    slow = compare(runs, n_boot=150, seed=5).differences
     assert len(fast) > 20 and list(fast["metric"]) == list(slow["metric"])
     for column in ("a", "b", "diff", "ci_low", "ci_high"):
         x, y = fast[column].to_numpy(float), slow[column].to_numpy(float)

@@ -138,6 +138,8 @@ def read_scores(text: str) -> tuple[dict[str, float], str] | None:
     """``({fluency, diversity, consistency}, reason)`` from the judge's answer, or ``None``
     when no JSON object holds the three scores as numbers within 1..10."""
     for found in _objects(text):
+        if "\\" not in found and not all(key in found for key in SCORE_KEYS):
+            continue  # speed: it cannot hold the scores (a key could only hide in an escape)
         try:
             data = parse_json(found)
         except ValueError:
