@@ -63,6 +63,16 @@ def test_report_draws_success_against_the_fault_rate(sweep: list[dict[str, objec
     assert "| reference | 0.10 | 60.00 | [" in markdown
 
 
+def test_report_rows_name_the_fault_rate(sweep: list[dict[str, object]],
+                                        tmp_path: Path) -> None:
+    # The rate, in compare's words, not a "[dir]" or "#2" left to the reader to decode.
+    report = write_report([Path(str(r["path"])) for r in sweep], tmp_path / "report", n_boot=0)
+    runs = pd.read_csv(report.out_dir / "runs.csv")
+    assert sorted(set(runs["system"])) == sorted(
+        f"{model} (tools{rate})" for model in ("reference", "noisy-reference")
+        for rate in ("", ", faults=0.1", ", faults=0.3"))
+
+
 def test_no_curve_without_a_second_fault_rate(sweep: list[dict[str, object]],
                                               tmp_path: Path) -> None:
     clean = [Path(str(r["path"])) for r in sweep if r.get("tool_faults") == "rate=0"]

@@ -86,9 +86,13 @@ class Report:
 # ------------------------------------------------------------------------------------ helpers
 
 def system_label(config: RunConfig) -> str:
-    """A row name for paper-style tables: ``model (strategy[, scoring options])``."""
+    """A row name for paper-style tables: ``model (strategy[, agent][, scoring options][,
+    tool faults])``, e.g. ``reference (tools, faults=0.1)``: the words ``compare`` uses."""
     model = config.model.get("spec") or config.model.get("name") or "?"
-    extra = [config.strategy] + [f"{k}={v}" for k, v in sorted(config.scoring_options.items())]
+    traits = run_traits(config)
+    extra = [config.strategy, *([traits["agent"]] if traits["agent"] else []),
+             *(f"{k}={v}" for k, v in sorted(config.scoring_options.items())),
+             *([traits["faults"]] if traits["faults"] else [])]
     return f"{model} ({', '.join(extra)})"
 
 
