@@ -110,3 +110,22 @@ def test_ultratool_gets_the_curve_of_its_own_headline(samples: Path, tmp_path: P
     assert set(points["task"]) == {"tool_usage"}
     assert set(points["metric"]) == {"tool_usage"}
     assert points["value"].iloc[1] < points["value"].iloc[0] == 100.0
+
+
+def test_each_ultratool_task_under_faults_gets_its_own_curve(samples: Path,
+                                                            tmp_path: Path) -> None:
+    kw = {"subset": "en", "strategy": "tools", "model": "reference", "data_dir": samples,
+          "upload": False, "progress": False, "cache": False, "out": tmp_path}
+    names = [run_experiment("ultratool", task=task, tool_faults=faults, **kw).experiment
+             for task in ("tool_usage", "tool_selection") for faults in (None, "rate=0.3,seed=0")]
+    report = write_report([tmp_path / n for n in names], tmp_path / "report", n_boot=50)
+    curves = sorted(p.name for p in report.figures if "fault_curve" in p.name)
+    # Named after each task's headline metric.
+    assert curves == ["ultratool_fault_curve_tool_selection_global.png",
+                      "ultratool_fault_curve_tool_usage.png"]
+    for task, metric in (("tool_usage", "tool_usage"), ("tool_selection", "tool_selection_global")):
+        points = pd.read_csv(tmp_path / "report" / f"ultratool_fault_curve_{metric}.csv")
+        assert set(points["task"]) == {task} and list(points["fault_rate"]) == [0.0, 0.3]
+        assert set(points["metric"]) == {metric}
+    markdown = report.markdown.read_text(encoding="utf-8")
+    assert markdown.count("against the tool-fault rate](ultratool_fault_curve_") == 2

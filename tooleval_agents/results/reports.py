@@ -45,7 +45,7 @@ from tooleval_agents.results.compare import (
     run_interval,
     run_traits,
 )
-from tooleval_agents.results.robustness import curve_display, curve_figure, fault_curve
+from tooleval_agents.results.robustness import curve_display, curve_figure, fault_curves
 from tooleval_agents.results.rundir import RunConfig, RunDir, now
 
 DPI = 120
@@ -461,13 +461,19 @@ def _benchmark_sections(data: Sequence[RunData], report: Report, csv: _CsvWriter
 
 def _fault_curve(benchmark: str, runs: Sequence[RunData], report: Report, csv: _CsvWriter,
                  *, n_boot: int, seed: int) -> list[str]:
-    """The robustness curve (:mod:`~tooleval_agents.results.robustness`) when the runs
-    differ by tool-fault rate: its figure, its points as a table and ``<benchmark>_fault_curve
-    .csv``."""
-    points = fault_curve(runs, n_boot=n_boot, seed=seed)
-    if points is None:
-        return []
-    stem = f"{benchmark}_fault_curve"
+    """The robustness curves (:mod:`~tooleval_agents.results.robustness`) when the runs
+    differ by tool-fault rate, one per headline metric: its figure, its points as a table and
+    ``<benchmark>_fault_curve.csv`` (``<benchmark>_fault_curve_<metric>.csv`` each, when the
+    runs' tasks have several headline metrics)."""
+    curves = fault_curves(runs, n_boot=n_boot, seed=seed)
+    return [line for points in curves
+            for line in _one_fault_curve(benchmark, points, report, csv, several=len(curves) > 1)]
+
+
+def _one_fault_curve(benchmark: str, points: pd.DataFrame, report: Report, csv: _CsvWriter,
+                     *, several: bool) -> list[str]:
+    stem = f"{benchmark}_fault_curve" + (f"_{slug(str(points['metric'].iloc[0]))}"
+                                         if several else "")
     name = csv(stem, points, index=False)
     path = save_figure(curve_figure(benchmark, points),
                        inside(report.out_dir, f"{stem}.png", what="report figure"))

@@ -68,12 +68,30 @@ def _names(keys: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], str]:
     return {k: " ".join(k[i] for i in differ or fallback if k[i]) for k in keys}
 
 
+def headline(run: RunData) -> str | None:
+    """The run's first headline metric that it has (its scorer's declaration)."""
+    return next((m for m in run.scorer.headline if m in run.metrics()), None)
+
+
+def fault_curves(runs: Sequence[RunData], *, n_boot: int = 1000,
+                 seed: int = 0) -> list[pd.DataFrame]:
+    """:func:`fault_curve` of each headline metric among ``runs`` (UltraTool's tasks each have
+    their own), in the runs' order; only those whose runs differ by fault rate."""
+    by_metric: dict[str, list[RunData]] = {}
+    for run in runs:
+        metric = headline(run)
+        if metric is not None:
+            by_metric.setdefault(metric, []).append(run)
+    curves = (fault_curve(group, n_boot=n_boot, seed=seed) for group in by_metric.values())
+    return [points for points in curves if points is not None]
+
+
 def fault_curve(runs: Sequence[RunData], *, n_boot: int = 1000,
                 seed: int = 0) -> pd.DataFrame | None:
     """The curve's points (:data:`COLUMNS`), by line then rate, of the runs that have the
     first run's headline metric (another UltraTool task has another); ``None`` unless those
     differ by fault rate."""
-    metric = next((m for r in runs for m in r.scorer.headline if m in r.metrics()), None)
+    metric = next((m for m in map(headline, runs) if m is not None), None)
     runs = [r for r in runs if metric is not None and metric in r.metrics()]
     if metric is None or len({fault_rate(r.config) for r in runs}) < 2:
         return None
