@@ -71,16 +71,18 @@ def load_literal(text: str) -> tuple[Any, bool] | None:
         # (bodies without escapes mean the same in both) and renaming True/False/None outside
         # them. When JSON accepts the result, the value equals ast.literal_eval's (anything
         # else, e.g. tuples, falls through to it), at a fraction of the cost.
-        requoted = text.replace("'", '"') if '"' not in text else None
-        as_json = python_to_json(text)
+        as_json = text.replace("'", '"') if '"' not in text else python_to_json(text)
         if nests_deeper(as_json, MAX_NESTING):
             return None  # Python's compiler refuses it too: deeper than its limit (200)
-        for candidate in (requoted, as_json):
-            if candidate is not None:
-                try:
-                    return json.loads(candidate), True
-                except (ValueError, RecursionError):
-                    pass
+        try:
+            return json.loads(as_json), True
+        except (ValueError, RecursionError):
+            pass
+        if '"' not in text:  # re-quoted only: True, False and None are still Python's
+            try:
+                return json.loads(python_to_json(text)), True
+            except (ValueError, RecursionError):
+                pass
     if cannot_be_literal(text):
         return None
     try:
