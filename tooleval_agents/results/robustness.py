@@ -3,8 +3,9 @@
 
 The curve appears when a benchmark's runs differ by fault rate: a run's rate is the one its
 ``config.json`` records (``tool_faults``), 0 for a run without faults. The metric is the
-benchmark's first headline metric (its scorer's declaration), with a bootstrap interval over
-the run's examples. This module knows no benchmark.
+run's first headline metric (its scorer's declaration), with a bootstrap interval over the
+run's examples; runs with different headline metrics (UltraTool's tasks) get a curve each.
+This module knows no benchmark.
 """
 
 from __future__ import annotations
