@@ -21,6 +21,12 @@ when its evaluator saw each example) and ``of_ceiling`` (the run's steady rate o
 ``aevaluate`` alone stays under 0.8 of the ideal rate, the run cannot do better than it: the
 target is then to come within 10% of it.
 
+The workflow ceiling: ``aevaluate`` with the run's workflow itself as the target (the same
+LangGraph graph on the bare model) and the same no-op evaluator: ``workflow_ceiling_per_s`` and
+``of_workflow_ceiling``. It tells the workflow's cost (LangGraph's and LangChain's work per
+example) from the runner's own (the retry wrapper, transcripts, scoring, the results file):
+what ``of_workflow_ceiling`` misses of 1 is the runner's share.
+
 Imports are warmed up by a small run first. ``--repeat N`` runs each setting N times and keeps
 the best steady rate of each (for a machine shared with other work; timings there are noisy).
 Exit status 0 when every setting reaches 0.8 of the ideal rate or 0.9 of the ceiling.
@@ -39,12 +45,21 @@ import sys
 import time
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness_overhead import SyntheticBenchmark, register_synthetic, timed_run, timed_run_finishes
+from harness_overhead import (
+    LatencyChatModel,
+    SingleCall,
+    SyntheticBenchmark,
+    register_synthetic,
+    timed_run,
+    timed_run_finishes,
+)
+
+from tooleval_agents.contracts import StrategyContext
 
 TARGET = 0.8
 """Of the ideal rate."""
@@ -58,10 +73,11 @@ def steady_rate(finishes: Sequence[float], concurrency: int) -> float:
     return (len(finishes) - concurrency) / (finishes[-1] - finishes[concurrency - 1])
 
 
-def aevaluate_alone(n: int, *, latency: float, concurrency: int) -> tuple[float, list[float]]:
-    """Wall seconds of LangSmith's ``aevaluate`` alone over ``n`` examples (a target that
-    sleeps ``latency`` seconds, an evaluator that returns a constant score, the runner's
-    offline client), and when its evaluator saw each example (epoch seconds, sorted)."""
+def _aevaluate_finishes(target: Callable[[dict[str, str]], Awaitable[dict[str, str]]], n: int,
+                        concurrency: int) -> list[float]:
+    """When the evaluator of LangSmith's ``aevaluate`` saw each of ``n`` examples (epoch
+    seconds, sorted), ``target`` answering them ``concurrency`` at a time, the evaluator only
+    returning a constant score, the client the runner's offline one."""
     from langsmith import Client
     from langsmith.evaluation import aevaluate
     from langsmith.schemas import Example
@@ -69,13 +85,10 @@ def aevaluate_alone(n: int, *, latency: float, concurrency: int) -> tuple[float,
     client = Client(api_key="offline", info={}, tracing_sampling_rate=0.0,
                     auto_batch_tracing=False)
     dataset = uuid.uuid4()
-    examples = [Example(id=uuid.uuid4(), dataset_id=dataset, inputs={"question": f"q{i}"},
-                        outputs={"answer": f"a{i}"}) for i in range(n)]
+    examples = [Example(id=uuid.uuid4(), dataset_id=dataset,
+                        inputs={"question": f"What is item {i}?"},
+                        outputs={"answer": f"answer-{i}"}) for i in range(n)]
     finishes: list[float] = []
-
-    async def target(inputs: dict[str, str]) -> dict[str, str]:
-        await asyncio.sleep(latency)
-        return {"prediction": "a"}
 
     def evaluator(outputs: dict[str, str]) -> dict[str, object]:
         finishes.append(time.time())
@@ -90,27 +103,50 @@ def aevaluate_alone(n: int, *, latency: float, concurrency: int) -> tuple[float,
         async for _row in results:
             pass
 
-    started = time.perf_counter()
     asyncio.run(go())
-    elapsed = time.perf_counter() - started
     assert len(finishes) == n, len(finishes)
-    return elapsed, sorted(finishes)
+    return sorted(finishes)
 
 
-def ceiling(concurrency: int, n: int, latency: float, repeat: int) -> float:
-    """The best steady rate of ``aevaluate`` alone over ``repeat`` tries."""
-    return max(steady_rate(aevaluate_alone(n, latency=latency, concurrency=concurrency)[1],
-                           concurrency) for _ in range(repeat))
+def sleeping_target(latency: float) -> Callable[[dict[str, str]], Awaitable[dict[str, str]]]:
+    """A no-op target: it only sleeps ``latency`` seconds."""
+
+    async def target(inputs: dict[str, str]) -> dict[str, str]:
+        await asyncio.sleep(latency)
+        return {"prediction": "a"}
+
+    return target
+
+
+def workflow_target(latency: float) -> Callable[[dict[str, str]], Awaitable[dict[str, str]]]:
+    """The run's own workflow (the synthetic single-call graph) on the bare model, without the
+    runner: no retry wrapper, transcript, scoring, results file or progress, and no tracing
+    (as the runner runs it offline)."""
+    from langsmith.run_helpers import tracing_context
+
+    bench = register_synthetic()
+    graph = SingleCall().build(StrategyContext(model=LatencyChatModel(latency=latency),
+                                               split=bench.split("echo", "s1")))
+
+    async def target(inputs: dict[str, str]) -> dict[str, str]:
+        with tracing_context(enabled=False, parent=False):
+            state = await graph.ainvoke({"inputs": inputs})
+        return {"prediction": state["prediction"]}
+
+    return target
 
 
 def measure(concurrency: int, n: int, latency: float, repeat: int) -> dict[str, float]:
-    """The best of ``repeat`` runs (by steady rate) at one concurrency, and the ceiling (tried
-    between the runs, so both see the same machine)."""
+    """The best of ``repeat`` runs (by steady rate) at one concurrency, and the two ceilings
+    (each tried before every run, so all three see the same machine)."""
     ideal = concurrency / latency
     best: dict[str, float] | None = None
-    top = 0.0
+    top = flow = 0.0
     for _ in range(repeat):
-        top = max(top, ceiling(concurrency, n, latency, 1))
+        top = max(top, steady_rate(_aevaluate_finishes(sleeping_target(latency), n,
+                                                       concurrency), concurrency))
+        flow = max(flow, steady_rate(_aevaluate_finishes(workflow_target(latency), n,
+                                                         concurrency), concurrency))
         elapsed, finishes = timed_run_finishes(n, latency=latency, concurrency=concurrency)
         steady = steady_rate(finishes, concurrency)
         row = {"concurrency": concurrency, "examples": n, "seconds": round(elapsed, 3),
@@ -123,6 +159,9 @@ def measure(concurrency: int, n: int, latency: float, repeat: int) -> dict[str, 
     best["ceiling_per_s"] = round(top, 1)
     best["ceiling_ratio"] = round(top / ideal, 3)
     best["of_ceiling"] = round(best["steady_per_s"] / top, 3)
+    best["workflow_ceiling_per_s"] = round(flow, 1)
+    best["workflow_ceiling_ratio"] = round(flow / ideal, 3)
+    best["of_workflow_ceiling"] = round(best["steady_per_s"] / flow, 3)
     return best
 
 
