@@ -1,6 +1,7 @@
 """The retrying wrapper through LangChain's public interfaces (issue 23, item 5): one traced
 run per call whatever the retries, its own response-cache key from public data, LangSmith
-metadata of the inner model, tools and structured output through the wrapper."""
+metadata of the inner model, tools and structured output through the wrapper, and each call in
+the example's transcript."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from tooleval_agents.models.redaction import model_params
 from tooleval_agents.models.reference import AnswerKey, ReferenceChatModel
 from tooleval_agents.models.retry import RetryingChatModel, RetryPolicy, collect_stats
 from tooleval_agents.run.runner import model_label
-from tooleval_agents.run.transcripts import RECORDER, PromptStore, read_prompts
+from tooleval_agents.run.transcripts import PromptStore, read_prompts
 
 NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False, timeout=5)
 SECRET = "sk-test-SECRET123"
@@ -63,7 +64,7 @@ def test_retries_make_one_run_with_the_inner_models_metadata() -> None:
         model = RetryingChatModel(inner=_openai(server), policy=NO_WAIT)
         starts = Starts()
         with collect_stats() as stats:
-            answer = model.invoke("hi", {"callbacks": [starts, RECORDER]})
+            answer = model.invoke("hi", {"callbacks": [starts]})
         assert answer.content == "fine" and len(server.log) == 3
     assert (stats.calls, stats.retries, stats.kinds) == (1, 2, ["rate_limit", "server_error"])
     assert len(starts.metadata) == 1  # the tries are not runs of their own
@@ -186,6 +187,10 @@ def test_sqlite_hits_through_the_wrapper_are_counted_and_cost_nothing(tmp_path: 
     with collect_stats() as stats:
         first, second = asyncio.run(go())
     assert inner.calls == 1 and stats.cache_hits == 1 and stats.calls == 1
+    # The wrapper writes each call into the transcript, a cache hit too: no callback needed.
+    calls = list(stats.transcript.values())
+    assert [c["messages"][0]["content"] for c in calls] == ["hi", "hi"]
+    assert [c["output"]["content"] for c in calls] == ["hello", "hello"]
     assert usage_of(first)["model_calls"] == 1
     assert usage_of(second) == {"input_tokens": 0, "output_tokens": 0, "model_calls": 0}
     # Another answer key is another model: no hit.
@@ -236,3 +241,5 @@ def test_errors_still_classify_through_the_public_call() -> None:
         with collect_stats() as stats, pytest.raises(openai.AuthenticationError):
             model.invoke("hi")
     assert stats.kinds == ["auth"] and stats.retries == 0 and len(server.log) == 1
+    [call] = stats.transcript.values()  # the failed call is in the transcript with its error
+    assert "AuthenticationError: Error code: 401" in call["error"] and "output" not in call

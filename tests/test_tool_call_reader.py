@@ -26,7 +26,6 @@ from tooleval_agents.models.retry import RetryingChatModel, collect_stats
 from tooleval_agents.models.tool_calls import SOURCE_KEY
 from tooleval_agents.models.tool_calls.protocol import history_as_text, history_from_text
 from tooleval_agents.models.tool_calls.reader import TextToolCallReader, read_tool_calls
-from tooleval_agents.run.transcripts import RECORDER
 
 
 @tool
@@ -161,8 +160,7 @@ def test_the_transcript_holds_what_the_server_was_sent_once_per_turn() -> None:
 
         async def go() -> list[dict[str, Any]]:
             with collect_stats() as stats:
-                await agent.ainvoke({"messages": [HumanMessage("Weather in Paris?")]},
-                                    {"callbacks": [RECORDER]})
+                await agent.ainvoke({"messages": [HumanMessage("Weather in Paris?")]})
             assert stats.calls == 2
             return list(stats.transcript.values())
 

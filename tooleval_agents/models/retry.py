@@ -14,8 +14,10 @@ backoff and jitter), which are the model's (never retried: scored as wrong), and
   :class:`CallStats` of the example being run (a context variable set by the runner). Cache
   hits are answered first, so they cost no retry, no rate-limit slot and no tokens. A failed
   try whose error carries the provider's token usage (e.g. an answer cut at the length limit)
-  adds those tokens too: the provider bills them. It uses LangChain's public interfaces only
-  (tests/test_public_api.py checks the whole project for private names).
+  adds those tokens too: the provider bills them. Each call is also written into the example's
+  transcript (what was sent, the tools bound, the answer or the error; cache hits too), so
+  whatever strategy or agent makes the call, the viewer shows it. It uses LangChain's public
+  interfaces only (tests/test_public_api.py checks the whole project for private names).
 
 Provider clients have retries of their own (``ChatOpenAI(max_retries=2)`` by default); the
 runner builds provider models with ``max_retries=0`` so this module is the only policy.
@@ -37,6 +39,7 @@ import contextlib
 import random
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -206,6 +209,46 @@ def collect_stats() -> Iterator[CallStats]:
         _STATS.reset(token)
 
 
+def message_record(message: BaseMessage) -> dict[str, Any]:
+    """A message as a transcript stores it: role, content, and its tool calls or tool-call id
+    when any."""
+    record: dict[str, Any] = {"role": message.type, "content": message.content}
+    calls = getattr(message, "tool_calls", None)
+    if calls:
+        record["tool_calls"] = [{"name": c.get("name"), "args": c.get("args"),
+                                 "id": c.get("id")} for c in calls]
+    for key in ("tool_call_id", "name", "status"):
+        value = getattr(message, key, None)
+        if value:
+            record[key] = value
+    return record
+
+
+class _Transcript:
+    """One model call in the current example's transcript, if an example is being run (the
+    call is recorded when it starts, so a call that never ends still shows what was sent)."""
+
+    def __init__(self, stats: CallStats | None, messages: Sequence[BaseMessage],
+                 kwargs: dict[str, Any], run_id: Any) -> None:
+        self.stats = stats
+        self.key = str(run_id if run_id is not None else uuid.uuid4())
+        if stats is not None:
+            tools = kwargs.get("tools")
+            stats.record_call(self.key, {
+                "messages": [message_record(m) for m in messages],
+                "tools": tools if isinstance(tools, list) and tools else None})
+
+    def answered(self, result: ChatResult) -> None:
+        message = getattr(result.generations[0], "message", None) if result.generations \
+            else None
+        if self.stats is not None and isinstance(message, BaseMessage):
+            self.stats.update_call(self.key, {"output": message_record(message)})
+
+    def failed(self, error: BaseException) -> None:
+        if self.stats is not None:
+            self.stats.update_call(self.key, {"error": f"{type(error).__name__}: {error}"[:500]})
+
+
 # ----------------------------------------------------------------------------- the model wrapper
 
 def make_rate_limiter(requests_per_second: float) -> InMemoryRateLimiter:
@@ -348,13 +391,38 @@ class RetryingChatModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
                   **kwargs: Any) -> ChatResult:
+        record = _Transcript(current_stats(), messages, kwargs,
+                             run_manager.run_id if run_manager is not None else None)
+        try:
+            result = self._answer(messages, stop, kwargs, record.stats)
+        except BaseException as exc:
+            record.failed(exc)
+            raise
+        record.answered(result)
+        return result
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                         **kwargs: Any) -> ChatResult:
+        record = _Transcript(current_stats(), messages, kwargs,
+                             run_manager.run_id if run_manager is not None else None)
+        try:
+            result = await self._aanswer(messages, stop, kwargs, record.stats)
+        except BaseException as exc:
+            record.failed(exc)
+            raise
+        record.answered(result)
+        return result
+
+    def _answer(self, messages: list[BaseMessage], stop: list[str] | None,
+                kwargs: dict[str, Any], stats: CallStats | None) -> ChatResult:
+        """The answer from the cache, else from ``inner`` under the retry policy."""
         cache = self.response_cache
         key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
         if cache is not None and key is not None:
             hit = cache.lookup(*key)
             if hit is not None:
                 return _from_cache(hit)
-        stats = current_stats()
         attempt = 0
         while True:
             attempt += 1
@@ -373,16 +441,15 @@ class RetryingChatModel(BaseChatModel):
                 cache.update(*key, result.generations)
             return result
 
-    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                         run_manager: AsyncCallbackManagerForLLMRun | None = None,
-                         **kwargs: Any) -> ChatResult:
+    async def _aanswer(self, messages: list[BaseMessage], stop: list[str] | None,
+                       kwargs: dict[str, Any], stats: CallStats | None) -> ChatResult:
+        """:meth:`_answer`, asynchronously."""
         cache = self.response_cache
         key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
         if cache is not None and key is not None:
             hit = await cache.alookup(*key)
             if hit is not None:
                 return _from_cache(hit)
-        stats = current_stats()
         attempt = 0
         while True:
             attempt += 1

@@ -141,7 +141,6 @@ from tooleval_agents.run.resume import (
 )
 from tooleval_agents.run.selection import Picked, select
 from tooleval_agents.run.spec import RunSpec
-from tooleval_agents.run.transcripts import RECORDER
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
@@ -163,7 +162,7 @@ def as_target(workflow: Runnable[Any, Any]) -> Callable[..., Any]:
     :data:`WORKFLOW_OUTPUTS` out."""
 
     async def target(inputs: dict[str, Any]) -> dict[str, Any]:
-        state = await workflow.ainvoke({"inputs": inputs}, {"callbacks": [RECORDER]})
+        state = await workflow.ainvoke({"inputs": inputs})
         return {k: state.get(k) for k in WORKFLOW_OUTPUTS}
 
     return target

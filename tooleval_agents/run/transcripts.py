@@ -1,10 +1,10 @@
 """What the model was sent and what it answered, for every model call of an example, whatever
 the strategy or agent: the transcript a viewer shows.
 
-:class:`TranscriptRecorder` is a LangChain callback handler the runner passes to every
-workflow run; it writes each chat model call (its messages, the tools bound, the answer) into
-the example's :class:`~tooleval_agents.models.retry.CallStats` (a context variable: concurrent
-examples do not mix). Cache hits are recorded too (the callback fires before the cache).
+The model wrapper (:class:`~tooleval_agents.models.retry.RetryingChatModel`) writes each call
+(its messages, the tools bound, the answer or the error; cache hits too) into the example's
+:class:`~tooleval_agents.models.retry.CallStats` (a context variable: concurrent examples do not
+mix); whatever strategy or agent calls the model under test, its calls are there.
 
 Messages and tool definitions are stored once per run directory in ``prompts.jsonl``
 (:class:`PromptStore`, content-addressed: a system prompt or an API catalog shared by 800
@@ -19,69 +19,13 @@ import json
 import threading
 from pathlib import Path
 from typing import Any
-from uuid import UUID
-
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import LLMResult
 
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.models.redaction import redact
-from tooleval_agents.models.retry import current_stats
-from tooleval_agents.models.tool_calls import READER_FLAG
 from tooleval_agents.results.journal import JournalFile
 from tooleval_agents.results.rundir import ModelCall
 
 PROMPTS = "prompts.jsonl"
-
-
-def message_record(message: BaseMessage) -> dict[str, Any]:
-    """A message as stored: role, content, and its tool calls or tool-call id when any."""
-    record: dict[str, Any] = {"role": message.type, "content": message.content}
-    calls = getattr(message, "tool_calls", None)
-    if calls:
-        record["tool_calls"] = [{"name": c.get("name"), "args": c.get("args"),
-                                 "id": c.get("id")} for c in calls]
-    for key in ("tool_call_id", "name", "status"):
-        value = getattr(message, key, None)
-        if value:
-            record[key] = value
-    return record
-
-
-class TranscriptRecorder(BaseCallbackHandler):
-    """Records chat model calls into the current example's stats (see the module doc)."""
-
-    run_inline = True  # in the caller's context: the example's context variable is visible
-    raise_error = False
-
-    def on_chat_model_start(self, serialized: dict[str, Any],
-                            messages: list[list[BaseMessage]], *, run_id: UUID,
-                            **kwargs: Any) -> None:
-        stats = current_stats()
-        if stats is None or (kwargs.get("metadata") or {}).get(READER_FLAG):
-            return  # a reader of text tool calls: the call it makes is recorded instead
-        params = kwargs.get("invocation_params") or {}
-        tools = params.get("tools")
-        stats.record_call(str(run_id), {
-            "messages": [message_record(m) for batch in messages for m in batch],
-            "tools": tools if isinstance(tools, list) and tools else None})
-
-    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        stats = current_stats()
-        generations = [g for batch in response.generations for g in batch]
-        message = getattr(generations[0], "message", None) if generations else None
-        if stats is not None and isinstance(message, BaseMessage):
-            stats.update_call(str(run_id), {"output": message_record(message)})
-
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        stats = current_stats()
-        if stats is not None:
-            stats.update_call(str(run_id), {"error": f"{type(error).__name__}: {error}"[:500]})
-
-
-RECORDER = TranscriptRecorder()
-"""The one recorder (it keeps no state of its own)."""
 
 
 def _digest(obj: Any) -> str:
@@ -159,9 +103,6 @@ class PromptStore:
 
 __all__ = [
     "PROMPTS",
-    "RECORDER",
     "PromptStore",
-    "TranscriptRecorder",
-    "message_record",
     "read_prompts",
 ]

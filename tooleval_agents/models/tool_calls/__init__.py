@@ -26,8 +26,4 @@ SOURCE_KEY = "tool_calls_source"
 """``AIMessage.response_metadata`` key the reader sets: ``"structured"`` or ``"text"`` (an
 answer without it made structured calls, if any)."""
 
-READER_FLAG = "tooleval_tool_call_reader"
-"""``metadata`` key of the reader's own model runs: the transcript records the wrapped model's
-call (what the server was sent, and its answer as written), not the reader's as well."""
-
-__all__ = ["READER_FLAG", "SOURCE_KEY", "ToolCallMode"]
+__all__ = ["SOURCE_KEY", "ToolCallMode"]

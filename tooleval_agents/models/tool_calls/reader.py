@@ -49,10 +49,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict
 
 from tooleval_agents.models.retry import bind_through
-from tooleval_agents.models.tool_calls import READER_FLAG, SOURCE_KEY, ToolCallMode
+from tooleval_agents.models.tool_calls import SOURCE_KEY, ToolCallMode
 from tooleval_agents.models.tool_calls.parse import parse_tool_calls
 from tooleval_agents.models.tool_calls.protocol import history_as_text, with_tool_prompt
 
@@ -113,7 +113,6 @@ class TextToolCallReader(BaseChatModel):
     tools described in the prompt, calls read from the text."""
     cache: BaseCache | bool | None = False
     """Never cached here: ``inner`` caches what the server answered (this only reads it)."""
-    metadata: dict[str, Any] | None = Field(default_factory=lambda: {READER_FLAG: True})
 
     @property
     def _llm_type(self) -> str:
@@ -168,5 +167,5 @@ def read_tool_calls(model: BaseChatModel, mode: ToolCallMode) -> BaseChatModel:
     return model if mode == "native" else TextToolCallReader(inner=model, mode=mode)
 
 
-__all__ = ["API_TOOL_ARGS", "READER_FLAG", "TextToolCallReader", "read_text_calls",
+__all__ = ["API_TOOL_ARGS", "TextToolCallReader", "read_text_calls",
            "read_tool_calls", "tool_names"]
