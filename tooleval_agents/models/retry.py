@@ -239,10 +239,9 @@ class _Transcript:
                 "tools": tools if isinstance(tools, list) and tools else None})
 
     def answered(self, result: ChatResult) -> None:
-        message = getattr(result.generations[0], "message", None) if result.generations \
-            else None
-        if self.stats is not None and isinstance(message, BaseMessage):
-            self.stats.update_call(self.key, {"output": message_record(message)})
+        if self.stats is not None and result.generations:
+            self.stats.update_call(self.key,
+                                   {"output": message_record(result.generations[0].message)})
 
     def failed(self, error: BaseException) -> None:
         if self.stats is not None:
