@@ -85,9 +85,13 @@ def _aevaluate_finishes(target: Callable[[dict[str, str]], Awaitable[dict[str, s
     client = Client(api_key="offline", info={}, tracing_sampling_rate=0.0,
                     auto_batch_tracing=False)
     dataset = uuid.uuid4()
-    examples = [Example(id=uuid.uuid4(), dataset_id=dataset,
-                        inputs={"question": f"What is item {i}?"},
-                        outputs={"answer": f"answer-{i}"}) for i in range(n)]
+    bench = SyntheticBenchmark()
+    split = bench.split("echo", f"s{n}")
+    examples = []
+    for record in bench.load(split, Path(".")):  # the run's own examples
+        fields = bench.to_example(split, record)
+        examples.append(Example(id=uuid.uuid4(), dataset_id=dataset, inputs=fields.inputs,
+                                outputs=fields.outputs))
     finishes: list[float] = []
 
     def evaluator(outputs: dict[str, str]) -> dict[str, object]:
@@ -124,9 +128,8 @@ def workflow_target(latency: float) -> Callable[[dict[str, str]], Awaitable[dict
     (as the runner runs it offline)."""
     from langsmith.run_helpers import tracing_context
 
-    bench = register_synthetic()
     graph = SingleCall().build(StrategyContext(model=LatencyChatModel(latency=latency),
-                                               split=bench.split("echo", "s1")))
+                                               split=SyntheticBenchmark().split("echo", "s1")))
 
     async def target(inputs: dict[str, str]) -> dict[str, str]:
         with tracing_context(enabled=False, parent=False):

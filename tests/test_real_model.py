@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.real_model,
                                  reason=f"no local model: {missing()}")]
 
 SUBSET = {"appbench": "ss", "ultratool": "en"}
-LIMIT = {"appbench": 1, "ultratool": 1}
+LIMIT = 1
 """Examples per run: one, which is what each check needs. Prompt processing is the suite's
 cost (AppBench prompts carry the whole API catalog, ~9k tokens, nearly two minutes on 2
 cores; a second UltraTool example added 90 s over all cases)."""
@@ -96,7 +96,7 @@ def check_real_run(server: str, data_dir: Path, tmp_path: Path, benchmark: str, 
                    task: str, *, prompts: str | None = None, limit: int | None = None) -> None:
     """One case: run, check what a harness owes a real model, resume."""
     judge = f"openai:{ALIAS}" if task in JUDGED else None
-    n = limit or LIMIT[benchmark]
+    n = limit or LIMIT
     kwargs: dict[str, Any] = {
         "task": task, "subset": SUBSET[benchmark], "strategy": strategy,
         # Short answers keep the suite fast (a cap the harness must handle like any other).
