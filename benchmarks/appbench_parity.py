@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from appbench_answers import answer_sets
 from appbench_official import Official, digest, paper_numbers
 
-from evaluators.appbench.scoring import score_appbench
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
+from tooleval_agents.evaluators.appbench.scoring import score_appbench
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / \
     "appbench_official_parity.json"

@@ -35,8 +35,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
-from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
-from graphs.state import WorkflowState
 from tooleval_agents.contracts import (
     ExampleFields,
     ExampleScore,
@@ -50,6 +48,8 @@ from tooleval_agents.contracts import (
     Strategy,
     StrategyContext,
 )
+from tooleval_agents.graphs.common import NodeUpdate, build_messages, input_block, model_call_node
+from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.models.reference import last_input_block
 from tooleval_agents.registry import Benchmark, register, register_strategy
 from tooleval_agents.results.corpus import as_corpus

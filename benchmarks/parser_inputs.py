@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from evaluators.appbench.parse import parse_answer
-from evaluators.parsing import parse_list, parse_list_official
-from graphs.appbench.build_prompts import read_instruction, read_scores
-from graphs.appbench.planning import read_plan
-from graphs.ultratool.build import StageFailure, parse_object
+from tooleval_agents.evaluators.appbench.parse import parse_answer
+from tooleval_agents.evaluators.parsing import parse_list, parse_list_official
+from tooleval_agents.graphs.appbench.build_prompts import read_instruction, read_scores
+from tooleval_agents.graphs.appbench.planning import read_plan
+from tooleval_agents.graphs.ultratool.build import StageFailure, parse_object
 
 
 class _Timeout(Exception):

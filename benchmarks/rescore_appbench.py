@@ -6,19 +6,19 @@ the runs of a row take turns (round 1 of every column, then round 2, ...), so a 
 on a shared machine hits every column alike.
 
 AppBench publishes no model outputs, so the answers are the gold plans in the official pairing
-(:func:`~evaluators.appbench.parse.official_gold_answer`, the rendering behind the paper's gold
-figures) and the same with every quoted value upper-cased and the last line dropped (wrong
-values, missing calls: the slower, failing paths). 801 test samples x 2 answer sets.
+(:func:`~tooleval_agents.evaluators.appbench.parse.official_gold_answer`, the rendering behind the
+paper's gold figures) and the same with every quoted value upper-cased and the last line dropped
+(wrong values, missing calls: the slower, failing paths). 801 test samples x 2 answer sets.
 
-* **ours paper**: :func:`evaluators.appbench.scoring.score_appbench` with ``scoring="paper"``
-  (what ``--scoring paper`` computes). Ours reads each sample's gold once per gold content and
-  keeps it (:func:`evaluators.appbench.paper.paper_gold`), so after the first round this is the
-  steady state of scoring answers to samples already read (several answer files, re-scoring a
-  run, a bootstrap); **cold**: the same on fresh copies of the samples with that cache emptied
-  (made outside the timing), i.e. each gold read included, as a one-shot ``tooleval score``
-  process pays it. **ours paper+graph**: the same with ``graph=True``, what every paper run
-  computed before the paper-only path (robust parse and graph metrics too); **ours strict**: the
-  default profile.
+* **ours paper**: :func:`tooleval_agents.evaluators.appbench.scoring.score_appbench` with
+  ``scoring="paper"`` (what ``--scoring paper`` computes). Ours reads each sample's gold once per
+  gold content and keeps it (:func:`tooleval_agents.evaluators.appbench.paper.paper_gold`), so after
+  the first round this is the steady state of scoring answers to samples already read (several
+  answer files, re-scoring a run, a bootstrap); **cold**: the same on fresh copies of the samples
+  with that cache emptied (made outside the timing), i.e. each gold read included, as a one-shot
+  ``tooleval score`` process pays it. **ours paper+graph**: the same with ``graph=True``, what every
+  paper run computed before the paper-only path (robust parse and graph metrics too); **ours
+  strict**: the default profile.
 * **OFFICIAL**: the official scorer itself (``discompose_app_api`` on each answer, then
   ``get_appbench_analysis``, run from the fetched upstream copy by
   ``tests/appbench_official.py``; ``tooleval data fetch appbench --include
@@ -46,12 +46,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from appbench_official import CODE, Official
 
-from evaluators.appbench.paper import clear_gold_cache
-from evaluators.appbench.parse import official_gold_answer
-from evaluators.appbench.scoring import score_appbench
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.evaluators.appbench.paper import clear_gold_cache
+from tooleval_agents.evaluators.appbench.parse import official_gold_answer
+from tooleval_agents.evaluators.appbench.scoring import score_appbench
 
 # --- the official scorer, as published -------------------------------------------------------
 

@@ -7,11 +7,11 @@ Usage: ``python benchmarks/rescore_ultratool.py [DATA_DIR] [--repeat N] [--pytho
 The 12 files are ``planning``, ``tool_usage_awareness`` and ``tool_usage`` for GPT-3.5 and
 GPT-4 in both languages (the zh GPT-3.5 ``tool_creation`` file has no recorded judgments).
 
-* **ours**: :func:`evaluators.ultratool.scoring.score_task` with the default robust parser and
-  with ``parser="official"``; planning = the judge's replay
-  (:func:`evaluators.ultratool.judge.ultratool_judge`) of the recorded judgments file (judge
-  metrics and the structure metrics of the judged plans), and its judge metrics alone (what the
-  official computes).
+* **ours**: :func:`tooleval_agents.evaluators.ultratool.scoring.score_task` with the default robust
+  parser and with ``parser="official"``; planning = the judge's replay
+  (:func:`tooleval_agents.evaluators.ultratool.judge.ultratool_judge`) of the recorded judgments
+  file (judge metrics and the structure metrics of the judged plans), and its judge metrics alone
+  (what the official computes).
 * **OFFICIAL**: the official scorer (JoeYing1019/UltraTool ``evaluation/utils.py``,
   ``planning.py``, commit 9f3793c) re-written step for step for timing: its ``read_data``, its
   text edits, its per-sample ``eval()`` of the cleaned answer and of each fallback variant, tried
@@ -43,11 +43,14 @@ from typing import Any, Literal
 import numpy as np
 from rapidfuzz.distance import Levenshtein as RapidfuzzLevenshtein
 
-from evaluators.parsing import official_text
-from evaluators.ultratool.judge import ultratool_judge
-from evaluators.ultratool.judge.judge import aggregate_planning, planning_example_score
-from evaluators.ultratool.judge.replay import read_judgments
-from evaluators.ultratool.scoring import score_task
+from tooleval_agents.evaluators.parsing import official_text
+from tooleval_agents.evaluators.ultratool.judge import ultratool_judge
+from tooleval_agents.evaluators.ultratool.judge.judge import (
+    aggregate_planning,
+    planning_example_score,
+)
+from tooleval_agents.evaluators.ultratool.judge.replay import read_judgments
+from tooleval_agents.evaluators.ultratool.scoring import score_task
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 LANGS: dict[Lang, str] = {"en": "English-dataset", "zh": "Chinese-dataset"}

@@ -1,5 +1,5 @@
-"""The repairing lexer of :func:`evaluators.parsing.parse_list`: a candidate list in a model
-answer re-emitted as Python literal text, repaired on the way, and the loading of such text.
+"""The repairing lexer of :func:`tooleval_agents.evaluators.parsing.parse_list`: a candidate list in
+a model answer re-emitted as Python literal text, repaired on the way, and the loading of such text.
 
 :func:`build` walks the tokens of one candidate (JSON or Python quotes, full-width punctuation,
 names, placeholders) and emits the literal, repairing *outside* string values only: JSON names,
@@ -19,8 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.literals import cannot_be_literal, literal_eval_quiet, python_to_json
 from tooleval_agents.data.jsonio import MAX_NESTING, nests_deeper
+from tooleval_agents.evaluators.literals import (
+    cannot_be_literal,
+    literal_eval_quiet,
+    python_to_json,
+)
 
 OPEN = {"[": "]", "{": "}", "(": ")"}
 """Each opening bracket's closer."""

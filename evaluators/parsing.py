@@ -34,8 +34,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evaluators.list_lexer import build, load_literal
-from evaluators.literals import literal_eval_fast
+from tooleval_agents.evaluators.list_lexer import build, load_literal
+from tooleval_agents.evaluators.literals import literal_eval_fast
 
 ParseFailureKind = Literal["empty_output", "no_list_found", "invalid_json", "truncated"]
 """Why no list could be read: nothing was answered; no list or object in the text (the model did

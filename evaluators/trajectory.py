@@ -23,7 +23,7 @@ lowercased, outer quotes and whitespace runs ignored, numbers and booleans as te
 :func:`create_trajectory_match_evaluator` gives an openevals-shaped evaluator for
 ``langsmith.evaluate``::
 
-    from evaluators.trajectory import create_trajectory_match_evaluator
+    from tooleval_agents.evaluators.trajectory import create_trajectory_match_evaluator
 
     evaluator = create_trajectory_match_evaluator(mode="unordered")
     evaluator(outputs={"messages": agent_messages},
@@ -212,9 +212,9 @@ def trajectory_failure(reason: str) -> ExampleScore:
 
 def score_tool_use(trace: Sequence[Mapping[str, Any]] | None) -> ExampleScore:
     """Steps and tool errors of an agent run, from its trace (the ``agent`` record
-    :func:`graphs.tool_agent.agent_node` writes). Parts ``tool_errors`` (failed calls of all
-    calls) and ``tool_calls`` / ``agent_turns`` (per example); without an agent record the
-    parts are empty, so a run of text strategies reports them n/a, not 0.
+    :func:`tooleval_agents.graphs.tool_agent.agent_node` writes). Parts ``tool_errors`` (failed
+    calls of all calls) and ``tool_calls`` / ``agent_turns`` (per example); without an agent record
+    the parts are empty, so a run of text strategies reports them n/a, not 0.
 
     >>> score_tool_use([{"kind": "agent", "turns": 3, "tool_calls": 4, "tool_errors": 1}]).parts
     {'tool_errors': Part(hits=1.0, total=4.0), 'tool_calls': Part(hits=4.0, total=1.0), \

@@ -24,7 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from graphs.state import WorkflowState, usage_of
+from tooleval_agents.graphs.state import WorkflowState, usage_of
 
 INPUT_OPEN, INPUT_CLOSE = "<input>", "</input>"
 EXAMPLE_OPEN, EXAMPLE_CLOSE = "<example>", "</example>"

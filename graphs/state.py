@@ -1,8 +1,8 @@
 """The state every workflow shares, and how model usage is accumulated into it.
 
 A workflow's input is an example's ``inputs`` dict (under the ``inputs`` key it is wrapped by
-:func:`graphs.registry.as_target`); its output holds the raw model texts, the parsed prediction,
-the execution trace and token usage.
+:func:`tooleval_agents.graphs.registry.as_target`); its output holds the raw model texts, the parsed
+prediction, the execution trace and token usage.
 """
 
 from __future__ import annotations

@@ -42,8 +42,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.pregel import Pregel
 from pydantic import ValidationError
 
-from graphs.common import NodeUpdate
-from graphs.state import WorkflowState
 from tooleval_agents.agents import (
     ERROR_PREFIX,
     ToolCallRecord,
@@ -52,6 +50,8 @@ from tooleval_agents.agents import (
     trajectory,
 )
 from tooleval_agents.contracts import Options
+from tooleval_agents.graphs.common import NodeUpdate
+from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.models.tool_calls import ToolCallMode
 from tooleval_agents.models.tool_calls.reader import read_tool_calls
 from tooleval_agents.run.faults import MESSAGES as FAULT_ERRORS

@@ -18,8 +18,8 @@ import random
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from evaluators.appbench.parse import gold_answer, official_gold_answer
 from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.evaluators.appbench.parse import gold_answer, official_gold_answer
 from tooleval_agents.models.corruptions import corrupt
 
 _LINE = re.compile(r"^(?P<app>\w+): \[(?P<ret>.*?) = (?P<api>\w+)\((?P<args>.*)\)\]$")

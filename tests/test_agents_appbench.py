@@ -17,8 +17,6 @@ from fake_openai import ChatRequest, FakeOpenAI
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
-from graphs.appbench.tools import ToolsHierarchical, opened_apps, read_trajectory, tool_plan
-from graphs.tool_agent import agent_node, agent_outputs, react_agent
 from tooleval_agents.agents import AgentLoadError, agent_label, load_agent, trajectory
 from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.loaders import load_category
@@ -29,6 +27,13 @@ from tooleval_agents.appbench.tools import (
     split_tool_name,
 )
 from tooleval_agents.cli import app
+from tooleval_agents.graphs.appbench.tools import (
+    ToolsHierarchical,
+    opened_apps,
+    read_trajectory,
+    tool_plan,
+)
+from tooleval_agents.graphs.tool_agent import agent_node, agent_outputs, react_agent
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.reference_tools import ToolPlan, corrupt_plan, next_turn
 from tooleval_agents.results.rundir import RunDir
@@ -111,7 +116,7 @@ def test_a_dependency_is_a_value_an_earlier_turn_returned_under_the_same_name() 
     assert reserve.dependent_args == {"restaurant_name": "restaurant_name", "location": "location"}
     # Another name with the same value stays a literal (the gold always writes #k=k).
     assert reserve.literal_args == {"time": "13:30", "name": "Baan"}
-    from evaluators.appbench.parse import parse_answer
+    from tooleval_agents.evaluators.appbench.parse import parse_answer
 
     reparsed = parse_answer("\n".join(c.raw for c in calls)).calls
     assert [(c.api, c.literal_args, c.dependent_args) for c in reparsed] == \

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from evaluators.trajectory import (
+from tooleval_agents.evaluators.trajectory import (
     MATCH_MODES,
     create_trajectory_match_evaluator,
     score_tool_use,

@@ -12,9 +12,6 @@ from fake_openai import FakeOpenAI
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from typer.testing import CliRunner
 
-from graphs.appbench.build import BuildSettings, Journal, journal_path, run_build
-from graphs.appbench.build_prompts import read_scores
-from graphs.appbench.demos import choose_demos, load_pool
 from tooleval_agents.appbench.build_models import ScriptedBuildModel
 from tooleval_agents.appbench.loaders import load_category, load_file
 from tooleval_agents.appbench.names import CATEGORIES
@@ -22,6 +19,9 @@ from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import StrategyContext
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.graphs.appbench.build import BuildSettings, Journal, journal_path, run_build
+from tooleval_agents.graphs.appbench.build_prompts import read_scores
+from tooleval_agents.graphs.appbench.demos import choose_demos, load_pool
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.run.runner import run_experiment

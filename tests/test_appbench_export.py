@@ -7,10 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evaluators.appbench.parse import parse_answer
-from graphs.appbench.prompts import PLAN_MARKER, SELECT_MARKER
 from tooleval_agents.appbench.loaders import load_file
 from tooleval_agents.cli import app
+from tooleval_agents.evaluators.appbench.parse import parse_answer
+from tooleval_agents.graphs.appbench.prompts import PLAN_MARKER, SELECT_MARKER
 from tooleval_agents.models.reference import last_input_block
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sgd"

@@ -21,28 +21,33 @@ from appbench_answers import styled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators.appbench.errors import ArgOutcome, ArgStatus, error_counts, error_part
-from evaluators.appbench.paper import (
+from tooleval_agents.appbench.depgraph import scales
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.names import CATEGORIES
+from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+from tooleval_agents.contracts import ExampleScore, Part
+from tooleval_agents.evaluators.appbench.errors import (
+    ArgOutcome,
+    ArgStatus,
+    error_counts,
+    error_part,
+)
+from tooleval_agents.evaluators.appbench.paper import (
     PRED_CORRECTIONS,
     clear_gold_cache,
     paper_gold,
     plan_scales,
 )
-from evaluators.appbench.paper_read import extract_call, read_answer
-from evaluators.appbench.parse import gold_answer, official_gold_answer
-from evaluators.appbench.scoring import (
+from tooleval_agents.evaluators.appbench.paper_read import extract_call, read_answer
+from tooleval_agents.evaluators.appbench.parse import gold_answer, official_gold_answer
+from tooleval_agents.evaluators.appbench.scoring import (
     AppBenchReport,
     aggregate,
     by_scale,
     score_appbench,
     score_example,
 )
-from evaluators.metrics_common import f1
-from tooleval_agents.appbench.depgraph import scales
-from tooleval_agents.appbench.loaders import load_category
-from tooleval_agents.appbench.names import CATEGORIES
-from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
-from tooleval_agents.contracts import ExampleScore, Part
+from tooleval_agents.evaluators.metrics_common import f1
 from tooleval_agents.results.corpus import Columns
 
 # --- the reference: the official driver and scorer, the plain way ----------------------------

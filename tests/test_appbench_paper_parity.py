@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evaluators.appbench.paper_read import extract_call, read_answer
-from evaluators.appbench.parse import official_gold_answer
-from evaluators.appbench.scoring import score_appbench
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.cli import app
+from tooleval_agents.evaluators.appbench.paper_read import extract_call, read_answer
+from tooleval_agents.evaluators.appbench.parse import official_gold_answer
+from tooleval_agents.evaluators.appbench.scoring import score_appbench
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RECORDED = json.loads((FIXTURES / "appbench_official_parity.json").read_text(encoding="utf-8"))

@@ -9,19 +9,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_appbench_scoring import GOLD, weather
 
-from evaluators.appbench.paper import value_matches
-from evaluators.appbench.paper_read import extract_call, read_answer
-from evaluators.appbench.parse import (
+from tooleval_agents.appbench.lines import parse_call_line
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.names import CATEGORIES
+from tooleval_agents.evaluators.appbench.paper import value_matches
+from tooleval_agents.evaluators.appbench.paper_read import extract_call, read_answer
+from tooleval_agents.evaluators.appbench.parse import (
     canonical_api,
     gold_answer,
     normalise_value,
     official_gold_answer,
     parse_answer,
 )
-from evaluators.appbench.scoring import score_example
-from tooleval_agents.appbench.lines import parse_call_line
-from tooleval_agents.appbench.loaders import load_category
-from tooleval_agents.appbench.names import CATEGORIES
+from tooleval_agents.evaluators.appbench.scoring import score_example
 
 
 def _fields(call: object) -> tuple[object, ...]:

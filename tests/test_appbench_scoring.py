@@ -12,17 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evaluators.appbench.graph_metrics import aggregate_graph
-from evaluators.appbench.parse import gold_answer, official_gold_answer
-from evaluators.appbench.scoring import (
-    MAIN_METRICS,
-    Scoring,
-    create_appbench_evaluators,
-    failure_score,
-    score_appbench,
-    score_example,
-)
-from graphs.appbench.planning import read_plan
 from tooleval_agents.appbench.cli import read_predictions
 from tooleval_agents.appbench.depgraph import is_topological
 from tooleval_agents.appbench.lines import parse_call_line
@@ -31,6 +20,17 @@ from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.contracts import Split
 from tooleval_agents.errors import DataFormatError
+from tooleval_agents.evaluators.appbench.graph_metrics import aggregate_graph
+from tooleval_agents.evaluators.appbench.parse import gold_answer, official_gold_answer
+from tooleval_agents.evaluators.appbench.scoring import (
+    MAIN_METRICS,
+    Scoring,
+    create_appbench_evaluators,
+    failure_score,
+    score_appbench,
+    score_example,
+)
+from tooleval_agents.graphs.appbench.planning import read_plan
 from tooleval_agents.registry import get_benchmark
 
 PROFILES: tuple[Scoring, ...] = ("paper", "strict")

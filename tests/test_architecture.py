@@ -1,7 +1,8 @@
 """The layers run one way (read from the source with ``ast``, function-local imports included).
 
-* The core (``tooleval_agents`` outside the benchmark subpackages) imports neither ``graphs``
-  nor ``evaluators`` nor a benchmark subpackage.
+* The core (``tooleval_agents`` outside the benchmark subpackages and the workflows and metrics)
+  imports neither ``tooleval_agents.graphs`` nor ``tooleval_agents.evaluators`` nor a benchmark
+  subpackage.
 * No module import cycle among the project's modules.
 * A project import inside a function only where it defers a heavy dependency: the benchmark
   declarations load their workflows and metrics (LangGraph, networkx, the prompts) when a
@@ -21,19 +22,24 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("tooleval_agents", "graphs", "evaluators")
+"""The folders of the source (``graphs/`` and ``evaluators/`` install as
+``tooleval_agents.graphs`` and ``tooleval_agents.evaluators``)."""
 BENCHMARK_PACKAGES = ("tooleval_agents.ultratool", "tooleval_agents.appbench")
-UPWARD = ("graphs", "evaluators", *BENCHMARK_PACKAGES)
+UPWARD = ("tooleval_agents.graphs", "tooleval_agents.evaluators", *BENCHMARK_PACKAGES)
 
 DEFERRED = {
     # module: project modules it may import inside a function, each heavy (LangGraph,
     # LangChain, networkx, pandas/matplotlib, Typer) and needed only when a split is run,
     # scored or reported, or the command line starts.
     "tooleval_agents.ultratool.benchmark": {
-        "graphs.ultratool.protocol", "graphs.ultratool.plan_create_use", "graphs.ultratool.tools",
-        "evaluators.ultratool.kv", "evaluators.trajectory", "evaluators.parsing",
-        "evaluators.ultratool.judge",
-        "evaluators.ultratool.planning_structure",
-        "evaluators.ultratool.plan_create_use",
+        "tooleval_agents.graphs.ultratool.protocol",
+        "tooleval_agents.graphs.ultratool.plan_create_use",
+        "tooleval_agents.graphs.ultratool.tools",
+        "tooleval_agents.evaluators.ultratool.kv", "tooleval_agents.evaluators.trajectory",
+        "tooleval_agents.evaluators.parsing",
+        "tooleval_agents.evaluators.ultratool.judge",
+        "tooleval_agents.evaluators.ultratool.planning_structure",
+        "tooleval_agents.evaluators.ultratool.plan_create_use",
         "tooleval_agents.ultratool.cli", "tooleval_agents.ultratool.report",
         "tooleval_agents.ultratool.build_cli",
         # the readers import the rebuilder (rapidfuzz): not for every command of the CLI
@@ -41,8 +47,9 @@ DEFERRED = {
         "tooleval_agents.ultratool.corruptions",
     },
     "tooleval_agents.appbench.benchmark": {
-        "graphs.appbench.planning", "graphs.appbench.tools", "evaluators.appbench.parse",
-        "evaluators.appbench.scoring", "evaluators.appbench.execution", "evaluators.trajectory",
+        "tooleval_agents.graphs.appbench.planning", "tooleval_agents.graphs.appbench.tools",
+        "tooleval_agents.evaluators.appbench.parse", "tooleval_agents.evaluators.appbench.scoring",
+        "tooleval_agents.evaluators.appbench.execution", "tooleval_agents.evaluators.trajectory",
         "tooleval_agents.appbench.catalog", "tooleval_agents.appbench.stubs",
         "tooleval_agents.appbench.cli", "tooleval_agents.appbench.report",
         "tooleval_agents.appbench.depgraph", "tooleval_agents.appbench.build_cli",
@@ -50,23 +57,24 @@ DEFERRED = {
     },
     # The construction commands load the workflow (LangGraph) and the provider models
     # (LangChain) only when they run.
-    "tooleval_agents.appbench.build_cli": {"graphs.appbench.build", "tooleval_agents.models.specs",
+    "tooleval_agents.appbench.build_cli": {"tooleval_agents.graphs.appbench.build",
+                                           "tooleval_agents.models.specs",
                                            "tooleval_agents.appbench.build_models"},
-    "tooleval_agents.appbench.export_cli": {"graphs.appbench.export"},
-    "tooleval_agents.ultratool.cli": {"evaluators.ultratool.scoring",
-                                      "evaluators.ultratool.judge",
+    "tooleval_agents.appbench.export_cli": {"tooleval_agents.graphs.appbench.export"},
+    "tooleval_agents.ultratool.cli": {"tooleval_agents.evaluators.ultratool.scoring",
+                                      "tooleval_agents.evaluators.ultratool.judge",
                                       "tooleval_agents.models.specs",
                                       # the builders (rapidfuzz), for their commands only
                                       "tooleval_agents.ultratool.derive",
                                       "tooleval_agents.ultratool.rebuild",
                                       "tooleval_agents.ultratool.loaders"},
-    "tooleval_agents.ultratool.build_cli": {"graphs.ultratool.build_run",
+    "tooleval_agents.ultratool.build_cli": {"tooleval_agents.graphs.ultratool.build_run",
                                             "tooleval_agents.models.specs",
                                             "tooleval_agents.models.retry",
                                             "tooleval_agents.ultratool.construction"},
-    "tooleval_agents.appbench.cli": {"evaluators.appbench.scoring"},
+    "tooleval_agents.appbench.cli": {"tooleval_agents.evaluators.appbench.scoring"},
     # The judge (LangChain) only for the judged UltraTool tasks.
-    "evaluators.ultratool.scoring": {"evaluators.ultratool.judge"},
+    "tooleval_agents.evaluators.ultratool.scoring": {"tooleval_agents.evaluators.ultratool.judge"},
     # evaluators_for loads the provider models (LangChain) only for a judge given by name.
     "tooleval_agents.evaluation": {"tooleval_agents.models.specs"},
     # The command line imports what a command runs when it runs (`tooleval --help` and a
@@ -98,6 +106,8 @@ DEFERRED = {
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[0] != "tooleval_agents":  # graphs/, evaluators/: installed inside the package
+        parts.insert(0, "tooleval_agents")
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -159,7 +169,7 @@ def _is_type_checking(node: ast.AST) -> bool:
 
 
 def is_core(module: str) -> bool:
-    return module.startswith("tooleval_agents") and not module.startswith(BENCHMARK_PACKAGES)
+    return module.startswith("tooleval_agents") and not module.startswith(UPWARD)
 
 
 def test_the_core_imports_no_workflow_metric_or_benchmark() -> None:
@@ -199,7 +209,8 @@ def test_importing_the_core_loads_no_workflow_or_metric(name: str) -> None:
     import sys
 
     code = (f"import sys, {name}; print(sorted(m for m in sys.modules "
-            "if m.split('.')[0] in ('graphs', 'evaluators')))")
+            "if m.split('.')[:2] in (['tooleval_agents', 'graphs'], "
+            "['tooleval_agents', 'evaluators'])))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=REPO).stdout.strip()
     assert out == "[]"
@@ -264,7 +275,7 @@ def test_contract_types_are_imported_from_the_contracts_module_only() -> None:
     assert detours == []
 
 
-JUDGE = "evaluators.ultratool.judge"
+JUDGE = "tooleval_agents.evaluators.ultratool.judge"
 
 
 def test_the_ultratool_judge_is_reached_through_its_one_entry() -> None:

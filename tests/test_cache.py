@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, Generation
 from langchain_openai import ChatOpenAI
 
-from graphs.state import usage_of
+from tooleval_agents.graphs.state import usage_of
 from tooleval_agents.models.cache import (
     HIT_FLAG,
     SQLiteCache,

@@ -3,7 +3,7 @@
 * No module over :data:`MAX_MODULE_LINES` lines and no function over :data:`MAX_FUNCTION_LINES`
   (its ``def`` to its last line, docstring included), outside the allow-lists below, each entry
   with its reason: a new exception is a decision, not an accident.
-* No project module loaded by a string (``importlib.import_module("graphs...")``,
+* No project module loaded by a string (``importlib.import_module("tooleval_agents.graphs...")``,
   ``__import__``): the architecture test reads imports, and a string hides one from it.
 * No private attribute of another library's object: an ``obj._name`` read or written where
   ``_name`` is defined nowhere in the project (our own private names, and the hooks LangChain
@@ -45,7 +45,8 @@ DEFERRED_THIRD_PARTY = {
     # rich's live progress display: only while a long job runs.
     "rich",
     # networkx (0.1 s): only for a plan whose calls compete for a partner or repeat an API
-    # (evaluators.appbench.strict, tooleval_agents.appbench.depgraph), not for every run.
+    # (tooleval_agents.evaluators.appbench.strict, tooleval_agents.appbench.depgraph), not for every
+    # run.
     "networkx",
     # importlib.metadata: the installed version, read when a run records it.
     "importlib",

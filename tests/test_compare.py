@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from evaluators.appbench.parse import gold_answer
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.evaluators.appbench.parse import gold_answer
 from tooleval_agents.models.corruptions import corrupt
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import compare as compare_module

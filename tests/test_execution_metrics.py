@@ -6,13 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.appbench.execution import (
+from tooleval_agents.appbench.catalog import load_catalog
+from tooleval_agents.appbench.lines import parse_call_line
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.names import CATEGORIES
+from tooleval_agents.appbench.stubs import AppExecutor
+from tooleval_agents.contracts import ExampleScore, Part
+from tooleval_agents.evaluators.appbench.execution import (
     aggregate_appbench_execution,
     executed_success,
     score_appbench_execution,
 )
-from evaluators.metrics_common import f1
-from evaluators.ultratool.execution import (
+from tooleval_agents.evaluators.metrics_common import f1
+from tooleval_agents.evaluators.ultratool.execution import (
     aggregate_ultratool_execution,
     call_validity,
     gold_tools,
@@ -21,12 +27,6 @@ from evaluators.ultratool.execution import (
     score_ultratool_trace,
     tool_set_f1,
 )
-from tooleval_agents.appbench.catalog import load_catalog
-from tooleval_agents.appbench.lines import parse_call_line
-from tooleval_agents.appbench.loaders import load_category
-from tooleval_agents.appbench.names import CATEGORIES
-from tooleval_agents.appbench.stubs import AppExecutor
-from tooleval_agents.contracts import ExampleScore, Part
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_raw
 from tooleval_agents.ultratool.records import Lang, RawSample, ToolCall

@@ -6,14 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.appbench.graph_metrics import aggregate_graph, graph_scores, node_label
-from evaluators.appbench.parse import gold_answer, normalise_call, parse_answer
-from evaluators.appbench.scoring import score_appbench
 from tooleval_agents.appbench.depgraph import scales
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.records import AppCall
 from tooleval_agents.contracts import ExampleScore
+from tooleval_agents.evaluators.appbench.graph_metrics import (
+    aggregate_graph,
+    graph_scores,
+    node_label,
+)
+from tooleval_agents.evaluators.appbench.parse import gold_answer, normalise_call, parse_answer
+from tooleval_agents.evaluators.appbench.scoring import score_appbench
 
 
 def _calls(*lines: str) -> list[AppCall]:

@@ -21,10 +21,18 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from evaluators.appbench.execution import aggregate_appbench_execution, score_appbench_execution
-from evaluators.appbench.parse import gold_answer, parse_answer
-from evaluators.appbench.scoring import score_appbench
-from graphs.appbench.planning import (
+from tooleval_agents.appbench.catalog import load_catalog
+from tooleval_agents.appbench.names import APP_APIS, CATEGORIES
+from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.appbench.stubs import AppExecutor
+from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
+from tooleval_agents.evaluators.appbench.execution import (
+    aggregate_appbench_execution,
+    score_appbench_execution,
+)
+from tooleval_agents.evaluators.appbench.parse import gold_answer, parse_answer
+from tooleval_agents.evaluators.appbench.scoring import score_appbench
+from tooleval_agents.graphs.appbench.planning import (
     CatalogText,
     app_multiset,
     choose_demos,
@@ -33,12 +41,7 @@ from graphs.appbench.planning import (
     read_plan,
     select_prompt,
 )
-from graphs.appbench.prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER, TODAY
-from tooleval_agents.appbench.catalog import load_catalog
-from tooleval_agents.appbench.names import APP_APIS, CATEGORIES
-from tooleval_agents.appbench.records import AppBenchSample
-from tooleval_agents.appbench.stubs import AppExecutor
-from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
+from tooleval_agents.graphs.appbench.prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER, TODAY
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.reference import (
     AnswerKey,

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from evaluators.ultratool.scoring import score_task
-from graphs.ultratool.prompts import INSTRUCTIONS, MARKERS, PromptLang
-from graphs.ultratool.protocol import UltraToolOneShot, render_input
 from tooleval_agents.contracts import ExampleFields, Split, StrategyContext
 from tooleval_agents.data.jsonio import LazySequence
+from tooleval_agents.evaluators.ultratool.scoring import score_task
+from tooleval_agents.graphs.ultratool.prompts import INSTRUCTIONS, MARKERS, PromptLang
+from tooleval_agents.graphs.ultratool.protocol import UltraToolOneShot, render_input
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.reference import AnswerKey, ReferenceChatModel, last_input_block
 from tooleval_agents.registry import get_benchmark, get_strategy

@@ -260,8 +260,8 @@ def test_the_lock_file_goes_with_its_holder(tmp_path: Path) -> None:
 
 def test_build_journals_cut_a_torn_line_and_stop_at_a_full_disk(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphs.appbench.build import Journal as PathJournal
-    from graphs.appbench.build import JournalEntry as PathEntry
+    from tooleval_agents.graphs.appbench.build import Journal as PathJournal
+    from tooleval_agents.graphs.appbench.build import JournalEntry as PathEntry
     from tooleval_agents.ultratool.construction import Journal as QueryJournal
     from tooleval_agents.ultratool.construction import JournalEntry as QueryEntry
 
@@ -287,7 +287,7 @@ def test_build_journals_cut_a_torn_line_and_stop_at_a_full_disk(
 def test_a_build_starts_no_job_after_a_failure() -> None:
     import asyncio
 
-    from graphs.ultratool.build_run import _gather
+    from tooleval_agents.graphs.ultratool.build_run import _gather
 
     started: list[int] = []
 
@@ -307,8 +307,8 @@ def test_a_build_starts_no_job_after_a_failure() -> None:
 
 def test_the_appbench_build_stops_at_a_full_disk(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphs.appbench.build import BuildSettings, run_build
     from tooleval_agents.appbench.build_models import ScriptedBuildModel
+    from tooleval_agents.graphs.appbench.build import BuildSettings, run_build
 
     settings = BuildSettings(sgd_dir=Path(__file__).parent / "fixtures" / "sgd", split="test",
                              out=tmp_path / "built.json", max_concurrency=1)

@@ -18,7 +18,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from evaluators.ultratool.judge.judge import (
+from tooleval_agents import ScoringContext
+from tooleval_agents.contracts import ExampleScore, Split
+from tooleval_agents.evaluators.ultratool.judge.judge import (
     aggregate_planning,
     aggregate_tool_creation,
     ajudge_plan,
@@ -30,9 +32,7 @@ from evaluators.ultratool.judge.judge import (
     parse_judge_output,
     planning_example_score,
 )
-from evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask, build_prompt
-from tooleval_agents import ScoringContext
-from tooleval_agents.contracts import ExampleScore, Split
+from tooleval_agents.evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask, build_prompt
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.ultratool.benchmark import BENCHMARK as ULTRATOOL
 from tooleval_agents.ultratool.records import Lang
@@ -389,7 +389,7 @@ def test_tool_creation_rows_carry_hits_and_steps_for_pooling() -> None:
     # Steps: 0.9 (GOOD) + 0 (no tool for 1.2) + 0.3 + 0 (judge error), over 4 gold steps.
     assert steps == 4 and 100 * hits / steps == pytest.approx(100 * 1.2 / 4)
     assert rows[2]["judge_error"]["score"] is None and rows[2]["tool_creation"]["score"] == 0.0
-    from evaluators.ultratool.judge.judge import (
+    from tooleval_agents.evaluators.ultratool.judge.judge import (
         _example_tools,
         _judge_item,
         _runnable,

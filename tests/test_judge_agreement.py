@@ -17,8 +17,8 @@ from fake_openai import ChatRequest, FakeOpenAI
 from test_judge_endpoint import DIMENSIONS, VERDICT
 from typer.testing import CliRunner
 
-from evaluators.ultratool.judge.agreement import correlate, pearson, spearman
 from tooleval_agents.cli import app
+from tooleval_agents.evaluators.ultratool.judge.agreement import correlate, pearson, spearman
 
 KEYS = {"accuracy": "Accuracy Score", "completeness": "Completeness Score",
         "executability": "Executability Score", "syntactic_soundness": "Syntactic Soundness Score",

@@ -13,8 +13,8 @@ from fake_langsmith import openai_on_loopback
 from fake_openai import ChatRequest, FakeOpenAI, Fault
 from typer.testing import CliRunner
 
-from evaluators.ultratool.judge.judge import judge_plan
 from tooleval_agents.cli import app
+from tooleval_agents.evaluators.ultratool.judge.judge import judge_plan
 from tooleval_agents.models.specs import judge_model
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.setup import judge_arguments

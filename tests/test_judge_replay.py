@@ -13,8 +13,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from test_judge import StepJudge
 
-from evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask
-from evaluators.ultratool.judge.replay import (
+from tooleval_agents.contracts import ExampleScore
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask
+from tooleval_agents.evaluators.ultratool.judge.replay import (
     ascore_planning,
     ascore_tool_creation,
     read_judgments,
@@ -23,8 +25,6 @@ from evaluators.ultratool.judge.replay import (
     score_planning,
     score_tool_creation,
 )
-from tooleval_agents.contracts import ExampleScore
-from tooleval_agents.errors import DataFormatError
 from tooleval_agents.ultratool.loaders import load_task
 from tooleval_agents.ultratool.records import Lang
 

@@ -21,11 +21,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluators.appbench.parse import parse_answer
-from evaluators.appbench.parse import parse_answer as parse_appbench_answer
-from evaluators.list_lexer import build, load_literal
-from evaluators.literals import cannot_be_literal, literal_eval_fast
-from evaluators.parsing import (
+from tooleval_agents.appbench.build_models import read_block
+from tooleval_agents.appbench.lines import _NEXT_CALL, parse_call_line, split_calls
+from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.data import jsonio
+from tooleval_agents.data.jsonio import load_json, parse_json, read_array
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.evaluators.appbench.parse import parse_answer
+from tooleval_agents.evaluators.appbench.parse import parse_answer as parse_appbench_answer
+from tooleval_agents.evaluators.list_lexer import build, load_literal
+from tooleval_agents.evaluators.literals import cannot_be_literal, literal_eval_fast
+from tooleval_agents.evaluators.parsing import (
     _STEP_LINE,
     ParsedPlan,
     ParseFailure,
@@ -35,18 +41,12 @@ from evaluators.parsing import (
     parse_plan,
     step_number,
 )
-from evaluators.trajectory import INVALID_ARGS, tool_calls_of
-from evaluators.ultratool.judge.reading import fenced_block
-from evaluators.ultratool.planning_structure import check_numbering
-from graphs.appbench.build_prompts import read_instruction, read_scores
-from graphs.appbench.planning import read_plan
-from graphs.ultratool.build import StageFailure, parse_object
-from tooleval_agents.appbench.build_models import read_block
-from tooleval_agents.appbench.lines import _NEXT_CALL, parse_call_line, split_calls
-from tooleval_agents.appbench.records import AppBenchSample
-from tooleval_agents.data import jsonio
-from tooleval_agents.data.jsonio import load_json, parse_json, read_array
-from tooleval_agents.errors import DataFormatError
+from tooleval_agents.evaluators.trajectory import INVALID_ARGS, tool_calls_of
+from tooleval_agents.evaluators.ultratool.judge.reading import fenced_block
+from tooleval_agents.evaluators.ultratool.planning_structure import check_numbering
+from tooleval_agents.graphs.appbench.build_prompts import read_instruction, read_scores
+from tooleval_agents.graphs.appbench.planning import read_plan
+from tooleval_agents.graphs.ultratool.build import StageFailure, parse_object
 from tooleval_agents.ultratool.stubs import _step_text, step_annotations
 
 BLANK_RUN_8K = "x: " + " " * 8000 + "!"

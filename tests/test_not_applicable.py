@@ -8,9 +8,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evaluators.ultratool.execution import aggregate_ultratool_execution
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Part, format_metric
+from tooleval_agents.evaluators.ultratool.execution import aggregate_ultratool_execution
 from tooleval_agents.results.compare import compare
 from tooleval_agents.results.corpus import as_corpus
 from tooleval_agents.results.rundir import RunDir

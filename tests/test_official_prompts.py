@@ -25,9 +25,6 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 from typer.testing import CliRunner
 
-from evaluators.ultratool.judge.judge import judge_plan, judge_tool
-from evaluators.ultratool.judge.official import official_judge_prompts
-from graphs.appbench.official import app_descriptions, load_official, read_app_classes
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import StrategyContext, resolve_options
 from tooleval_agents.data.upstream import (
@@ -41,6 +38,13 @@ from tooleval_agents.data.upstream import (
     literal,
     parse_source,
     upstream_file,
+)
+from tooleval_agents.evaluators.ultratool.judge.judge import judge_plan, judge_tool
+from tooleval_agents.evaluators.ultratool.judge.official import official_judge_prompts
+from tooleval_agents.graphs.appbench.official import (
+    app_descriptions,
+    load_official,
+    read_app_classes,
 )
 from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.run.runner import run_experiment

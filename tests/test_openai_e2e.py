@@ -31,12 +31,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
-from evaluators.appbench.parse import gold_answer, parse_answer
-from graphs.appbench.planning import gold_app_list
-from graphs.appbench.prompts import PLAN_MARKER, SELECT_MARKER
 from tooleval_agents.appbench.names import APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
 from tooleval_agents.contracts import Split, StrategyContext
+from tooleval_agents.evaluators.appbench.parse import gold_answer, parse_answer
+from tooleval_agents.graphs.appbench.planning import gold_app_list
+from tooleval_agents.graphs.appbench.prompts import PLAN_MARKER, SELECT_MARKER
 from tooleval_agents.models.reference import last_input_block
 from tooleval_agents.models.specs import resolve_model
 from tooleval_agents.registry import get_benchmark, get_strategy

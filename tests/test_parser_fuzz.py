@@ -28,21 +28,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluators import parsing
-from evaluators.appbench import paper as appbench_paper
-from evaluators.appbench import paper_read as appbench_paper_read
-from evaluators.appbench import parse as appbench_parse
-from evaluators.appbench.strict import score_strict
-from evaluators.trajectory import tool_calls_of
-from evaluators.ultratool import planning_structure as structure
-from evaluators.ultratool.judge import judge
-from evaluators.ultratool.judge import replay as judge_replay
-from evaluators.ultratool.kv import score_awareness, score_tool_selection, score_tool_usage
-from evaluators.ultratool.scoring import load_predictions
-from graphs.appbench import build_prompts as build_prompts
-from graphs.appbench import planning as appbench_graph
-from graphs.ultratool import build as ultratool_build
-from graphs.ultratool import protocol as ultratool_graph
 from tooleval_agents.appbench import build_models, lines
 from tooleval_agents.appbench import cli as appbench_cli
 from tooleval_agents.appbench.catalog import load_catalog
@@ -50,6 +35,25 @@ from tooleval_agents.appbench.loaders import read_file
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.data import answers, jsonio
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.evaluators import parsing
+from tooleval_agents.evaluators.appbench import paper as appbench_paper
+from tooleval_agents.evaluators.appbench import paper_read as appbench_paper_read
+from tooleval_agents.evaluators.appbench import parse as appbench_parse
+from tooleval_agents.evaluators.appbench.strict import score_strict
+from tooleval_agents.evaluators.trajectory import tool_calls_of
+from tooleval_agents.evaluators.ultratool import planning_structure as structure
+from tooleval_agents.evaluators.ultratool.judge import judge
+from tooleval_agents.evaluators.ultratool.judge import replay as judge_replay
+from tooleval_agents.evaluators.ultratool.kv import (
+    score_awareness,
+    score_tool_selection,
+    score_tool_usage,
+)
+from tooleval_agents.evaluators.ultratool.scoring import load_predictions
+from tooleval_agents.graphs.appbench import build_prompts as build_prompts
+from tooleval_agents.graphs.appbench import planning as appbench_graph
+from tooleval_agents.graphs.ultratool import build as ultratool_build
+from tooleval_agents.graphs.ultratool import protocol as ultratool_graph
 from tooleval_agents.models.tool_calls.parse import looks_like_tool_call, parse_tool_calls
 from tooleval_agents.ultratool import calls, skeletons, stubs
 

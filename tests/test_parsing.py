@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators.parsing import (
+from tooleval_agents.evaluators.parsing import (
     ParsedList,
     ParseFailure,
     clean_plan_text,

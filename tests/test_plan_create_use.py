@@ -21,23 +21,23 @@ from typing import Any
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from evaluators.ultratool.execution import gold_tools
-from evaluators.ultratool.plan_create_use import (
+from tooleval_agents.contracts import ExampleFields, ExampleScore, Split, StrategyContext
+from tooleval_agents.data.jsonio import LazySequence
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.evaluators.ultratool.execution import gold_tools
+from tooleval_agents.evaluators.ultratool.plan_create_use import (
     aggregate_plan_create_use,
     gold_tool_names,
     score_plan_create_use,
 )
-from graphs.ultratool.plan_create_use import (
+from tooleval_agents.graphs.ultratool.plan_create_use import (
     GUARD_SIMILARITY,
     STAGE_TASKS,
     PlanCreateUse,
     agent_toolsets,
     to_call,
 )
-from graphs.ultratool.prompts import MARKERS, PromptLang
-from tooleval_agents.contracts import ExampleFields, ExampleScore, Split, StrategyContext
-from tooleval_agents.data.jsonio import LazySequence
-from tooleval_agents.errors import DataFormatError
+from tooleval_agents.graphs.ultratool.prompts import MARKERS, PromptLang
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.reference import (
     AnswerKey,

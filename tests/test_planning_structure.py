@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.ultratool.planning_structure import (
+from tooleval_agents.evaluators.ultratool.planning_structure import (
     check_numbering,
     clean_plan,
     count_steps,
@@ -105,10 +105,11 @@ def test_planning_structure_reads_steps_without_a_space() -> None:
     assert check_numbering(PLAN_NO_SPACE).valid and count_steps(PLAN_NO_SPACE) == 3
 
 
-@pytest.mark.xfail(strict=True, reason="evaluators.parsing._STEP_LINE needs whitespace after "
-                   "the number (change reported to the lead); remove this mark once it agrees")
+@pytest.mark.xfail(strict=True, reason="tooleval_agents.evaluators.parsing._STEP_LINE needs "
+                   "whitespace after the number (change reported to the lead); remove this "
+                   "mark once it agrees")
 def test_parsing_parse_plan_agrees_on_steps_without_a_space() -> None:
-    from evaluators.parsing import ParsedPlan, parse_plan
+    from tooleval_agents.evaluators.parsing import ParsedPlan, parse_plan
 
     plan = parse_plan(PLAN_NO_SPACE)
     assert isinstance(plan, ParsedPlan) and [s.number for s in plan.steps] == [(1,), (1, 1), (2,)]

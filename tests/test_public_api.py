@@ -2,7 +2,7 @@
 (issue 23, item 5): a private name of theirs may change in any release, and our dependency
 ranges admit every release up to the next major version.
 
-Read from the source with ``ast`` (``tooleval_agents``, ``graphs``, ``evaluators`` and
+Read from the source with ``ast`` (``tooleval_agents``, ``graphs/``, ``evaluators/`` and
 ``benchmarks``). A library's private names are the ``_``-prefixed, non-dunder attributes of the
 classes and modules the project imports from ``langchain*``, ``langgraph`` and ``langsmith``
 (read with ``dir`` on the installed versions). Forbidden:

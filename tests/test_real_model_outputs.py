@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluators.appbench.parse import format_answer, gold_answer, parse_answer
-from evaluators.appbench.strict import score_strict
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.evaluators.appbench.parse import format_answer, gold_answer, parse_answer
+from tooleval_agents.evaluators.appbench.strict import score_strict
 
 FIXTURES = Path(__file__).parent / "fixtures" / "real_model"
 ANSWERS: list[dict[str, Any]] = json.loads(

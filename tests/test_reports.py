@@ -12,8 +12,6 @@ from matplotlib.image import imread
 from test_compare import appbench_noisy, empty, kv_gold, make_run
 from typer.testing import CliRunner
 
-from evaluators.ultratool.judge.judge import Judgment, planning_example_score
-from evaluators.ultratool.judge.prompts import DIMENSIONS
 from tooleval_agents import registry
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import (
@@ -23,6 +21,8 @@ from tooleval_agents.contracts import (
     Scorer,
     Split,
 )
+from tooleval_agents.evaluators.ultratool.judge.judge import Judgment, planning_example_score
+from tooleval_agents.evaluators.ultratool.judge.prompts import DIMENSIONS
 from tooleval_agents.registry import Benchmark, get_benchmark
 from tooleval_agents.results.compare import load_run
 from tooleval_agents.results.corpus import as_corpus

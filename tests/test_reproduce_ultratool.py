@@ -4,8 +4,8 @@ Expected values are typed from the paper (Huang et al. 2024, arXiv:2401.17167): 
 tool-usage awareness (global, local) and tool usage (local), Table 6 for the JSON-format correct
 rate. ``parser="official"`` reproduces them to the second decimal. The default robust parser
 differs only where the official post-processing damages or loses answers (see
-``evaluators.ultratool.kv.DEVIATIONS``): it reads more answers and leaves values intact, so it
-may score higher, by at most a quarter point on these files, never lower.
+``tooleval_agents.evaluators.ultratool.kv.DEVIATIONS``): it reads more answers and leaves values
+intact, so it may score higher, by at most a quarter point on these files, never lower.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from evaluators.ultratool.scoring import TaskReport, load_predictions, score_task
 from tooleval_agents.cli import app
+from tooleval_agents.evaluators.ultratool.scoring import TaskReport, load_predictions, score_task
 from tooleval_agents.ultratool.loaders import load_task
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
@@ -113,7 +113,7 @@ def test_cli_rejects_predictions_of_another_language(shared_data: Path) -> None:
 
 
 def test_planning_through_the_judge_hook(shared_data: Path) -> None:
-    pytest.importorskip("evaluators.ultratool.judge.replay")
+    pytest.importorskip("tooleval_agents.evaluators.ultratool.judge.replay")
     model_dir = shared_data / "ultratool" / "predictions" / "English-dataset" / "gpt-4"
     records = _records(shared_data, "planning", "en")
     outputs = load_predictions(model_dir / "planning.json", records)

@@ -26,8 +26,8 @@ from langchain_openai import ChatOpenAI
 from langsmith import tracing_context
 from pydantic import BaseModel
 
-from graphs.state import usage_of
 from tooleval_agents.contracts import GoldAnswer
+from tooleval_agents.graphs.state import usage_of
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.identity import answers_key, model_name_of, provider_of

@@ -28,8 +28,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel
 
-from graphs.common import NodeUpdate, build_messages, input_block, model_call_node
-from graphs.state import WorkflowState
 from tooleval_agents import ScoringContext
 from tooleval_agents.contracts import (
     ExampleFields,
@@ -45,6 +43,8 @@ from tooleval_agents.contracts import (
     StrategyContext,
 )
 from tooleval_agents.errors import DatasetMissingError
+from tooleval_agents.graphs.common import NodeUpdate, build_messages, input_block, model_call_node
+from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.redaction import (
     model_params,

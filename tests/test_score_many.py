@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from evaluators.appbench.parse import gold_answer
 from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.cli import app
+from tooleval_agents.evaluators.appbench.parse import gold_answer
 from tooleval_agents.ultratool.loaders import load_task
 from tooleval_agents.ultratool.paths import prediction_split
 

@@ -19,15 +19,15 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from evaluators.trajectory import (
+from tooleval_agents import ScoringContext, build_scorer
+from tooleval_agents.cli import app
+from tooleval_agents.contracts import ExampleScore
+from tooleval_agents.evaluators.trajectory import (
     MATCH_MODES,
     create_trajectory_match_evaluator,
     score_trajectory,
     trajectory_match,
 )
-from tooleval_agents import ScoringContext, build_scorer
-from tooleval_agents.cli import app
-from tooleval_agents.contracts import ExampleScore
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.compare import compare

@@ -14,7 +14,6 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from evaluators.appbench.strict import align
 from tooleval_agents.appbench.depgraph import (
     build_dag,
     component_sizes,
@@ -24,6 +23,7 @@ from tooleval_agents.appbench.depgraph import (
 )
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.records import AppCall
+from tooleval_agents.evaluators.appbench.strict import align
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,7 +65,7 @@ def test_an_appbench_run_of_distinct_calls_does_not_import_networkx(tmp_path: Pa
         "from tooleval_agents.run.runner import run_experiment\n"
         f"run_experiment('appbench', task='plan', subset='ss', model='reference', limit=1, "
         f"data_dir={str(REPO / 'datasets')!r}, out={str(tmp_path)!r}, cache=False)")
-    assert "evaluators.appbench.graph_metrics" in loaded  # it was scored
+    assert "tooleval_agents.evaluators.appbench.graph_metrics" in loaded  # it was scored
     assert "networkx" not in loaded
 
 

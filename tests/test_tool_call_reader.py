@@ -18,8 +18,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
-from graphs.tool_agent import react_agent
 from tooleval_agents.agents import agent_record, trajectory
+from tooleval_agents.graphs.tool_agent import react_agent
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.retry import RetryingChatModel, collect_stats

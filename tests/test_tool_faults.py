@@ -15,12 +15,12 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from typer.testing import CliRunner
 
-from evaluators.appbench.parse import gold_answer
-from graphs.appbench.prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER
-from graphs.tool_agent import FaultyTool, faulty_tools, run_tool_call
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Part
+from tooleval_agents.evaluators.appbench.parse import gold_answer
+from tooleval_agents.graphs.appbench.prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER
+from tooleval_agents.graphs.tool_agent import FaultyTool, faulty_tools, run_tool_call
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rescore import rescore_run

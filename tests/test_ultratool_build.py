@@ -14,9 +14,9 @@ from fake_openai import FakeOpenAI
 from typer.testing import CliRunner
 from ultratool_build_script import reply, scripted_model
 
-from graphs.ultratool.build_prompts import TITLES
-from graphs.ultratool.build_run import build_ultratool
 from tooleval_agents.cli import app
+from tooleval_agents.graphs.ultratool.build_prompts import TITLES
+from tooleval_agents.graphs.ultratool.build_run import build_ultratool
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.construction import (

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators.ultratool.kv import (
+from tooleval_agents.contracts import ExampleScore
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.evaluators.ultratool.kv import (
     aggregate,
     create_awareness_evaluator,
     create_kv_evaluator,
@@ -19,14 +21,12 @@ from evaluators.ultratool.kv import (
     score_tool_selection,
     score_tool_usage,
 )
-from evaluators.ultratool.scoring import (
+from tooleval_agents.evaluators.ultratool.scoring import (
     TABLE2_COLUMNS,
     load_predictions,
     overall,
     score_task,
 )
-from tooleval_agents.contracts import ExampleScore
-from tooleval_agents.errors import DataFormatError
 
 AWARE_GOLD = [{"step": "1.1 Get the path (Path: D:/a.txt)", "tool": "0"},
               {"step": "1.2 Write the file", "tool": "1"},

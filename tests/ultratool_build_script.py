@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from graphs.ultratool.build_prompts import TITLES, TOOL_FREE, BuildStage, PromptLang
+from tooleval_agents.graphs.ultratool.build_prompts import TITLES, TOOL_FREE, BuildStage, PromptLang
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.reference import last_input_block
 

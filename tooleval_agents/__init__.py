@@ -6,8 +6,8 @@ contracts, the registries, the data directory and the errors load with this impo
 whose modules load LangChain, LangSmith, pandas or matplotlib (:func:`run_experiment`, the
 report and tool-plan types, the offline chat models) load on first use, so ``import
 tooleval_agents`` stays light. Each benchmark's own records and loaders live in its package
-(``tooleval_agents.ultratool``, ``tooleval_agents.appbench``), workflows in ``graphs`` and
-metrics in ``evaluators``.
+(``tooleval_agents.ultratool``, ``tooleval_agents.appbench``), workflows in
+``tooleval_agents.graphs`` and metrics in ``tooleval_agents.evaluators``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The DAGs are :func:`tooleval_agents.appbench.depgraph.dependencies` of the calls (edge ``j -> i``
 when call ``i`` uses a result the latest earlier call ``j`` returns). Calls are compared in
-:func:`evaluators.appbench.parse.normalise_call` form.
+:func:`tooleval_agents.evaluators.appbench.parse.normalise_call` form.
 
 * ``node_f1``: nodes labelled ``app.api`` (TaskBench style), multiset hits, pooled micro over the
   corpus; ``edge_f1``: edges labelled ``(source label, target label)``, likewise. When neither
@@ -15,12 +15,12 @@ when call ``i`` uses a result the latest earlier call ``j`` returns). Calls are 
   call after the calls it depends on (no dependency left unresolved).
 
 The predicted calls may hold stand-ins for unparsed pieces
-(:func:`evaluators.appbench.parse.unparsed_call`, label ``app.?``): they are nodes (so they lower
-node precision and break graph equality) without edges.
+(:func:`tooleval_agents.evaluators.appbench.parse.unparsed_call`, label ``app.?``): they are nodes
+(so they lower node precision and break graph equality) without edges.
 
 Success by the gold's (parallel, sequential) scale, as in paper Figure 4, is computed by
-:mod:`evaluators.appbench.scoring` from the ``parallel_scale`` / ``sequential_scale`` labels set
-here.
+:mod:`tooleval_agents.evaluators.appbench.scoring` from the ``parallel_scale`` /
+``sequential_scale`` labels set here.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from evaluators.appbench.parse import UNPARSED_API
-from evaluators.metrics_common import corpus_f1, f1
 from tooleval_agents.appbench.depgraph import (
     dependencies,
     is_topological,
@@ -38,6 +36,8 @@ from tooleval_agents.appbench.depgraph import (
 )
 from tooleval_agents.appbench.records import AppCall
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.evaluators.appbench.parse import UNPARSED_API
+from tooleval_agents.evaluators.metrics_common import corpus_f1, f1
 from tooleval_agents.results.corpus import Scores, as_corpus
 
 GRAPH_METRICS = ("node_f1", "edge_f1", "graph_em", "pred_topological")

@@ -1,11 +1,11 @@
 """Profile ``paper``: the official AppBench scorer (``evaluation.get_appbench_analysis`` as
 the official driver ``code/appbench/test.py`` calls it), bug for bug. The official code is not
-copied: :mod:`evaluators.appbench.paper_read` reads answers its way, this module judges them
-its way, and ``tests/test_appbench_paper_parity.py`` runs the official functions (read from the
-user's fetched copy) on the same answers and compares.
+copied: :mod:`tooleval_agents.evaluators.appbench.paper_read` reads answers its way, this module
+judges them its way, and ``tests/test_appbench_paper_parity.py`` runs the official functions (read
+from the user's fetched copy) on the same answers and compares.
 
-**Reading** (:mod:`evaluators.appbench.paper_read`): the answer's predicted apps and API
-strings as ``discompose_app_api`` splits them, every API string one predicted API (its name
+**Reading** (:mod:`tooleval_agents.evaluators.appbench.paper_read`): the answer's predicted apps and
+API strings as ``discompose_app_api`` splits them, every API string one predicted API (its name
 ``""`` when none can be read); the gold API names and arguments read from ``api_results``
 the same way (a gold line without a readable call cannot be scored: the official script
 raises on it; here the sample gets a scoring failure).
@@ -28,9 +28,9 @@ raises on it; here the sample gets a scoring failure).
   name (:data:`PRED_CORRECTIONS`) is replaced by the full one. Extra arguments, returned
   arguments, call order and whether a dependency names something an earlier call returns are
   not checked.
-* The Table-4 error analysis (:mod:`evaluators.appbench.errors`) is ours, computed from the
-  same judging: a missing gold key is a key error, a value that matches nothing a value error;
-  dependent = the gold value has no ``'`` (the official test).
+* The Table-4 error analysis (:mod:`tooleval_agents.evaluators.appbench.errors`) is ours, computed
+  from the same judging: a missing gold key is a key error, a value that matches nothing a value
+  error; dependent = the gold value has no ``'`` (the official test).
 
 Speed: the gold side of a sample (names, arguments, values lowercased, the time/space kind of
 each argument, the gold's scales) is read once per gold content (:func:`paper_gold`) and kept;
@@ -41,7 +41,8 @@ computed in the same pass.
 
 Deliberate difference: the official run dropped samples whose inference raised (SS N=196).
 Here every sample stays in every denominator; an errored inference is an empty answer, unless
-:func:`evaluators.appbench.scoring.score_appbench` is called with ``drop_errors=True``.
+:func:`tooleval_agents.evaluators.appbench.scoring.score_appbench` is called with
+``drop_errors=True``.
 """
 
 from __future__ import annotations
@@ -50,10 +51,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from evaluators.appbench.errors import DEPENDENT_ARGS, is_time_value, key_kinds
-from evaluators.appbench.paper_read import extract_call, read_answer
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
 from tooleval_agents.contracts import ExampleScore, Part
+from tooleval_agents.evaluators.appbench.errors import DEPENDENT_ARGS, is_time_value, key_kinds
+from tooleval_agents.evaluators.appbench.paper_read import extract_call, read_answer
 
 PRED_CORRECTIONS: dict[str, str] = {
     "la": "los angeles", "lax": "los angeles", "ciudad de mexico": "mexico city",
@@ -103,10 +104,10 @@ class GoldArg(NamedTuple):
     dependent: bool
     """The gold value has no ``'``: a dependency (Table 4 "dependent")."""
     time: bool
-    """Time-related (:func:`~evaluators.appbench.errors.is_time_arg` of the key without ``#``
-    and the value without quotes)."""
+    """Time-related (:func:`~tooleval_agents.evaluators.appbench.errors.is_time_arg` of the key
+    without ``#`` and the value without quotes)."""
     space: bool
-    """Space-related (:func:`~evaluators.appbench.errors.is_space_arg`)."""
+    """Space-related (:func:`~tooleval_agents.evaluators.appbench.errors.is_space_arg`)."""
 
 
 class PaperGold(NamedTuple):
@@ -433,9 +434,9 @@ _WHY = {
 
 def paper_example(gold: PaperGold, r: PaperResult) -> ExampleScore:
     """The whole per-example score of the ``paper`` profile without graph metrics: what
-    :func:`evaluators.appbench.scoring.score_example` returns (the gold's scales, the profile
-    and the call counts as labels: ``pred_calls`` every predicted API string, ``unparsed``
-    those without a readable API name), its records built without validation
+    :func:`tooleval_agents.evaluators.appbench.scoring.score_example` returns (the gold's scales,
+    the profile and the call counts as labels: ``pred_calls`` every predicted API string,
+    ``unparsed`` those without a readable API name), its records built without validation
     (:func:`fast_part`, :func:`fast_score`)."""
     (n_pred, unnamed, n_apps_pred, app_hit, api_hit, success, app_em, api_em, args_ok, key_ind,
      key_dep, val_ind, val_dep, wrong, wrong_time, wrong_space, judged, dependent) = r

@@ -36,10 +36,10 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from evaluators.parsing import without_reasoning
 from tooleval_agents.appbench.lines import IDENTS, parse_call_line, split_calls
 from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
+from tooleval_agents.evaluators.parsing import without_reasoning
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*(?:[-*•+>]|\d{1,3}[.)])\s+")

@@ -3,14 +3,15 @@ the LangSmith row/summary evaluators.
 
 Two profiles (``scoring``):
 
-* ``strict`` (default, :mod:`evaluators.appbench.strict`): multiset F1, calls aligned one to one,
-  dependencies checked against the calls that precede them;
-* ``paper`` (:mod:`evaluators.appbench.paper`): the official ``evaluation.py`` bug for bug.
+* ``strict`` (default, :mod:`tooleval_agents.evaluators.appbench.strict`): multiset F1, calls
+  aligned one to one, dependencies checked against the calls that precede them;
+* ``paper`` (:mod:`tooleval_agents.evaluators.appbench.paper`): the official ``evaluation.py`` bug
+  for bug.
 
 Both report ``app_f1``, ``api_f1``, ``success``, ``app_em``, ``api_em`` (paper Table 3 / 11),
-the Table-4 error analysis (:mod:`evaluators.appbench.errors`, judged the profile's way) and,
-with ``strict`` or ``graph=True``, the graph metrics (:mod:`evaluators.appbench.graph_metrics`,
-always on
+the Table-4 error analysis (:mod:`tooleval_agents.evaluators.appbench.errors`, judged the profile's
+way) and, with ``strict`` or ``graph=True``, the graph metrics
+(:mod:`tooleval_agents.evaluators.appbench.graph_metrics`, always on
 the robust parse; ``paper`` alone skips them and the robust parse), each 0-100 and
 unrounded; plus success by the gold's (parallel, sequential) scale (paper Figure 4; every cell
 is reported with its sample count - the paper left out cells under 10 samples).
@@ -24,12 +25,13 @@ parsed calls re-rendered); ``paper`` reads the raw model answer ``raw_outputs[-1
 outputs hold it, as the official script saw it (it reads ``- **Weather**: [...]`` as app
 ``- **Weather**``, which the re-rendering would have cleaned).
 
-Gold-as-prediction (:func:`evaluators.appbench.parse.gold_answer`) scores 100 on every strict
-metric. Under ``paper`` it gives app F1 100 / 45.15 / 36.61 (SS / SM / MS): the official hit cap
-of one per sample. MM: the notes' 27.47 needs ``|pred| = |gold| = 728`` (``used_app``), which is
-the official pairing :func:`~evaluators.appbench.parse.official_gold_answer` (MM #10: 5 of its 7
-lines); all 7 lines give ``2*200/(730+728)`` = 27.43. MM #10 also fails ``paper`` success under
-either rendering (5 ``used_app`` vs 7 gold lines), so gold success is 99.5 on MM.
+Gold-as-prediction (:func:`tooleval_agents.evaluators.appbench.parse.gold_answer`) scores 100 on
+every strict metric. Under ``paper`` it gives app F1 100 / 45.15 / 36.61 (SS / SM / MS): the
+official hit cap of one per sample. MM: the notes' 27.47 needs ``|pred| = |gold| = 728``
+(``used_app``), which is the official pairing
+:func:`~tooleval_agents.evaluators.appbench.parse.official_gold_answer` (MM #10: 5 of its 7 lines);
+all 7 lines give ``2*200/(730+728)`` = 27.43. MM #10 also fails ``paper`` success under either
+rendering (5 ``used_app`` vs 7 gold lines), so gold success is 99.5 on MM.
 """
 
 from __future__ import annotations
@@ -40,21 +42,33 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evaluators.appbench.errors import DEPENDENT_ARGS, aggregate_errors, error_counts
-from evaluators.appbench.graph_metrics import GRAPH_METRICS, aggregate_graph, graph_scores
-from evaluators.appbench.paper import (
+from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.evaluators.appbench.errors import (
+    DEPENDENT_ARGS,
+    aggregate_errors,
+    error_counts,
+)
+from tooleval_agents.evaluators.appbench.graph_metrics import (
+    GRAPH_METRICS,
+    aggregate_graph,
+    graph_scores,
+)
+from tooleval_agents.evaluators.appbench.paper import (
     PaperResult,
     paper_example,
     paper_gold,
     paper_result,
     score_paper,
 )
-from evaluators.appbench.paper_read import read_answer
-from evaluators.appbench.strict import score_strict, score_strict_calls, strict_calls
-from evaluators.base import langsmith_evaluators
-from evaluators.metrics_common import corpus_f1
-from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
-from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.evaluators.appbench.paper_read import read_answer
+from tooleval_agents.evaluators.appbench.strict import (
+    score_strict,
+    score_strict_calls,
+    strict_calls,
+)
+from tooleval_agents.evaluators.base import langsmith_evaluators
+from tooleval_agents.evaluators.metrics_common import corpus_f1
 from tooleval_agents.results.corpus import Columns, Corpus, Scores, Sum, as_corpus
 
 Scoring = Literal["paper", "strict"]
@@ -257,8 +271,8 @@ def score_appbench(samples: Sequence[AppBenchSample], outputs: Sequence[str | No
     official run did (SS N=196); ``counts["dropped"]`` says how many.
 
     ``paper`` without graph metrics is scored in one pass over plain numbers (each sample's gold
-    read once and kept: :func:`~evaluators.appbench.paper.paper_gold`); the report is the one
-    the general path gives, field for field.
+    read once and kept: :func:`~tooleval_agents.evaluators.appbench.paper.paper_gold`); the report
+    is the one the general path gives, field for field.
 
     Raises:
         ValueError: lengths differ, an unknown profile, or ``drop_errors`` with ``strict``.

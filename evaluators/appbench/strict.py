@@ -1,16 +1,17 @@
 """Profile ``strict`` (the default): AppBench scored call by call, nothing dropped.
 
-Predicted calls come from :func:`evaluators.appbench.parse.parse_answer`; gold calls are
-:attr:`AppBenchSample.calls` (one per gold line, MM #10's 7 included). Names are compared in
-:func:`~evaluators.appbench.parse.normalise_call` form (case, ``#``, spaces; API prefixes such
-as ``Restaurants_`` removed); literal values after
-:func:`~evaluators.appbench.parse.normalise_value` (case, quotes, whitespace).
+Predicted calls come from :func:`tooleval_agents.evaluators.appbench.parse.parse_answer`; gold calls
+are :attr:`AppBenchSample.calls` (one per gold line, MM #10's 7 included). Names are compared in
+:func:`~tooleval_agents.evaluators.appbench.parse.normalise_call` form (case, ``#``, spaces; API
+prefixes such as ``Restaurants_`` removed); literal values after
+:func:`~tooleval_agents.evaluators.appbench.parse.normalise_value` (case, quotes, whitespace).
 
-* **Unparsed pieces**: every piece :func:`~evaluators.appbench.parse.parse_answer` records as
-  unparsed is a predicted call (:func:`~evaluators.appbench.parse.unparsed_call`: its app when
-  it reads ``App: [``, an API that matches nothing, no arguments): it counts in ``|pred|``, the
-  EMs and the graph metrics, and strict success needs none. A call that did not parse is not
-  just missing: it was an attempt, and a wrong one.
+* **Unparsed pieces**: every piece :func:`~tooleval_agents.evaluators.appbench.parse.parse_answer`
+  records as unparsed is a predicted call
+  (:func:`~tooleval_agents.evaluators.appbench.parse.unparsed_call`: its app when it reads ``App:
+  [``, an API that matches nothing, no arguments): it counts in ``|pred|``, the EMs and the graph
+  metrics, and strict success needs none. A call that did not parse is not just missing: it was an
+  attempt, and a wrong one.
 * **F1 app / F1 API**: multiset hits (``sum(min(pred[x], gold[x]))``), one app and one API name
   per call, pooled micro over the corpus.
 * **Alignment**: predicted and gold calls are paired one-to-one, only calls with the same API
@@ -37,12 +38,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from evaluators.appbench.errors import ArgOutcome, ArgStatus, error_part
-from evaluators.appbench.parse import normalise_call, parse_answer, unparsed_call
-from evaluators.metrics_common import f1
 from tooleval_agents.appbench.depgraph import sources
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
 from tooleval_agents.contracts import ExampleScore, Part
+from tooleval_agents.evaluators.appbench.errors import ArgOutcome, ArgStatus, error_part
+from tooleval_agents.evaluators.appbench.parse import normalise_call, parse_answer, unparsed_call
+from tooleval_agents.evaluators.metrics_common import f1
 
 
 def _multiset_hits(pred: Sequence[object], gold: Sequence[object]) -> int:
@@ -128,8 +129,8 @@ def strict_calls(sample: AppBenchSample, output: object) -> tuple[list[AppCall],
     """Normalised predicted calls, normalised gold calls, and the number of unparsed pieces.
 
     The predicted calls are the parsed calls followed by one
-    :func:`~evaluators.appbench.parse.unparsed_call` stand-in per unparsed piece (the last
-    ``unparsed`` items of the list).
+    :func:`~tooleval_agents.evaluators.appbench.parse.unparsed_call` stand-in per unparsed piece
+    (the last ``unparsed`` items of the list).
     """
     parsed = parse_answer(output)
     pred = [*parsed.calls, *(unparsed_call(piece) for piece in parsed.unparsed)]
@@ -140,9 +141,9 @@ _GOLD_CALLS: dict[tuple[tuple[str, ...], tuple[str, ...]], list[AppCall]] = {}
 
 
 def normalised_gold(sample: AppBenchSample) -> list[AppCall]:
-    """:func:`~evaluators.appbench.parse.normalise_call` of every gold call, kept per gold
-    content (``used_app``, ``api_results``: what :attr:`AppBenchSample.calls` reads); the calls
-    are frozen, each caller gets its own list.
+    """:func:`~tooleval_agents.evaluators.appbench.parse.normalise_call` of every gold call, kept
+    per gold content (``used_app``, ``api_results``: what :attr:`AppBenchSample.calls` reads); the
+    calls are frozen, each caller gets its own list.
 
     Raises:
         ValueError: a gold line that does not parse (a malformed sample).

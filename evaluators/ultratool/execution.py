@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from evaluators.metrics_common import f1
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.evaluators.metrics_common import f1
 from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.records import PlanStep, RawSample, ToolSkeleton

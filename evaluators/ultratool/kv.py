@@ -1,7 +1,7 @@
 """UltraTool's key-value metrics: awareness and selection accuracy, tool-usage Levenshtein.
 
 The rules are the official scorer's, measured against the published GPT predictions: with the
-official answer post-processing (``parser="official"``, :func:`evaluators.parsing.
+official answer post-processing (``parser="official"``, :func:`tooleval_agents.evaluators.parsing.
 parse_list_official`) they give the paper's Table 2 cells exactly (see
 ``tests/test_reproduce_ultratool.py``):
 
@@ -21,9 +21,9 @@ parse_list_official`) they give the paper's Table 2 cells exactly (see
   over its gold keys; a non-dict ``param`` scores 0. The metric is the mean over all gold steps
   pooled. The predicted tool name is not checked.
 
-By default answers are read by :func:`evaluators.parsing.parse_list` instead, which repairs
-without rewriting values; :data:`DEVIATIONS` lists every difference. On the published files it
-changes the tool-usage score by +0.02 to +0.17 points (Chinese full-width commas survive, more
+By default answers are read by :func:`tooleval_agents.evaluators.parsing.parse_list` instead, which
+repairs without rewriting values; :data:`DEVIATIONS` lists every difference. On the published files
+it changes the tool-usage score by +0.02 to +0.17 points (Chinese full-width commas survive, more
 broken answers are read) and one awareness answer that upstream loses to its ``None``
 replacement is read (English GPT-4: 62.60 / 90.94 instead of 62.50 / 90.85).
 
@@ -43,8 +43,9 @@ from typing import Any, Literal, NamedTuple
 
 from rapidfuzz.distance import Levenshtein
 
-from evaluators.base import langsmith_evaluators
-from evaluators.parsing import (
+from tooleval_agents.contracts import ExampleScore, Metrics, exact_sum
+from tooleval_agents.evaluators.base import langsmith_evaluators
+from tooleval_agents.evaluators.parsing import (
     ErrorKind,
     OfficialFamily,
     ParsedList,
@@ -53,7 +54,6 @@ from evaluators.parsing import (
     parse_answer,
     parse_list,
 )
-from tooleval_agents.contracts import ExampleScore, Metrics, exact_sum
 from tooleval_agents.results.corpus import Scores, as_corpus
 
 AwarenessTask = Literal["tool_usage_awareness", "tool_creation_awareness"]

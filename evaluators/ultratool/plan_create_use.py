@@ -3,23 +3,23 @@ of the predicted plan against the gold plan, plus how its calls executed on the 
 
 Per example (:func:`score_plan_create_use`):
 
-* the offline planning metrics of :mod:`evaluators.ultratool.planning_structure`
+* the offline planning metrics of :mod:`tooleval_agents.evaluators.ultratool.planning_structure`
 (``plan_numbering_valid``,
   ``plan_step_count_ratio``, ``plan_step_count_diff``, ``plan_rouge_l``) of
   ``prediction["plan"]`` against the gold plan's step texts, one per line;
-* the execution metrics of :mod:`~evaluators.ultratool.execution` from the run's ``trace``
-  (one dict per executed call, as the workflow recorded it; records with a ``kind``, which
+* the execution metrics of :mod:`~tooleval_agents.evaluators.ultratool.execution` from the run's
+  ``trace`` (one dict per executed call, as the workflow recorded it; records with a ``kind``, which
   agent runs add, are not calls): pooled ``valid_calls``, ``strict_calls``, ``resolved_references``,
   ``named_references``; per example ``tool_set_f1`` (called tool names against the gold plan's)
   and ``executable``;
-* the trajectory matches of :mod:`evaluators.trajectory` (``trajectory_strict`` ...) of the
-  predicted calls' tool names against the gold plan's, in order (arguments are not compared:
+* the trajectory matches of :mod:`tooleval_agents.evaluators.trajectory` (``trajectory_strict`` ...)
+  of the predicted calls' tool names against the gold plan's, in order (arguments are not compared:
   gold arguments hold ``<...>`` references), and for agent runs the tool errors, calls and
-  turns (:func:`~evaluators.trajectory.score_tool_use`).
+  turns (:func:`~tooleval_agents.evaluators.trajectory.score_tool_use`).
 
-Two rules differ from :func:`~evaluators.ultratool.execution.score_ultratool_trace`, so nothing
-scores by doing nothing: a plan without any call is ``executable`` 0 when the gold plan calls
-tools, and a trace that does not match the predicted calls (missing, or of another length) is
+Two rules differ from :func:`~tooleval_agents.evaluators.ultratool.execution.score_ultratool_trace`,
+so nothing scores by doing nothing: a plan without any call is ``executable`` 0 when the gold plan
+calls tools, and a trace that does not match the predicted calls (missing, or of another length) is
 an error whose calls all count as invalid (the denominator is the number of predicted calls,
 never shrunk).
 
@@ -40,16 +40,23 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evaluators.base import langsmith_evaluators
-from evaluators.trajectory import aggregate_trajectory, score_tool_use, score_trajectory
-from evaluators.ultratool.execution import (
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.evaluators.base import langsmith_evaluators
+from tooleval_agents.evaluators.trajectory import (
+    aggregate_trajectory,
+    score_tool_use,
+    score_trajectory,
+)
+from tooleval_agents.evaluators.ultratool.execution import (
     aggregate_ultratool_execution,
     called_tool,
     gold_tools,
     score_ultratool_trace,
 )
-from evaluators.ultratool.planning_structure import aggregate_plan_structure, score_plan_structure
-from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.evaluators.ultratool.planning_structure import (
+    aggregate_plan_structure,
+    score_plan_structure,
+)
 from tooleval_agents.results.corpus import Scores, as_corpus
 from tooleval_agents.ultratool.records import PlanStep
 from tooleval_agents.ultratool.stubs import CallTrace, ExecutionTrace
@@ -65,8 +72,8 @@ def gold_plan_text(reference_outputs: dict[str, Any]) -> str:
 
 def gold_tool_names(reference_outputs: dict[str, Any]) -> set[str]:
     """Names of the tools the gold plan calls:
-    :func:`~evaluators.ultratool.execution.gold_tools` of the reference's plan steps (the
-    one rule, shared with the execution metrics)."""
+    :func:`~tooleval_agents.evaluators.ultratool.execution.gold_tools` of the reference's plan steps
+    (the one rule, shared with the execution metrics)."""
     return gold_tools([PlanStep.model_validate(raw) for raw in reference_outputs.get("plan", [])])
 
 

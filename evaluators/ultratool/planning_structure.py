@@ -1,8 +1,8 @@
 """Offline, deterministic planning metrics: numbering, step count and ROUGE-L against the gold plan.
 
 They need no judge model, so they are always available (the LLM judge of the paper is in
-:mod:`evaluators.ultratool.judge.judge`). All are computed on the plan after :func:`clean_plan`,
-the cut the
+:mod:`tooleval_agents.evaluators.ultratool.judge.judge`). All are computed on the plan after
+:func:`clean_plan`, the cut the
 official judge pipeline applied before judging.
 
 * ``plan_numbering_valid`` (0 or 100 per plan): every non-blank line is a numbered step and the
@@ -35,8 +35,8 @@ from typing import Any
 from pydantic import BaseModel
 from rapidfuzz.distance import LCSseq
 
-from evaluators.parsing import clean_plan_text, numbering_problems, step_number
 from tooleval_agents.contracts import ExampleScore, Metrics, feedback
+from tooleval_agents.evaluators.parsing import clean_plan_text, numbering_problems, step_number
 from tooleval_agents.results.corpus import Scores, as_corpus
 
 NUMBERING = "plan_numbering_valid"
@@ -56,7 +56,8 @@ _TOKEN = re.compile(rf"[a-z0-9]+|[{_CJK}]")
 
 def clean_plan(text: str | None) -> str:
     """The plan text as the official pipeline sent it to the judge (see
-    :func:`evaluators.parsing.clean_plan_text`: the one implementation of that cut)."""
+    :func:`tooleval_agents.evaluators.parsing.clean_plan_text`: the one implementation of that
+    cut)."""
     return clean_plan_text(text) if text else ""
 
 

@@ -1,10 +1,10 @@
 """Corpus-level scoring of an UltraTool task from test records and raw model outputs.
 
 :func:`score_task` is what the CLI (``tooleval score ultratool``) and the runner call: it parses
-every output, scores it with :mod:`evaluators.ultratool.kv` (or, for the judged tasks
-``planning`` and ``tool_creation``, hands over to the judge,
-:func:`evaluators.ultratool.judge.ultratool_judge`), and returns a :class:`TaskReport` with
-0-100 unrounded metrics, counts and the per-example scores.
+every output, scores it with :mod:`tooleval_agents.evaluators.ultratool.kv` (or, for the judged
+tasks ``planning`` and ``tool_creation``, hands over to the judge,
+:func:`tooleval_agents.evaluators.ultratool.judge.ultratool_judge`), and returns a
+:class:`TaskReport` with 0-100 unrounded metrics, counts and the per-example scores.
 :func:`load_predictions` reads prediction files, published or ours, and checks they line up with
 the test set.
 
@@ -26,7 +26,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evaluators.parsing import (
+from tooleval_agents.contracts import ExampleScore, Metrics, Part, exact_sum
+from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.evaluators.parsing import (
     OfficialFamily,
     ParsedList,
     ParseFailure,
@@ -34,11 +37,14 @@ from evaluators.parsing import (
     parse_answer,
     plan_failure_kind,
 )
-from evaluators.ultratool.kv import JSON_FORMAT, KV_TASKS, KVTask, metric_names, scorer
-from evaluators.ultratool.kv import aggregate as aggregate_kv
-from tooleval_agents.contracts import ExampleScore, Metrics, Part, exact_sum
-from tooleval_agents.data.jsonio import parse_json
-from tooleval_agents.errors import DataFormatError
+from tooleval_agents.evaluators.ultratool.kv import (
+    JSON_FORMAT,
+    KV_TASKS,
+    KVTask,
+    metric_names,
+    scorer,
+)
+from tooleval_agents.evaluators.ultratool.kv import aggregate as aggregate_kv
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 TABLE2_COLUMNS: tuple[str, ...] = (
@@ -204,7 +210,7 @@ def score_judged_task(task: Literal["planning", "tool_creation"], records: Seque
     """Planning / tool creation through the judge (replaying ``judgments`` if given; without
     them only its offline metrics are reported)."""
     # Deferred: the judge loads LangChain, which the key-value tasks never need.
-    from evaluators.ultratool.judge import ultratool_judge
+    from tooleval_agents.evaluators.ultratool.judge import ultratool_judge
 
     if lang is None:
         raise ValueError(f"scoring {task} needs the language (en or zh) for the judge prompts")

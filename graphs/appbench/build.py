@@ -28,7 +28,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 from pydantic import BaseModel, Field
 
-from graphs.appbench.build_prompts import (
+from tooleval_agents.appbench.catalog import load_catalog
+from tooleval_agents.appbench.names import CATEGORIES, Category
+from tooleval_agents.appbench.records import AppBenchSample, BuildInfo, Catalog
+from tooleval_agents.appbench.sgd_paths import SgdPath, Skipped, compose, split_paths, to_sample
+from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.graphs.appbench.build_prompts import (
     JUDGE_SYSTEM,
     SCORE_KEYS,
     WRITER_SYSTEM,
@@ -37,12 +43,6 @@ from graphs.appbench.build_prompts import (
     read_scores,
     writer_prompt,
 )
-from tooleval_agents.appbench.catalog import load_catalog
-from tooleval_agents.appbench.names import CATEGORIES, Category
-from tooleval_agents.appbench.records import AppBenchSample, BuildInfo, Catalog
-from tooleval_agents.appbench.sgd_paths import SgdPath, Skipped, compose, split_paths, to_sample
-from tooleval_agents.data.jsonio import parse_json
-from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.results.journal import JournalFile
 
 Status = Literal["kept", "rejected", "failed"]

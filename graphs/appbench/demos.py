@@ -1,5 +1,17 @@
-"""The few-shot pool: demonstrations chosen for a request by the apps they use (the same multiset
-first, then overlap), from the split itself (never the example) or from a pool file."""
+"""The few-shot pool: demonstrations chosen for a request by the apps they use, from the split
+itself (never the example) or from a pool file.
+
+As in the paper, demonstrations are chosen by the sample's *gold* app multiset (sorted
+``used_app``), looked up in the split by the instruction text: first the samples with the same
+multiset, in file order (the official demos were the first samples using the same apps); when
+fewer than ``k`` exist, the rest are the samples sharing the most apps (multiset overlap, then the
+fewest extra or missing apps, then file order). The sample itself is never a demonstration:
+neither its index nor any sample with the same instruction text. An instruction not in the split
+gets the first ``k`` samples (``scratch["demo_source"] == "not_in_split"``). ``-O pool=FILE``
+draws them from a file built by ``tooleval build appbench --split train`` instead, by the same
+rule on the sample's gold apps, never a pool sample with the sample's instruction or gold calls
+(``demo_source`` ``pool_same_apps``...), and refuses a pool built from the SGD test split.
+"""
 
 from __future__ import annotations
 

@@ -1,23 +1,23 @@
 """AppBench samples as fine-tuning conversations (``tooleval export appbench``): the project's
-own prompts (:mod:`graphs.appbench.prompts`, as the ``hierarchical`` and ``flat`` strategies
-send them) as the user turn, the gold answer as the assistant turn."""
+own prompts (:mod:`tooleval_agents.graphs.appbench.prompts`, as the ``hierarchical`` and ``flat``
+strategies send them) as the user turn, the gold answer as the assistant turn."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from evaluators.appbench.parse import gold_answer
-from graphs.appbench.planning import (
+from tooleval_agents.appbench.catalog import load_catalog
+from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.errors import ToolevalError
+from tooleval_agents.evaluators.appbench.parse import gold_answer
+from tooleval_agents.graphs.appbench.planning import (
     CatalogText,
     gold_app_list,
     ordered_apps,
     plan_prompt,
     select_prompt,
 )
-from tooleval_agents.appbench.catalog import load_catalog
-from tooleval_agents.appbench.records import AppBenchSample
-from tooleval_agents.errors import ToolevalError
 
 Prompt = Literal["hierarchical", "flat"]
 

@@ -2,8 +2,8 @@
 ``execute_repair`` (benchmark ``appbench``, task ``plan``, every category).
 
 Every strategy ends with the model's plan, one line per call (``App: [r1 = api(#k='v')]``,
-prompts in :mod:`graphs.appbench.prompts`). The final answer is read with
-:func:`evaluators.appbench.parse.parse_answer`; the state then holds
+prompts in :mod:`tooleval_agents.graphs.appbench.prompts`). The final answer is read with
+:func:`tooleval_agents.evaluators.appbench.parse.parse_answer`; the state then holds
 
 * ``prediction``: the answer's call lines in ``App: [...]`` form, one per line (the text the
   AppBench scorer reads); pieces that look like calls but do not parse are kept after them, so
@@ -21,7 +21,7 @@ Graphs::
                     execute --(no errors, or max_rounds reached)--> END
 
 ``hierarchical``, ``flat`` and ``few_shot`` take ``-O prompts=official``: the upstream prompts
-and chat layout instead of ours (:mod:`graphs.appbench.official`).
+and chat layout instead of ours (:mod:`tooleval_agents.graphs.appbench.official`).
 
 * ``hierarchical`` (the paper's main protocol): the model names the needed apps from one line per
   app (a JSON list, read tolerantly: known names anywhere in the answer, singular or any case);
@@ -29,19 +29,9 @@ and chat layout instead of ours (:mod:`graphs.appbench.official`).
   (``scratch["app_selection_fallback"]``), since a planning prompt without APIs cannot succeed.
 * ``flat`` (paper §5.2): one planning prompt with all 15 apps.
 * ``few_shot`` (paper Table 5; option ``k``, default 3): the flat prompt plus ``k`` solved
-  samples of the same split in ``<example>`` blocks. As in the paper, demonstrations are chosen by
-  the sample's *gold* app multiset (sorted ``used_app``), looked up in the split by the
-  instruction text: first the samples with the same multiset, in file order (the official demos
-  were the first samples using the same apps); when fewer than ``k`` exist, the rest are the
-  samples sharing the most apps (multiset overlap, then the fewest extra or missing apps, then
-  file order). The sample itself is never a demonstration: neither its index nor any sample with
-  the same instruction text. An instruction not in the split gets the first ``k`` samples
-  (``scratch["demo_source"] == "not_in_split"``). Choosing from the split being evaluated is
-  an oracle choice (the paper drew demonstrations from a training split that was never
-  published); ``-O pool=FILE`` draws them from a file built by ``tooleval build appbench
-  --split train`` instead, by the same rule on the sample's gold apps, never a pool sample with
-  the sample's instruction or gold calls (``demo_source`` ``pool_same_apps``...), and refuses a
-  pool built from the SGD test split.
+  samples in ``<example>`` blocks, chosen by the sample's *gold* app multiset, from the split
+  (an oracle choice: the paper's training split was never published) or from ``-O pool=FILE``
+  (:mod:`tooleval_agents.graphs.appbench.demos` gives the rule).
 * ``execute_repair`` (ours; options ``max_rounds``, default 3, and ``base``, ``hierarchical``
   (default) or ``flat``): round 1 is the base strategy's plan; the plan runs on the AppBench stubs
   (:mod:`tooleval_agents.appbench.stubs`) *without the gold*, which return synthetic values and
@@ -67,16 +57,27 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field as PydanticField
 
-from evaluators.appbench.parse import ParsedAnswer, gold_answer, parse_answer
-from graphs.appbench.demos import app_multiset, choose_demos, choose_pool_demos, load_pool
-from graphs.appbench.official import SAMPLING as OFFICIAL_SAMPLING
-from graphs.appbench.official import (
+from tooleval_agents.appbench.catalog import load_catalog
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
+from tooleval_agents.appbench.stubs import AppExecutor, ExecutionTrace
+from tooleval_agents.contracts import GoldAnswer, Options, Split, Strategy, StrategyContext
+from tooleval_agents.data.datadir import resolve_data_dir, source_of
+from tooleval_agents.evaluators.appbench.parse import ParsedAnswer, gold_answer, parse_answer
+from tooleval_agents.graphs.appbench.demos import (
+    app_multiset,
+    choose_demos,
+    choose_pool_demos,
+    load_pool,
+)
+from tooleval_agents.graphs.appbench.official import SAMPLING as OFFICIAL_SAMPLING
+from tooleval_agents.graphs.appbench.official import (
     OfficialTexts,
     demo_answer,
     load_official,
     official_messages,
 )
-from graphs.appbench.prompts import (
+from tooleval_agents.graphs.appbench.prompts import (
     DEMO_TEMPLATE,
     DEMOS_INTRO,
     PLAN_MARKER,
@@ -89,14 +90,14 @@ from graphs.appbench.prompts import (
     render_app_list,
     render_catalog,
 )
-from graphs.common import NodeUpdate, build_messages, example_block, input_block, model_call_node
-from graphs.state import Usage, WorkflowState
-from tooleval_agents.appbench.catalog import load_catalog
-from tooleval_agents.appbench.loaders import load_category
-from tooleval_agents.appbench.records import AppBenchSample, AppCall, Catalog
-from tooleval_agents.appbench.stubs import AppExecutor, ExecutionTrace
-from tooleval_agents.contracts import GoldAnswer, Options, Split, Strategy, StrategyContext
-from tooleval_agents.data.datadir import resolve_data_dir, source_of
+from tooleval_agents.graphs.common import (
+    NodeUpdate,
+    build_messages,
+    example_block,
+    input_block,
+    model_call_node,
+)
+from tooleval_agents.graphs.state import Usage, WorkflowState
 from tooleval_agents.run.faults import current_faults
 
 _NO_USAGE: Usage = {"input_tokens": 0, "output_tokens": 0, "model_calls": 0}
@@ -281,8 +282,9 @@ class PromptOptions(Options):
     """Options of the strategies the paper defines (``hierarchical``, ``flat``)."""
 
     prompts: Literal["ours", "official"] = "ours"
-    """The prompt set: ``ours`` (our wording, :mod:`graphs.appbench.prompts`) or ``official``
-    (the upstream templates read from the fetched code; :mod:`graphs.appbench.official`)."""
+    """The prompt set: ``ours`` (our wording, :mod:`tooleval_agents.graphs.appbench.prompts`) or
+    ``official`` (the upstream templates read from the fetched code;
+    :mod:`tooleval_agents.graphs.appbench.official`)."""
 
 
 class FewShotOptions(PromptOptions):

@@ -16,7 +16,7 @@ answer, and a summary of turns, calls and tool errors.
   which ``open_`` tool to call.
 
 Graph: ``agent -> END`` where ``agent`` runs the whole conversation
-(:func:`graphs.tool_agent.agent_node`).
+(:func:`tooleval_agents.graphs.tool_agent.agent_node`).
 """
 
 from __future__ import annotations
@@ -31,19 +31,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field as PydanticField
 
-from graphs.appbench.planning import AppBenchStrategy, instruction_of, reference_sample
-from graphs.appbench.prompts import TODAY
-from graphs.common import NodeUpdate
-from graphs.state import WorkflowState
-from graphs.tool_agent import (
-    DEFAULT_MAX_TURNS,
-    ToolCallOptions,
-    agent_model,
-    agent_node,
-    agent_outputs,
-    faulty_tools,
-    react_agent,
-)
 from tooleval_agents.agents import ToolCallRecord, final_answer, trajectory
 from tooleval_agents.appbench.depgraph import sources
 from tooleval_agents.appbench.records import AppBenchSample, Catalog
@@ -57,6 +44,23 @@ from tooleval_agents.appbench.tools import (
     tool_name,
 )
 from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, StrategyContext
+from tooleval_agents.graphs.appbench.planning import (
+    AppBenchStrategy,
+    instruction_of,
+    reference_sample,
+)
+from tooleval_agents.graphs.appbench.prompts import TODAY
+from tooleval_agents.graphs.common import NodeUpdate
+from tooleval_agents.graphs.state import WorkflowState
+from tooleval_agents.graphs.tool_agent import (
+    DEFAULT_MAX_TURNS,
+    ToolCallOptions,
+    agent_model,
+    agent_node,
+    agent_outputs,
+    faulty_tools,
+    react_agent,
+)
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, Ref, ToolPlan
 from tooleval_agents.run.faults import is_faulted
 
@@ -94,8 +98,9 @@ def read_trajectory(catalog: Catalog) -> Any:
 def agent_io(catalog: Catalog) -> AgentIO:
     """How any agent over ``{"messages": [...]}`` plays the ``tools`` strategy outside a run:
     every API as a tool, the request as :func:`task_message` words it, and the final
-    messages read as :func:`read_trajectory` and :func:`~graphs.tool_agent.agent_node` read
-    them (call lines, ``raw_outputs``, ``trace``)."""
+    messages read as :func:`read_trajectory` and
+    :func:`~tooleval_agents.graphs.tool_agent.agent_node` read them (call lines, ``raw_outputs``,
+    ``trace``)."""
     tools = api_tools(catalog)
     read = read_trajectory(catalog)
     return AgentIO(

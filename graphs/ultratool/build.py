@@ -19,7 +19,8 @@ checked before the next stage uses it.
 A stage whose answer is unusable (no numbered plan, not JSON, a bad skeleton, an unknown tool...)
 ends the run with ``failure = {status: "failed", stage, reason}``; an exception from the model
 (after the model wrapper's retries) with ``status: "error"``. Nothing raises out of the graph
-but interrupts. The tool merge across samples is in :mod:`graphs.ultratool.build_run`.
+but interrupts. The tool merge across samples is in
+:mod:`tooleval_agents.graphs.ultratool.build_run`.
 """
 
 from __future__ import annotations
@@ -32,10 +33,15 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from evaluators.parsing import ParseFailure, parse_list, parse_plan, without_reasoning
-from graphs.common import answer_text, build_messages, input_block, render_json
-from graphs.ultratool.build_prompts import TOOL_FREE, BuildStage, PromptLang, render
 from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.evaluators.parsing import (
+    ParseFailure,
+    parse_list,
+    parse_plan,
+    without_reasoning,
+)
+from tooleval_agents.graphs.common import answer_text, build_messages, input_block, render_json
+from tooleval_agents.graphs.ultratool.build_prompts import TOOL_FREE, BuildStage, PromptLang, render
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.construction import sample_problems
 from tooleval_agents.ultratool.records import PARENT

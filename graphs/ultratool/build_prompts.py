@@ -1,11 +1,11 @@
-"""Prompts of the UltraTool construction pipeline (:mod:`graphs.ultratool.build`), in English and
-Chinese, written for this project in the spirit of the paper's construction prompts (Figs.
-16-23: query generalisation and complication, plan annotation, tool creation, plan refinement,
-tool-call annotation) and of its manual tool merge (§2.3). No text is taken from them.
+"""Prompts of the UltraTool construction pipeline (:mod:`tooleval_agents.graphs.ultratool.build`),
+in English and Chinese, written for this project in the spirit of the paper's construction prompts
+(Figs. 16-23: query generalisation and complication, plan annotation, tool creation, plan
+refinement, tool-call annotation) and of its manual tool merge (§2.3). No text is taken from them.
 
 Every prompt starts with its stage title (:data:`TITLES`, which a scripted test model routes
-on), puts the query inside ``<input>`` tags (:func:`graphs.common.input_block`) and asks for an
-answer the pipeline can check: a numbered plan, or JSON.
+on), puts the query inside ``<input>`` tags (:func:`tooleval_agents.graphs.common.input_block`) and
+asks for an answer the pipeline can check: a numbered plan, or JSON.
 """
 
 from __future__ import annotations

@@ -17,13 +17,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from graphs.ultratool.build import (
+from tooleval_agents.graphs.ultratool.build import (
     StageFailure,
     annotation_graph,
     expansion_graph,
     name_merged_tool,
 )
-from graphs.ultratool.build_prompts import PromptLang
+from tooleval_agents.graphs.ultratool.build_prompts import PromptLang
 from tooleval_agents.ultratool.construction import (
     BuildQuery,
     BuildSummary,

@@ -1,24 +1,24 @@
 """UltraTool end to end with native tool calling: strategy ``tools`` on task ``raw``.
 
-The tool-calling counterpart of :mod:`graphs.ultratool.plan_create_use`. The agent gets the
-question and
-the same toolset (:func:`graphs.ultratool.plan_create_use.example_toolset`: some tools the question
-needs
+The tool-calling counterpart of :mod:`tooleval_agents.graphs.ultratool.plan_create_use`. The agent
+gets the question and
+the same toolset (:func:`tooleval_agents.graphs.ultratool.plan_create_use.example_toolset`: some
+tools the question needs
 are missing) as LangChain tools, plus ``create_tool``. It plans, creates what is missing,
 calls tools and answers with its plan:
 
 * ``create_tool(name, description, arguments, results)`` checks the skeleton
-  (:func:`graphs.ultratool.plan_create_use.created_skeleton`) and registers it as a data-only stub
-  (a
+  (:func:`tooleval_agents.graphs.ultratool.plan_create_use.created_skeleton`) and registers it as a
+  data-only stub (a
   schema and simulated results, never code). The built-in agent gets the created tool bound
   from its next answer on (dynamic binding). A user's agent (``--agent``) is built with a fixed
   tool list, so it also gets ``use_created_tool(name, arguments)``, which calls a created tool.
 * Every call is checked against its tool's schema; failures go back to the agent as error
   ``ToolMessage``\\ s.
 
-Prediction (what :mod:`evaluators.ultratool.plan_create_use` scores, as for the text workflow):
-``{"plan": final answer, "calls": [{step, tool, param}], "created_tools": [skeleton]}``, where
-the calls are the agent's calls other than ``create_tool``, in order (``use_created_tool``
+Prediction (what :mod:`tooleval_agents.evaluators.ultratool.plan_create_use` scores, as for the text
+workflow): ``{"plan": final answer, "calls": [{step, tool, param}], "created_tools": [skeleton]}``,
+where the calls are the agent's calls other than ``create_tool``, in order (``use_created_tool``
 read as a call of the tool it names), and ``step`` is ``call k``: a native call is not tied to
 a plan step. ``trace`` holds one execution record per call, built from what the tool answered
 during the run (valid when it did not answer with an error), then the agent's records. Native
@@ -37,11 +37,11 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from graphs.common import NodeUpdate
-from graphs.state import WorkflowState
-from graphs.tool_agent import agent_node, faulty_tools, react_agent
-from graphs.ultratool.plan_create_use import AgentToolset, created_skeleton
 from tooleval_agents.agents import ERROR_PREFIX, ToolCallRecord, final_answer, tool_error_text
+from tooleval_agents.graphs.common import NodeUpdate
+from tooleval_agents.graphs.state import WorkflowState
+from tooleval_agents.graphs.tool_agent import agent_node, faulty_tools, react_agent
+from tooleval_agents.graphs.ultratool.plan_create_use import AgentToolset, created_skeleton
 from tooleval_agents.models.reference_tools import PlannedCall, Ref, ToolPlan
 from tooleval_agents.ultratool.records import RawSample, ToolCall, ToolSkeleton, step_id
 from tooleval_agents.ultratool.stubs import CallTrace, execute_plan, plan_items

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphs.ultratool.prompts import PromptLang
 from tooleval_agents.data.jsonio import iter_jsonl, parse_json
 from tooleval_agents.data.upstream import (
     Name,
@@ -46,6 +45,7 @@ from tooleval_agents.data.upstream import (
     upstream_file,
 )
 from tooleval_agents.errors import DataFormatError
+from tooleval_agents.graphs.ultratool.prompts import PromptLang
 from tooleval_agents.ultratool.records import UltraToolTask
 
 SOURCE = "ultratool"

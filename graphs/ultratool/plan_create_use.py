@@ -4,7 +4,8 @@ Benchmark ``ultratool``, task ``raw`` (``test.json``, inputs ``{question, domain
 ``{plan, tools}``). The paper's workflow (§1: "user queries LLMs -> LLMs pose a solution plan ->
 LLMs create/select tools to solve sub-task within the plan"), one model call per stage, each
 stage prompted with the paper's instruction and one-shot demonstration of the matching dimension
-(:mod:`graphs.ultratool.prompts`, :func:`graphs.ultratool.protocol.prompt_header`)::
+(:mod:`tooleval_agents.graphs.ultratool.prompts`,
+:func:`tooleval_agents.graphs.ultratool.protocol.prompt_header`)::
 
     plan      question -> numbered tree plan                      (planning)
     aware     which steps need a tool call                        (tool usage awareness)
@@ -40,7 +41,7 @@ step is asked.
 [skeleton]}``; ``trace`` = one dict per executed call (:class:`~tooleval_agents.ultratool.stubs.
 CallTrace`); ``scratch`` = the parsed answer of each stage (``answers``), the steps each stage
 kept, the agent's toolset names and rejected skeletons; ``parse_error`` lists the stages whose
-answer could not be read. Scored by :mod:`evaluators.ultratool.plan_create_use`.
+answer could not be read. Scored by :mod:`tooleval_agents.evaluators.ultratool.plan_create_use`.
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
-from evaluators.parsing import ParseFailure, clean_plan_text, parse_list, parse_plan
-from graphs.common import (
+from tooleval_agents.contracts import GoldAnswer, Split, Strategy, StrategyContext
+from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.evaluators.parsing import ParseFailure, clean_plan_text, parse_list, parse_plan
+from tooleval_agents.graphs.common import (
     INPUT_CLOSE,
     INPUT_OPEN,
     NodeUpdate,
@@ -65,10 +68,10 @@ from graphs.common import (
     model_call_node,
     render_json,
 )
-from graphs.state import WorkflowState
-from graphs.ultratool.prompts import LABELS, MARKERS, Field, PromptLang
-from graphs.ultratool.protocol import prompt_header, render_input
-from graphs.ultratool.toolsets import (
+from tooleval_agents.graphs.state import WorkflowState
+from tooleval_agents.graphs.ultratool.prompts import LABELS, MARKERS, Field, PromptLang
+from tooleval_agents.graphs.ultratool.protocol import prompt_header, render_input
+from tooleval_agents.graphs.ultratool.toolsets import (
     GUARD_SIMILARITY,
     AgentToolset,
     _explicit_toolset,
@@ -77,8 +80,6 @@ from graphs.ultratool.toolsets import (
     example_toolset,
     question_key,
 )
-from tooleval_agents.contracts import GoldAnswer, Split, Strategy, StrategyContext
-from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.ultratool.calls import parse_call
 from tooleval_agents.ultratool.loaders import load_example
 from tooleval_agents.ultratool.records import (

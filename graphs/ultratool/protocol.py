@@ -5,14 +5,14 @@ B.6): the task statement with its output format, the task's demonstration from
 ``example/<task>.json`` *in the sample's language*, then the example's input (question, plan and
 toolset as the task has them). The graph is ``prompt -> model -> parse``:
 
-* ``prompt`` renders the prompt (text in :mod:`graphs.ultratool.prompts`; with
-  ``-O prompts=official`` the upstream one, :mod:`graphs.ultratool.official`) into
+* ``prompt`` renders the prompt (text in :mod:`tooleval_agents.graphs.ultratool.prompts`; with
+  ``-O prompts=official`` the upstream one, :mod:`tooleval_agents.graphs.ultratool.official`) into
   ``scratch["prompt"]``;
 * ``model`` asks the chat model once (one ``raw_outputs`` entry, usage);
-* ``parse`` reads the answer with :mod:`evaluators.parsing`: for ``planning`` the prediction is
-  the answer cut to start at ``1. `` (what the official judge sees); for the other tasks the
-  parsed list of step dicts, or ``[]`` with ``parse_error`` set when no list can be read (the
-  example then scores 0, it is never dropped).
+* ``parse`` reads the answer with :mod:`tooleval_agents.evaluators.parsing`: for ``planning`` the
+  prediction is the answer cut to start at ``1. `` (what the official judge sees); for the other
+  tasks the parsed list of step dicts, or ``[]`` with ``parse_error`` set when no list can be read
+  (the example then scores 0, it is never dropped).
 
 Prompt layout (English; the Chinese one has the same parts)::
 
@@ -48,8 +48,12 @@ from typing import Any, Literal, cast
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from evaluators.parsing import ParseFailure, clean_plan_text, parse_list, parse_plan
-from graphs.common import (
+from tooleval_agents.contracts import GoldAnswer, Options, Split, Strategy, StrategyContext
+from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.data.jsonio import load_json
+from tooleval_agents.errors import DatasetMissingError
+from tooleval_agents.evaluators.parsing import ParseFailure, clean_plan_text, parse_list, parse_plan
+from tooleval_agents.graphs.common import (
     NodeUpdate,
     build_messages,
     example_block,
@@ -57,8 +61,8 @@ from graphs.common import (
     model_call_node,
     render_json,
 )
-from graphs.state import WorkflowState
-from graphs.ultratool.official import (
+from tooleval_agents.graphs.state import WorkflowState
+from tooleval_agents.graphs.ultratool.official import (
     DEMO_LANG,
     SAMPLING,
     OfficialTemplates,
@@ -68,11 +72,14 @@ from graphs.ultratool.official import (
     template_key,
     upstream_samples,
 )
-from graphs.ultratool.prompts import FIELDS, INSTRUCTIONS, LABELS, MARKERS, Labels, PromptLang
-from tooleval_agents.contracts import GoldAnswer, Options, Split, Strategy, StrategyContext
-from tooleval_agents.data.datadir import resolve_data_dir
-from tooleval_agents.data.jsonio import load_json
-from tooleval_agents.errors import DatasetMissingError
+from tooleval_agents.graphs.ultratool.prompts import (
+    FIELDS,
+    INSTRUCTIONS,
+    LABELS,
+    MARKERS,
+    Labels,
+    PromptLang,
+)
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.ultratool.loaders import example_path, load_example
 from tooleval_agents.ultratool.records import TASKS, UltraToolTask
@@ -153,7 +160,8 @@ class OneShotOptions(Options):
 
     prompts: Literal["ours", "official"] = "ours"
     """The prompt set: ``ours`` (our wording, JSON inputs) or ``official`` (the upstream
-    templates read from the fetched ``inference/utils.py``; :mod:`graphs.ultratool.official`)."""
+    templates read from the fetched ``inference/utils.py``;
+    :mod:`tooleval_agents.graphs.ultratool.official`)."""
 
 
 @dataclass(frozen=True)

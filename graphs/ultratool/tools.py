@@ -1,5 +1,5 @@
 """UltraTool's tool usage and tool selection with native tool calling: strategy ``tools``
-(on task ``raw`` it runs :mod:`graphs.ultratool.create_tools`: plan, create, use).
+(on task ``raw`` it runs :mod:`tooleval_agents.graphs.ultratool.create_tools`: plan, create, use).
 
 The sample's toolset becomes LangChain tools (:func:`~tooleval_agents.ultratool.stubs.
 skeleton_tool`: schema-checked, simulated results, never code), the agent gets the question
@@ -13,7 +13,7 @@ metrics read:
   the agent's calls, in order: ``{"step", "tool"}``; steps left over get ``""``.
 
 The toolset differs per sample, so the agent is built per example (a user's factory too,
-``--agent``). Graph: ``agent -> END`` (:func:`graphs.tool_agent.agent_node`).
+``--agent``). Graph: ``agent -> END`` (:func:`tooleval_agents.graphs.tool_agent.agent_node`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
-from graphs.common import NodeUpdate, render_json
-from graphs.state import WorkflowState
-from graphs.tool_agent import (
+from tooleval_agents.agents import ToolCallRecord
+from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, Strategy, StrategyContext
+from tooleval_agents.graphs.common import NodeUpdate, render_json
+from tooleval_agents.graphs.state import WorkflowState
+from tooleval_agents.graphs.tool_agent import (
     DEFAULT_MAX_TURNS,
     ToolCallOptions,
     agent_model,
@@ -41,11 +43,9 @@ from graphs.tool_agent import (
     faulty_tools,
     react_agent,
 )
-from graphs.ultratool import create_tools as create_use
-from graphs.ultratool.plan_create_use import example_toolset
-from graphs.ultratool.prompts import PromptLang
-from tooleval_agents.agents import ToolCallRecord
-from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, Strategy, StrategyContext
+from tooleval_agents.graphs.ultratool import create_tools as create_use
+from tooleval_agents.graphs.ultratool.plan_create_use import example_toolset
+from tooleval_agents.graphs.ultratool.prompts import PromptLang
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, ToolPlan
 from tooleval_agents.run.faults import is_faulted
 from tooleval_agents.ultratool.records import ToolSkeleton

@@ -10,9 +10,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from graphs.ultratool.prompts import PromptLang
 from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.errors import DataFormatError
+from tooleval_agents.graphs.ultratool.prompts import PromptLang
 from tooleval_agents.ultratool.loaders import load_raw, load_task
 from tooleval_agents.ultratool.rebuild import TOOLSET_SIZE, tool_similarity
 from tooleval_agents.ultratool.records import (

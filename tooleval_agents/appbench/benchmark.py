@@ -118,8 +118,12 @@ class AppBenchBenchmark(Benchmark):
         return _sources()
 
     def strategies(self) -> list[Strategy]:
-        from graphs.appbench.planning import STRATEGIES  # deferred: LangGraph and the prompts
-        from graphs.appbench.tools import STRATEGIES as TOOL_STRATEGIES  # deferred: LangGraph
+        from tooleval_agents.graphs.appbench.planning import (
+            STRATEGIES,  # deferred: LangGraph and the prompts
+        )
+        from tooleval_agents.graphs.appbench.tools import (
+            STRATEGIES as TOOL_STRATEGIES,  # deferred: LangGraph
+        )
 
         return [*STRATEGIES, *TOOL_STRATEGIES]
 
@@ -128,9 +132,11 @@ class AppBenchBenchmark(Benchmark):
 
     def agent_io(self, split: Split) -> AgentIO:
         """Every API as a tool, the ``tools`` strategy's request, the agent's calls read back
-        as call lines (:func:`graphs.appbench.tools.agent_io`)."""
-        from graphs.appbench.tools import agent_io  # deferred: LangGraph and the tools
+        as call lines (:func:`tooleval_agents.graphs.appbench.tools.agent_io`)."""
         from tooleval_agents.appbench.catalog import load_catalog
+        from tooleval_agents.graphs.appbench.tools import (
+            agent_io,  # deferred: LangGraph and the tools
+        )
 
         return agent_io(load_catalog())
 
@@ -139,22 +145,24 @@ class AppBenchBenchmark(Benchmark):
         """``options["scoring"]``: ``"strict"`` (default) or ``"paper"``; ``options["graph"]``:
         the graph metrics (default: with ``strict`` only).
 
-        The profile scores :func:`evaluators.appbench.scoring.answer_text` of the outputs
-        (``paper``: the raw answer ``raw_outputs[-1]``, as the official script saw it); the
+        The profile scores :func:`tooleval_agents.evaluators.appbench.scoring.answer_text` of the
+        outputs (``paper``: the raw answer ``raw_outputs[-1]``, as the official script saw it); the
         executed success always runs the canonical ``prediction``, and the trajectory matches
         compare its executed calls (concrete values) with the gold's
-        (:mod:`evaluators.trajectory`); agent runs add their tool calls and errors. Never
-        raises on a malformed reference or answer: the example gets a failure score that keeps
+        (:mod:`tooleval_agents.evaluators.trajectory`); agent runs add their tool calls and errors.
+        Never raises on a malformed reference or answer: the example gets a failure score that keeps
         its gold calls in every denominator (``error`` set).
         """
-        from evaluators.appbench.execution import (
+        from tooleval_agents.appbench.catalog import load_catalog
+        from tooleval_agents.appbench.stubs import AppExecutor
+        from tooleval_agents.evaluators.appbench.execution import (
             aggregate_appbench_execution,
             execution_failure,
             score_appbench_trace,
             trajectories,
         )
-        from evaluators.appbench.parse import parse_answer
-        from evaluators.appbench.scoring import (
+        from tooleval_agents.evaluators.appbench.parse import parse_answer
+        from tooleval_agents.evaluators.appbench.scoring import (
             aggregate,
             answer_text,
             failure_score,
@@ -162,14 +170,12 @@ class AppBenchBenchmark(Benchmark):
             reference_size,
             score_example,
         )
-        from evaluators.trajectory import (
+        from tooleval_agents.evaluators.trajectory import (
             aggregate_trajectory,
             score_tool_use,
             score_trajectory,
             trajectory_failure,
         )
-        from tooleval_agents.appbench.catalog import load_catalog
-        from tooleval_agents.appbench.stubs import AppExecutor
 
         chosen = AppBenchScoring.model_validate(options or {})
         scoring, graph = chosen.scoring, chosen.graph

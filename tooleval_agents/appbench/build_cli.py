@@ -1,5 +1,6 @@
 """AppBench's construction command, ``tooleval build appbench``: new samples from SGD dialogues
-(:mod:`graphs.appbench.build`). Registered by :meth:`AppBenchBenchmark.add_commands`."""
+(:mod:`tooleval_agents.graphs.appbench.build`). Registered by
+:meth:`AppBenchBenchmark.add_commands`."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from tooleval_agents.terminal import shown
 if TYPE_CHECKING:  # annotations only: LangChain loads when the command runs
     from langchain_core.language_models import BaseChatModel
 
-    from graphs.appbench.build import BuildSummary
+    from tooleval_agents.graphs.appbench.build import BuildSummary
 
 
 def chat_model(spec: str, kwargs: dict[str, object], *, cache: bool) -> BaseChatModel:
@@ -89,7 +90,7 @@ def build_appbench(
     `tooleval score appbench --data-dir DIR` read the built sets. Exit 1 when paths failed
     with a provider error (run again to retry them), 130 when interrupted (run again to
     resume)."""
-    from graphs.appbench.build import BuildSettings, run_build
+    from tooleval_agents.graphs.appbench.build import BuildSettings, run_build
 
     chosen = _checked(sgd, model, paths_only, category)
     try:

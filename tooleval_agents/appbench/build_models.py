@@ -1,8 +1,8 @@
 """The tagged blocks of the construction prompts, and ``scripted``: an offline model that
 answers them, so ``tooleval build appbench`` runs without a network (tests, dry runs).
 
-The prompts themselves are in :mod:`graphs.appbench.build_prompts`; they wrap the machine-read
-parts in these tags, which is all the scripted model relies on.
+The prompts themselves are in :mod:`tooleval_agents.graphs.appbench.build_prompts`; they wrap the
+machine-read parts in these tags, which is all the scripted model relies on.
 """
 
 from __future__ import annotations

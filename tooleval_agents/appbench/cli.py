@@ -36,7 +36,7 @@ from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.terminal import shown
 
 if TYPE_CHECKING:  # annotations only: the metrics load when the command runs
-    from evaluators.appbench.scoring import AppBenchReport
+    from tooleval_agents.evaluators.appbench.scoring import AppBenchReport
 
 
 def _items(path: Path) -> tuple[list[Any], list[int] | None]:
@@ -131,7 +131,7 @@ def appbench(
 ) -> None:
     """Score AppBench answers: F1 app/API, success, EM, error analysis and graph metrics.
     Several files or a glob: one result per file, all of --category."""
-    from evaluators.appbench.scoring import MAIN_METRICS, score_appbench
+    from tooleval_agents.evaluators.appbench.scoring import MAIN_METRICS, score_appbench
 
     scoring = scoring or "strict"
     paths, many = prediction_files(predictions, more)

@@ -1,5 +1,6 @@
 """``tooleval export appbench``: AppBench samples (official or built) as fine-tuning data
-(:mod:`graphs.appbench.export`). Registered by :meth:`AppBenchBenchmark.add_commands`.
+(:mod:`tooleval_agents.graphs.appbench.export`). Registered by
+:meth:`AppBenchBenchmark.add_commands`.
 
 Each benchmark adds its own ``export`` subcommand: what a prompt and an answer are is the
 benchmark's business, so the core ``export`` group stays a plain container."""
@@ -37,7 +38,7 @@ def export_appbench(
 ) -> None:
     """Write AppBench samples as fine-tuning conversations: our prompt as the user turn, the
     gold call lines as the assistant's answer."""
-    from graphs.appbench.export import chat_records
+    from tooleval_agents.graphs.appbench.export import chat_records
 
     if not source.is_file():
         raise fail(f"--from {source}: no such file", 2)

@@ -8,7 +8,7 @@ or end the bracket with ``;``. A bracket may hold several calls (``a = f(...), b
 argument is kept in :attr:`AppCall.unparsed` -- a positional value, a value followed by more
 text (``#city='Paris', ...``), a repeated key (the first value is kept) -- so evaluators count
 it instead of losing it. Whole answers (prose, fences, bullets) are split into lines by
-:mod:`evaluators.appbench.parse`.
+:mod:`tooleval_agents.evaluators.appbench.parse`.
 """
 
 from __future__ import annotations

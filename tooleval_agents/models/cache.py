@@ -9,8 +9,8 @@ headers, timeouts, retry counts); only hashes are stored, so no key can end up i
 answers are stored as JSON (LangChain's message dicts), never pickled.
 
 A hit is marked ``response_metadata["tooleval_cache_hit"] = True`` (its usage also gets
-``total_cost = 0``), so :func:`graphs.state.usage_of` counts no tokens and no model call for
-it, and it is counted in the example's :class:`~tooleval_agents.models.retry.CallStats`.
+``total_cost = 0``), so :func:`tooleval_agents.graphs.state.usage_of` counts no tokens and no model
+call for it, and it is counted in the example's :class:`~tooleval_agents.models.retry.CallStats`.
 
 Safe across threads (connections behind locks) and processes (WAL journal, busy timeout).
 The async methods do not hop to a thread per call (under load each hop cost the call tens of

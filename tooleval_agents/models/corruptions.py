@@ -215,7 +215,7 @@ def loads_json(text: str) -> tuple[bool, Any]:
 
 
 def dumps_json(value: Any) -> str:
-    # Same rendering as the workflows' gold answers (graphs.common.render_json).
+    # Same rendering as the workflows' gold answers (tooleval_agents.graphs.common.render_json).
     return json.dumps(value, ensure_ascii=False)
 
 

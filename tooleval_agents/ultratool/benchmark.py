@@ -31,7 +31,7 @@ from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
 from tooleval_agents.verdict import Verdict
 
 if TYPE_CHECKING:  # the report hooks' and the judge's types (pandas, LangChain): checker only
-    from evaluators.ultratool.judge import UltraToolJudge
+    from tooleval_agents.evaluators.ultratool.judge import UltraToolJudge
     from tooleval_agents.results.compare import RunData
     from tooleval_agents.results.reports import ReportFigure, ReportTable
 
@@ -65,7 +65,8 @@ class JudgeScoring(Options):
 
     prompts: Literal["ours", "official"] = "ours"
     """The judge's prompts: ours, or the official templates read from the fetched
-    ``evaluation/config.py`` (:func:`evaluators.ultratool.judge.ultratool_judge`)."""
+    ``evaluation/config.py``
+    (:func:`tooleval_agents.evaluators.ultratool.judge.ultratool_judge`)."""
 
 
 class UltraToolBenchmark(Benchmark):
@@ -169,19 +170,21 @@ class UltraToolBenchmark(Benchmark):
 
     def strategies(self) -> list[Strategy]:
         # Deferred: the workflows import LangGraph and the prompts.
-        from graphs.ultratool.plan_create_use import PlanCreateUse
-        from graphs.ultratool.protocol import UltraToolOneShot
-        from graphs.ultratool.tools import UltraToolTools
+        from tooleval_agents.graphs.ultratool.plan_create_use import PlanCreateUse
+        from tooleval_agents.graphs.ultratool.protocol import UltraToolOneShot
+        from tooleval_agents.graphs.ultratool.tools import UltraToolTools
 
         return [UltraToolOneShot(), PlanCreateUse(), UltraToolTools()]
 
     def agent_io(self, split: Split) -> AgentIO | None:
         """``tool_usage`` / ``tool_selection``: the example's toolset as tools, the ``tools``
         strategy's words, the agent's calls read back as the answer
-        (:func:`graphs.ultratool.tools.agent_io`); the other tasks take no agent."""
+        (:func:`tooleval_agents.graphs.ultratool.tools.agent_io`); the other tasks take no agent."""
         if split.task not in ("tool_usage", "tool_selection"):
             return None
-        from graphs.ultratool.tools import agent_io  # deferred: LangGraph and the tools
+        from tooleval_agents.graphs.ultratool.tools import (
+            agent_io,  # deferred: LangGraph and the tools
+        )
 
         return agent_io(split)
 
@@ -199,7 +202,7 @@ class UltraToolBenchmark(Benchmark):
         task = split.task
         if task in ("tool_creation_awareness", "tool_usage_awareness", "tool_selection",
                     "tool_usage"):
-            from evaluators.ultratool import kv as ultratool_kv
+            from tooleval_agents.evaluators.ultratool import kv as ultratool_kv
             kv_score = ultratool_kv.scorer(task)  # type: ignore[arg-type]
             if task in ("tool_usage", "tool_selection"):
                 return _tool_call_scorer(task, kv_score)
@@ -207,7 +210,7 @@ class UltraToolBenchmark(Benchmark):
                           aggregate=lambda scores: ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
                           headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
         if task in ("planning", "tool_creation"):
-            from evaluators.ultratool.judge import ultratool_judge
+            from tooleval_agents.evaluators.ultratool.judge import ultratool_judge
 
             # The official templates are read only for a live judge (nothing else asks).
             official = (context.judge is not None and
@@ -219,7 +222,7 @@ class UltraToolBenchmark(Benchmark):
             return make(judge)
         if task == "raw":
             # The raw samples are solved end to end by the plan_create_use workflow.
-            from evaluators.ultratool import plan_create_use as pcu
+            from tooleval_agents.evaluators.ultratool import plan_create_use as pcu
             return Scorer(score=pcu.score_plan_create_use,
                           aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE)
         raise KeyError(f"ultratool task {task!r} has no scorer")
@@ -240,14 +243,14 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
     """Tool usage / selection: the key-value metrics, plus the trajectory of the answer's tool
     steps against the gold's (arguments compared for tool usage) and, for agent runs, their
     tool calls and errors."""
-    from evaluators.parsing import ParseFailure, parse_list
-    from evaluators.trajectory import (
+    from tooleval_agents.evaluators.parsing import ParseFailure, parse_list
+    from tooleval_agents.evaluators.trajectory import (
         aggregate_trajectory,
         score_tool_use,
         score_trajectory,
         steps_trajectory,
     )
-    from evaluators.ultratool import kv as ultratool_kv
+    from tooleval_agents.evaluators.ultratool import kv as ultratool_kv
 
     with_args = task == "tool_usage"
 
@@ -273,7 +276,7 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
 
 def _planning_scorer(judge: UltraToolJudge) -> Scorer:
     """The plan's structure metrics, and the judge's when a judge model is given."""
-    from evaluators.ultratool.planning_structure import (
+    from tooleval_agents.evaluators.ultratool.planning_structure import (
         aggregate_plan_structure,
         prediction_text,
         score_plan_structure,

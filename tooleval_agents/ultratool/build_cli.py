@@ -1,5 +1,5 @@
 """``tooleval build ultratool``: build a new UltraTool ``test.json`` from seed queries with a chat
-model (the paper's §2 pipeline, :mod:`graphs.ultratool.build`). Registered by
+model (the paper's §2 pipeline, :mod:`tooleval_agents.graphs.ultratool.build`). Registered by
 :meth:`UltraToolBenchmark.add_commands`."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def build(
     Re-running the same command resumes from the journal: finished queries are skipped.
     Exit status: 0 when no query is left to retry (queries with unusable answers are reported
     as failed); 3 when the model could not be asked about some (run again to retry them)."""
-    from graphs.ultratool.build_run import build_ultratool  # deferred: LangGraph
+    from tooleval_agents.graphs.ultratool.build_run import build_ultratool  # deferred: LangGraph
     from tooleval_agents.ultratool.construction import read_queries  # deferred: not for a run
 
     if lang not in LANGS:

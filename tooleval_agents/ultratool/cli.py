@@ -42,7 +42,7 @@ from tooleval_agents.ultratool.paths import prediction_split, raw_path
 from tooleval_agents.ultratool.records import Lang, UltraToolTask
 
 if TYPE_CHECKING:  # annotations only: the metrics load when a command runs
-    from evaluators.ultratool.scoring import TaskReport
+    from tooleval_agents.evaluators.ultratool.scoring import TaskReport
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
@@ -139,7 +139,7 @@ def score(
     Levenshtein, JSON-format rate, error kinds; planning and tool creation via the judge.
     Several files or a glob: one result per file, each file's task and language from its
     path unless --task / --lang say them for all."""
-    from evaluators.ultratool.scoring import load_predictions, score_task
+    from tooleval_agents.evaluators.ultratool.scoring import load_predictions, score_task
 
     paths, many = prediction_files(predictions, more)
     if many and judgments is not None:
@@ -240,7 +240,7 @@ def agreement(
     """Judge the plans of recorded judgments again with --judge and correlate the two judges
     per dimension: Pearson and Spearman with bootstrap 95% intervals, mean absolute difference
     (the paper's check of GPT-4 against people, §4.4)."""
-    from evaluators.ultratool.judge import ultratool_judge  # deferred: LangChain
+    from tooleval_agents.evaluators.ultratool.judge import ultratool_judge  # deferred: LangChain
     from tooleval_agents.models.specs import judge_model  # deferred: LangChain
 
     if lang not in LANGS:

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from evaluators.ultratool.judge import DIMENSIONS
-from evaluators.ultratool.scoring import TABLE2_COLUMNS, overall
+from tooleval_agents.evaluators.ultratool.judge import DIMENSIONS
+from tooleval_agents.evaluators.ultratool.scoring import TABLE2_COLUMNS, overall
 from tooleval_agents.results.compare import RunData
 from tooleval_agents.results.reports import (
     ReportFigure,

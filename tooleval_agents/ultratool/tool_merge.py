@@ -3,7 +3,7 @@ query, so a built file holds near duplicates; each group of similar tools become
 whose ``arguments`` and ``results`` are the union of the group's properties (first definition
 of a property wins), under a name and description the model writes.
 
-The data work is here, the model call in :mod:`graphs.ultratool.build`:
+The data work is here, the model call in :mod:`tooleval_agents.graphs.ultratool.build`:
 
 * tools that share a name but not a skeleton are merged under that name (no model call);
 * :func:`similar_groups` joins distinct names whose look-alike score

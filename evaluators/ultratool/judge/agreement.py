@@ -24,10 +24,10 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from evaluators.ultratool.judge.judge import ajudge_plan
-from evaluators.ultratool.judge.prompts import DIMENSIONS, OVERALL, JudgePrompt
-from evaluators.ultratool.judge.replay import RecordedJudgment, read_judgments
-from evaluators.ultratool.judge.verdicts import Judgment
+from tooleval_agents.evaluators.ultratool.judge.judge import ajudge_plan
+from tooleval_agents.evaluators.ultratool.judge.prompts import DIMENSIONS, OVERALL, JudgePrompt
+from tooleval_agents.evaluators.ultratool.judge.replay import RecordedJudgment, read_judgments
+from tooleval_agents.evaluators.ultratool.judge.verdicts import Judgment
 from tooleval_agents.ultratool.records import Lang
 
 
@@ -160,8 +160,8 @@ async def judge_agreement(path: Path, judge: BaseChatModel, *, limit: int = 50,
                           ) -> AgreementReport:
     """Live-judge the first ``limit`` usable recorded plans of ``path`` and correlate
     (``prompt_set``: the live judge's prompts, default ours; the published GPT-4 judgments
-    were made with the official ones, :mod:`evaluators.ultratool.judge.official`; ``on_judged(done,
-    total)`` after each live judgment, e.g. for a progress bar)."""
+    were made with the official ones, :mod:`tooleval_agents.evaluators.ultratool.judge.official`;
+    ``on_judged(done, total)`` after each live judgment, e.g. for a progress bar)."""
     usable: list[RecordedJudgment] = [
         r for r in read_judgments(path, "planning", lang)
         if r.judgment.error is None and r.question and r.reference is not None

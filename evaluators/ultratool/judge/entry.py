@@ -24,17 +24,19 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 
-from evaluators.ultratool.judge.agreement import AgreementReport, judge_agreement
-from evaluators.ultratool.judge.judge import (
+from tooleval_agents.contracts import ExampleScore, Metrics
+from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.evaluators.ultratool.judge.agreement import AgreementReport, judge_agreement
+from tooleval_agents.evaluators.ultratool.judge.judge import (
     ajudge_plan,
     ajudge_tool,
     judge_plan,
     judge_tool,
     tools_to_judge,
 )
-from evaluators.ultratool.judge.official import official_judge_prompts
-from evaluators.ultratool.judge.prompts import JudgePrompt, JudgeTask
-from evaluators.ultratool.judge.replay import (
+from tooleval_agents.evaluators.ultratool.judge.official import official_judge_prompts
+from tooleval_agents.evaluators.ultratool.judge.prompts import JudgePrompt, JudgeTask
+from tooleval_agents.evaluators.ultratool.judge.replay import (
     JudgeReport,
     ReportMode,
     ascore_planning,
@@ -44,21 +46,19 @@ from evaluators.ultratool.judge.replay import (
     score_planning,
     score_tool_creation,
 )
-from evaluators.ultratool.judge.scores import (
+from tooleval_agents.evaluators.ultratool.judge.scores import (
     aggregate_planning,
     aggregate_tool_creation,
     planning_example_score,
     tool_creation_example_score,
 )
-from evaluators.ultratool.planning_structure import prediction_text
-from tooleval_agents.contracts import ExampleScore, Metrics
-from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.evaluators.ultratool.planning_structure import prediction_text
 from tooleval_agents.results.corpus import Scores
 from tooleval_agents.ultratool.records import Lang
 
 Prompts = Literal["ours", "official"]
 """The live judge's prompts: ours, or the official templates read from the fetched
-``evaluation/config.py`` (:mod:`evaluators.ultratool.judge.official`)."""
+``evaluation/config.py`` (:mod:`tooleval_agents.evaluators.ultratool.judge.official`)."""
 
 
 @dataclass(frozen=True)

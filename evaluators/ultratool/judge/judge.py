@@ -7,9 +7,11 @@ reported x10 (10..100); the prompt tells the judge that the reference would scor
 
 How a judgment is obtained:
 
-* The prompt (:mod:`evaluators.ultratool.judge.prompts`) is in the sample's language; a predicted
+* The prompt (:mod:`tooleval_agents.evaluators.ultratool.judge.prompts`) is in the sample's
+  language; a predicted
 plan is
-  first cut to start at ``1. `` (:func:`~evaluators.ultratool.planning_structure.clean_plan`).
+  first cut to start at ``1. ``
+  (:func:`~tooleval_agents.evaluators.ultratool.planning_structure.clean_plan`).
 * When the model supports ``with_structured_output`` the answer is requested in a pydantic
   schema (:class:`PlanningVerdict`, :class:`ToolCreationVerdict`); otherwise (the method raises
   ``NotImplementedError``, or the provider refuses the request, as llama-cpp-python's
@@ -33,7 +35,7 @@ over gold steps, which a per-example mean is not: every row also carries
 
 Counts, not 0-100 scores, in the aggregates: ``planning_judge_errors`` and
 ``tool_creation_judge_errors`` (examples whose judgment failed); likewise
-``plan_step_count_diff`` of :mod:`evaluators.ultratool.planning_structure`.
+``plan_step_count_diff`` of :mod:`tooleval_agents.evaluators.ultratool.planning_structure`.
 
 Example::
 
@@ -57,31 +59,31 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel
 
-from evaluators.parsing import ParsedList, parse_list
-from evaluators.ultratool.judge.prompts import (
+from tooleval_agents.evaluators.parsing import ParsedList, parse_list
+from tooleval_agents.evaluators.ultratool.judge.prompts import (
     JudgePrompt,
     JudgeTask,
     build_prompt,
     retry_prompt,
 )
-from evaluators.ultratool.judge.reading import (
+from tooleval_agents.evaluators.ultratool.judge.reading import (
     detect_lang,
     judgment_from_object,
     parse_judge_output,
 )
-from evaluators.ultratool.judge.scores import (
+from tooleval_agents.evaluators.ultratool.judge.scores import (
     aggregate_planning,
     aggregate_tool_creation,
     judge_feedback,
     planning_example_score,
     tool_creation_example_score,
 )
-from evaluators.ultratool.judge.verdicts import (
+from tooleval_agents.evaluators.ultratool.judge.verdicts import (
     Judgment,
     PlanningVerdict,
     ToolCreationVerdict,
 )
-from evaluators.ultratool.planning_structure import clean_plan, prediction_text
+from tooleval_agents.evaluators.ultratool.planning_structure import clean_plan, prediction_text
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.ultratool.records import Lang, step_id
 
@@ -376,7 +378,8 @@ def judge_plan(judge: BaseChatModel, *, question: str, reference: str, predictio
         max_retries: extra attempts after an exception or an unusable answer.
         structured: use ``with_structured_output`` when the model supports it.
         index: sample index, stored on the judgment for replay.
-        prompt_set: the judge prompts (default ours, :func:`~evaluators.ultratool.judge.prompts.
+        prompt_set: the judge prompts (default ours,
+        :func:`~tooleval_agents.evaluators.ultratool.judge.prompts.
             build_prompt`); a set of its own, e.g. the official templates, is answered as text
             in the layout it asks for (no structured output).
     """
@@ -447,8 +450,8 @@ def _example_plan(inputs: dict[str, Any], outputs: Any, reference_outputs: dict[
 def created_tools(outputs: Any) -> list[dict[str, Any]]:
     """The ``[{step, tool}]`` items of a tool-creation output: a list, a dict holding one under
     ``output``/``prediction``/``answer``/``tools``, or model text (read by
-    :func:`evaluators.parsing.parse_list`: JSON or Python literal, with repairs, never
-    ``eval()``). Anything else gives ``[]`` (every gold step then counts 0)."""
+    :func:`tooleval_agents.evaluators.parsing.parse_list`: JSON or Python literal, with repairs,
+    never ``eval()``). Anything else gives ``[]`` (every gold step then counts 0)."""
     if isinstance(outputs, dict):
         for key in ("output", "prediction", "answer", "tools", "created_tools", "init output"):
             if key in outputs:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from evaluators.ultratool.judge.prompts import JudgePrompt, JudgeTask
 from tooleval_agents.data.upstream import (
     UpstreamError,
     assigned,
@@ -30,6 +29,7 @@ from tooleval_agents.data.upstream import (
     per_version,
     upstream_file,
 )
+from tooleval_agents.evaluators.ultratool.judge.prompts import JudgePrompt, JudgeTask
 from tooleval_agents.ultratool.records import Lang
 
 SOURCE = "ultratool"

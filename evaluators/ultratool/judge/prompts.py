@@ -6,7 +6,7 @@ ours, not the upstream prompt. Planning has six dimensions, tool creation five; 
 overall score. Every score is an integer from 1 to 10.
 
 The dimension labels double as the names the tolerant parser in
-:mod:`evaluators.ultratool.judge.judge`
+:mod:`tooleval_agents.evaluators.ultratool.judge.judge`
 recognises, together with the keys the official judge outputs use (``Accuracy Score``,
 ``准确性分数``, ``Overall Score``, ``Total Score``, ``总分``...).
 
@@ -26,8 +26,8 @@ JudgeTask = Literal["planning", "tool_creation"]
 """What the judge scores: a whole plan, or one created tool skeleton."""
 
 OVERALL = "overall"
-"""Key of the overall score in :class:`~evaluators.ultratool.judge.judge.Judgment` and the
-structured schema."""
+"""Key of the overall score in :class:`~tooleval_agents.evaluators.ultratool.judge.judge.Judgment`
+and the structured schema."""
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ def _json_items(task: JudgeTask, lang: Lang) -> str:
 
 class JudgePrompt(Protocol):
     """A judge prompt set: :func:`build_prompt` (ours), or the official templates
-    (:func:`evaluators.ultratool.judge.official.official_judge_prompts`)."""
+    (:func:`tooleval_agents.evaluators.ultratool.judge.official.official_judge_prompts`)."""
 
     def __call__(self, task: JudgeTask, lang: Lang, *, question: str, reference: str,
                  answer: str, structured: bool = False) -> str: ...

@@ -10,16 +10,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evaluators.literals import literal_eval_fast
-from evaluators.ultratool.judge.prompts import (
+from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.evaluators.literals import literal_eval_fast
+from tooleval_agents.evaluators.ultratool.judge.prompts import (
     DIMENSIONS,
     OVERALL,
     OVERALL_ALIASES,
     REASON_KEYS,
     JudgeTask,
 )
-from evaluators.ultratool.judge.verdicts import Judgment
-from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.evaluators.ultratool.judge.verdicts import Judgment
 from tooleval_agents.ultratool.records import Lang
 
 _SEP = re.compile(r"[\s_\-]+")

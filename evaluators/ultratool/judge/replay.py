@@ -6,7 +6,7 @@ Recorded judgments come in two JSON Lines formats, told apart per line:
 * the official ``eval/planning_eval.json``: ``{"data": {"data": record, "init output": str},
   "eval": [7 dicts]}``, line i = sample i; the scores are read by key (``Accuracy Score`` ...
   ``Overall Score`` in English, ``准确性分数`` ... ``总分`` in Chinese), not by position;
-* our own :class:`~evaluators.ultratool.judge.judge.Judgment` records (see
+* our own :class:`~tooleval_agents.evaluators.ultratool.judge.judge.Judgment` records (see
 :func:`write_judgments`), aligned by
   their ``index`` (and ``step`` for tool creation).
 
@@ -39,7 +39,10 @@ from typing import Any, Literal, TypeVar
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field, ValidationError
 
-from evaluators.ultratool.judge.judge import (
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.data.jsonio import iter_jsonl, parse_json
+from tooleval_agents.errors import DataFormatError
+from tooleval_agents.evaluators.ultratool.judge.judge import (
     JudgeTask,
     Judgment,
     aggregate_planning,
@@ -55,14 +58,11 @@ from evaluators.ultratool.judge.judge import (
     planning_example_score,
     tool_creation_example_score,
 )
-from evaluators.ultratool.planning_structure import (
+from tooleval_agents.evaluators.ultratool.planning_structure import (
     aggregate_plan_structure,
     prediction_text,
     score_plan_structure,
 )
-from tooleval_agents.contracts import ExampleScore, Metrics, Part
-from tooleval_agents.data.jsonio import iter_jsonl, parse_json
-from tooleval_agents.errors import DataFormatError
 from tooleval_agents.results.corpus import as_corpus
 from tooleval_agents.ultratool.records import Lang, ToolSkeleton, step_id
 
@@ -304,8 +304,8 @@ def score_planning(records: Sequence[PlanningRecordLike], outputs: Sequence[Any]
     * neither: only the offline structure metrics, ``mode="structure_only"``, no ``planning``
       metric at all (absent, not 0).
 
-    The structure metrics (:mod:`evaluators.ultratool.planning_structure`) are reported in every
-    mode.
+    The structure metrics (:mod:`tooleval_agents.evaluators.ultratool.planning_structure`) are
+    reported in every mode.
 
     Args:
         records: planning records (or their official dicts) in test-set order.

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evaluators.ultratool.judge.prompts import (
+from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.evaluators.ultratool.judge.prompts import (
     DIMENSIONS,
     OVERALL,
     JudgeTask,
 )
-from evaluators.ultratool.judge.verdicts import JUDGE_ERROR, Judgment
-from tooleval_agents.contracts import ExampleScore, Metrics, Part
+from tooleval_agents.evaluators.ultratool.judge.verdicts import JUDGE_ERROR, Judgment
 from tooleval_agents.results.corpus import Scores, as_corpus
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, model_validator
 
-from evaluators.ultratool.judge.prompts import (
+from tooleval_agents.evaluators.ultratool.judge.prompts import (
     DIMENSIONS,
     OVERALL,
     JudgeTask,
