@@ -230,6 +230,11 @@ def score_tool_use(trace: Sequence[Mapping[str, Any]] | None) -> ExampleScore:
                                "agent_turns": Part(hits=int(agent.get("turns") or 0), total=1)})
 
 
+COUNT_METRICS = ("tool_calls", "agent_turns")
+"""The metrics of :func:`aggregate_trajectory` that count per example (not 0-100): a scorer
+that reports them lists them as its ``count_metrics``."""
+
+
 def aggregate_trajectory(scores: Scores) -> Metrics:
     """Mean trajectory matches (0-100), the pooled tool-error rate (0-100), and tool calls and
     model turns per example (counts); n/a where nothing was counted."""

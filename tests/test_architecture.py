@@ -80,7 +80,9 @@ DEFERRED = {
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).
     "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.run.setup",
-                                "tooleval_agents.models.retry", "tooleval_agents.models.specs"},
+                                "tooleval_agents.models.retry"},
+    # A grid checks its model specs (LangChain) when it is planned, not when the CLI starts.
+    "tooleval_agents.run.grid": {"tooleval_agents.models.specs"},
     # `tooleval run` imports its own command module only; any other command line, all of them.
     "tooleval_agents.cli": {"tooleval_agents.cli.compare", "tooleval_agents.cli.data_fetch",
                             "tooleval_agents.cli.data_info", "tooleval_agents.cli.data_push",
@@ -98,7 +100,8 @@ DEFERRED = {
     # first use (``import tooleval_agents`` stays light).
     "tooleval_agents": {"tooleval_agents.results.reports", "tooleval_agents.results.compare",
                         "tooleval_agents.models.reference_tools",
-                        "tooleval_agents.models.chat_models", "tooleval_agents.run.runner"},
+                        "tooleval_agents.models.chat_models", "tooleval_agents.run.runner",
+                        "tooleval_agents.grids", "tooleval_agents.models.offline"},
     # LangChain, only to re-judge
     "tooleval_agents.results.rescore": {"tooleval_agents.models.specs"},
 }

@@ -168,3 +168,59 @@ def test_score_without_run_lists_the_registered_subcommands(
     assert result.exit_code == 2
     (error,) = [line for line in result.output.splitlines() if "give --run DIR" in line]
     assert "newbench" in error and "appbench" in error  # every registered subcommand
+
+
+def cli_commands() -> list[tuple[str, ...]]:
+    """The command path of every command and group of the CLI (the root's is empty)."""
+    found: list[tuple[str, ...]] = []
+
+    def walk(command: Any, path: tuple[str, ...]) -> None:
+        found.append(path)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*path, name))
+
+    walk(typer.main.get_command(wired_app()), ())
+    return found
+
+
+TYPERS_OWN = {"--help", "--install-completion", "--show-completion"}
+"""Options Typer adds itself (their rendering is Typer's)."""
+
+
+def test_run_help_is_grouped_into_panels() -> None:
+    run = typer.main.get_command(wired_app()).commands["run"]  # type: ignore[attr-defined]
+    options = [p for p in run.params if p.param_type_name == "option"]
+    loose = [p.opts[0] for p in options if not getattr(p, "rich_help_panel", None)]
+    assert loose == [], "options of `tooleval run` outside a help panel (rich_help_panel=)"
+    assert len({p.rich_help_panel for p in options}) >= 4
+
+
+def test_no_flag_is_shown_as_taking_a_value() -> None:
+    # A boolean flag's metavar is empty: Typer would show `--fresh <bool>`; a flag with a
+    # --no- form shows it beside (`--cache  --no-cache`).
+    shown_as_value = sorted({f"{path or '(root)'} {flag}"
+                             for flag, uses in cli_options().items() if flag not in TYPERS_OWN
+                             for path, param in uses
+                             if getattr(param, "is_flag", False) and param.metavar != ""})
+    assert shown_as_value == []
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_help_is_never_cut_off(columns: int) -> None:
+    # `run` and `compare` at the common terminal widths, every command at 100: rich cuts a
+    # word longer than its column with an ellipsis (`noisy-reference[…`).
+    paths = cli_commands() if columns >= 100 else [("run",), ("compare",)]
+    cut = {}
+    for path in paths:
+        result = CliRunner().invoke(app, [*path, "--help"],
+                                    env={"COLUMNS": str(columns), "TERMINAL_WIDTH": str(columns)})
+        assert result.exit_code == 0, (path, result.output)
+        assert max(map(len, result.output.splitlines())) <= columns  # the width was used
+        lines = [line.strip(" │") for line in result.output.splitlines() if "…" in line]
+        if lines:
+            cut[" ".join(path)] = lines
+    assert cut == {}
+    flags = [line for line in CliRunner().invoke(
+        app, ["run", "--help"], env={"COLUMNS": str(columns)}).output.splitlines()
+        if "<bool>" in line and "--help" not in line]
+    assert flags == []

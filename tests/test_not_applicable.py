@@ -60,7 +60,7 @@ def test_compare_and_report_carry_not_applicable(samples: Path, tmp_path: Path) 
     result = compare([gold, noisy], n_boot=50, seed=0)
     edge = result.differences[result.differences["metric"] == "edge_f1"].iloc[0]
     assert edge["a"] != edge["a"] and edge["diff"] != edge["diff"]  # NaN: n/a, not 0 or 100
-    shown = CliRunner().invoke(app, ["compare", gold, noisy, "--n-boot", "20"])
+    shown = CliRunner().invoke(app, ["compare", gold, noisy, "--n-boot", "20", "--all-metrics"])
     assert shown.exit_code == 0, shown.output
     assert "n/a" in shown.stdout
     report = CliRunner().invoke(app, ["report", gold, noisy, "--out", str(tmp_path / "r"),

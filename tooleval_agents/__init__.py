@@ -3,11 +3,11 @@
 The public surface of the core: everything a plugin author or a user running experiments from
 Python needs (README "How it is built"), so no one imports a module of the package. The data
 contracts, the registries, the data directory and the errors load with this import; the names
-whose modules load LangChain, LangSmith, pandas or matplotlib (:func:`run_experiment`, the
-report and tool-plan types, the offline chat models) load on first use, so ``import
-tooleval_agents`` stays light. Each benchmark's own records and loaders live in its package
-(``tooleval_agents.ultratool``, ``tooleval_agents.appbench``), workflows in
-``tooleval_agents.graphs`` and metrics in ``tooleval_agents.evaluators``.
+whose modules load LangChain, LangSmith, pandas or matplotlib (:func:`run_experiment`,
+:func:`run_grid`, :func:`compare`, the report and tool-plan types, the offline chat models)
+load on first use, so ``import tooleval_agents`` stays light. Each benchmark's own records and
+loaders live in its package (``tooleval_agents.ultratool``, ``tooleval_agents.appbench``),
+workflows in ``tooleval_agents.graphs`` and metrics in ``tooleval_agents.evaluators``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from tooleval_agents.errors import (
     DatasetMissingError,
     ToolevalError,
 )
-from tooleval_agents.evaluation import Evaluators, agent_io_for, evaluators_for
+from tooleval_agents.evaluation import Evaluators, agent_io_for, evaluators_for, examples_for
 from tooleval_agents.registry import (
     Benchmark,
     benchmarks,
@@ -53,9 +53,11 @@ from tooleval_agents.registry import (
 from tooleval_agents.results.corpus import Corpus, as_corpus
 
 if TYPE_CHECKING:
+    from tooleval_agents.grids import GridResult, run_grid
     from tooleval_agents.models.chat_models import ScriptedChatModel
+    from tooleval_agents.models.offline import reference_model
     from tooleval_agents.models.reference_tools import ToolPlan
-    from tooleval_agents.results.compare import RunData
+    from tooleval_agents.results.compare import Comparison, RunData, compare
     from tooleval_agents.results.reports import ReportFigure, ReportTable
     from tooleval_agents.run.runner import RunSpec, arun_experiment, run_experiment
 
@@ -67,9 +69,15 @@ def __getattr__(name: str) -> Any:
     if name in ("ReportTable", "ReportFigure"):
         from tooleval_agents.results import reports
         return getattr(reports, name)
-    if name == "RunData":
-        from tooleval_agents.results.compare import RunData
-        return RunData
+    if name in ("RunData", "Comparison", "compare"):
+        from tooleval_agents.results import compare as comparing
+        return getattr(comparing, name)
+    if name in ("run_grid", "GridResult"):
+        from tooleval_agents import grids
+        return getattr(grids, name)
+    if name == "reference_model":
+        from tooleval_agents.models.offline import reference_model
+        return reference_model
     if name == "ToolPlan":
         from tooleval_agents.models.reference_tools import ToolPlan
         return ToolPlan
@@ -85,6 +93,7 @@ __all__ = [
     "AgentIO",
     "Benchmark",
     "ChecksumError",
+    "Comparison",
     "Corpus",
     "DataFormatError",
     "DatasetMissingError",
@@ -92,6 +101,7 @@ __all__ = [
     "ExampleFields",
     "ExampleScore",
     "GoldAnswer",
+    "GridResult",
     "Located",
     "ManifestFile",
     "OptionError",
@@ -118,12 +128,16 @@ __all__ = [
     "as_corpus",
     "benchmarks",
     "build_scorer",
+    "compare",
     "evaluators_for",
+    "examples_for",
     "get_benchmark",
     "get_strategy",
+    "reference_model",
     "register",
     "register_strategy",
     "resolve_data_dir",
     "run_experiment",
+    "run_grid",
     "strategies",
 ]

@@ -272,6 +272,20 @@ def resolve_options(prompts: str | None, *,
     return out[0], out[1]
 
 
+def with_profile(options: dict[str, Any], scoring: str | None) -> dict[str, Any]:
+    """Scoring options with the profile ``scoring`` (``--scoring PROFILE``) as
+    ``scoring=PROFILE``: one option, two spellings; both given and different is a bad argument.
+
+    >>> with_profile({"graph": True}, "paper")
+    {'graph': True, 'scoring': 'paper'}
+    """
+    if scoring is None:
+        return options
+    if options.get("scoring", scoring) != scoring:
+        raise ValueError(f"--scoring {scoring} and -O scoring={options['scoring']} disagree")
+    return {**options, "scoring": scoring}
+
+
 @dataclass(frozen=True)
 class AgentIO:
     """How an agent over ``{"messages": [...]}`` (``langchain.agents.create_agent``, LangGraph's
@@ -462,3 +476,6 @@ class Scorer:
     """Metrics this scorer leaves out, with why, e.g. ``{"planning": "no --judge"}`` for a
     judged task scored without its judge: the summary lists them as not computed, never as
     a 0."""
+    count_metrics: tuple[str, ...] = ()
+    """Metrics that are counts per example (tool calls, agent turns: a mean number), not
+    0-100 rates: tables show them apart from the percentages."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -34,7 +35,8 @@ from tooleval_agents.contracts import (
     ScoringContext,
     feedback,
 )
-from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.data.datadir import data_dir_or_samples, resolve_data_dir
+from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.registry import (
     Benchmark,
@@ -48,6 +50,7 @@ from tooleval_agents.results.rundir import EMPTY_OUTPUTS
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
+    from langsmith.schemas import Example
 
 Feedback = list[dict[str, Any]]
 RowEvaluator = Callable[..., Feedback]
@@ -55,6 +58,7 @@ RowEvaluator = Callable[..., Feedback]
 SummaryEvaluator = Callable[..., Feedback]
 """``summary(inputs, outputs, reference_outputs)`` over lists -> ``[{"key", "score"}, ...]``."""
 _MAX_ERROR = 2000
+log = logging.getLogger(__name__)
 
 
 class Evaluators(NamedTuple):
@@ -183,6 +187,26 @@ def agent_io_for(benchmark: str | Benchmark, *, task: str | None = None,
     return io
 
 
+def examples_for(benchmark: str | Benchmark, *, task: str | None = None,
+                 subset: str | None = None,
+                 data_dir: Path | str | None = None) -> list[Example]:
+    """A split's examples as LangSmith ``Example`` objects (the ones ``tooleval data push``
+    uploads, with the same ids), for ``langsmith.evaluate(..., data=examples_for(...),
+    upload_results=False)``: an evaluation with no LangSmith at all. ``data_dir``: as
+    :func:`~tooleval_agents.run_experiment` reads it (the bundled samples when no data was
+    named or fetched, with a logged warning).
+
+    Raises:
+        ValueError: an unknown or ambiguous split. DatasetMissingError: no data for it.
+    """
+    bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    split = resolve_split(bench, task, subset)
+    data, note = data_dir_or_samples(bench, [split], data_dir)
+    if note:
+        log.warning("%s", note)
+    return list(to_examples(split, data))
+
+
 def evaluators_for(benchmark: str | Benchmark, *, task: str | None = None,
                    subset: str | None = None, scoring: str | None = None,
                    judge: str | BaseChatModel | None = None,
@@ -248,5 +272,6 @@ def _judge(judge: str | BaseChatModel | None) -> BaseChatModel | None:
     return judge_model(judge)
 
 
-__all__ = ["Evaluators", "agent_io_for", "ascore_one", "evaluators_for", "score_one",
+__all__ = ["Evaluators", "agent_io_for", "ascore_one", "evaluators_for", "examples_for",
+           "score_one",
            "scorer_evaluators", "scoring_failure"]

@@ -171,6 +171,7 @@ class AppBenchBenchmark(Benchmark):
             score_example,
         )
         from tooleval_agents.evaluators.trajectory import (
+            COUNT_METRICS,
             aggregate_trajectory,
             score_tool_use,
             score_trajectory,
@@ -212,7 +213,8 @@ class AppBenchBenchmark(Benchmark):
             return {**aggregate(c), **aggregate_appbench_execution(c), **aggregate_trajectory(c)}
 
         return Scorer(score=score, aggregate=aggregate_all,
-                      headline=("success", "executed_success", "app_f1", "api_f1"))
+                      headline=("success", "executed_success", "app_f1", "api_f1"),
+                      count_metrics=COUNT_METRICS)
 
     def resources(self, data_dir: Path) -> list[dict[str, Any]]:
         """The app/API catalog: built from ``<data_dir>/sgd`` when the SGD schemas are there,

@@ -12,6 +12,7 @@ import typer
 
 from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.cli.base import (
+    FLAG,
     CacheOption,
     JsonOption,
     MaxConcurrencyOption,
@@ -71,7 +72,8 @@ def build_appbench(
         help="Keep an instruction whose mean judge score (fluency, diversity, consistency; "
         "1-10) is at least this.")] = 6.0,
     paths_only: Annotated[bool, typer.Option(
-        "--paths-only", help="Stop after path extraction: every path, empty 'input', no "
+        "--paths-only", metavar=FLAG,
+        help="Stop after path extraction: every path, empty 'input', no "
         "model.")] = False,
     compose_ms: Annotated[int, typer.Option(
         "--compose-ms", min=0, help="Also join single-call dialogues of different apps into "

@@ -14,6 +14,7 @@ from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import Category
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.cli.base import (
+    FLAG,
     DataDirOption,
     JsonOption,
     ProgressOption,
@@ -120,10 +121,12 @@ def appbench(
         "--scoring", help="strict (default): call-by-call; paper: the official "
         "evaluation.py bug for bug.", show_default=False)] = None,
     drop_errors: Annotated[bool, typer.Option(
-        "--drop-errors", help="paper only: leave out samples whose output is null, as the "
+        "--drop-errors", metavar=FLAG,
+        help="paper only: leave out samples whose output is null, as the "
         "official run did (default: they score as empty answers).")] = False,
     graph: Annotated[bool | None, typer.Option(
-        "--graph/--no-graph", help="the graph metrics and robust parse counts (default: with "
+        "--graph/--no-graph", metavar=FLAG,
+        help="the graph metrics and robust parse counts (default: with "
         "strict only).")] = None,
     data_dir: DataDirOption = None,
     progress: ProgressOption = None,

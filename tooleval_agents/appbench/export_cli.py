@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 import typer
 
 from tooleval_agents.appbench.loaders import load_file
-from tooleval_agents.cli.base import console, fail, handle_errors
+from tooleval_agents.cli.base import FLAG, console, fail, handle_errors
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.terminal import shown
 
@@ -33,7 +33,7 @@ def export_appbench(
         "latter with the gold apps' APIs) as two conversations; flat: the planning prompt "
         "with all apps.")] = "hierarchical",
     selection: Annotated[bool, typer.Option(
-        "--selection/--no-selection", help="hierarchical: include the app-selection "
+        "--selection/--no-selection", metavar=FLAG, help="hierarchical: include the app-selection "
         "conversation.")] = True,
 ) -> None:
     """Write AppBench samples as fine-tuning conversations: our prompt as the user turn, the

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -11,7 +12,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
@@ -65,39 +66,45 @@ console = Console(emoji=False)  # our text has no :emoji: codes; their table cos
 # soft_wrap: error messages carry paths and commands to copy; never hard-wrap them.
 err_console = Console(stderr=True, soft_wrap=True, emoji=False)
 
+FLAG = ""
+"""The metavar of a boolean flag: nothing (Typer would show ``<bool>``, as if the flag took a
+value); a flag with a ``--no-`` form shows it beside."""
+
 DataDirOption = Annotated[
     Path | None,
     typer.Option(
-        "--data-dir",
+        "--data-dir", metavar="DIR",
         help="Benchmark data directory (else $TOOLEVAL_DATA_DIR, else the per-user cache).",
         show_default=False,
     ),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+JsonOption = Annotated[bool, typer.Option("--json", metavar=FLAG,
+                                          help="Print machine-readable JSON.")]
 ProgressOption = Annotated[bool | None, typer.Option(
-    "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal).",
-    show_default=False)]
+    "--progress/--no-progress", metavar=FLAG,
+    help="Progress bar on stderr (default: on a terminal).", show_default=False)]
 CacheOption = Annotated[bool, typer.Option(
-    "--cache/--no-cache", help="Replay recorded model answers (temperature 0 or unset).")]
+    "--cache/--no-cache", metavar=FLAG,
+    help="Replay recorded model answers (temperature 0 or unset).")]
 MaxConcurrencyOption = Annotated[int, typer.Option(
-    "--max-concurrency", min=1, help="Model requests in flight at once (a model served on "
-    "this machine usually answers one at a time: 1).")]
+    "--max-concurrency", min=1, metavar="N", help="Model requests in flight at once (a model "
+    "served on this machine usually answers one at a time: 1).")]
 ScoringOption = Annotated[str | None, typer.Option(
-    "--scoring", help="Scoring profile, for benchmarks that declare one (e.g. strict or "
-    "paper): the same as -O scoring=PROFILE; a wrong value lists the choices.",
+    "--scoring", metavar="PROFILE", help="Scoring profile, for benchmarks that declare one "
+    "(e.g. strict or paper): the same as -O scoring=PROFILE; a wrong value lists the choices.",
     show_default=False)]
 NBootOption = Annotated[int, typer.Option(
-    "--n-boot", min=0, help="Bootstrap resamples of the 95% intervals (0: no intervals).")]
+    "--n-boot", min=0, metavar="N",
+    help="Bootstrap resamples of the 95% intervals (0: no intervals).")]
 
 
-def with_profile(options: dict[str, Any], scoring: str | None) -> dict[str, Any]:
-    """Scoring options with ``--scoring PROFILE`` as ``scoring=PROFILE`` (one option, two
-    spellings: both given and different is a bad argument)."""
-    if scoring is None:
-        return options
-    if options.get("scoring", scoring) != scoring:
-        raise ValueError(f"--scoring {scoring} and -O scoring={options['scoring']} disagree")
-    return {**options, "scoring": scoring}
+def in_panel(option: Any, panel: str) -> Any:
+    """The ``typer.Option`` of a shared option above, shown under ``panel`` in one command's
+    ``--help`` (the others keep theirs), e.g.
+    ``Annotated[Path | None, in_panel(DataDirOption, "Data")]``."""
+    info = copy.copy(get_args(option)[1])
+    info.rich_help_panel = panel
+    return info
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -143,9 +150,10 @@ def _version(value: bool) -> None:
 @app.callback()
 def _options(
     debug: Annotated[bool, typer.Option(
-        "--debug", help="Show the traceback of an unexpected error (else one line).")] = False,
+        "--debug", metavar=FLAG,
+        help="Show the traceback of an unexpected error (else one line).")] = False,
     version_: Annotated[bool, typer.Option(
-        "--version", callback=_version, is_eager=True,
+        "--version", metavar=FLAG, callback=_version, is_eager=True,
         help="Print the version and exit.")] = False,
 ) -> None:
     """Evaluate LLM agents' tool planning, creation and use on the registered benchmarks

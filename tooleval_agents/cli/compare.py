@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from tooleval_agents.cli.base import (
+    FLAG,
     DataDirOption,
     JsonOption,
     NBootOption,
@@ -20,13 +21,24 @@ from tooleval_agents.cli.base import (
     fail,
     handle_errors,
     print_json,
-    with_profile,
 )
-from tooleval_agents.contracts import format_metric
+from tooleval_agents.contracts import with_profile
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.results.compare_view import (
+    comparison_markdown,
+    comparison_notes,
+    comparison_tables,
+    runs_list,
+)
 from tooleval_agents.results.rescore import check_rescore_options, parse_options
 from tooleval_agents.results.rundir import CONFIG
 from tooleval_agents.terminal import shown
+
+if TYPE_CHECKING:  # annotations only: the engine (pandas, numpy) loads when a command runs
+    from tooleval_agents.results.compare import Comparison
+
+ALL_METRICS = "--all-metrics"
+"""What shows the metrics a comparison's tables leave out, on the command line."""
 
 RunsArgument = Annotated[list[Path], typer.Argument(
     help="Run directories (`runs/<experiment>/` with config.json and examples.jsonl), or a "
@@ -35,7 +47,8 @@ MetricOption = Annotated[list[str] | None, typer.Option(
     "--metric", "-m", help="Metric to compare (repeatable; default: all).", show_default=False)]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 RescoreOption = Annotated[bool, typer.Option(
-    "--rescore", help="Score the stored outputs again (needs the dataset) instead of using the "
+    "--rescore", metavar=FLAG,
+    help="Score the stored outputs again (needs the dataset) instead of using the "
     "stored per-example scores.")]
 RescoreOptions = Annotated[list[str] | None, typer.Option(
     "--option", "-O", help="Scoring option KEY=VALUE overriding the runs' (e.g. "
@@ -91,17 +104,6 @@ def runs_root(paths: Sequence[Path]) -> Path:
         return Path(os.path.commonpath([str(r.resolve()) for r in roots]))
 
 
-def _usd(value: float, total: float) -> str:
-    # NaN: no price known (the total is NaN too), or nothing to divide by (no success)
-    if total != total:
-        return "unknown price"
-    return "n/a" if value != value else f"{value:.5f}"
-
-
-def _num(value: float) -> str:
-    return format_metric(value)  # NaN: not run, or nothing to count
-
-
 @app.command("compare")
 def compare_runs(
     runs: RunsArgument,
@@ -112,9 +114,14 @@ def compare_runs(
     option: RescoreOptions = None,
     scoring: ScoringOption = None,
     data_dir: DataDirOption = None,
+    all_metrics: Annotated[bool, typer.Option(
+        "--all-metrics", metavar=FLAG,
+        help="Show every metric the runs report (default: their headline "
+        "metrics; --metric names others).")] = False,
     json_out: JsonOption = False,
     output_format: Annotated[str, typer.Option(
-        "--format", help="text (tables), markdown, or json (the same as --json).")] = "text",
+        "--format", help="text (tables), markdown, or json (the same as --json; every "
+        "metric).")] = "text",
 ) -> None:
     """Compare finished runs: metric x run, differences with paired bootstrap CIs over the
     examples both runs scored, and token cost per example. No model is called."""
@@ -135,93 +142,26 @@ def compare_runs(
     if json_out or output_format == "json":
         print_json(result.to_dict())
     elif output_format == "markdown":
-        typer.echo(markdown_comparison(result), nl=False)
+        typer.echo(comparison_markdown(result, all_metrics=all_metrics, more=ALL_METRICS),
+                   nl=False)
     else:
-        show_comparison(result)
+        show_comparison(result, all_metrics=all_metrics)
 
 
-def _tables(result: Any) -> list[tuple[str, list[str], list[list[str]]]]:
-    """The comparison's tables (title, header, rows), runs named by what differs between them
-    (:func:`~tooleval_agents.results.compare.short_labels`)."""
-    from tooleval_agents.results.compare import short_labels
-
-    short = short_labels(result.runs)
-    tables = [("Metrics (0-100, each run over all its scored examples)",
-               ["metric", *(short[c] for c in result.table.columns)],
-               [[str(name), *map(_num, row.tolist())] for name, row in result.table.iterrows()])]
-    diffs = result.differences[result.differences["n_examples"] > 0]
-    if not diffs.empty:
-        tables.append((f"Paired differences b - a, {round(100 * result.confidence)}% bootstrap "
-                       f"CI ({result.n_boot} resamples, seed {result.seed}; * the CI excludes 0)",
-                       ["a", "b", "metric", "diff", "CI", "n"],
-                       [[short[r["run_a"]], short[r["run_b"]], str(r["metric"]),
-                         _num(r["diff"]) + ("*" if r["significant"] else ""),
-                         f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", str(r["n_examples"])]
-                        for r in diffs.to_dict(orient="records")]))
-    # every count and mean the costs frame holds, by name: a count added there shows up here
-    money = {"cost_per_example_usd": "$/example", "cost_per_success_usd": "$/success"}
-    skip = {"cost_usd", "scored", "total_input_tokens", "total_output_tokens"}
-    columns = [c for c in result.costs.columns if c not in skip and (  # all-zero counts: none
-        c in money or c == "examples" or (result.costs[c].fillna(0) != 0).any())]
-    rows = []
-    for label, row in result.costs.iterrows():
-        rows.append([short[str(label)], *(
-            _usd(row[c], row["cost_usd"]) if c in money else
-            str(int(row[c])) if not c.startswith("mean_") else _num(row[c]) for c in columns)])
-    tables.append(("Per example (tokens and calls: every recorded example, as in summary.json; "
-                   "latency: scored examples)",
-                   ["run", *(money.get(c, c.removeprefix("mean_").replace("_", " "))
-                             for c in columns)], rows))
-    return tables
-
-
-def _runs_list(result: Any) -> list[str]:
-    from tooleval_agents.results.compare import short_labels
-
-    short = short_labels(result.runs)
-    return [f"{short[r.label]}: {r.path or r.config.experiment}" for r in result.runs]
-
-
-def _notes(result: Any) -> list[str]:
-    from tooleval_agents.results.compare import short_labels
-
-    short = sorted(short_labels(result.runs).items(), key=lambda kv: -len(kv[0]))
-    out = []
-    for note in result.notes:
-        for long, name in short:
-            note = note.replace(long, name)
-        out.append(note)
-    return out
-
-
-def markdown_comparison(result: Any) -> str:
-    """The comparison as Markdown tables, the runs listed under them."""
-    lines: list[str] = []
-    for title, header, rows in _tables(result):
-        lines += [f"**{title}**", "", "| " + " | ".join(header) + " |",
-                  "|" + "|".join("---" if i == 0 or h in ("a", "b", "metric") else "---:"
-                                 for i, h in enumerate(header)) + "|",
-                  *("| " + " | ".join(row) + " |" for row in rows), ""]
-    lines += ["Runs:", "", *(f"- {line}" for line in _runs_list(result))]
-    lines += ["", *(f"- {note}" for note in _notes(result))] if result.notes else []
-    return "\n".join(lines) + "\n"
-
-
-def show_comparison(result: Any) -> None:
-    """A :class:`~tooleval_agents.results.compare.Comparison` as tables: metric x run, the paired
-    differences with their CIs, cost per example; runs named by what differs between them,
-    their full names listed once under the tables."""
-    for title, header, rows in _tables(result):
-        table = Table(title=shown(title))
-        for i, name in enumerate(header):
-            table.add_column(shown(name), justify="left" if i == 0 or name in ("a", "b",
-                                                                               "metric")
-                             else "right")
-        for row in rows:
+def show_comparison(result: Comparison, *, all_metrics: bool = False) -> None:
+    """A :class:`~tooleval_agents.results.compare.Comparison` as tables
+    (:func:`~tooleval_agents.results.compare_view.comparison_tables`): the headline metrics
+    (or every one), the paired differences with their CIs, cost per example; runs named by
+    what differs between them, their full names listed once under the tables."""
+    for text in comparison_tables(result, all_metrics=all_metrics):
+        table = Table(title=shown(text.title))
+        for i, name in enumerate(text.header):
+            table.add_column(shown(name), justify="right" if text.right_aligned(i) else "left")
+        for row in text.rows:
             table.add_row(*map(shown, row))
         console.print(table)
     console.print("runs:", highlight=False)
-    for line in _runs_list(result):
+    for line in runs_list(result):
         console.print(shown(f"  {line}"), highlight=False)
-    for note in _notes(result):
+    for note in comparison_notes(result, all_metrics=all_metrics, more=ALL_METRICS):
         console.print(f"[dim]- {shown(note)}[/]", highlight=False)

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from tooleval_agents.cli.base import (
+    FLAG,
     DataDirOption,
     JsonOption,
     ProgressOption,
@@ -40,7 +41,7 @@ SourceArgument = Annotated[
 ]
 PredictionsOption = Annotated[
     bool,
-    typer.Option("--with-predictions/--no-predictions",
+    typer.Option("--with-predictions/--no-predictions", metavar=FLAG,
                  help="Also the authors' model outputs, for sources that publish them (the "
                       "reproduction uses them)."),
 ]

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from tooleval_agents.cli.base import (
+    FLAG,
     DataDirOption,
     JsonOption,
     console,
@@ -89,9 +90,11 @@ def push_command(
         "--endpoint", help="LangSmith API URL (else $LANGSMITH_ENDPOINT, else LangSmith cloud).",
         show_default=False)] = None,
     dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Show what would be pushed; contact nothing, need no API key.")] = False,
+        "--dry-run", metavar=FLAG,
+        help="Show what would be pushed; contact nothing, need no API key.")] = False,
     prune: Annotated[bool, typer.Option(
-        "--prune", help="Delete remote examples that are not in the local split.")] = False,
+        "--prune", metavar=FLAG,
+        help="Delete remote examples that are not in the local split.")] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Create or update one LangSmith dataset per split (named `<benchmark>-<task>-<subset>`).

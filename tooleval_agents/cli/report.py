@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from tooleval_agents.cli.base import (
+    FLAG,
     DataDirOption,
     JsonOption,
     NBootOption,
@@ -45,7 +46,8 @@ def report(
     scoring: ScoringOption = None,
     data_dir: DataDirOption = None,
     all_figures: Annotated[bool, typer.Option(
-        "--all-figures", help="Every figure (the paper's breakdowns, all headline metrics "
+        "--all-figures", metavar=FLAG,
+        help="Every figure (the paper's breakdowns, all headline metrics "
         "per run); by default one per benchmark: its headline metric per split and system, "
         "with 95% intervals.")] = False,
     json_out: JsonOption = False,

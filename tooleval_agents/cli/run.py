@@ -8,15 +8,15 @@ benchmark's language subsets, ``--category`` among the others.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from tooleval_agents.agents import AgentLoadError, load_agent
+from tooleval_agents.agents import AgentLoadError
 from tooleval_agents.cli.advice import infra_advice, infra_kinds, judge_advice, local_server_hint
 from tooleval_agents.cli.base import (
+    FLAG,
     CacheOption,
     DataDirOption,
     JsonOption,
@@ -27,33 +27,24 @@ from tooleval_agents.cli.base import (
     err_console,
     error_text,
     fail,
+    in_panel,
     print_json,
-    with_profile,
 )
 from tooleval_agents.cli.options import option_grid, parse_pairs
-from tooleval_agents.cli.run_output import headline_of, row_of, show_run, show_sweep
-from tooleval_agents.contracts import (
-    OptionError,
-    Split,
-    Strategy,
-    resolve_options,
-    validate_options,
+from tooleval_agents.cli.run_output import (
+    count_metrics_of,
+    headline_of,
+    row_of,
+    show_run,
+    show_sweep,
 )
+from tooleval_agents.contracts import OptionError
 from tooleval_agents.data.datadir import data_dir_or_samples
-from tooleval_agents.errors import ToolevalError, did_you_mean
+from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import format_unmeasured, tool_calls_unmeasured
-from tooleval_agents.registry import (
-    Benchmark,
-    agent_strategy,
-    build_scorer,
-    get_benchmark,
-    get_strategy,
-    strategies,
-)
 from tooleval_agents.results.rundir import RunDir
-from tooleval_agents.run.faults import parse_tool_faults
-from tooleval_agents.run.selection import parse_samples
+from tooleval_agents.run.grid import Cell, Sweep, cell_spec, plan_grid
 from tooleval_agents.terminal import shown
 
 
@@ -70,98 +61,6 @@ def one_line(exc: BaseException) -> str:
     return text[:1000]
 
 
-def choose_subsets(bench: Benchmark, task: str, lang: str | None,
-                   category: str | None, subset: str | None = None) -> list[str]:
-    """The subsets ``--lang`` / ``--category`` / ``--subset`` name for ``task`` (``all``:
-    every one of that kind; ``--subset all``: every subset)."""
-    if sum(x is not None for x in (lang, category, subset)) > 1:
-        raise ValueError("give one of --subset, --lang and --category")
-    kinds = {s.subset: s.kind for s in bench.splits() if s.task == task}
-    if subset is not None:
-        if subset == "all":
-            return list(kinds)
-        if subset not in kinds:
-            raise ValueError(f"{bench.name} {task}: unknown --subset {subset!r}; choose "
-                             f"{'|'.join([*sorted(kinds), 'all'])};"
-                             f"{did_you_mean(subset, kinds)}".rstrip(";"))
-        return [subset]
-    available = list(kinds)  # the benchmark's declared (paper) order
-    languages = [s for s in available if kinds[s] == "language"]
-    categories = [s for s in available if kinds[s] != "language"]
-    if lang is None and category is None:
-        if len(available) == 1:
-            return available
-        hints = ([f"--lang {'|'.join([*languages, 'all'])}"] if languages else []) + \
-            ([f"--category {'|'.join([*categories, 'all'])}"] if categories else [])
-        raise ValueError(f"{bench.name} {task}: choose {' or '.join(hints)}")
-    flag, value, pool = (("--lang", lang, languages) if lang is not None
-                         else ("--category", category, categories))
-    if not pool:
-        other = "--category" if flag == "--lang" else "--lang"
-        raise ValueError(f"{bench.name} has no {'languages' if flag == '--lang' else 'categories'}"
-                         f": use {other} {'|'.join(available)}")
-    if value == "all":
-        return pool
-    if value not in pool:
-        raise ValueError(f"{bench.name} {task}: unknown {flag} {value!r}; choose "
-                         f"{'|'.join([*pool, 'all'])};{did_you_mean(str(value), pool)}".rstrip(";"))
-    return [value]
-
-
-def choose_tasks(bench: Benchmark, task: str | None, strategy: str | None) -> list[str]:
-    """The tasks ``--task`` names (``all``: every task the strategy -- or each task's default
-    strategy -- solves)."""
-    tasks = sorted({s.task for s in bench.splits()})
-    if task is not None and task != "all":
-        if task not in tasks:
-            hint = ""
-            named = strategies(bench.name).get((bench.name, task))
-            if named is not None and named.tasks:  # a strategy's name given as a task
-                hint = (f" ({task!r} is a strategy: --task {named.tasks[0]} "
-                        f"--strategy {task})")
-            raise ValueError(f"{bench.name} has no task {task!r}; choose "
-                             f"{'|'.join([*tasks, 'all'])}{hint or ';' + did_you_mean(task, tasks)}"
-                             .rstrip(";"))
-        return [task]
-    if task is None:
-        if len(tasks) == 1:
-            return tasks
-        raise ValueError(f"{bench.name}: choose --task {'|'.join([*tasks, 'all'])}")
-    known = strategies(bench.name)
-    chosen = []
-    for t in tasks:
-        split = next(s for s in bench.splits() if s.task == t)
-        strat = known.get((bench.name, strategy or bench.default_strategy(split)))
-        if strat is not None and (strat.tasks is None or t in strat.tasks):
-            chosen.append(t)
-    if not chosen:
-        raise ValueError(f"no {bench.name} task is solved by strategy {strategy!r}")
-    return chosen
-
-
-@dataclass
-class Sweep:
-    """A run command's grid, checked before anything runs: one run per split, strategy,
-    model, agent and swept option set."""
-
-    bench: Benchmark
-    plan: list[tuple[Split, str | None]]
-    """Each split with the strategy named for it (None: the benchmark's default)."""
-    models: list[str]
-    agents: list[str | None]
-    grid: list[dict[str, Any]]
-    model_kwargs: dict[str, Any]
-    judge_kwargs: dict[str, Any]
-    policy: Any
-    """The retry policy of every model call (:class:`~tooleval_agents.models.retry.RetryPolicy`)."""
-    faults: list[str | None] = field(default_factory=lambda: [None])
-    """Each ``--tool-faults`` setting (the grid runs once per setting)."""
-
-    def runs(self) -> list[tuple[Split, str | None, str, str | None, dict[str, Any]]]:
-        return [(split, strat, m, a, opts) for split, strat in self.plan for m in self.models
-                for a in self.agents for opts in self.grid]
-
-
 def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] | None,
                agents: list[str] | None, options: list[str] | None, task: str | None,
                lang: str | None, category: str | None, subset: str | None,
@@ -169,80 +68,18 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
                judge: str | None, judge_args: list[str] | None, model_args: list[str] | None,
                max_attempts: int, timeout: float,
                tool_faults: list[str] | None = None) -> Sweep:
-    """Every argument of a run command checked, the grid expanded; a bad one raises
-    (``KeyError``, ``ValueError``, ``AgentLoadError``) before any split runs."""
+    """Every argument of a run command parsed and checked, the grid expanded
+    (:func:`~tooleval_agents.run.grid.plan_grid`); a bad one raises (``KeyError``,
+    ``ValueError``, ``AgentLoadError``) before any split runs."""
     from tooleval_agents.models.retry import RetryPolicy
-    from tooleval_agents.models.specs import check_model_spec
 
-    bench = get_benchmark(benchmark)
-    grid = option_grid(options, "--option")
-    if samples is not None:
-        parse_samples(samples)
-    for faults in tool_faults or ():
-        parse_tool_faults(faults)
-    chosen: list[str | None] = (list(dict.fromkeys(strategy_names)) if strategy_names
-                                else [None])
-    judge_kwargs = parse_pairs(judge_args, "--judge-arg")
-    if judge_kwargs and judge is None:
-        raise ValueError("--judge-arg needs --judge")
-    named_agents: list[str | None] = list(dict.fromkeys(agents)) if agents else [None]
-    for name in filter(None, named_agents):
-        load_agent(name)  # a bad --agent fails now, before any split runs
-    _check_agent_strategies(bench, chosen, bool(agents))
-    plan = [(bench.split(t, s), strat) for strat in chosen
-            for t in choose_tasks(bench, task, strat)
-            for s in choose_subsets(bench, t, lang, category, subset)]
-    for model_spec in models:
-        check_model_spec(model_spec)
-    for split, named_strategy in plan:
-        declared = strategy_of(bench, split, named_strategy, bool(agents))
-        for opts in grid:
-            own, scoring_opts = route_options(bench, split, declared, opts)
-            validate_options(f"strategy {declared.name}", declared.options, own)
-            if prompts is not None:  # a prompt set nobody offers fails now, not per split
-                resolve_options(prompts, strategy=(f"strategy {declared.name}",
-                                                   declared.options, own),
-                                scoring=(f"{bench.name} {split.task} scoring",
-                                         bench.scoring_options(split), {}))
-            try:  # bad scoring options, or a split only a judge scores: now, not later
-                build_scorer(bench, split, with_profile(scoring_opts, scoring))
-            except ValueError as exc:
-                if judge is None or isinstance(exc, OptionError):
-                    raise ValueError(f"{split.name}: {exc}") from None
-    return Sweep(bench, plan, list(dict.fromkeys(models)), named_agents, grid,
-                 parse_pairs(model_args, "--model-arg"), judge_kwargs,
-                 RetryPolicy(max_attempts=max_attempts, timeout=timeout),
-                 list(dict.fromkeys(tool_faults)) if tool_faults else [None])
-
-
-def strategy_of(bench: Benchmark, split: Split, strategy: str | None, agent: bool) -> Strategy:
-    """The strategy a run of ``split`` plays: the one named, else the one a user's agent
-    plays, else the benchmark's default."""
-    return get_strategy(bench.name, strategy or (agent_strategy(bench.name, split) if agent
-                                                 else bench.default_strategy(split)))
-
-
-def route_options(bench: Benchmark, split: Split, strategy: Strategy,
-                  options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``-O`` options of a run as (strategy's, scorer's): a key only the split's scorer
-    declares (e.g. ``scoring``) is a scoring option; every other key is the strategy's (an
-    unknown one is refused there, with the known ones listed)."""
-    declared = strategy.options
-    scorer = bench.scoring_options(split)
-    scoring_keys = set(scorer.model_fields) if scorer else set()
-    strategy_keys = set(declared.model_fields) if declared else set()
-    moved = {k for k in options if k in scoring_keys and k not in strategy_keys}
-    return ({k: v for k, v in options.items() if k not in moved},
-            {k: v for k, v in options.items() if k in moved})
-
-
-def _check_agent_strategies(bench: Benchmark, chosen: list[str | None], agent: bool) -> None:
-    for name in filter(None, chosen):
-        named = strategies(bench.name).get((bench.name, name))
-        if agent and named is not None and not named.accepts_agent:
-            can = [n for (_, n), s in strategies(bench.name).items() if s.accepts_agent]
-            raise ValueError(f"strategy {name!r} runs its own agent and cannot run "
-                             f"--agent; strategies that can: {', '.join(can) or 'none'}")
+    return plan_grid(
+        benchmark, models=models, strategy_names=strategy_names, agents=agents,
+        grid=option_grid(options, "--option"), task=task, lang=lang, category=category,
+        subset=subset, samples=samples, prompts=prompts, scoring=scoring, judge=judge,
+        judge_kwargs=parse_pairs(judge_args, "--judge-arg"),
+        model_kwargs=parse_pairs(model_args, "--model-arg"),
+        policy=RetryPolicy(max_attempts=max_attempts, timeout=timeout), tool_faults=tool_faults)
 
 
 def print_notes(sweep: Sweep, judge: str | None, max_concurrency: int) -> None:
@@ -261,23 +98,16 @@ def print_notes(sweep: Sweep, judge: str | None, max_concurrency: int) -> None:
         err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
 
 
-def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[str, Any]],
-            settings: dict[str, Any], *, show: bool) -> tuple[dict[str, Any], int]:
+def run_one(sweep: Sweep, run: Cell, settings: dict[str, Any], *,
+            show: bool) -> tuple[dict[str, Any], int]:
     """One run of the grid: its row (``experiment`` None when the split could not run, its
     error said in one line) and 1 when it left examples unscored, else 0."""
     from tooleval_agents.run.runner import run_experiment
 
-    split, strat, model_spec, user_agent, given = run
-    options, scoring = route_options(
-        sweep.bench, split, strategy_of(sweep.bench, split, strat, user_agent is not None), given)
+    split, _, model_spec, user_agent, _ = run
     try:
-        summary = run_experiment(
-            sweep.bench.name, task=split.task, subset=split.subset, strategy=strat,
-            agent=user_agent, model=model_spec, strategy_options=options,
-            retry=sweep.policy, model_kwargs=sweep.model_kwargs,
-            judge_kwargs=sweep.judge_kwargs, **{
-                **settings, "scoring_options": with_profile(
-                    scoring, (settings["scoring_options"] or {}).get("scoring")) or None})
+        spec = cell_spec(sweep, run, settings)
+        summary = run_experiment(spec)
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
                           "same command again to resume.")
@@ -296,11 +126,12 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
     row["split_examples"] = config.dataset.total
     if user_agent is not None:
         row["agent"] = user_agent
-    if options:
-        row["strategy_options"] = options
+    if spec.strategy_options:
+        row["strategy_options"] = spec.strategy_options
     unscored, advice = _unscored(row, summary)
     if show:
-        show_run(row, headline_of(sweep.bench, split, [row]))
+        show_run(row, headline_of(sweep.bench, split, [row]),
+                 count_metrics_of(sweep.bench, split, spec.faults is not None))
     for text in filter(None, advice):  # stderr: --json keeps stdout clean
         err_console.print(f"[yellow]{shown(f'{split.name}: {text}')}[/]", highlight=False)
     return row, unscored
@@ -325,78 +156,104 @@ def _unscored(row: dict[str, Any], summary: Any) -> tuple[int, list[str | None]]
     return unscored, [advice, judge_note, *summary.notes]
 
 
-# The run command's own options (the shared ones are in cli/base.py).
-BenchmarkArg = Annotated[str, typer.Argument(help="A registered benchmark.")]
+# The run command's own options (the shared ones are in cli/base.py), each in a panel of
+# `tooleval run --help` (tests/test_cli_vocabulary.py: every option of `run` is in one).
+WHAT = "What runs"
+DATA = "Data and examples"
+SCORING = "Scoring"
+CALLS = "Model calls"
+RESULTS = "Results and output"
+
+BenchmarkArg = Annotated[str, typer.Argument(help="A registered benchmark.", metavar="BENCHMARK")]
 ModelArg = Annotated[list[str], typer.Option(
-        "--model", help="reference, noisy-reference[:RATE], or provider:model "
-        "(e.g. openai:gpt-4o-mini). Repeatable: one run per model.")]
+        "--model", metavar="SPEC", rich_help_panel=WHAT, help="reference, noisy-reference "
+        "(a rate: noisy-reference:0.3), or provider:model (e.g. openai:gpt-4o-mini). "
+        "Repeatable: one run per model.")]
 TaskArg = Annotated[str | None, typer.Option(
-        "--task", help="Task, or all (default: the benchmark's only task).")]
+        "--task", metavar="TASK", rich_help_panel=DATA,
+        help="Task, or all (default: the benchmark's only task).")]
 LangArg = Annotated[str | None, typer.Option(
-        "--lang", help="Language subset of the benchmark, or all (a wrong value lists the "
-        "choices).")]
+        "--lang", metavar="LANG", rich_help_panel=DATA, help="Language subset of the "
+        "benchmark, or all (a wrong value lists the choices).")]
 CategoryArg = Annotated[str | None, typer.Option(
-        "--category", help="Category (non-language) subset of the benchmark, or all (a wrong "
-        "value lists the choices).")]
+        "--category", metavar="NAME", rich_help_panel=DATA, help="Category (non-language) "
+        "subset of the benchmark, or all (a wrong value lists the choices).")]
 SubsetArg = Annotated[str | None, typer.Option(
-        "--subset", help="Any subset (language or category), or all.")]
+        "--subset", metavar="NAME", rich_help_panel=DATA,
+        help="Any subset (language or category), or all.")]
 StrategyArg = Annotated[list[str] | None, typer.Option(
-        "--strategy", help="Strategy (default: the benchmark's protocol for the split). "
-        "Repeatable: one run per strategy.")]
+        "--strategy", metavar="NAME", rich_help_panel=WHAT, help="Strategy (default: the "
+        "benchmark's protocol for the split). Repeatable: one run per strategy.")]
 OptionArg = Annotated[list[str] | None, typer.Option(
-        "--option", "-O", help="Strategy option KEY=VALUE (repeatable), e.g. -O k=3; "
-        "-O k=3,4,5 runs one run per value.")]
+        "--option", "-O", metavar="KEY=VALUE", rich_help_panel=WHAT, help="Strategy or "
+        "scoring option (repeatable), e.g. -O k=3; -O k=3,4,5 runs one run per value.")]
 PromptsArg = Annotated[str | None, typer.Option(
-        "--prompts", help="Prompt set of the strategy and of the judge, where they offer "
-        "several: ours (default) or official (the upstream templates, read from the files "
-        "`tooleval data fetch` got; a missing one is named with the command that gets it).")
-    ]
+        "--prompts", metavar="SET", rich_help_panel=WHAT, help="Prompt set of the strategy "
+        "and of the judge, where they offer several: ours (default) or official (the "
+        "upstream templates, read from the files `tooleval data fetch` got; a missing one is "
+        "named with the command that gets it).")]
 AgentArg = Annotated[list[str] | None, typer.Option(
-        "--agent", help="Your agent: module.path:factory or path/to/file.py:factory, where "
-        "factory(model, tools) returns a runnable over {'messages': [...]} (e.g. "
-        "langchain.agents:create_agent). It plays a tool-calling strategy (default: the "
+        "--agent", metavar="FACTORY", rich_help_panel=WHAT, help="Your agent, as "
+        "module:factory or file.py:factory, where factory(model, tools) returns a runnable "
+        "over {'messages': [...]}, as LangChain's create_agent does "
+        "(langchain.agents:create_agent). It plays a tool-calling strategy (default: the "
         "benchmark's first that accepts an agent). Repeatable: one run per agent.")]
 JudgeArg = Annotated[str | None, typer.Option(
-        "--judge", help="Judge model for LLM-judged metrics (provider:model). Temperature 0 "
-        "unless --judge-arg says otherwise; with the model's provider and no endpoint of its "
-        "own it uses the model's endpoint (--model-arg base_url=...).")]
+        "--judge", metavar="SPEC", rich_help_panel=SCORING, help="Judge model for LLM-judged "
+        "metrics (provider:model). Temperature 0 unless --judge-arg says otherwise; with the "
+        "model's provider and no endpoint of its own it uses the model's endpoint "
+        "(--model-arg base_url=...).")]
 JudgeArgsArg = Annotated[list[str] | None, typer.Option(
-        "--judge-arg", help="init_chat_model argument KEY=VALUE for the judge (repeatable), "
-        "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")]
+        "--judge-arg", metavar="KEY=VALUE", rich_help_panel=SCORING, help="init_chat_model "
+        "argument of the judge (repeatable), e.g. --judge-arg base_url=URL.")]
 LimitArg = Annotated[int | None, typer.Option(
-        "--limit", min=1, help="Only the first N examples of each split (of --samples when "
-        "given). A larger --limit later extends the run: finished examples are kept.")
-    ]
+        "--limit", min=1, metavar="N", rich_help_panel=DATA, help="Only the first N examples "
+        "of each split (of --samples when given). A larger --limit later extends the run: "
+        "finished examples are kept.")]
 SamplesArg = Annotated[str | None, typer.Option(
-        "--samples", help="Split indices and ranges to run, e.g. 10-20,37.")]
+        "--samples", metavar="INDICES", rich_help_panel=DATA,
+        help="Split indices and ranges to run, e.g. 10-20,37.")]
 EpochsArg = Annotated[int, typer.Option(
-        "--epochs", min=1, help="Attempts per example: the summary adds pass@k and pass^k "
-        "of success-type metrics and the spread across attempts.")]
+        "--epochs", min=1, metavar="N", rich_help_panel=DATA, help="Attempts per example: "
+        "the summary adds pass@k and pass^k of success-type metrics and the spread across "
+        "attempts.")]
 RpsArg = Annotated[float | None, typer.Option(
-        "--rps", min=0.001, help="Model requests per second (default: unlimited).")]
+        "--rps", min=0.001, metavar="RATE", rich_help_panel=CALLS,
+        help="Model requests per second (default: unlimited).")]
 MaxAttemptsArg = Annotated[int, typer.Option(
-        "--max-attempts", min=1, help="Tries per model call on 429/5xx/timeouts/resets.")]
+        "--max-attempts", min=1, metavar="N", rich_help_panel=CALLS,
+        help="Tries per model call on 429, 5xx, timeouts and resets.")]
 TimeoutArg = Annotated[float, typer.Option(
-        "--timeout", min=0.001, help="Seconds a model call may take.")]
+        "--timeout", min=0.001, metavar="SECONDS", rich_help_panel=CALLS,
+        help="Seconds a model call may take.")]
 ModelArgsArg = Annotated[list[str] | None, typer.Option(
-        "--model-arg", help="init_chat_model argument KEY=VALUE (repeatable), e.g. "
-        "--model-arg temperature=0 --model-arg base_url=http://... (keys belong in the "
-        "environment, e.g. OPENAI_API_KEY). With a base_url also tool_choice=auto, "
-        "tool_choice_rounds=N, null_content=empty|omit|keep (README: A local model).")]
-OutArg = Annotated[Path, typer.Option("--out", help="Results root directory.")]
+        "--model-arg", metavar="KEY=VALUE", rich_help_panel=CALLS, help="init_chat_model "
+        "argument (repeatable), e.g. temperature=0 or base_url=URL; keys belong in the "
+        "environment (OPENAI_API_KEY). With a base_url also tool_choice, tool_choice_rounds "
+        "and null_content (see A local model).")]
+OutArg = Annotated[Path, typer.Option("--out", metavar="DIR", rich_help_panel=RESULTS,
+                                      help="Results root directory.")]
 UploadArg = Annotated[bool | None, typer.Option(
-        "--upload/--no-upload", help="Send the experiment to LangSmith (default: when "
-        "LANGSMITH_API_KEY is set).", show_default=False)]
+        "--upload/--no-upload", metavar=FLAG, rich_help_panel=RESULTS, help="Send the "
+        "experiment to LangSmith (default: when LANGSMITH_API_KEY is set).",
+        show_default=False)]
 FreshArg = Annotated[bool, typer.Option(
-        "--fresh", help="Discard a previous run in the same directory instead of resuming.")
-    ]
+        "--fresh", metavar=FLAG, rich_help_panel=RESULTS,
+        help="Discard a previous run in the same directory instead of resuming.")]
 ToolFaultsArg = Annotated[list[str] | None, typer.Option(
-        "--tool-faults", help="Seeded tool faults rate=R,kinds=K1+K2,seed=S (kinds: error, "
-        "timeout, rate_limit, malformed, empty; rate=0: none). Repeatable: one run each.")
-    ]
+        "--tool-faults", metavar="SETTING", rich_help_panel=WHAT, help="Seeded tool faults, "
+        "e.g. rate=0.2,kinds=error+timeout,seed=0 (kinds: error, timeout, rate_limit, "
+        "malformed, empty; rate=0: none). Repeatable: one run each.")]
 AllMetricsArg = Annotated[bool, typer.Option(
-        "--all-metrics", help="With several runs, also print each run's table of every "
-        "metric (the table across runs has the headline metrics).")]
+        "--all-metrics", metavar=FLAG, rich_help_panel=RESULTS, help="With several runs, "
+        "also print each run's table of every metric (the table across runs has the "
+        "headline metrics).")]
+RunCache = Annotated[bool, in_panel(CacheOption, CALLS)]
+RunConcurrency = Annotated[int, in_panel(MaxConcurrencyOption, CALLS)]
+RunScoring = Annotated[str | None, in_panel(ScoringOption, SCORING)]
+RunProgress = Annotated[bool | None, in_panel(ProgressOption, RESULTS)]
+RunDataDir = Annotated[Path | None, in_panel(DataDirOption, DATA)]
+RunJson = Annotated[bool, in_panel(JsonOption, RESULTS)]
 
 
 @app.command("run")
@@ -413,11 +270,11 @@ def run_command(
     agent: AgentArg = None,
     judge: JudgeArg = None,
     judge_arg: JudgeArgsArg = None,
-    scoring: ScoringOption = None,
+    scoring: RunScoring = None,
     limit: LimitArg = None,
     samples: SamplesArg = None,
     epochs: EpochsArg = 1,
-    max_concurrency: MaxConcurrencyOption = 8,
+    max_concurrency: RunConcurrency = 8,
     rps: RpsArg = None,
     max_attempts: MaxAttemptsArg = 6,
     timeout: TimeoutArg = 300.0,
@@ -426,11 +283,11 @@ def run_command(
     upload: UploadArg = None,
     fresh: FreshArg = False,
     tool_faults: ToolFaultsArg = None,
-    cache: CacheOption = True,
-    progress: ProgressOption = None,
-    data_dir: DataDirOption = None,
+    cache: RunCache = True,
+    progress: RunProgress = None,
+    data_dir: RunDataDir = None,
     all_metrics: AllMetricsArg = False,
-    json_out: JsonOption = False,
+    json_out: RunJson = False,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
     `OUT/<benchmark>-<task>-<subset>-<strategy>-<model>[-<hash>]/` (config.json,

@@ -16,6 +16,7 @@ from tooleval_agents.cli.base import console
 from tooleval_agents.contracts import Split, format_metric
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.costs import describe
+from tooleval_agents.run.faults import with_fault_metrics
 from tooleval_agents.terminal import shown
 
 
@@ -31,23 +32,20 @@ def row_of(split: Split, summary: Any, out: Path, strategy: str | None,
             **({"notes": summary.notes} if summary.notes else {})}
 
 
-def show_run(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
-    """One run's table: the scorer's headline metrics (its success metric) first."""
+def show_run(row: dict[str, Any], headline: Sequence[str] = (),
+             counts: Sequence[str] = ()) -> None:
+    """One run's tables: its 0-100 metrics, the scorer's headline metrics (its success
+    metric) first, then the ones that count per example (``counts``: tool calls, turns)."""
     console.print(f"[bold]{shown(row['experiment'])}[/]", highlight=False)
-    table = Table()
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("95% CI", justify="right")
-    ci = row.get("ci") or {}
     first = [m for m in headline if m in row["metrics"]]
-    for name in [*first, *(m for m in row["metrics"] if m not in first)]:
-        value = row["metrics"][name]
-        low_high = ci.get(name)
-        table.add_row(shown(name), format_metric(value, row["counts"].get("scored")),
-                      f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
+    names = [*first, *(m for m in row["metrics"] if m not in first)]
+    rates = _metric_table(row, "metric", [m for m in names if m not in counts])
     for name, why in (row.get("not_computed") or {}).items():  # e.g. a judged metric
-        table.add_row(shown(name), shown(f"not computed ({why})"), "")
-    console.print(table)
+        rates.add_row(shown(name), shown(f"not computed ({why})"), "")
+    console.print(rates)
+    counted = [m for m in names if m in counts]
+    if counted:
+        console.print(_metric_table(row, "per example (count)", counted))
     console.print(shown(counts_line(row)), highlight=False)
     usage = row["usage"]
     said = session_line(row)
@@ -63,6 +61,19 @@ def show_run(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
                      f"{int(usage.get('judge_calls', 0))} calls" if usage.get("judge_calls")
                      else "") + f"; results in {row['run_dir']}"), highlight=False)
     console.print(shown(describe(row.get("cost") or {})), highlight=False)
+
+
+def _metric_table(row: dict[str, Any], first: str, names: Sequence[str]) -> Table:
+    table = Table()
+    table.add_column(first)
+    table.add_column("value", justify="right")
+    table.add_column("95% CI", justify="right")
+    ci = row.get("ci") or {}
+    for name in names:
+        low_high = ci.get(name)
+        table.add_row(shown(name), format_metric(row["metrics"][name], row["counts"].get("scored")),
+                      f"{low_high[0]:.2f}-{low_high[1]:.2f}" if low_high else "")
+    return table
 
 
 def counts_line(row: dict[str, Any]) -> str:
@@ -89,6 +100,16 @@ def session_line(row: dict[str, Any]) -> str:
     return (f"resumed {done['resumed']}, ran {done.get('ran', 0)} new, {errors} "
             f"error{'' if errors == 1 else 's'}; this session: model calls "
             f"{done.get('model_calls', 0)}, cache hits {done.get('cache_hits', 0)}")
+
+
+def count_metrics_of(bench: Benchmark, split: Split, faults: bool) -> list[str]:
+    """The metrics of ``split``'s scorer that count per example (with tool faults, the fault
+    counts too): shown apart from the 0-100 ones."""
+    try:
+        scorer = bench.scorer(split)
+    except (KeyError, ValueError):  # a judged task's scorer needs its judge
+        return []
+    return list((with_fault_metrics(scorer) if faults else scorer).count_metrics)
 
 
 def headline_of(bench: Benchmark, split: Split, rows: list[dict[str, Any]]) -> list[str]:

@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from tooleval_agents.cli.base import (
+    FLAG,
     DataDirOption,
     JsonOption,
     ScoringOption,
@@ -25,9 +26,8 @@ from tooleval_agents.cli.base import (
     handle_errors,
     print_json,
     score_app,
-    with_profile,
 )
-from tooleval_agents.contracts import format_metric
+from tooleval_agents.contracts import format_metric, with_profile
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.results.rescore import (
     RESCORED_SUMMARY,
@@ -69,7 +69,8 @@ def score_run(
         "--judge-arg", help="With --judge: init_chat_model argument KEY=VALUE (repeatable), e.g. "
         "--judge-arg base_url=http://127.0.0.1:8765/v1.", show_default=False)] = None,
     no_write: Annotated[bool, typer.Option(
-        "--no-write", help="With --run: print only, do not write summary.rescored.json.")]
+        "--no-write", metavar=FLAG,
+        help="With --run: print only, do not write summary.rescored.json.")]
         = False,
     data_dir: DataDirOption = None,
     json_out: JsonOption = False,

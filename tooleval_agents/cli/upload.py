@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tooleval_agents.cli.base import JsonOption, app, console, handle_errors, print_json
+from tooleval_agents.cli.base import FLAG, JsonOption, app, console, handle_errors, print_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.terminal import shown
 
@@ -18,7 +18,7 @@ def upload(
     runs: Annotated[list[Path], typer.Argument(
         help="Run directories to send (finished or partly finished).", show_default=False)],
     dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Say what would be sent; contact nothing.")] = False,
+        "--dry-run", metavar=FLAG, help="Say what would be sent; contact nothing.")] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Send local runs to LangSmith as experiments (dataset pushed if absent, one run per

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from tooleval_agents.cli.base import JsonOption, app, console, handle_errors, print_json
+from tooleval_agents.cli.base import FLAG, JsonOption, app, console, handle_errors, print_json
 from tooleval_agents.cli.compare import runs_root
 from tooleval_agents.errors import NotARunError, ToolevalError
 from tooleval_agents.terminal import shown
@@ -29,9 +29,10 @@ def view(
         "replaced, nothing else; default: site/ in the folder the runs are in, e.g. "
         "runs/site/).", show_default=False)] = None,
     open_: Annotated[bool, typer.Option(
-        "--open", help="Open the site in the default web browser.")] = False,
+        "--open", metavar=FLAG, help="Open the site in the default web browser.")] = False,
     serve: Annotated[bool, typer.Option(
-        "--serve", help="Serve the site on 127.0.0.1 and write it again whenever a run "
+        "--serve", metavar=FLAG,
+        help="Serve the site on 127.0.0.1 and write it again whenever a run "
         "changes; while a run is going, its progress shows and the run list and run pages "
         "reload themselves; Ctrl-C stops.")] = False,
     port: Annotated[int, typer.Option(

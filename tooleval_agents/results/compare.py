@@ -12,6 +12,7 @@ per-example F1s.
 Example::
 
     comparison = compare(["runs/a", "runs/b"], n_boot=2000, seed=0)
+    print(comparison)                   # headline metrics, paired differences, cost
     comparison.table                    # metric x run
     comparison.differences              # run_a, run_b, metric, diff (b - a), ci_low, ci_high...
     comparison.costs                    # mean tokens and model calls per example, per run
@@ -31,6 +32,7 @@ import pandas as pd
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, exact_sum
 from tooleval_agents.errors import UnknownNameError, did_you_mean
+from tooleval_agents.results.compare_view import comparison_markdown, comparison_text
 from tooleval_agents.results.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.results.costs import run_cost
 from tooleval_agents.results.rescore import rescore_results, scorer_for
@@ -40,6 +42,7 @@ from tooleval_agents.results.rundir import (
     ResultHead,
     RunConfig,
     RunDir,
+    RunSummary,
     ScoreHead,
 )
 from tooleval_agents.run.epochs import successes
@@ -117,7 +120,7 @@ def _light_score(result: ExampleResult | ResultHead, path: Path) -> ExampleScore
     return None if head is None else head.example_score()
 
 
-def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
+def load_run(run: Path | str | RunDir | RunSummary | RunData, *, label: str | None = None,
              rescore: bool = False, scoring_options: Mapping[str, Any] | None = None,
              judge: Any = None, data_dir: Path | str | None = None) -> RunData:
     """Load a run directory for comparison.
@@ -139,6 +142,11 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
                          "scores were computed with the run's own options")
     if isinstance(run, RunData):
         return run
+    if isinstance(run, RunSummary):
+        if run.run_dir is None:
+            raise ValueError(f"the summary of {run.experiment} has no run directory: pass "
+                             "the run's directory")
+        run = run.run_dir
     rd = run if isinstance(run, RunDir) else RunDir(run)
     notes: list[str] = []
     stream: Iterable[ExampleResult | ResultHead]
@@ -175,9 +183,11 @@ def load_run(run: Path | str | RunDir | RunData, *, label: str | None = None,
                    format_errors=format_errors)
 
 
-@dataclass
+@dataclass(repr=False)
 class Comparison:
-    """The result of :func:`compare`."""
+    """The result of :func:`compare`: pandas tables, a readable ``repr`` (the headline
+    metrics, their paired differences with CIs, the cost per example) and
+    :meth:`to_markdown`."""
 
     runs: list[RunData]
     table: pd.DataFrame
@@ -192,6 +202,24 @@ class Comparison:
     n_boot: int
     seed: int
     confidence: float
+    headline: list[str] = field(default_factory=list)
+    """The metrics a person reads first: the runs' headline metrics (the ones asked for, when
+    ``metrics`` was given). The ``repr``, :meth:`to_markdown` and ``tooleval compare`` show
+    these unless asked for all; :attr:`table` and :attr:`differences` hold every one."""
+    count_metrics: list[str] = field(default_factory=list)
+    """Metrics that count something per example (tool calls, agent turns), not 0-100 rates
+    (:attr:`~tooleval_agents.contracts.Scorer.count_metrics`)."""
+
+    def __repr__(self) -> str:
+        return comparison_text(self)
+
+    def to_markdown(self, *, all_metrics: bool = False) -> str:
+        """The tables as Markdown (the headline metrics, or every one), the runs and notes
+        listed under them."""
+        return comparison_markdown(self, all_metrics=all_metrics)
+
+    def _repr_markdown_(self) -> str:  # a notebook shows the Markdown tables
+        return self.to_markdown()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN -> None)."""
@@ -238,43 +266,6 @@ def _unique_labels(runs: Sequence[RunData]) -> None:
                 n += 1
             run.label = candidate
         used.add(run.label)
-
-
-def run_traits(config: RunConfig) -> dict[str, str]:
-    """What a run's label may say about it, each as it would read in a label (tool faults
-    as ``faults=0.1``: a run without them is the clean one)."""
-    options = ",".join(f"{k}={v}" for k, v in sorted(config.strategy_options.items()))
-    scoring = ",".join(f"{k}={v}" for k, v in sorted(config.scoring_options.items()))
-    return {"benchmark": config.benchmark, "task": config.task, "subset": config.subset,
-            "strategy": config.strategy, "model": str(config.model.get("spec")),
-            "agent": config.agent or "", "options": options, "scoring": scoring,
-            "judge": str((config.judge or {}).get("spec") or ""),
-            "faults": _faults_trait(config.tool_faults),
-            "limit": f"n={config.dataset.examples}", "epochs": f"epochs={config.epochs}"}
-
-
-def _faults_trait(faults: Mapping[str, Any] | None) -> str:
-    """``faults=0.1`` for a run under tool faults (with its seed when not 0), else empty."""
-    if not faults or not faults.get("rate"):
-        return ""
-    seed = faults.get("seed") or 0
-    return f"faults={faults['rate']:g}" + (f",seed={seed}" if seed else "")
-
-
-def short_labels(runs: Sequence[RunData]) -> dict[str, str]:
-    """A short name per run label, made of what differs between the runs (split, strategy,
-    model, agent, options, judge, tool faults, limit, epochs: not a truncated directory
-    name); runs alike in all of them are numbered."""
-    traits = [run_traits(r.config) for r in runs]
-    differ = [k for k in traits[0] if len({t[k] for t in traits}) > 1] if traits else []
-    names = [" ".join(t[k] for k in differ if t[k]) or "run" for t in traits]
-    seen = Counter(names)
-    count: Counter[str] = Counter()
-    out: dict[str, str] = {}
-    for run, name in zip(runs, names, strict=True):
-        count[name] += 1
-        out[run.label] = f"{name} #{count[name]}" if seen[name] > 1 else name
-    return out
 
 
 def run_interval(run: RunData, metric: str, *, n_boot: int = 1000, seed: int = 0,
@@ -327,7 +318,7 @@ def _boot_metrics(run: RunData, ids: Sequence[str], seed: int, n_boot: int,
                                 for block in _draws(seed, n_boot, len(ids))), names)
 
 
-def compare(runs: Sequence[Path | str | RunDir | RunData], *,
+def compare(runs: Sequence[Path | str | RunDir | RunSummary | RunData], *,
             metrics: Sequence[str] | None = None, n_boot: int = 2000, seed: int = 0,
             confidence: float = 0.95) -> Comparison:
     """Compare runs: metric table, paired bootstrap CIs of every pair's differences, costs.
@@ -343,8 +334,10 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
     scored by both gets NaN rows (``n_examples`` 0, noted).
 
     Args:
-        runs: run directories (or loaded :class:`RunData`).
-        metrics: metrics to compare (default: every metric, headline metrics first).
+        runs: run directories, the summaries :func:`~tooleval_agents.run_experiment` returns,
+            or loaded :class:`RunData`.
+        metrics: metrics to compare (default: every metric, headline metrics first; the
+            ``repr`` and :meth:`Comparison.to_markdown` show the headline ones).
         n_boot: bootstrap resamples (0: point differences only).
         seed: seed of the resampling.
         confidence: CI level.
@@ -380,8 +373,12 @@ def compare(runs: Sequence[Path | str | RunDir | RunData], *,
         notes.append(f"{other_splits} pair(s) of runs over different splits (benchmark, task, "
                      "subset) are not compared pairwise")
     differences = pd.DataFrame(pairs.rows, columns=DIFFERENCE_COLUMNS)
+    headline = list(metrics) if metrics else [
+        m for m in names if any(m in r.scorer.headline for r in data)]
+    counted = {m for r in data for m in r.scorer.count_metrics}
     return Comparison(runs=data, table=table, differences=differences, costs=costs(data),
-                      notes=notes, n_boot=n_boot, seed=seed, confidence=confidence)
+                      notes=notes, n_boot=n_boot, seed=seed, confidence=confidence,
+                      headline=headline, count_metrics=[m for m in names if m in counted])
 
 
 DIFFERENCE_COLUMNS = ["run_a", "run_b", "metric", "a", "b", "diff", "ci_low", "ci_high",

@@ -43,8 +43,8 @@ from tooleval_agents.results.compare import (
     compare,
     load_run,
     run_interval,
-    run_traits,
 )
+from tooleval_agents.results.compare_view import run_traits
 from tooleval_agents.results.robustness import curve_display, curve_figure, fault_curves
 from tooleval_agents.results.rundir import RunConfig, RunDir, now
 

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tooleval_agents.results.compare import RunData, run_interval, run_traits
+from tooleval_agents.results.compare import RunData, run_interval
+from tooleval_agents.results.compare_view import run_traits
 from tooleval_agents.results.rundir import RunConfig
 
 COLUMNS = ["system", "task", "subset", "strategy", "agent", "model", "fault_rate",

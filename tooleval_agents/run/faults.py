@@ -300,4 +300,6 @@ def with_fault_metrics(scorer: Scorer) -> Scorer:
         return {**scorer.aggregate(scores), **fault_metrics(scores)}
 
     return Scorer(score=score, aggregate=aggregate, headline=scorer.headline,
-                  ascore=ascore if scorer.ascore is not None else None)
+                  ascore=ascore if scorer.ascore is not None else None,
+                  count_metrics=(*scorer.count_metrics,
+                                 *(m for m in METRICS if m not in PERCENT)))

@@ -68,7 +68,7 @@ from tooleval_agents.contracts import (
     Scorer,
     ScoringContext,
 )
-from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.data.langsmith_datasets import (
     api_key_configured,
     to_examples,
@@ -313,7 +313,9 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         raise TypeError("give a RunSpec or keyword options, not both")
     started = time.perf_counter()
     plan = _plan(spec)
-    data = resolve_data_dir(spec.data_dir)
+    data, note = data_dir_or_samples(plan.bench, [plan.split], spec.data_dir)
+    if note:  # no data named and none fetched: the bundled samples, said as `run` says it
+        log.warning("%s", note)
     every = to_examples(plan.split, data)
     examples = select(every, spec.samples, spec.limit)
     if not examples:

@@ -66,7 +66,9 @@ class RunSpec:
     upload: bool | None = None
     """Send the experiment to LangSmith (``None``: when an API key is configured)."""
     data_dir: str | Path | None = None
-    """Benchmark data directory (default: ``TOOLEVAL_DATA_DIR``, else the per-user cache)."""
+    """Benchmark data directory (default: ``TOOLEVAL_DATA_DIR``, else the per-user cache;
+    when neither is set and the cache lacks the split, the benchmark's bundled samples, with a
+    logged warning saying so, as ``tooleval run`` does)."""
     strategy_options: dict[str, Any] | None = None
     """The strategy's options (validated against what it declares)."""
     scoring_options: dict[str, Any] | None = None

@@ -222,9 +222,11 @@ class UltraToolBenchmark(Benchmark):
             return make(judge)
         if task == "raw":
             # The raw samples are solved end to end by the plan_create_use workflow.
+            from tooleval_agents.evaluators.trajectory import COUNT_METRICS
             from tooleval_agents.evaluators.ultratool import plan_create_use as pcu
             return Scorer(score=pcu.score_plan_create_use,
-                          aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE)
+                          aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE,
+                          count_metrics=COUNT_METRICS)
         raise KeyError(f"ultratool task {task!r} has no scorer")
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
@@ -245,6 +247,7 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
     tool calls and errors."""
     from tooleval_agents.evaluators.parsing import ParseFailure, parse_list
     from tooleval_agents.evaluators.trajectory import (
+        COUNT_METRICS,
         aggregate_trajectory,
         score_tool_use,
         score_trajectory,
@@ -271,7 +274,8 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
     return Scorer(score=score,
                   aggregate=lambda scores: {**ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
                                             **aggregate_trajectory(scores)},
-                  headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
+                  headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
+                  count_metrics=COUNT_METRICS)
 
 
 def _planning_scorer(judge: UltraToolJudge) -> Scorer:

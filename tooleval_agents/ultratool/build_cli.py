@@ -15,6 +15,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tooleval_agents.cli.base import (
+    FLAG,
     CacheOption,
     JsonOption,
     MaxConcurrencyOption,
@@ -66,15 +67,18 @@ def build(
         "--model-arg", help="init_chat_model argument KEY=VALUE (repeatable), e.g. "
         "--model-arg temperature=0 --model-arg base_url=http://...")] = None,
     expand: Annotated[bool, typer.Option(
-        "--expand/--no-expand", help="Add 2 generalised and 2 complicated rewrites of each "
+        "--expand/--no-expand", metavar=FLAG,
+        help="Add 2 generalised and 2 complicated rewrites of each "
         "seed query (paper §2.2).")] = True,
     merge: Annotated[bool, typer.Option(
-        "--merge/--no-merge", help="Merge similar tools across samples (paper §2.3).")] = True,
+        "--merge/--no-merge", metavar=FLAG,
+        help="Merge similar tools across samples (paper §2.3).")] = True,
     merge_similarity: Annotated[float, typer.Option(
         "--merge-similarity", min=0, max=100, help="Look-alike score (0-100, name and "
         "description) from which tools are merged.")] = 90.0,
     retry_failed: Annotated[bool, typer.Option(
-        "--retry-failed", help="Ask again about queries whose answers were unusable (else "
+        "--retry-failed", metavar=FLAG,
+        help="Ask again about queries whose answers were unusable (else "
         "kept as failed; with the cache on, the same answers come back).")] = False,
     max_concurrency: MaxConcurrencyOption = 8,
     max_attempts: Annotated[int, typer.Option(
