@@ -161,6 +161,60 @@ def test_run_without_fetched_data_uses_the_samples_and_says_so(
     assert config["dataset"]["source"] == "sample"
 
 
+@pytest.fixture
+def nothing_fetched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No data directory named and none fetched: the commands fall back to the samples."""
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path
+
+
+NOTE = "using the bundled samples"
+
+
+def test_score_and_data_push_use_the_samples_as_run_does(nothing_fetched: Path,
+                                                          samples: Path) -> None:
+    gold = json.loads((samples / SS).read_text(encoding="utf-8"))
+    answers = nothing_fetched / "answers.json"
+    answers.write_text(json.dumps([""] * len(gold)), encoding="utf-8")
+    scored = CliRunner().invoke(app, ["score", "appbench", "--category", "ss", "--predictions",
+                                      str(answers), "--json"])
+    assert scored.exit_code == 0, scored.output
+    assert json.loads(scored.stdout)["counts"]["samples"] == len(gold)
+    assert [line for line in scored.stderr.splitlines() if NOTE in line] == [
+        f"note: no appbench data in {default_data_dir()}: using the bundled samples "
+        f"({samples}); the full data: tooleval data fetch appbench"]
+    usage = nothing_fetched / "tool_selection.json"
+    usage.write_text(json.dumps([""] * 6), encoding="utf-8")
+    ultra = CliRunner().invoke(app, ["score", "ultratool", "--task", "tool_selection",
+                                     "--lang", "en", "--predictions", str(usage), "--json"])
+    assert ultra.exit_code == 0, ultra.output
+    assert json.loads(ultra.stdout)["counts"]["samples"] == 6 and NOTE in ultra.stderr
+    pushed = CliRunner().invoke(app, ["data", "push", "appbench", "--subset", "ss",
+                                      "--dry-run", "--json"])
+    assert pushed.exit_code == 0, pushed.output
+    report = json.loads(pushed.stdout)
+    assert report["data_dir"] == str(samples) and NOTE in pushed.stderr
+    assert [(r["dataset"], r["examples"], r["source"]) for r in report["results"]] == [
+        ("appbench-plan-ss", len(gold), "sample")]
+
+
+def test_python_runs_use_the_samples_and_log_it(nothing_fetched: Path,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    from tooleval_agents import examples_for, run_experiment
+
+    with caplog.at_level("WARNING"):
+        summary = run_experiment("appbench", subset="ss", model="reference", limit=1,
+                                 out=nothing_fetched / "runs", cache=False, progress=False)
+        examples = examples_for("appbench", subset="sm")
+    assert summary.metrics["success"] == 100.0
+    config = json.loads((Path(summary.run_dir or "") / "config.json").read_text())
+    assert config["dataset"]["source"] == "sample"
+    assert [e.metadata["source"] for e in examples] == ["sample"] * len(examples)
+    assert len(examples) == 5
+    assert sum(NOTE in r.getMessage() for r in caplog.records) == 2
+
+
 def test_a_named_data_directory_is_never_replaced_by_the_samples(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bench = benchmarks()["appbench"]

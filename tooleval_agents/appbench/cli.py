@@ -19,6 +19,7 @@ from tooleval_agents.cli.base import (
     JsonOption,
     ProgressOption,
     console,
+    data_or_samples,
     err_console,
     handle_errors,
     print_json,
@@ -31,9 +32,9 @@ from tooleval_agents.cli.prediction_files import (
     score_files,
 )
 from tooleval_agents.contracts import format_metric
-from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import DataFormatError, ToolevalError
+from tooleval_agents.registry import get_benchmark
 from tooleval_agents.terminal import shown
 
 if TYPE_CHECKING:  # annotations only: the metrics load when the command runs
@@ -142,7 +143,9 @@ def appbench(
 
     def run(path: Path) -> tuple[AppBenchReport, dict[str, int], dict[str, Any]]:
         if not samples:
-            samples.extend(load_category(resolve_data_dir(data_dir), category))
+            bench = get_benchmark("appbench")
+            where = data_or_samples(bench, [bench.split("plan", category)], data_dir)
+            samples.extend(load_category(where, category))
         outputs, missing = read_predictions(path, len(samples))
         report = score_appbench(samples, outputs, scoring=scoring, drop_errors=drop_errors,
                                 category=category, graph=graph)

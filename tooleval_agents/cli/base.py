@@ -10,14 +10,17 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
 
+from tooleval_agents.contracts import Split
+from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.errors import ToolevalError, UsageError
+from tooleval_agents.registry import Benchmark
 from tooleval_agents.terminal import printable, shown
 
 app = typer.Typer(
@@ -96,6 +99,18 @@ ScoringOption = Annotated[str | None, typer.Option(
 NBootOption = Annotated[int, typer.Option(
     "--n-boot", min=0, metavar="N",
     help="Bootstrap resamples of the 95% intervals (0: no intervals).")]
+
+
+def data_or_samples(bench: Benchmark, splits: Iterable[Split],
+                    data_dir: Path | None = None) -> Path:
+    """The data directory a command over ``splits`` reads: the one named, else the fetched
+    data, else the benchmark's bundled samples, said in one line on stderr
+    (:func:`~tooleval_agents.data.datadir.data_dir_or_samples`; every command that reads a
+    split says it the same way)."""
+    resolved, note = data_dir_or_samples(bench, splits, data_dir)
+    if note:
+        err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
+    return resolved
 
 
 def in_panel(option: Any, panel: str) -> Any:

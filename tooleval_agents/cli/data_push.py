@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -12,12 +14,12 @@ from tooleval_agents.cli.base import (
     JsonOption,
     console,
     data_app,
+    data_or_samples,
     err_console,
     fail,
     print_json,
 )
 from tooleval_agents.contracts import Split
-from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.data.langsmith_datasets import (
     LangSmithNotConfiguredError,
     PushResult,
@@ -25,7 +27,7 @@ from tooleval_agents.data.langsmith_datasets import (
     push,
     redact,
 )
-from tooleval_agents.registry import benchmarks
+from tooleval_agents.registry import benchmarks, get_benchmark
 from tooleval_agents.terminal import shown
 
 
@@ -75,6 +77,35 @@ def _totals(results: list[PushResult]) -> dict[str, Any]:
     return totals
 
 
+def _sources(splits: list[Split], data_dir: Path | None) -> dict[Path, list[Split]]:
+    """The splits by the data directory each is read from: ``data_dir``, else the fetched
+    data, else each benchmark's bundled samples (said on stderr, as ``tooleval run`` says
+    it)."""
+    groups: dict[Path, list[Split]] = {}
+    for name in dict.fromkeys(s.benchmark for s in splits):
+        chosen = [s for s in splits if s.benchmark == name]
+        where = data_or_samples(get_benchmark(name), chosen, data_dir)
+        groups.setdefault(where, []).extend(chosen)
+    return groups
+
+
+def _push(splits: list[Split], where: Path, *, dry_run: bool, endpoint: str | None,
+          prune: bool, on_result: Callable[[PushResult], None]) -> list[PushResult]:
+    """Push (or preview) ``splits`` read from ``where``; a LangSmith failure is one line."""
+    try:
+        if dry_run:
+            return preview(splits, where, on_result=on_result)
+        return push(splits, where, endpoint=endpoint, prune=prune, on_result=on_result)
+    except LangSmithNotConfiguredError as exc:
+        raise fail(str(exc)) from None
+    except Exception as exc:
+        from langsmith.utils import LangSmithError
+
+        if isinstance(exc, LangSmithError):
+            raise fail(f"LangSmith push failed: {redact(str(exc))}") from None
+        raise
+
+
 @data_app.command("push")
 def push_command(
     benchmark: Annotated[str, typer.Argument(
@@ -107,31 +138,24 @@ def push_command(
         splits = select_splits(benchmark, task, subset)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    resolved = resolve_data_dir(data_dir)
+    groups = _sources(splits, data_dir)
     out = err_console if json_out else console
 
     def progress(result: PushResult) -> None:
         out.print(_line(result), highlight=False)
 
-    if not json_out:
-        verb = "Would push" if dry_run else "Pushing"
-        out.print(shown(f"{verb} {len(splits)} dataset(s) from {resolved}"), highlight=False)
-    try:
-        if dry_run:
-            results = preview(splits, resolved, on_result=progress)
-        else:
-            results = push(splits, resolved, endpoint=endpoint, prune=prune, on_result=progress)
-    except LangSmithNotConfiguredError as exc:
-        raise fail(str(exc)) from None
-    except Exception as exc:
-        from langsmith.utils import LangSmithError
-
-        if isinstance(exc, LangSmithError):
-            raise fail(f"LangSmith push failed: {redact(str(exc))}") from None
-        raise
+    results: list[PushResult] = []
+    for where, chosen in groups.items():
+        if not json_out:
+            verb = "Would push" if dry_run else "Pushing"
+            out.print(shown(f"{verb} {len(chosen)} dataset(s) from {where}"), highlight=False)
+        results += _push(chosen, where, dry_run=dry_run, endpoint=endpoint, prune=prune,
+                         on_result=progress)
     totals = _totals(results)
     if json_out:
-        print_json({"data_dir": str(resolved), "dry_run": dry_run, "totals": totals,
+        dirs = sorted({str(where) for where in groups})
+        print_json({"data_dir": dirs[0] if len(dirs) == 1 else dirs, "dry_run": dry_run,
+                    "totals": totals,
                     "results": [r.model_dump(mode="json") for r in results]})
     elif dry_run:
         out.print(f"{totals['datasets']} dataset(s), {totals['examples']} examples would be "

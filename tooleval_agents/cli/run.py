@@ -24,6 +24,7 @@ from tooleval_agents.cli.base import (
     ProgressOption,
     ScoringOption,
     app,
+    data_or_samples,
     err_console,
     error_text,
     fail,
@@ -39,7 +40,6 @@ from tooleval_agents.cli.run_output import (
     show_sweep,
 )
 from tooleval_agents.contracts import OptionError
-from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import format_unmeasured, tool_calls_unmeasured
@@ -324,10 +324,7 @@ def run_command(
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
     print_notes(sweep, judge, max_concurrency)
-    data_dir, data_note = data_dir_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan),
-                                              data_dir)
-    if data_note:
-        err_console.print(f"[yellow]note:[/] {shown(data_note)}", highlight=False)
+    data_dir = data_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan), data_dir)
     settings = {"samples": samples, "epochs": epochs, "judge": judge, "limit": limit,
                 "max_concurrency": max_concurrency, "rps": rps, "out": out, "upload": upload,
                 "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,

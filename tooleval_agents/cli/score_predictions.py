@@ -17,6 +17,7 @@ from tooleval_agents.cli.base import (
     JsonOption,
     ProgressOption,
     console,
+    data_or_samples,
     err_console,
     handle_errors,
     print_json,
@@ -29,7 +30,6 @@ from tooleval_agents.cli.prediction_files import (
     score_files,
 )
 from tooleval_agents.contracts import format_metric
-from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.data.predictions import PredictionReport, score_predictions
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.registry import get_benchmark, resolve_split
@@ -68,7 +68,7 @@ def generic_score(name: str) -> Callable[..., None]:
             bench = get_benchmark(name)
             split = resolve_split(bench, task, subset)
             options = parse_options(option or [])
-            where = resolve_data_dir(data_dir)
+            where = data_or_samples(bench, [split], data_dir)
         except (ToolevalError, OSError, KeyError, ValueError) as exc:
             raise handle_errors(exc) from None
         if many:

@@ -21,6 +21,7 @@ from tooleval_agents.cli.base import (
     NBootOption,
     ProgressOption,
     console,
+    data_or_samples,
     err_console,
     fail,
     handle_errors,
@@ -36,6 +37,7 @@ from tooleval_agents.cli.prediction_files import (
 from tooleval_agents.contracts import format_metric
 from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.errors import DatasetMissingError, ToolevalError
+from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.terminal import shown
 from tooleval_agents.ultratool.paths import prediction_split, raw_path
@@ -148,7 +150,7 @@ def score(
                    "on its own", code=2)
     from tooleval_agents.ultratool.loaders import load_task  # deferred: the rebuilder
 
-    root = resolve_data_dir(data_dir)
+    root = _score_data(paths, task, lang, data_dir)
     records: dict[tuple[str, str], list[Any]] = {}  # each test set read once for all files
 
     def run(path: Path, split: tuple[UltraToolTask, Lang]) -> TaskReport:
@@ -185,6 +187,20 @@ def score(
         print_json(report.summary())
         return
     _show_report(report, split)
+
+
+def _score_data(paths: list[Path], task: UltraToolTask | None, lang: Lang | None,
+                data_dir: Path | None) -> Path:
+    """The data directory the score command reads for its files' splits: as ``tooleval run``
+    reads it (the bundled samples when no data was named or fetched, said on stderr)."""
+    splits = []
+    for path in paths:
+        try:
+            splits.append(_split_of(path, task, lang))
+        except ValueError:  # said when that file is scored
+            continue
+    bench = get_benchmark("ultratool")
+    return data_or_samples(bench, [bench.split(*s) for s in dict.fromkeys(splits)], data_dir)
 
 
 def _split_of(path: Path, task: UltraToolTask | None,
