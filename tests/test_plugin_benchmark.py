@@ -58,9 +58,10 @@ class Completed:
     stderr: str
 
 
-@pytest.fixture(scope="module")
-def plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("plugin")
+def plugin_environment(root: Path) -> dict[str, str]:
+    """An environment in which Python finds the plugin installed: its package on
+    ``PYTHONPATH`` with the metadata pip writes from its ``pyproject.toml`` (the entry point),
+    written in ``root``."""
     project = tomllib.loads((PACKAGE / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     dist = root / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
     dist.mkdir()
@@ -69,9 +70,14 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (dist / "entry_points.txt").write_text("".join(
         f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items())
         for group, points in project["entry-points"].items()))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(root), str(PACKAGE), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return {"root": root, "mirror": PACKAGE / "mirror", "env": env}
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("plugin")
+    return {"root": root, "mirror": PACKAGE / "mirror", "env": plugin_environment(root)}
 
 
 @pytest.fixture

@@ -3,7 +3,9 @@
 Every ``bash`` block of the README either runs offline as it stands, or the line before it
 says what it needs (``<!-- needs: key -->``: one of :data:`NEEDS`). The offline blocks run in
 README order, with bash, in one fresh directory that looks like a fresh clone (``.venv``, the
-bundled ``datasets/``), with a fresh cache and no keys in the environment: ``runs/`` grows as a
+bundled ``datasets/``) in a user's own project (``tests/user_folder.py``: their own
+``evaluators.py``, ``graphs/``, ``tests/``, ``benchmarks.py`` stay unimported), with a fresh
+cache and no keys in the environment: ``runs/`` grows as a
 reader's would, so ``compare`` and ``view`` find the runs made above them. The blocks that
 need fetched data run the same way against the shared real data, laid out where ``tooleval
 data fetch`` puts it.
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from user_folder import imported, user_folder
 
 REPO = Path(__file__).resolve().parents[1]
 NEEDS = {
@@ -69,7 +72,7 @@ def clone(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     work = tmp_path / "clone"
     work.mkdir()
     (work / ".venv").symlink_to(Path(sys.prefix))
-    (work / "datasets").symlink_to(REPO / "datasets")
+    user_folder(work)  # a user's project: their own evaluators.py, graphs/, datasets/...
     (tmp_path / "home").mkdir()
     env = {k: v for k, v in os.environ.items() if k not in KEYS and not k.startswith("XDG_")}
     env.update(PATH=f"{Path(sys.prefix) / 'bin'}{os.pathsep}{env.get('PATH', '')}",
@@ -112,6 +115,7 @@ def test_offline_blocks_run_as_written(tmp_path: Path) -> None:
     offline = [b for b in blocks() if b.needs is None]
     run_blocks([main_job(), *offline], work, env)
     assert any((work / "runs").iterdir())
+    assert imported(work) == []  # the user's modules of our folders' names stayed theirs
     assert not (work / "report").exists() or any((work / "report").iterdir())
 
 

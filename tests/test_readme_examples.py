@@ -1,4 +1,6 @@
-"""The README's worked examples (add a metric, a strategy, a benchmark) run as written."""
+"""The README's worked examples (add a metric, a strategy, a benchmark) run as written, in a
+folder laid out as a user's own project (``tests/user_folder.py``: modules named
+``evaluators``, ``graphs``, ``tests``, ``benchmarks``, ``datasets`` that must stay unimported)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fake_langsmith import FakeLangSmith, loopback_only
+from user_folder import imported, user_folder
 
 from tooleval_agents.run.runner import run_experiment
 
@@ -30,9 +33,11 @@ def section_code(title: str) -> str:
 def test_how_it_is_built_examples_run(tmp_path: Path) -> None:
     code = section_code("How it is built")
     assert "class Capitals(Benchmark)" in code and "class Ask(Strategy)" in code
+    user_folder(tmp_path)
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert imported(tmp_path) == []
     assert result.stdout.strip().splitlines()[-1] == "{'exact': 50.0}"
     run_dir = tmp_path / "runs" / "capitals-qa-en-ask-scripted"
     assert (run_dir / "summary.json").is_file() and (run_dir / "examples.jsonl").is_file()
@@ -43,7 +48,7 @@ def test_python_example_runs_offline(tmp_path: Path) -> None:
     start = text.index("From Python (offline")
     code = re.search(r"```python\n(.*?)```", text[start:], re.S)
     assert code is not None
-    (tmp_path / "datasets").symlink_to(REPO / "datasets")
+    user_folder(tmp_path)
     result = subprocess.run([sys.executable, "-c", code.group(1)], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -51,16 +56,18 @@ def test_python_example_runs_offline(tmp_path: Path) -> None:
     assert 0.0 <= float(first[0]) <= 100.0 and first[2].endswith(
         "appbench-plan-mm-hierarchical-noisy-reference_0.3")
     assert "score.success" in result.stdout
+    assert imported(tmp_path) == []
 
 
 def test_own_agent_example_runs_offline(tmp_path: Path) -> None:
     code = section_code("Evaluate your own agent")
     assert "create_agent" in code and "agent=my_agent" in code
-    (tmp_path / "datasets").symlink_to(REPO / "datasets")
+    user_folder(tmp_path)
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["100.0", "100.0"]
+    assert imported(tmp_path) == []
     assert len(code.strip().splitlines()) <= 12
 
 
@@ -93,7 +100,7 @@ def test_own_langsmith_evaluation_runs_against_a_fake_langsmith(
     assert push is not None and "data push appbench" in push.group(1)
     code = section_code("In your own LangSmith evaluation")
     assert "evaluators_for(" in code and 'data="appbench-plan-ss"' in code
-    (tmp_path / "datasets").symlink_to(REPO / "datasets")
+    user_folder(tmp_path)
     with loopback_only(monkeypatch) as refused, FakeLangSmith() as fake:
         env = {**os.environ, "LANGSMITH_API_KEY": fake.api_key,
                "LANGSMITH_ENDPOINT": fake.url, "TOOLEVAL_DATA_DIR": str(tmp_path / "datasets")}
@@ -106,6 +113,7 @@ def test_own_langsmith_evaluation_runs_against_a_fake_langsmith(
         assert result.returncode == 0, result.stderr[-3000:]
         toy, agent = json.loads(result.stdout.strip().splitlines()[-1])
         assert refused == [] and fake.unknown == []
+        assert imported(tmp_path) == []
         with fake.lock:
             feedback = list(fake.feedback.values())
     pooled = {experiment: {f["key"]: f["score"] for f in feedback if f.get("run_id") is None
