@@ -164,7 +164,7 @@ SCORING = "Scoring"
 CALLS = "Model calls"
 RESULTS = "Results and output"
 
-BenchmarkArg = Annotated[str, typer.Argument(help="A registered benchmark.", metavar="BENCHMARK")]
+BenchmarkArg = Annotated[str, typer.Argument(help="A registered benchmark.")]
 ModelArg = Annotated[list[str], typer.Option(
         "--model", metavar="SPEC", rich_help_panel=WHAT, help="reference, noisy-reference "
         "(a rate: noisy-reference:0.3), or provider:model (e.g. openai:gpt-4o-mini). "
