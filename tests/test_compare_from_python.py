@@ -49,13 +49,14 @@ def test_the_tour_compares_two_strategies_in_under_ten_lines(tmp_path: Path) -> 
     assert re.search(r"^success +83\.33 +83\.33$", out, re.M)  # flat, hierarchical
     assert re.search(r"^flat +hierarchical +success +0\.00 +\[0\.00, 0\.00\] +6$", out, re.M)
     assert "more metric(s) not shown (all_metrics=True shows every one)" in out
-    tokens = {m.group(1): float(m.group(2)) for m in re.finditer(
-        r"^appbench-plan-ss-(flat|hierarchical)-noisy-reference_0.3 +([0-9.]+)$", out, re.M)}
-    assert tokens["hierarchical"] < tokens["flat"] / 4  # the costs, as pandas printed them
+    tokens = {m.group(1): float(m.group(2)) for m in re.finditer(  # as pandas printed them
+        r"^\S*-(flat|hierarchical)-\S* +([0-9.]+)$", out, re.M)}  # index: the run names
+    assert tokens["hierarchical"] < tokens["flat"] / 4
     assert "using the bundled samples" in done.stderr  # nothing fetched: said once per run
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
-        "appbench-plan-ss-flat-noisy-reference_0.3",
-        "appbench-plan-ss-hierarchical-noisy-reference_0.3"]
+    configs = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/config.json")]
+    assert sorted((c["strategy"], c["model"]["spec"], c["dataset"]["source"]) for c in configs
+                  ) == [("flat", "noisy-reference:0.3", "sample"),
+                        ("hierarchical", "noisy-reference:0.3", "sample")]
 
 
 def test_the_grid_block_runs_every_combination(tmp_path: Path) -> None:
@@ -125,3 +126,17 @@ def test_compare_takes_summaries_and_shows_the_headline(tmp_path: Path) -> None:
     cli = CliRunner().invoke(app, ["compare", *(r.run_dir or "" for r in runs), "--n-boot",
                                    "100", "--format", "markdown"]).stdout
     assert cli.split("Runs:")[0] == by_summary.to_markdown().split("Runs:")[0]
+
+
+def test_the_names_are_public_and_load_on_first_use() -> None:
+    names = ["compare", "Comparison", "run_grid", "GridResult", "reference_model",
+             "examples_for"]
+    code = ("import sys, tooleval_agents as t\n"
+            f"assert set({names!r}) <= set(t.__all__)\n"
+            "heavy = ('pandas', 'numpy', 'langchain_core', 'langsmith')\n"
+            "print([m for m in heavy if m in sys.modules])\n"
+            "print(all(getattr(t, n) is not None for n in t.__all__))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[:2] == ["[]", "True"]
