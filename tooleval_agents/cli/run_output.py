@@ -179,8 +179,9 @@ def _after_table(done: list[dict[str, Any]]) -> None:
                 else r["experiment"]
             console.print(shown(f"{label}: {said}"), highlight=False)
     sessions = [r.get("session") or {} for r in done]
-    paid = {k: sum(float(s.get(k) or 0) for s in sessions)
-            for k in ("model_calls", "input_tokens", "output_tokens", "cache_hits", "judge_calls")}
+    paid: dict[str, float | None] = {
+        k: sum(float(s.get(k) or 0) for s in sessions)
+        for k in ("model_calls", "input_tokens", "output_tokens", "cache_hits", "judge_calls")}
     paid["usd"] = (None if any(s and s.get("usd") is None for s in sessions)
                    else sum(float(s.get("usd") or 0) for s in sessions))
     console.print(shown(paid_line(paid)), highlight=False)

@@ -336,6 +336,10 @@ class RunSummary(BaseModel):
     (infra errors among those run), and what it paid (``model_calls`` made, their
     ``input_tokens``/``output_tokens``, ``cache_hits``, the judge's, ``usd``); empty on a
     summary recomputed by a reader."""
+    recomputed: bool = Field(default=False, exclude=True)
+    """Computed again by a reader from the results the directory holds, because its
+    ``summary.json`` is missing or describes an earlier state of the run (a stopped run):
+    :func:`~tooleval_agents.results.rescore.current_summary`; not written."""
     results_digest: str | None = None
     """sha256 of ``examples.jsonl`` when this summary was computed: a summary whose file has
     changed since (a run stopped, or resumed by another version) describes other examples

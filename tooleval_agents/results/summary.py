@@ -34,7 +34,9 @@ from tooleval_agents.results.rundir import (
 from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
-              "cache_hits", "unknown_usage")
+              "unknown_usage")
+"""The answers' usage a summary totals (the same on a cold and a warm response cache; how
+many came from the cache is in ``spent`` and ``session``)."""
 SPENT_KEYS = ("model_calls", "input_tokens", "output_tokens", "cached_input_tokens",
               "cache_hits", "judge_calls", "judge_input_tokens", "judge_output_tokens",
               "judge_cached_input_tokens")

@@ -458,8 +458,7 @@ async def _finish(spec: RunSpec, name: str, scorer: Scorer, run_dir: RunDir,
     summary = summarize(name, scorer, session.held, run_dir,
                         wall_s=time.perf_counter() - started, epochs=spec.epochs,
                         model=model_label(spec.model), judge=judge)
-    summary.notes[:0] = [*notes, *replay_note(endpoint, server,
-                                              summary.usage.get("cache_hits", 0.0))]
+    summary.notes[:0] = [*notes, *replay_note(endpoint, server, work["cache_hits"])]
     summary = summary.model_copy(update={"session": work})
     run_dir.write_summary(summary)
     summary = summary.model_copy(update={"run_dir": str(run_dir.path)})
