@@ -174,9 +174,7 @@ def _headline(config: Any, metrics: dict[str, Any]) -> list[str]:
 def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], int]:
     rd = RunDir(path)
     config = rd.read_config()
-    # The figures of the results the run holds now: a summary.json that describes an
-    # earlier state of it (a stopped run) is recomputed, never shown for these examples.
-    summary = current_summary(rd)
+    summary = _summary(rd)
     results = sorted(rd.results().values(), key=lambda r: (r.index, r.epoch))
     bench, split = _benchmark(config)
     verdicts = {id(r): _verdict(bench, split, r) for r in results}
@@ -217,6 +215,16 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "prices": {"model": _price(config.model.get("spec")),
                        "judge": _price((config.judge or {}).get("spec"))}}
     return meta, len(results)
+
+
+def _summary(rd: RunDir) -> RunSummary | None:
+    """The figures of the results the run holds now: a summary.json that describes an
+    earlier state of it (a stopped run) is recomputed, never shown for these examples; one
+    that cannot be (its benchmark is not installed here) is not shown at all."""
+    try:
+        return current_summary(rd)
+    except (KeyError, ValueError):  # an unregistered benchmark: its scorer is out of reach
+        return None
 
 
 def _state(path: Path, finished: bool) -> str:
