@@ -317,7 +317,7 @@ def test_case_8_an_epoch_run_killed_with_9_resumes_what_it_had_not_done(
         tmp_path: Path) -> None:
     from test_runner import write_toy
 
-    data = write_toy(tmp_path / "data", n=8)
+    data = write_toy(tmp_path / "data", n=10)  # 20 attempts, epoch 0 then epoch 1
     log = tmp_path / "calls.log"
     args = ["run", "toy", "--lang", "en", "--model", "reference", "--epochs", "2", "--out",
             str(tmp_path / "EP"), "--data-dir", str(data), "--no-cache", "--no-progress",
@@ -329,22 +329,23 @@ def test_case_8_an_epoch_run_killed_with_9_resumes_what_it_had_not_done(
     file = tmp_path / "not-yet"
     while time.monotonic() < deadline:
         file = next((tmp_path / "EP").glob("*/" + EXAMPLES), file)
-        if file.is_file() and len(file.read_text().splitlines()) >= 5:
+        if file.is_file() and len(file.read_text().splitlines()) >= 12:  # epoch 1 began
             break
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     done_before = len(RunDir(file.parent).results())
-    assert 5 <= done_before < 16
+    assert 12 <= done_before < 20
+    assert any(r.epoch == 1 for r in RunDir(file.parent).results().values())
     env["TOY_RUN"] = "2"
     resumed = subprocess.run(_toy_cli(args), env=env, capture_output=True, text=True,
                              timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads(resumed.stdout)
-    assert summary["counts"]["scored"] == 16 and summary["session"]["resumed"] == done_before
+    assert summary["counts"]["scored"] == 20 and summary["session"]["resumed"] == done_before
     rerun = [x for x in log.read_text().splitlines() if x.startswith("2\t")]
-    assert len(rerun) == 16 - done_before  # every attempt paid for is kept
+    assert len(rerun) == 20 - done_before  # every attempt paid for is kept
 
 
 # ----------------------------------------------------------------------------- case 9
