@@ -387,3 +387,85 @@ def test_case_9_a_stopped_runs_old_summary_is_never_its_figures(
     pytest.importorskip("inspect_ai")
     exported = tooleval("export", "run", run_dir, "--out", tmp_path / "log.json")
     assert exported.exit_code == 0, exported.output
+
+
+# ----------------------------------------------------------------------------- identities
+
+def test_a_run_recorded_before_identities_is_resumed_unless_it_ran_code_of_the_users(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ag.py").write_text(AGENT)
+    for agent in ((), ("--agent", "ag.py:build")):
+        command = ("run", "appbench", "--category", "ss", "--model", "reference", "--limit",
+                   "2", "--out", "old", *agent, "--json")
+        first = json.loads(tooleval(*command).stdout)
+        config_file = Path(first["run_dir"]) / "config.json"
+        config = json.loads(config_file.read_text())
+        del config["identity"]  # as an earlier version wrote it
+        config_file.write_text(json.dumps(config))
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            again = json.loads(tooleval(*command).stdout)
+        if not agent:  # the same settings and no code of the user's: the same run
+            assert again["run_dir"] == first["run_dir"]
+            assert again["session"]["resumed"] == 2
+        else:  # its agent's code was never recorded: it cannot be told apart, so not trusted
+            assert again["run_dir"] == first["run_dir"] + "-v2"
+            assert "a run recorded without its identity (by an earlier version)" in \
+                warnings_of(caplog)
+
+
+def test_the_identity_of_a_run_names_what_changed() -> None:
+    from tooleval_agents.run.identity import identity_change, run_identity
+
+    a = run_identity({"split": "s", "model": {"spec": "openai:m", "args": {"temperature": 0}}})
+    b = run_identity({"split": "s", "model": {"spec": "openai:m", "args": {"temperature": 1}}})
+    assert a.digest != b.digest
+    assert identity_change(a.parts, b.parts) == 'model: args {"temperature": 0} -> ' \
+        '{"temperature": 1}'
+    assert run_identity({"split": "s", "agent_cmd": None}) == run_identity({"split": "s"})
+
+
+STRATEGY = """from langchain_core.runnables import RunnableLambda
+
+from tooleval_agents.contracts import Strategy
+
+
+class Blank(Strategy):
+    benchmark, name = "appbench", "blank33"
+
+    def build(self, ctx):
+        async def solve(state):
+            reply = await ctx.model.ainvoke("Done?")
+            return {"raw_outputs": [reply.text], "prediction": ""}
+        return RunnableLambda(solve)
+"""
+
+
+def test_a_strategy_of_the_users_is_keyed_on_its_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from tooleval_agents import registry
+    from tooleval_agents.models.chat_models import ScriptedChatModel
+
+    source = tmp_path / "strat33.py"
+    kwargs: dict[str, Any] = {"subset": "ss", "strategy": "blank33", "data_dir": SAMPLES,
+                              "out": tmp_path / "runs", "progress": False, "cache": False,
+                              "limit": 2}
+
+    def run(text: str) -> Any:
+        source.write_text(text)
+        monkeypatch.setattr(registry, "_STRATEGIES", {})
+        registry.register_strategy(_load(source, monkeypatch).Blank())
+        return run_experiment("appbench", model=ScriptedChatModel(rules=[], default="Done."),
+                              **kwargs)
+
+    first = run(STRATEGY)
+    config = json.loads((Path(first.run_dir) / "config.json").read_text())
+    assert set(config["identity"]["parts"]["strategy"]["files"]) == {"strat33"}
+    assert run(STRATEGY).run_dir == first.run_dir  # the same code: resumed
+    with caplog.at_level(logging.WARNING):
+        edited = run(STRATEGY.replace('"Done?"', '"Done now?"'))
+    assert edited.run_dir == first.run_dir + "-v2"
+    assert "strategy blank33: its code changed (strat33)" in warnings_of(caplog)
