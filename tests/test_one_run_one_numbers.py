@@ -469,3 +469,32 @@ def test_a_strategy_of_the_users_is_keyed_on_its_code(
         edited = run(STRATEGY.replace('"Done?"', '"Done now?"'))
     assert edited.run_dir == first.run_dir + "-v2"
     assert "strategy blank33: its code changed (strat33)" in warnings_of(caplog)
+
+
+GRAPH = """from langchain.agents import create_agent
+from langchain_core.tools import tool
+from tooleval_agents.models.reference import AnswerKey
+from tooleval_agents.models.specs import resolve_model
+from tooleval_agents.run.usercode import code_identity
+
+
+@tool
+def weather(city: str, days: int = 1) -> str:
+    '''The weather in a city.'''
+    return city
+
+
+model = resolve_model("reference", answer_key=AnswerKey())
+print(code_identity(create_agent(model, [weather], system_prompt="x")).code)
+print(code_identity(create_agent).code)
+"""
+
+
+def test_what_is_read_of_code_is_the_same_in_every_process(tmp_path: Path) -> None:
+    # a set's order, an object's address: neither may change an identity between runs
+    script = tmp_path / "graph33.py"
+    script.write_text(GRAPH)
+    seen = {subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120,
+                           check=True).stdout for seed in ("1", "2", "3")}
+    assert len(seen) == 1 and len(next(iter(seen)).split()) == 2

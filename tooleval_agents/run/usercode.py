@@ -209,9 +209,14 @@ class _Reader:
         self.parts.append(f"{message.type}: {message.content!r}")
 
     def container(self, value: Any, depth: int) -> None:
-        items = list(value.items()) if isinstance(value, Mapping) else list(value)
-        if isinstance(value, Mapping | set | frozenset):
-            items.sort(key=repr)
+        items: list[Any]
+        if isinstance(value, Mapping):  # in key order: insertion order may vary by run
+            items = [x for kv in sorted(value.items(), key=lambda kv: _order(kv[0]))
+                     for x in kv]
+        elif isinstance(value, set | frozenset):
+            items = sorted(value, key=_order)
+        else:
+            items = list(value)
         for item in items[:MAX_ITEMS]:
             self.value(item, depth)
 
@@ -255,13 +260,32 @@ _READERS: list[tuple[str, Callable[[_Reader, Any, int], None]]] = [
 ]
 
 
+def _order(value: Any) -> str:
+    """A sort key the same in every process (a scalar's repr, else its type's name; never an
+    object's repr, which may hold its address)."""
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return repr(value)
+    return f"~{type(value).__module__}.{type(value).__qualname__}"
+
+
+def _const(value: Any) -> str:
+    """A code constant as text, the same in every process (a frozenset's order follows the
+    string hash seed; nested code by its digest)."""
+    if isinstance(value, types.CodeType):
+        return _code_digest(value)
+    if isinstance(value, frozenset):
+        return "frozenset(" + ",".join(sorted(map(_const, value))) + ")"
+    if isinstance(value, tuple):
+        return "(" + ",".join(map(_const, value)) + ")"
+    return repr(value)
+
+
 def _code_digest(code: types.CodeType) -> str:
     """A compiled function's digest: its bytecode, names and constants (nested code too)."""
     digest = hashlib.sha256(code.co_code)
     digest.update(repr(code.co_names).encode())
     for const in code.co_consts:
-        digest.update((_code_digest(const) if isinstance(const, types.CodeType)
-                       else repr(const)).encode("utf-8", "replace"))
+        digest.update(_const(const).encode("utf-8", "replace"))
     return digest.hexdigest()[:16]
 
 
