@@ -229,10 +229,12 @@ def test_case_3_one_directory_one_set_of_numbers_in_all_five_places(
     whole = json.loads(tooleval(*command, "--json").stdout)
     run_dir = Path(whole["run_dir"])
     written = (run_dir / SUMMARY).read_bytes()
+    config = (run_dir / "config.json").read_bytes()
     assert whole["counts"]["scored"] == 6 and round(whole["metrics"]["success"], 2) == 83.33
     part = tooleval(*command, "--limit", "3")  # runs nothing, rewrites nothing
     assert part.exit_code == 0, part.output
     assert (run_dir / SUMMARY).read_bytes() == written
+    assert (run_dir / "config.json").read_bytes() == config
     assert "resumed 3 of 3, ran 0 new, 0 errors (the directory holds 6: its figures are over " \
         "all of them)" in part.output
     assert "examples=6, scored=6" in part.output
