@@ -150,12 +150,9 @@ def _replayed(result: ChatResult) -> bool:
 
 @dataclass
 class CallStats:
-    """Model calls of one example (the runner sets one per example; see :func:`collect_stats`).
-
-    Two accounts: what the answers are (every answer the example got, made now or replayed
-    from a response cache, with the tokens recorded when it was made: a property of the
-    system under test, the same on a cold and a warm cache) and what this session paid
-    (provider calls and their tokens; a replayed answer costs nothing)."""
+    """Model calls of one example (the runner sets one per example; see :func:`collect_stats`):
+    what this session paid (provider calls and their tokens) apart from the answers replayed
+    from a response cache, whose tokens (recorded when made) are the answers' all the same."""
 
     calls: int = 0
     """Answers received from the provider (paid; cache hits excluded)."""
@@ -171,11 +168,11 @@ class CallStats:
     cached_input_tokens: int = 0
     """Input tokens served from the provider's prompt cache (part of ``input_tokens``)."""
     replayed_input_tokens: int = 0
-    """Input tokens of the answers served by a response cache, as recorded when made."""
+    """Tokens of the answers served by a response cache, as recorded when made."""
     replayed_output_tokens: int = 0
     replayed_cached_input_tokens: int = 0
     unknown_usage: int = 0
-    """Replayed answers whose cache entry recorded no usage (their tokens are unknown)."""
+    """Replayed answers whose cache entry recorded no usage."""
     kinds: list[str] = field(default_factory=list)
     """Infrastructure kind of each failed try, in order."""
     epoch: int = 0
@@ -241,10 +238,6 @@ class CallStats:
         with self._lock:
             self.raised.append(error)
 
-    def hit(self) -> None:
-        """A cache hit whose answer is not at hand (prefer :meth:`replayed`)."""
-        with self._lock:
-            self.cache_hits += 1
 
 
 _STATS: ContextVar[CallStats | None] = ContextVar("tooleval_call_stats", default=None)

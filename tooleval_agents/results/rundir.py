@@ -9,7 +9,9 @@ only code that reads or writes it.
   bytes), so a line changed after it was written is found (:meth:`RunDir.edited`): a resume
   runs its example again, re-scoring refuses the run. A line without one (written by an
   older version) is trusted.
-* ``summary.json`` -- corpus metrics and counts (:class:`RunSummary`), rewritten at the end.
+* ``summary.json`` -- corpus metrics and counts (:class:`RunSummary`) over every example the
+  directory holds, rewritten at the end of a run that added to them; it records the digest of
+  the results it describes, so a reader knows a stale one (:meth:`RunDir.summary_is_current`).
 
 Everything needed to re-score without calling a model is in ``examples.jsonl`` (outputs) and
 the dataset (reference outputs).
@@ -92,7 +94,8 @@ class RunConfig(BaseModel):
     """``config.json``: everything that identifies the experiment. Never holds a secret."""
 
     experiment: str
-    """Experiment name, ``<benchmark>-<task>-<subset>-<strategy>-<model>``."""
+    """Experiment name: the directory's (``<benchmark>-<task>-<subset>-<strategy>-<model>``,
+    then the settings; :func:`~tooleval_agents.run.naming.readable_name`)."""
     benchmark: str
     task: str
     subset: str
@@ -127,12 +130,9 @@ class RunConfig(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token usage of one example.
-
-    As :attr:`ResultBase.usage`: the answers' (every model answer the example got, made or
-    replayed from the response cache, with the tokens recorded when it was made: the same on
-    a cold and a warm cache). As :attr:`ResultBase.spent`: what the session that wrote the
-    line paid (provider calls and their tokens; a replayed answer costs nothing)."""
+    """Token usage of one example: its answers' (:attr:`ResultBase.usage`: made or replayed
+    from the response cache, with the tokens recorded when made), or what was paid for them
+    (:attr:`ResultBase.spent`: provider calls and their tokens; a replay costs nothing)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -143,8 +143,7 @@ class Usage(BaseModel):
     cache_hits: int = 0
     """Model answers served by the response cache."""
     unknown_usage: int = 0
-    """Replayed answers whose cache entry recorded no token usage (written before the cache
-    kept it): their tokens are missing from these counts."""
+    """Replayed answers whose cache entry recorded no token usage: their tokens are missing."""
 
 
 class ModelCall(BaseModel):
@@ -183,9 +182,8 @@ class ResultBase(BaseModel):
     judge_usage: Usage = Field(default_factory=Usage)
     """The judge's calls while scoring this example (apart from the model's)."""
     spent: Usage | None = None
-    """What the session that wrote this line paid for the model's answers (``None`` on a
-    line written before it was kept: its ``usage`` was what was paid, see
-    :meth:`_from_older_line`)."""
+    """What the session that wrote this line paid for the model's answers (``None`` only
+    before validation: :meth:`_from_older_line`)."""
     judge_spent: Usage | None = None
     """As :attr:`spent`, for the judge's calls."""
     latency_s: float = 0.0
@@ -302,11 +300,9 @@ class RunSummary(BaseModel):
     """Headline metrics the run could not compute, with why (e.g. ``{"planning": "no
     --judge"}``): absent from ``metrics``, never a 0."""
     usage: dict[str, float] = Field(default_factory=dict)
-    """Totals and per-example means of the answers' tokens and model calls, over every
-    recorded result (infra errors included: their tokens were spent; examples not run yet are
-    not): answers replayed from the response cache count with the tokens recorded when they
-    were made, so these are the same on a cold and a warm cache (``unknown_usage``: replayed
-    answers whose tokens were not recorded)."""
+    """Totals and per-example means of the answers' tokens and model calls (:class:`Usage`:
+    the same on a cold and a warm cache), over every recorded result (infra errors included:
+    their tokens were spent; examples not run yet are not)."""
     spent: dict[str, Any] = Field(default_factory=dict)
     """What was paid for the results the directory holds, over every session that wrote them
     (:data:`~tooleval_agents.results.summary.SPENT_KEYS`: provider calls, their tokens, cache
@@ -331,19 +327,14 @@ class RunSummary(BaseModel):
     """The results directory (set on the summary a run returns or :meth:`RunDir.read_summary`
     reads; not written to the file, which may move)."""
     session: dict[str, Any] = Field(default_factory=dict)
-    """What the run's last session did, apart from the results it found stored: ``resumed``
-    (attempts already done) ``of`` (the attempts the directory holds), ``ran``, ``errors``
-    (infra errors among those run), and what it paid (``model_calls`` made, their
-    ``input_tokens``/``output_tokens``, ``cache_hits``, the judge's, ``usd``); empty on a
-    summary recomputed by a reader."""
+    """What the run's last session did apart from the results it found: ``resumed`` N ``of``
+    M attempts it selected, ``held`` (the directory's), ``ran``, ``errors`` (infra errors),
+    and what it paid (as :attr:`spent`); empty on a summary a reader recomputed."""
     recomputed: bool = Field(default=False, exclude=True)
-    """Computed again by a reader from the results the directory holds, because its
-    ``summary.json`` is missing or describes an earlier state of the run (a stopped run):
-    :func:`~tooleval_agents.results.rescore.current_summary`; not written."""
+    """Computed again by a reader: ``summary.json`` is missing or stale (not written;
+    :func:`~tooleval_agents.results.rescore.current_summary`)."""
     results_digest: str | None = None
-    """sha256 of ``examples.jsonl`` when this summary was computed: a summary whose file has
-    changed since (a run stopped, or resumed by another version) describes other examples
-    and is recomputed (:meth:`RunDir.summary_is_current`)."""
+    """sha256 of the ``examples.jsonl`` it describes (:meth:`RunDir.summary_is_current`)."""
 
     def results(self) -> list[ExampleResult]:
         """The latest result of every example of the run, in split order."""

@@ -181,12 +181,18 @@ def check_server(path: Path, old: RunConfig, new: RunConfig) -> None:
                           "choose another --out.")
 
 
+LEGACY_PARTS = frozenset({"split", "strategy", "model", "judge", "strategy_options",
+                          "scoring_options", "epochs", "tool_faults"})
+"""The identity parts a run recorded before identities could have (a part of another kind,
+an agent's among them, means a run no earlier version could have made)."""
+
+
 def legacy_matches(old: RunConfig, parts: Mapping[str, Any]) -> bool:
     """Whether a run recorded before identities were kept (``old``) is the run of identity
     ``parts`` (:attr:`~tooleval_agents.run.identity.RunIdentity.parts`): the same settings,
     and no code of the user's in it (an agent's code was never recorded, so an edited agent
     could not be told apart)."""
-    if old.agent is not None or parts.get("agent") or any(
+    if old.agent is not None or set(parts) - LEGACY_PARTS or any(
             isinstance(v, dict) and v.get("files") for v in parts.values()):
         return False
     model, judge = parts.get("model") or {}, parts.get("judge") or {}

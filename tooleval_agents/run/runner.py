@@ -3,17 +3,22 @@
 :func:`run_experiment` (sync, usable from scripts and Jupyter) and :func:`arun_experiment`
 (async) build the strategy's workflow around the model, run it as the target of
 ``langsmith.aevaluate`` with the benchmark's scorer as row evaluator, and keep the results
-directory ``<out>/<experiment>/`` (see :mod:`tooleval_agents.results.rundir`):
+directory (see :mod:`tooleval_agents.results.rundir`):
 
+* the directory is the one of the run's identity (:mod:`tooleval_agents.run.identity`: what
+  it measures, the code of the user's agent or strategy included): ``<out>/<readable name>/``,
+  or a numbered sibling (``-v2``) when that one holds a run of something else, said in one
+  line; a changed agent is never answered from an old run's results;
 * every finished example is appended to ``examples.jsonl`` by the row evaluator as soon as it
   is scored (fsynced by a background thread), so a crash loses nothing that finished;
-* ``summary.json`` is computed by our own code over every example of the split:
-  ``Scorer.aggregate`` over the ``ok`` and ``model_error`` examples (a workflow failure scores
-  as a wrong answer, never dropped); ``infra_error`` examples (provider failures left after
-  retries) are left out of the metrics and counted apart;
-* re-running the same command resumes: finished examples are not run again (no model call),
-  infrastructure errors are retried (``attempt`` + 1); changed data or settings are refused
-  (``fresh=True`` starts over).
+* ``summary.json`` is computed by our own code over every example the directory holds:
+  ``Scorer.aggregate`` over the ``ok``, ``model_error`` and ``agent_error`` examples (a
+  workflow failure scores as a wrong answer, never dropped); ``infra_error`` examples
+  (provider failures left after retries) are left out of the metrics and counted apart; a
+  command whose selection adds nothing to the directory runs and rewrites nothing;
+* re-running the same command resumes, and says so ("resumed N of M": a warning, and the
+  summary's ``session``): finished examples are not run again (no model call), infrastructure
+  errors are retried (``attempt`` + 1); changed data is refused (``fresh=True`` starts over).
 
 The runner knows no benchmark by name: everything comes from the
 :class:`~tooleval_agents.registry.Benchmark` and :class:`~tooleval_agents.contracts.Strategy`
@@ -398,7 +403,7 @@ class _Session:
         (:class:`~tooleval_agents.results.summary.Spend`)."""
         spend = Spend()
         errors = 0
-        for result in run_dir.iter_heads(self.ran):
+        for result in run_dir.iter_heads(self.ran) if self.ran else ():
             errors += result.status == "infra_error"
             spend.add(result)
         return {"resumed": self.selected - len(self.ran), "of": self.selected,
@@ -477,9 +482,12 @@ def run_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client | None 
 
     ``spec`` is a :class:`~tooleval_agents.run.spec.RunSpec`, or a benchmark name with the
     RunSpec fields as keyword options (``model`` is required). Results go to
-    ``<out>/<benchmark>-<task>-<subset>-<strategy>-<model>/`` (config.json, examples.jsonl,
-    summary.json). Calling it again with the same settings resumes; ``client`` is a LangSmith
-    client (default: offline, or from the environment to upload).
+    ``<out>/<benchmark>-<task>-<subset>-<strategy>[+<agent>]-<model>[-<key>=<value>...]/``
+    (config.json, examples.jsonl, summary.json), or a numbered sibling when that directory
+    holds a run of something else (e.g. an edited agent). Calling it again with the same
+    settings and code resumes (the summary's ``session`` says ``resumed`` N ``of`` M, and a
+    warning); ``client`` is a LangSmith client (default: offline, or from the environment to
+    upload).
 
     Raises:
         ResumeError: the results directory holds a run over other data or settings.
