@@ -47,6 +47,13 @@ def build(model, tools):
 """
 
 
+@pytest.fixture(autouse=True)
+def _own_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user cache of this test's own: no benchmark data fetched (the issue's commands run on
+    the bundled samples) and a cold response cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+
+
 def tooleval(*args: str | Path) -> Any:
     return CliRunner().invoke(app, [*map(str, args)])
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +32,6 @@ from tooleval_agents.errors import DataFormatError
 from tooleval_agents.models.redaction import redact
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, RunConfig, RunDir
 from tooleval_agents.run.experiment import _jsonable
-
-SIBLING = re.compile(r"-v(\d+)$")
-"""How a numbered sibling directory's name ends (``-v2``)."""
 
 
 class RunIdentity(BaseModel):
