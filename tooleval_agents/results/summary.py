@@ -52,14 +52,14 @@ class Spend:
 
     def add(self, r: ResultBase) -> None:
         t = self.totals
-        for prefix, paid in (("", r.spent), ("judge_", r.judge_spent)):
+        for prefix, calls, paid in (("", "model_calls", r.spent),
+                                    ("judge_", "judge_calls", r.judge_spent)):
             if paid is not None:
+                t[calls] += paid.model_calls
                 t[f"{prefix}input_tokens"] += paid.input_tokens
                 t[f"{prefix}output_tokens"] += paid.output_tokens
                 t[f"{prefix}cached_input_tokens"] += paid.cached_input_tokens
-        t["model_calls"] += r.spent.model_calls if r.spent is not None else 0
         t["cache_hits"] += r.spent.cache_hits if r.spent is not None else 0
-        t["judge_calls"] += r.judge_spent.model_calls if r.judge_spent is not None else 0
 
     def priced(self, *, model: str | None, judge: str | None) -> dict[str, Any]:
         """The totals with their dollars (``usd``; ``None`` at an unknown price)."""

@@ -248,7 +248,7 @@ class _Experiment:
             except Exception as exc:  # every failure is recorded, none ends the run
                 status, kind, where = failure_of(exc, stats)
                 error = _error_text(exc)
-                if kind in FATAL_KINDS and self.fatal is None:
+                if status == "infra_error" and kind in FATAL_KINDS and self.fatal is None:
                     self.fatal = error
             finally:
                 self._running.discard(task)
