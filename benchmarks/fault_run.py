@@ -184,7 +184,8 @@ def measure(run_dir: Path, server: FakeOpenAI, runs: list[Invocation],
         + len(lines) - len({json.dumps(ln, sort_keys=True) for ln in lines}),
         "calls_beyond_in_flight": beyond,
         "infra_errors_left": sum(1 for ln in latest.values() if ln["status"] == "infra_error"),
-        "scored_as_wrong": sum(1 for ln in latest.values() if ln["status"] == "model_error"
+        "scored_as_wrong": sum(1 for ln in latest.values()
+                               if ln["status"] in ("model_error", "agent_error")
                                or (ln.get("score") or {}).get("scores", {}).get("accuracy")
                                == 0.0),
         "requests": len(server.log),

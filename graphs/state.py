@@ -33,11 +33,10 @@ def add_usage(left: Usage | None, right: Usage | None) -> Usage:
 
 
 def usage_of(message: AIMessage) -> Usage:
-    """Usage of one model answer. A cached answer (``total_cost == 0`` in its usage metadata,
-    as LangChain's cache marks hits) counts as a call with no new tokens."""
+    """Usage of one model answer: its tokens, whether it was made now or replayed from a
+    response cache (a replay keeps the tokens recorded when it was made: they describe the
+    answer, not what this session paid; the run counts that apart)."""
     meta: dict[str, Any] = dict(message.usage_metadata or {})
-    if meta.get("total_cost") == 0 or message.response_metadata.get("tooleval_cache_hit"):
-        return {"input_tokens": 0, "output_tokens": 0, "model_calls": 0}
     return {
         "input_tokens": int(meta.get("input_tokens", 0) or 0),
         "output_tokens": int(meta.get("output_tokens", 0) or 0),

@@ -75,9 +75,10 @@ def test_a_resume_runs_edited_lines_again_and_says_which(
     assert model.calls == 2  # the two edited examples, and only them (was: 0, trusted)
     assert summary.metrics["accuracy"] == pytest.approx(500 / 6)  # not the edited 100
     warned = [r.getMessage() for r in caplog.records]
-    assert len(warned) == 1 and "\n" not in warned[0]
+    assert len(warned) == 2 and not any("\n" in w for w in warned)
     assert f"2 result lines were changed after they were written (line {min(scored, asked)}"\
         in warned[0] and warned[0].endswith("their examples run again")
+    assert "resumed 4 of 6 examples" in warned[1] and warned[1].endswith("(2 to run)")
     latest = RunDir(run_dir).results()
     assert sorted(r.index for r in latest.values() if r.attempt == 2) == [1, 3]
     assert RunDir(run_dir).edited() == []  # superseded by the lines just written

@@ -115,7 +115,8 @@ def check_real_run(server: str, data_dir: Path, tmp_path: Path, benchmark: str, 
             summary, time.perf_counter() - started)
     counts = summary.counts
     assert counts["examples"] == n and counts["not_run"] == 0
-    assert counts["ok"] + counts["model_errors"] + counts["infra_errors"] == n
+    assert counts["ok"] + counts["model_errors"] + counts["agent_errors"] + \
+        counts["infra_errors"] == n
     results = summary.results()
     for r in results:
         assert r.status == "ok" or r.error_kind, (r.status, r.error)

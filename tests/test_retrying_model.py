@@ -192,7 +192,10 @@ def test_sqlite_hits_through_the_wrapper_are_counted_and_cost_nothing(tmp_path: 
     assert [c["messages"][0]["content"] for c in calls] == ["hi", "hi"]
     assert [c["output"]["content"] for c in calls] == ["hello", "hello"]
     assert usage_of(first)["model_calls"] == 1
-    assert usage_of(second) == {"input_tokens": 0, "output_tokens": 0, "model_calls": 0}
+    assert usage_of(second) == usage_of(first)  # the answer's tokens, as recorded
+    # what was paid: one call; the replay's tokens are the answer's, counted apart
+    assert stats.input_tokens == usage_of(first)["input_tokens"]
+    assert stats.replayed_input_tokens == usage_of(first)["input_tokens"] > 0
     # Another answer key is another model: no hit.
     other = RetryingChatModel(inner=ScriptedChatModel(rules=[(".", "bye")]),
                               response_cache=cache)

@@ -38,7 +38,7 @@ def test_json_output_has_the_score_shape(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["metrics"] == {"accuracy": 75.0}  # 3 of 4: the failed workflow counts
-    assert report["counts"]["examples"] == 4 and report["counts"]["model_errors"] == 1
+    assert report["counts"]["examples"] == 4 and report["counts"]["agent_errors"] == 1
     assert report["experiment"] == "toy-echo-en-echo-reference"
     assert report["strategy"] == "echo"  # the benchmark's default
     assert Path(report["run_dir"], "summary.json").is_file()

@@ -12,7 +12,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.cli.run_output import counts_line, session_line
+from tooleval_agents.cli.run_output import counts_line, paid_line, session_line
 from tooleval_agents.results.compare import load_run
 from tooleval_agents.results.reports import figure_names
 
@@ -35,19 +35,26 @@ def run(out: Path, *args: str) -> Any:
 def test_a_resume_counts_this_sessions_work_apart_from_the_stored(tmp_path: Path) -> None:
     first = run(tmp_path, "--limit", "3")
     assert "resumed" not in first  # a new run: every count is this session's
-    assert "model calls: 6, cache hits: 0;" in first
+    assert "tokens in/out: " in first and "model calls: 6;" in first
+    assert "this session: model calls 6, tokens paid in/out " in first
     again = run(tmp_path, "--limit", "3")
-    assert "resumed 3, ran 0 new, 0 errors; this session: model calls 0, cache hits 0" in again
-    assert "model calls: 6, cache hits: 0 (all sessions)" in again
+    assert "resumed 3 of 3, ran 0 new, 0 errors" in again
+    assert "this session: model calls 0, tokens paid in/out 0/0, cache hits 0, $0.0000" in again
+    assert "model calls: 6;" in again  # the directory's answers
     more = run(tmp_path, "--limit", "5")
-    assert "resumed 3, ran 2 new, 0 errors; this session: model calls 4, cache hits 0" in more
-    assert "model calls: 10, cache hits: 0 (all sessions)" in more
+    assert "resumed 3 of 5, ran 2 new, 0 errors" in more
+    assert "this session: model calls 4, " in more
+    assert "model calls: 10;" in more
+    fewer = run(tmp_path, "--limit", "2")  # runs nothing: the directory's figures, said so
+    assert "resumed 2 of 2, ran 0 new, 0 errors (the directory holds 5: its figures are over " \
+        "all of them)" in fewer
+    assert "examples=5," in fewer and "model calls: 10;" in fewer
 
 
 def test_epochs_tell_examples_from_attempts(tmp_path: Path) -> None:
     output = run(tmp_path, "--limit", "5", "--epochs", "3")
     assert "5 examples × 3 epochs = 15 attempts, scored=15" in output
-    assert "examples=15" not in output and "epochs=3" not in output
+    assert "examples=15" not in output and ", epochs=3" not in output  # the name has it
 
 
 def test_the_lines_from_a_row() -> None:
@@ -56,9 +63,12 @@ def test_the_lines_from_a_row() -> None:
     assert counts_line(row) == "4 examples × 2 epochs = 8 attempts, scored=7"
     assert counts_line({"counts": {"examples": 4, "scored": 4}}) == "examples=4, scored=4"
     assert session_line({"session": {"resumed": 0, "ran": 4}}) == ""
-    said = session_line({"session": {"resumed": 2, "ran": 2, "errors": 1, "model_calls": 5,
-                                     "cache_hits": 1}})
-    assert said == "resumed 2, ran 2 new, 1 error; this session: model calls 5, cache hits 1"
+    said = session_line({"session": {"resumed": 2, "of": 4, "held": 4, "ran": 2, "errors": 1}})
+    assert said == "resumed 2 of 4, ran 2 new, 1 error"
+    paid = paid_line({"model_calls": 5, "input_tokens": 10, "output_tokens": 2,
+                      "cache_hits": 1, "usd": None})
+    assert paid == ("this session: model calls 5, tokens paid in/out 10/2, cache hits 1, "
+                    "price unknown")
 
 
 def test_a_multi_split_run_ends_with_one_table_in_the_benchmarks_order(tmp_path: Path,
@@ -80,7 +90,7 @@ def test_a_multi_split_run_ends_with_one_table_in_the_benchmarks_order(tmp_path:
     every = CliRunner().invoke(app, [*common, "--all-metrics"])
     assert every.exit_code == 0, every.output
     assert every.output.count("trajectory_strict") == 4
-    assert "ss: resumed 3, ran 0 new, 0 errors" in every.output
+    assert "ss: resumed 3 of 3, ran 0 new, 0 errors" in every.output
 
 
 def test_compare_names_runs_by_what_differs_and_fits_100_columns(tmp_path: Path,

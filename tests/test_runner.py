@@ -57,12 +57,12 @@ from tooleval_agents.models.retry import RetryPolicy
 from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, register
 from tooleval_agents.results.corpus import as_corpus
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir
+from tooleval_agents.run.naming import readable_name
 from tooleval_agents.run.runner import (
     ResumeError,
     arun_experiment,
     dataset_hash,
     experiment_name,
-    identity_suffix,
     run_experiment,
     run_sync,
 )
@@ -294,11 +294,12 @@ def test_reference_run_writes_config_examples_and_summary(toy: Path, tmp_path: P
     assert config.model["spec"] == "reference"
     assert config.dataset.examples == 6 and len(config.dataset.hash) == 64
     assert {"langsmith", "langgraph", "langchain-core", "python"} <= set(config.versions)
-    assert summary.session == {"resumed": 0, "ran": 6, "errors": 0,
-                               "model_calls": summary.usage["model_calls"],
-                               "cache_hits": summary.usage["cache_hits"]}
-    # what this session did is not written: the file holds every session's results
-    assert RunDir(run_dir).read_summary() == summary.model_copy(update={"session": {}})
+    assert {k: summary.session[k] for k in ("resumed", "of", "held", "ran", "errors",
+                                             "model_calls", "cache_hits")} == {
+        "resumed": 0, "of": 6, "held": 6, "ran": 6, "errors": 0,
+        "model_calls": summary.usage["model_calls"], "cache_hits": 0}
+    # what the last session did and paid is written apart from the directory's figures
+    assert RunDir(run_dir).read_summary() == summary
 
 
 def test_experiment_name_is_path_safe() -> None:
@@ -328,7 +329,8 @@ def test_runner_and_cli_know_no_benchmark_by_name() -> None:
 def test_results_are_appended_as_examples_finish(toy: Path, tmp_path: Path) -> None:
     out = tmp_path / "runs"
     options = {"count_lines": str(tmp_path / "lines")}
-    run_dir = out / ("toy-echo-en-echo-reference" + identity_suffix(strategy_options=options))
+    run_dir = out / readable_name(Split("toy", "echo", "en"), "echo", "reference",
+                                  settings=options)
     (tmp_path / "lines").symlink_to(run_dir / EXAMPLES)
     LINES_SEEN.clear()
     run_experiment("toy", subset="en", model="reference", out=out, data_dir=toy,
@@ -337,18 +339,22 @@ def test_results_are_appended_as_examples_finish(toy: Path, tmp_path: Path) -> N
     assert list(range(6)) == LINES_SEEN
 
 
-def test_model_errors_are_scored_as_wrong_not_dropped(tmp_path: Path) -> None:
+def test_workflow_failures_are_scored_as_wrong_not_dropped(tmp_path: Path) -> None:
     data = write_toy(tmp_path / "data", n=5, boom=(1, 3))
     summary = run_experiment("toy", subset="en", model="reference", out=tmp_path / "runs",
                              data_dir=data, progress=False, cache=False)
     # 3 of 5 right: the two failed workflows count in the denominator.
     assert summary.metrics["accuracy"] == pytest.approx(60.0)
-    assert summary.counts["model_errors"] == 2 and summary.counts["scored"] == 5
+    # The strategy's own code raised: the system under test's error, not the model's.
+    assert summary.counts["agent_errors"] == 2 and summary.counts["model_errors"] == 0
+    assert summary.counts["scored"] == 5
     failed = [r for r in _lines(tmp_path / "runs" / summary.experiment)
-              if r["status"] == "model_error"]
+              if r["status"] == "agent_error"]
     assert sorted(r["index"] for r in failed) == [1, 3]
     assert all(r["error_kind"] == "ValueError" and "cannot be parsed" in r["error"]
                for r in failed)
+    assert all(r["error_at"].startswith("test_runner.py:") and r["error_at"].endswith(
+        " in parse") for r in failed)  # the last frame in the user's code
     assert all(r["score"]["scores"]["accuracy"] == 0.0 for r in failed)
 
 
@@ -431,19 +437,22 @@ def test_a_selection_extends_a_run_and_changed_data_is_refused(toy: Path,
     assert calls == 2 and grown.counts["examples"] == grown.counts["ok"] == 5
     assert grown.experiment == first.experiment
     assert _lines(out / first.experiment)[:3] == before
-    shrunk, calls = run(limit=2)  # a smaller one summarises its examples, keeps the others
-    assert calls == 0 and shrunk.counts["examples"] == 2
+    summary_file = out / first.experiment / SUMMARY
+    written = summary_file.read_bytes()
+    shrunk, calls = run(limit=2)  # a smaller one runs nothing and rewrites nothing
+    assert calls == 0 and shrunk.counts["examples"] == 5  # the directory's one set of numbers
+    assert shrunk.session["resumed"] == shrunk.session["of"] == 2
+    assert shrunk.session["held"] == 5 and summary_file.read_bytes() == written
     assert len(_lines(out / first.experiment)) == 5
     picked, calls = run(samples="1,4-5")
-    assert calls == 1 and picked.counts["examples"] == 3  # 5 is new; 1 and 4 ran before
+    assert calls == 1 and picked.counts["examples"] == 6  # 5 is new; 1 and 4 ran before
     assert RunDir(out / first.experiment).read_config().dataset.model_dump(
-        include={"examples", "samples", "total"}) == {"examples": 3, "samples": "1,4-5",
+        include={"examples", "samples", "total"}) == {"examples": 6, "samples": None,
                                                       "total": 6}
     with pytest.raises(ValueError, match=r"the split has no example 9 \(its indices are 0-5\)"):
         run(samples="9")
     other, calls = run(limit=3, strategy_options={"delay": 0.0})
-    assert calls == 3 and other.experiment == f"{first.experiment}-" + \
-        other.experiment.rsplit("-", 1)[1]  # other options: a directory of their own
+    assert calls == 3 and other.experiment == f"{first.experiment}-delay=0"  # its own
     write_toy(toy, n=6, boom=[0])  # the data of the first examples changed
     with pytest.raises(ResumeError, match=r"other data.*--fresh"):
         run(limit=3)
@@ -491,11 +500,14 @@ def test_second_identical_run_makes_no_model_calls(toy: Path, tmp_path: Path) ->
     assert second.calls == 0
     assert s2.metrics == s1.metrics
     assert s2.counts["cached"] == 6
-    # Cache hits add no tokens and no model calls: nothing is counted twice.
-    assert s2.usage["input_tokens"] == s2.usage["output_tokens"] == 0
-    assert s2.usage["model_calls"] == 0 and s2.usage["cache_hits"] == 6
+    # Tokens belong to the answer: the same on a warm cache; what was paid is counted apart.
+    assert s2.usage == s1.usage and s2.cost == s1.cost and s2.usage["model_calls"] == 6
+    assert s2.session["model_calls"] == s2.session["input_tokens"] == 0
+    assert s2.session["cache_hits"] == s2.spent["cache_hits"] == 6
+    assert s1.session["model_calls"] == 6 and s1.session["input_tokens"] > 0
     lines = _lines(tmp_path / "b" / s2.experiment)
-    assert all(r["outputs"]["usage"]["model_calls"] == 0 for r in lines)
+    assert all(r["outputs"]["usage"]["model_calls"] == 1 for r in lines)
+    assert all(r["spent"]["model_calls"] == 0 and r["usage"]["cache_hits"] == 1 for r in lines)
 
 
 def test_no_cache_for_sampled_models(toy: Path, tmp_path: Path) -> None:

@@ -31,15 +31,22 @@ def _puts(site: Path) -> dict[str, Any]:
 @pytest.fixture
 def going(samples: Path, tmp_path: Path) -> Path:
     """A run caught in the middle: 2 of its 6 examples written, no summary yet, its lock held
-    by a live process (this one)."""
+    by a live process (this one). :func:`_finish` ends it."""
     path = Path(run(samples, tmp_path / "runs", "appbench", subset="ss",
                     model="reference").run_dir)
     lines = (path / "examples.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     assert len(lines) == 6
+    (path / "examples.jsonl").rename(path / "examples.jsonl.later")
     (path / "examples.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
     (path / "summary.json").rename(path / "summary.json.later")
     (path / LOCK).write_text(f"{os.getpid()}\n", encoding="ascii")
     return path
+
+
+def _finish(going: Path) -> None:
+    """The run writes its last examples, then its summary (which describes all of them)."""
+    (going / "examples.jsonl.later").replace(going / "examples.jsonl")
+    (going / "summary.json.later").rename(going / "summary.json")
 
 
 def test_a_run_in_progress_is_running_with_its_progress_and_a_stopped_one_says_so(
@@ -69,7 +76,7 @@ def test_the_served_site_is_rewritten_as_the_run_writes_and_ends(going: Path,
         assert live.poll()
         (going / LOCK).unlink()  # the run ended (a killed one's lock would be stale: the same)
         assert live.poll() and _puts(live.out)["runs"][0]["state"] == "stopped"
-        (going / "summary.json.later").rename(going / "summary.json")
+        _finish(going)
         assert live.poll() and _puts(live.out)["runs"][0]["state"] == "finished"
     finally:
         live.close()
@@ -107,7 +114,7 @@ def test_served_pages_show_progress_and_reload_only_while_a_run_goes(going: Path
         static = _dom(build_site([going], tmp_path / "static").index.as_uri(),
                       tmp_path / "chromium")
         assert "running: 2 of 6" in static and "data-reload-s" not in static  # not served
-        (going / "summary.json.later").rename(going / "summary.json")
+        _finish(going)
         (going / LOCK).unlink()
         assert live.poll()
         done = _dom(live.url, tmp_path / "chromium")

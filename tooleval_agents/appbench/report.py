@@ -25,7 +25,7 @@ from tooleval_agents.results.reports import (
     save_figure,
     system_labels,
 )
-from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.results.rescore import current_summary
 
 MIN_CELL = 10
 """Figure 4: the paper left out scale cells with fewer samples; we hatch them."""
@@ -113,10 +113,11 @@ class AppBenchLayout:
             return [{"parallel": p, "sequential": s, "samples": len(v),
                      "success": math.fsum(v) / len(v)} for (p, s), v in sorted(cells.items())]
         # No per-example labels: the summary's success_p{P}_s{S} metrics (no sample counts).
-        if run.path is None or not (run.path / "summary.json").is_file():
+        summary = current_summary(run.path) if run.path is not None else None
+        if summary is None:
             return []
         out = []
-        for name, value in RunDir(run.path).read_summary().metrics.items():
+        for name, value in summary.metrics.items():
             m = self.SCALE_METRIC.match(name)
             if m:
                 out.append({"parallel": int(m.group(1)), "sequential": float(m.group(2)),

@@ -101,7 +101,8 @@ def print_notes(sweep: Sweep, judge: str | None, max_concurrency: int) -> None:
 def run_one(sweep: Sweep, run: Cell, settings: dict[str, Any], *,
             show: bool) -> tuple[dict[str, Any], int]:
     """One run of the grid: its row (``experiment`` None when the split could not run, its
-    error said in one line) and 1 when it left examples unscored, else 0."""
+    error said in one line) and its exit status (:func:`_unscored`: 1 when every example's
+    agent raised, 3 when it left examples unscored, else 0)."""
     from tooleval_agents.run.runner import run_experiment
 
     split, _, model_spec, user_agent, _ = run
@@ -121,39 +122,58 @@ def run_one(sweep: Sweep, run: Cell, settings: dict[str, Any], *,
         return {"experiment": None, "benchmark": split.benchmark, "task": split.task,
                 "subset": split.subset, "error": message}, 0
     out = settings["out"]
-    config = RunDir(out / summary.experiment).read_config()
+    config = RunDir(summary.run_dir or out / summary.experiment).read_config()
     row = row_of(split, summary, out, config.strategy, model_spec)
     row["split_examples"] = config.dataset.total
     if user_agent is not None:
         row["agent"] = user_agent
     if spec.strategy_options:
         row["strategy_options"] = spec.strategy_options
-    unscored, advice = _unscored(row, summary)
+    code, advice = _unscored(row, summary)
     if show:
         show_run(row, headline_of(sweep.bench, split, [row]),
                  count_metrics_of(sweep.bench, split, spec.faults is not None))
     for text in filter(None, advice):  # stderr: --json keeps stdout clean
         err_console.print(f"[yellow]{shown(f'{split.name}: {text}')}[/]", highlight=False)
-    return row, unscored
+    if code == 1:
+        err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {row[AGENT_FAILED]}')}",
+                          highlight=False)
+    return row, code
+
+
+AGENT_FAILED = "agent_failed"
+"""A row's line when every example ended in ``agent_error`` (the run measured nothing)."""
 
 
 def _unscored(row: dict[str, Any], summary: Any) -> tuple[int, list[str | None]]:
-    """Whether a run left examples without a score (provider errors left, a judge that
-    judged nothing, tool calls written as text and not read), and what to tell the user."""
-    left = int(summary.counts.get("infra_errors", 0))
+    """The exit status a run calls for, and what to tell the user: 1 when every example
+    ended in ``agent_error`` (the agent raised: nothing was measured); 3 when it left
+    examples without a score (provider errors left, a judge that judged nothing, tool calls
+    written as text and not read); else 0."""
+    counts = summary.counts
+    left = int(counts.get("infra_errors", 0))
     advice = None
     unscored = 0
     if left:
         kinds, first = infra_kinds(Path(row["run_dir"]))
         row["infra_error_kinds"] = dict(kinds)
         advice = infra_advice(left, kinds, first)
-        unscored = 1
-    judge_note = judge_advice(summary.counts, Path(row["run_dir"]))
-    if judge_note and not summary.counts.get("judged"):
-        unscored = 1  # a judged task whose judge answered nothing has no score at all
-    if tool_calls_unmeasured(summary.counts) or format_unmeasured(summary.counts):
-        unscored = 1  # calls written as text and none read, or no answer read at all
-    return unscored, [advice, judge_note, *summary.notes]
+        unscored = 3
+    judge_note = judge_advice(counts, Path(row["run_dir"]))
+    if judge_note and not counts.get("judged"):
+        unscored = 3  # a judged task whose judge answered nothing has no score at all
+    if tool_calls_unmeasured(counts) or format_unmeasured(counts):
+        unscored = 3  # calls written as text and none read, or no answer read at all
+    notes = list(summary.notes)
+    scored, agent_errors = int(counts.get("scored", 0)), int(counts.get("agent_errors", 0))
+    if scored and agent_errors == scored:
+        first = next((n for n in notes if "agent_error" in n), "")
+        notes = [n for n in notes if n != first]
+        row[AGENT_FAILED] = ("every example ended in agent_error (the agent or strategy "
+                             "raised; nothing was measured); first: "
+                             + first.split("first: ", 1)[-1])
+        return 1, [advice, judge_note, *notes]
+    return unscored, [advice, judge_note, *notes]
 
 
 # The run command's own options (the shared ones are in cli/base.py), each in a panel of
@@ -290,26 +310,28 @@ def run_command(
     json_out: RunJson = False,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
-    `OUT/<benchmark>-<task>-<subset>-<strategy>-<model>[-<hash>]/` (config.json,
-    examples.jsonl, summary.json; the hash names strategy and scoring options, model and judge
-    arguments when given).
+    `OUT/<benchmark>-<task>-<subset>-<strategy>[+<agent>]-<model>[-<key>=<value>...]/`
+    (config.json, examples.jsonl, summary.json; the settings that change the results are
+    named key=value). A directory holds one run: when it holds a run of something else (an
+    edited agent), the run goes to a numbered sibling (-v2) and says why.
 
     Repeated --model, --strategy, --agent, --tool-faults and swept options (-O k=3,4,5) run
     the grid, one run each, one after the other, then print their comparison.
 
-    Re-running the same command resumes: finished examples are kept (no model call), provider
-    failures (429, 5xx, timeouts, unreadable replies) are retried, and a result line edited
-    after it was written runs again. Infrastructure errors are counted apart from wrong
+    Re-running the same command resumes (and says "resumed N of M"): finished examples are
+    kept (no model call), a smaller --limit runs and rewrites nothing, provider failures
+    (429, 5xx, timeouts, unreadable replies) are retried, and a result line edited after it
+    was written runs again. Infrastructure errors are counted apart from wrong
     answers. A failed write (a full disk) stops the run at once, naming the file. Nothing
     leaves the machine unless uploading.
 
     Exit status (as every command's): 0 when every example was scored; 1 when a split could
-    not run (its error says why); 2 for a bad argument (nothing ran); 3 when examples were
-    left unscored by provider errors (retry them by running the same command again; after a
-    rejected key or an unknown model, fix those first), when the judge could judge no
-    example (re-judge with `tooleval score --run DIR --judge ...`), or when a tool-calling run
-    got no tool call while answers hold calls written as text (-O tool_calls=auto reads them);
-    130 when interrupted.
+    not run (its error says why) or every example's agent raised (agent_error); 2 for a bad
+    argument (nothing ran); 3 when examples were left unscored by provider errors (retry
+    them by running the same command again; after a rejected key or an unknown model, fix
+    those first), when the judge could judge no example (re-judge with `tooleval score --run
+    DIR --judge ...`), or when a tool-calling run got no tool call while answers hold calls
+    written as text (-O tool_calls=auto reads them); 130 when interrupted.
 
     A model served on this machine (llama.cpp, llama-cpp-python) usually answers one request
     at a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
@@ -341,13 +363,13 @@ def run_all(sweep: Sweep, settings: dict[str, Any], *, json_out: bool,
     failed = unscored = 0
     runs = [(f, r) for f in sweep.faults for r in sweep.runs()]
     for faults, run in runs:
-        row, left_unscored = run_one(sweep, run, {**settings, "tool_faults": faults},
-                                     show=not json_out and (all_metrics or len(runs) == 1))
+        row, code = run_one(sweep, run, {**settings, "tool_faults": faults},
+                            show=not json_out and (all_metrics or len(runs) == 1))
         if faults is not None:
             row["tool_faults"] = faults
         rows.append(row)
-        failed += row.get("experiment") is None
-        unscored += left_unscored
+        failed += row.get("experiment") is None or code == 1
+        unscored += code == 3
     if not json_out and len(rows) > 1:
         show_sweep(sweep.bench, rows)
     if json_out:

@@ -29,6 +29,7 @@ def row_of(split: Split, summary: Any, out: Path, strategy: str | None,
             "ci": summary.ci, "cost": summary.cost, "not_computed": summary.not_computed,
             **({"epochs": summary.epochs} if summary.epochs else {}),
             **({"session": summary.session} if getattr(summary, "session", None) else {}),
+            **({"spent": summary.spent} if getattr(summary, "spent", None) else {}),
             **({"notes": summary.notes} if summary.notes else {})}
 
 
@@ -48,19 +49,17 @@ def show_run(row: dict[str, Any], headline: Sequence[str] = (),
         console.print(_metric_table(row, "per example (count)", counted))
     console.print(shown(counts_line(row)), highlight=False)
     usage = row["usage"]
-    said = session_line(row)
-    if said:
-        console.print(shown(said), highlight=False)
     console.print(shown(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
                   f"{int(usage.get('output_tokens', 0))}, model calls: "
-                  f"{int(usage.get('model_calls', 0))}, cache hits: "
-                  f"{int(usage.get('cache_hits', 0))}"
-                  + (" (all sessions)" if said else "")
+                  f"{int(usage.get('model_calls', 0))}"
                   + (f", judge tokens in/out: {int(usage.get('judge_input_tokens', 0))}/"
                      f"{int(usage.get('judge_output_tokens', 0))} in "
                      f"{int(usage.get('judge_calls', 0))} calls" if usage.get("judge_calls")
                      else "") + f"; results in {row['run_dir']}"), highlight=False)
     console.print(shown(describe(row.get("cost") or {})), highlight=False)
+    for said in (session_line(row), paid_line(row.get("session") or {})):
+        if said:
+            console.print(shown(said), highlight=False)
 
 
 def _metric_table(row: dict[str, Any], first: str, names: Sequence[str]) -> Table:
@@ -91,15 +90,31 @@ def counts_line(row: dict[str, Any]) -> str:
 
 
 def session_line(row: dict[str, Any]) -> str:
-    """What this session did when it resumed a run ("" for a run started afresh: its counts
-    and usage are all this session's)."""
+    """``resumed N of M`` when this session found results stored ("" for a run started
+    afresh): every resume says so."""
     done = row.get("session") or {}
     if not done.get("resumed"):
         return ""
-    errors = done.get("errors", 0)
-    return (f"resumed {done['resumed']}, ran {done.get('ran', 0)} new, {errors} "
-            f"error{'' if errors == 1 else 's'}; this session: model calls "
-            f"{done.get('model_calls', 0)}, cache hits {done.get('cache_hits', 0)}")
+    errors = int(done.get("errors", 0))
+    held, of = int(done.get("held", 0)), int(done.get("of", done["resumed"]))
+    line = (f"resumed {int(done['resumed'])} of {of}, ran {int(done.get('ran', 0))} new, "
+            f"{errors} error{'' if errors == 1 else 's'}")
+    if held > of:
+        line += f" (the directory holds {held}: its figures are over all of them)"
+    return line
+
+
+def paid_line(done: dict[str, Any]) -> str:
+    """What this session paid (provider calls, tokens, cache hits, dollars): the figures
+    above are the answers', the same however many came from the cache."""
+    if not done:
+        return ""
+    usd = done.get("usd")
+    judge = (f", judge calls {int(done['judge_calls'])}" if done.get("judge_calls") else "")
+    return (f"this session: model calls {int(done.get('model_calls', 0))}, tokens paid in/out "
+            f"{int(done.get('input_tokens', 0))}/{int(done.get('output_tokens', 0))}, cache "
+            f"hits {int(done.get('cache_hits', 0))}{judge}, "
+            + ("price unknown" if usd is None else f"${usd:.4f}"))
 
 
 def count_metrics_of(bench: Benchmark, split: Split, faults: bool) -> list[str]:
@@ -148,7 +163,7 @@ def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
     metrics = list(dict.fromkeys(m for split in splits for m in headline_of(
         bench, split, [r for r in done if (r["task"], r["subset"]) == (split.task,
                                                                        split.subset)])))
-    errors = [c for c in ("infra_errors", "model_errors", "format_errors")
+    errors = [c for c in ("infra_errors", "model_errors", "agent_errors", "format_errors")
               if any(r["counts"].get(c) for r in done)]
     title = (f"{splits[0].name}: {len(done)} runs" if len(splits) == 1 else
              f"{bench.name}: {len(done)} runs over {len(splits)} splits")
@@ -176,14 +191,21 @@ def show_sweep(bench: Benchmark, rows: list[dict[str, Any]]) -> None:
 
 
 def _after_table(done: list[dict[str, Any]]) -> None:
-    """Under the table: what each resumed run did this session, where the results are, and
-    the comparison command when a split has several runs."""
+    """Under the table: what each resumed run did this session, what the session paid,
+    where the results are, and the comparison command when a split has several runs."""
     for r in done:
         said = session_line(r)
         if said:
             label = r["subset"] if len(done) == len({x["subset"] for x in done}) \
                 else r["experiment"]
             console.print(shown(f"{label}: {said}"), highlight=False)
+    sessions = [r.get("session") or {} for r in done]
+    paid: dict[str, float | None] = {
+        k: sum(float(s.get(k) or 0) for s in sessions)
+        for k in ("model_calls", "input_tokens", "output_tokens", "cache_hits", "judge_calls")}
+    paid["usd"] = (None if any(s and s.get("usd") is None for s in sessions)
+                   else sum(float(s.get("usd") or 0) for s in sessions))
+    console.print(shown(paid_line(paid)), highlight=False)
     parents = {str(Path(r["run_dir"]).parent) for r in done}
     where = (f"results in {parents.pop()}/: " + ", ".join(r["experiment"] for r in done)
              if len(parents) == 1 else "results in " + ", ".join(r["run_dir"] for r in done))

@@ -8,9 +8,13 @@ loses what does not change an answer but may hold a secret or vary between runs 
 headers, timeouts, retry counts); only hashes are stored, so no key can end up in the file. The
 answers are stored as JSON (LangChain's message dicts), never pickled.
 
-A hit is marked ``response_metadata["tooleval_cache_hit"] = True`` (its usage also gets
-``total_cost = 0``), so :func:`tooleval_agents.graphs.state.usage_of` counts no tokens and no model
-call for it, and it is counted in the example's :class:`~tooleval_agents.models.retry.CallStats`.
+A hit is marked ``response_metadata["tooleval_cache_hit"] = True`` and keeps the token usage
+recorded when the answer was made: tokens belong to the answer, so an example's tokens are the
+same on a cold and a warm cache, while the example's :class:`~tooleval_agents.models.retry.
+CallStats` counts the hit as a replay that cost nothing. Each entry stores that usage
+explicitly (``usage``, ``null`` when the provider reported none); an entry written before it
+did, whose answer holds no usage either, is marked
+``response_metadata["tooleval_usage_unknown"]``: its tokens are counted as unknown, never as 0.
 
 Safe across threads (connections behind locks) and processes (WAL journal, busy timeout).
 The async methods do not hop to a thread per call (under load each hop cost the call tens of
@@ -48,15 +52,12 @@ from langchain_core.outputs import ChatGeneration, Generation
 
 from tooleval_agents.data.datadir import cache_dir
 from tooleval_agents.models.redaction import is_secret_name, redact_text
-from tooleval_agents.models.retry import current_stats
+from tooleval_agents.models.retry import HIT_FLAG, USAGE_UNKNOWN, current_stats
 from tooleval_agents.terminal import printable
 
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "responses.sqlite"
-HIT_FLAG = "tooleval_cache_hit"
-"""``response_metadata`` flag set on answers served from the cache."""
-
 TRANSPORT_FIELDS = frozenset({
     "max_retries", "request_timeout", "timeout", "default_headers", "default_query",
     "http_client", "http_async_client", "client", "async_client", "rate_limiter", "cache",
@@ -112,8 +113,10 @@ def _dump(generations: RETURN_VAL_TYPE) -> str:
     items: list[dict[str, Any]] = []
     for gen in generations:
         if isinstance(gen, ChatGeneration):
+            usage = getattr(gen.message, "usage_metadata", None)
             items.append({"kind": "chat", "message": message_to_dict(gen.message),
-                          "info": gen.generation_info})
+                          "info": gen.generation_info,
+                          "usage": dict(usage) if usage else None})
         else:
             items.append({"kind": "text", "text": gen.text, "info": gen.generation_info})
     return json.dumps(items, ensure_ascii=False, default=str)
@@ -124,7 +127,10 @@ def _load(value: str) -> list[Generation]:
     for item in json.loads(value):
         if item.get("kind") == "chat":
             message = messages_from_dict([item["message"]])[0]
-            message.response_metadata = {**message.response_metadata, HIT_FLAG: True}
+            flags: dict[str, Any] = {HIT_FLAG: True}
+            if "usage" not in item and not getattr(message, "usage_metadata", None):
+                flags[USAGE_UNKNOWN] = True  # an older entry: its tokens are not known
+            message.response_metadata = {**message.response_metadata, **flags}
             out.append(ChatGeneration(message=message, generation_info=item.get("info")))
         else:
             out.append(Generation(text=item.get("text", ""),
@@ -177,10 +183,7 @@ class SQLiteCache(BaseCache):
             generations = _load(value)
         except (ValueError, KeyError, TypeError):  # an entry from another version: a miss
             return None
-        stats = current_stats()
-        if stats is not None:
-            stats.hit()
-        return generations
+        return generations  # counted where it is used (CallStats.replayed)
 
     def update(self, prompt: str, llm_string: str, return_val: RETURN_VAL_TYPE) -> None:
         key, llm = self.key(prompt, llm_string)
@@ -323,5 +326,5 @@ class _Writer:
                 signal.set()
 
 
-__all__ = ["CACHE_FILE", "HIT_FLAG", "SQLiteCache", "default_cache_path",
+__all__ = ["CACHE_FILE", "HIT_FLAG", "USAGE_UNKNOWN", "SQLiteCache", "default_cache_path",
            "normalize_llm_string"]

@@ -125,22 +125,54 @@ class RetryPolicy:
 
 # ----------------------------------------------------------------------------- accounting
 
+HIT_FLAG = "tooleval_cache_hit"
+"""``response_metadata`` flag of an answer served from a response cache."""
+USAGE_UNKNOWN = "tooleval_usage_unknown"
+"""``response_metadata`` flag of a replayed answer whose cache entry recorded no token usage
+(written before the cache kept it): its tokens are not known, and are counted as unknown."""
+
+
+def _tokens(result: ChatResult) -> tuple[int, int, int]:
+    """(input, output, provider-cached input) tokens of an answer's usage metadata."""
+    tokens_in = tokens_out = cached = 0
+    for gen in result.generations:
+        usage = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
+        tokens_in += int(usage.get("input_tokens", 0) or 0)
+        tokens_out += int(usage.get("output_tokens", 0) or 0)
+        cached += int((usage.get("input_token_details") or {}).get("cache_read", 0) or 0)
+    return tokens_in, tokens_out, cached
+
+
+def _replayed(result: ChatResult) -> bool:
+    return any(HIT_FLAG in (getattr(getattr(g, "message", None), "response_metadata", None)
+                            or {}) for g in result.generations)
+
+
 @dataclass
 class CallStats:
-    """Model calls of one example (the runner sets one per example; see :func:`collect_stats`)."""
+    """Model calls of one example (the runner sets one per example; see :func:`collect_stats`):
+    what this session paid (provider calls and their tokens) apart from the answers replayed
+    from a response cache, whose tokens (recorded when made) are the answers' all the same."""
 
     calls: int = 0
-    """Answers received from the provider (cache hits excluded)."""
+    """Answers received from the provider (paid; cache hits excluded)."""
     failures: int = 0
     """Failed tries."""
     retries: int = 0
     """Tries repeated after a retryable failure."""
     cache_hits: int = 0
-    """Answers served by the response cache."""
+    """Answers served by a response cache."""
     input_tokens: int = 0
+    """Input tokens paid: of the provider's answers, and of failed tries it bills."""
     output_tokens: int = 0
     cached_input_tokens: int = 0
     """Input tokens served from the provider's prompt cache (part of ``input_tokens``)."""
+    replayed_input_tokens: int = 0
+    """Tokens of the answers served by a response cache, as recorded when made."""
+    replayed_output_tokens: int = 0
+    replayed_cached_input_tokens: int = 0
+    unknown_usage: int = 0
+    """Replayed answers whose cache entry recorded no usage."""
     kinds: list[str] = field(default_factory=list)
     """Infrastructure kind of each failed try, in order."""
     epoch: int = 0
@@ -149,6 +181,9 @@ class CallStats:
     transcript: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Chat model calls by run id, in call order: messages, tools, output or error
     (:mod:`tooleval_agents.run.transcripts`)."""
+    raised: list[BaseException] = field(default_factory=list)
+    """The errors model calls ended with (after retries): an example's failure is the
+    model's when it is one of these (or came from one), else its agent's."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def record_call(self, run_id: str, call: dict[str, Any]) -> None:
@@ -161,17 +196,30 @@ class CallStats:
                 self.transcript[run_id].update(update)
 
     def answered(self, result: ChatResult) -> None:
-        tokens_in = tokens_out = cached = 0
-        for gen in result.generations:
-            usage = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
-            tokens_in += int(usage.get("input_tokens", 0) or 0)
-            tokens_out += int(usage.get("output_tokens", 0) or 0)
-            cached += int((usage.get("input_token_details") or {}).get("cache_read", 0) or 0)
+        """An answer from the model (one a cache of the model's own served is a replay)."""
+        if _replayed(result):
+            self.replayed(result)
+            return
+        tokens_in, tokens_out, cached = _tokens(result)
         with self._lock:
             self.calls += 1
             self.input_tokens += tokens_in
             self.output_tokens += tokens_out
             self.cached_input_tokens += cached
+
+    def replayed(self, result: ChatResult) -> None:
+        """An answer served by a response cache: no call, no tokens paid; its recorded tokens
+        are the answer's."""
+        tokens_in, tokens_out, cached = _tokens(result)
+        unknown = any(USAGE_UNKNOWN in (getattr(getattr(g, "message", None),
+                                                "response_metadata", None) or {})
+                      for g in result.generations)
+        with self._lock:
+            self.cache_hits += 1
+            self.unknown_usage += unknown
+            self.replayed_input_tokens += tokens_in
+            self.replayed_output_tokens += tokens_out
+            self.replayed_cached_input_tokens += cached
 
     def failed(self, kind: str | None, retrying: bool,
                exc: BaseException | None = None) -> None:
@@ -185,9 +233,11 @@ class CallStats:
             if retrying:
                 self.retries += 1
 
-    def hit(self) -> None:
+    def gave_up(self, error: BaseException) -> None:
+        """A model call ended with ``error`` (no answer)."""
         with self._lock:
-            self.cache_hits += 1
+            self.raised.append(error)
+
 
 
 _STATS: ContextVar[CallStats | None] = ContextVar("tooleval_call_stats", default=None)
@@ -245,6 +295,7 @@ class _Transcript:
 
     def failed(self, error: BaseException) -> None:
         if self.stats is not None:
+            self.stats.gave_up(error)
             self.stats.update_call(self.key, {"error": f"{type(error).__name__}: {error}"[:500]})
 
 
@@ -421,7 +472,7 @@ class RetryingChatModel(BaseChatModel):
         if cache is not None and key is not None:
             hit = cache.lookup(*key)
             if hit is not None:
-                return _from_cache(hit)
+                return _replay(hit, stats)
         attempt = 0
         while True:
             attempt += 1
@@ -448,7 +499,7 @@ class RetryingChatModel(BaseChatModel):
         if cache is not None and key is not None:
             hit = await cache.alookup(*key)
             if hit is not None:
-                return _from_cache(hit)
+                return _replay(hit, stats)
         attempt = 0
         while True:
             attempt += 1
@@ -512,17 +563,23 @@ def _first(result: LLMResult) -> ChatResult:
     return ChatResult(generations=generations, llm_output=result.llm_output)
 
 
-def _from_cache(cached: Sequence[Generation]) -> ChatResult:
-    """A cached answer as LangChain serves one: a chat generation whose usage costs nothing
-    (``total_cost`` 0), so no one counts its tokens again."""
+def _replay(cached: Sequence[Generation], stats: CallStats | None) -> ChatResult:
+    """A cached answer as LangChain serves one: a chat generation marked :data:`HIT_FLAG`
+    whose usage costs nothing (``total_cost`` 0: nothing is paid for it again), with the
+    tokens recorded when it was made (they are the answer's); accounted as a replay."""
     generations = []
     for gen in cached:
         if not isinstance(gen, ChatGeneration):
             gen = ChatGeneration(message=AIMessage(content=gen.text),
                                  generation_info=gen.generation_info)
-        elif isinstance(gen.message, AIMessage):
+        if isinstance(gen.message, AIMessage):
             usage = {**(gen.message.usage_metadata or {}), "total_cost": 0}
-            gen = ChatGeneration(message=gen.message.model_copy(
-                update={"usage_metadata": usage}), generation_info=gen.generation_info)
+            gen = ChatGeneration(message=gen.message.model_copy(update={
+                "usage_metadata": usage,
+                "response_metadata": {**gen.message.response_metadata, HIT_FLAG: True}}),
+                generation_info=gen.generation_info)
         generations.append(gen)
-    return ChatResult(generations=generations)
+    result = ChatResult(generations=generations)
+    if stats is not None:
+        stats.replayed(result)
+    return result

@@ -45,6 +45,7 @@ from tooleval_agents.results.rundir import (
     RunSummary,
     ScoreHead,
 )
+from tooleval_agents.results.summary import Spend
 from tooleval_agents.run.epochs import successes
 
 
@@ -475,6 +476,12 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
     ``cost_per_example_usd`` and ``cost_per_success_usd`` (a success: a 100 on the first
     success-type headline metric). A mean over no result, and a cost at an unknown price, is
     NaN.
+
+    What was paid to produce the results, apart (:attr:`~tooleval_agents.results.rundir.
+    ResultBase.spent`, every session that wrote them; the figures above are the answers',
+    the same on a cold and a warm response cache): ``paid_calls`` (provider calls, the
+    judge's included), ``paid_input_tokens``, ``paid_output_tokens``, ``cache_hits`` and
+    ``paid_usd``.
     """
     rows = {}
     for run in runs:
@@ -502,6 +509,11 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
         def usd(value: float | None) -> float:
             return np.nan if value is None else float(value)
 
+        spend = Spend()
+        for r in recorded:
+            spend.add(r)
+        paid = spend.priced(model=run.config.model.get("spec"),
+                            judge=(run.config.judge or {}).get("spec"))
         rows[run.label] = {
             "examples": len(recorded),
             "scored": len(scored),
@@ -518,6 +530,10 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
             "cost_usd": usd(cost["total_usd"]),
             "cost_per_example_usd": usd(cost["per_example_usd"]),
             "cost_per_success_usd": usd(cost["per_success_usd"]),
+            "paid_calls": paid["model_calls"] + paid["judge_calls"],
+            "paid_input_tokens": paid["input_tokens"] + paid["judge_input_tokens"],
+            "paid_output_tokens": paid["output_tokens"] + paid["judge_output_tokens"],
+            "cache_hits": paid["cache_hits"], "paid_usd": usd(paid["usd"]),
         }
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "run"

@@ -110,7 +110,7 @@ def comparison_tables(result: Comparison, *, all_metrics: bool = False) -> list[
               _num(r["diff"]) + ("*" if r["significant"] else ""),
               f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", str(r["n_examples"])]
              for r in diffs.to_dict(orient="records")]))
-    tables.append(_cost_table(result, short))
+    tables.extend((_cost_table(result, short), _paid_table(result, short)))
     return tables
 
 
@@ -124,7 +124,7 @@ def _usd(value: float, total: float) -> str:
 def _cost_table(result: Comparison, short: dict[str, str]) -> TextTable:
     # every count and mean the costs frame holds, by name: a count added there shows up here
     money = {"cost_per_example_usd": "$/example", "cost_per_success_usd": "$/success"}
-    skip = {"cost_usd", "scored", "total_input_tokens", "total_output_tokens"}
+    skip = {"cost_usd", "scored", "total_input_tokens", "total_output_tokens", *PAID}
     columns = [c for c in result.costs.columns if c not in skip and (  # all-zero counts: none
         c in money or c == "examples" or (result.costs[c].fillna(0) != 0).any())]
     rows = []
@@ -136,6 +136,20 @@ def _cost_table(result: Comparison, short: dict[str, str]) -> TextTable:
                      "summary.json; latency: scored examples)",
                      ["run", *(money.get(c, c.removeprefix("mean_").replace("_", " "))
                                for c in columns)], rows)
+
+
+PAID = {"paid_calls": "model calls", "paid_input_tokens": "tokens in",
+        "paid_output_tokens": "tokens out", "cache_hits": "cache hits", "paid_usd": "$"}
+"""The costs frame's columns of what was paid, as the compare table heads them."""
+
+
+def _paid_table(result: Comparison, short: dict[str, str]) -> TextTable:
+    return TextTable("Paid to produce them (every session that wrote the results; the tokens "
+                     "above are the answers', cached or not)",
+                     ["run", *PAID.values()],
+                     [[short[str(label)], *(_usd(row[c], row[c]) if c == "paid_usd"
+                                            else str(int(row[c])) for c in PAID)]
+                      for label, row in result.costs.iterrows()])
 
 
 def runs_list(result: Comparison) -> list[str]:

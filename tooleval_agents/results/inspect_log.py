@@ -54,7 +54,8 @@ def export_inspect(run_dir: Path | str, out: Path | str) -> tuple[int, Path]:
     format; ``.json``: its JSON format); return the number of samples and the file.
 
     Raises:
-        UsageError: ``out`` has another suffix, or the run has no ``summary.json`` yet.
+        UsageError: ``out`` has another suffix, or the run has no ``summary.json`` yet, or
+            one that describes an earlier state of the run (it was stopped).
         InspectMissingError: inspect_ai is not installed.
     """
     target = Path(out)
@@ -66,6 +67,11 @@ def export_inspect(run_dir: Path | str, out: Path | str) -> tuple[int, Path]:
         raise UsageError(f"{rd.path} has no {SUMMARY} yet (the run is still going or was "
                          "stopped): finish it by running the same command again, then export")
     summary = rd.read_summary()
+    if not rd.summary_is_current(summary):  # its figures are of other examples
+        raise UsageError(f"{rd.path}: its {SUMMARY} describes an earlier state of the run "
+                         f"(it holds {len(rd.latest())} results now; the run is still going "
+                         "or was stopped): finish it by running the same command again, then "
+                         "export")
     try:
         from inspect_ai.log import write_eval_log  # deferred: the optional inspect extra
     except ImportError as exc:

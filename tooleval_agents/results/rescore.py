@@ -52,7 +52,7 @@ from tooleval_agents.results.rundir import (
     edited_note,
     now,
 )
-from tooleval_agents.results.summary import summarize
+from tooleval_agents.results.summary import summarize, summarize_dir
 from tooleval_agents.run.epochs import epoch_id, split_epoch, with_epochs
 from tooleval_agents.run.faults import with_fault_metrics
 from tooleval_agents.run.selection import select
@@ -277,6 +277,37 @@ def build_summary(config: RunConfig, results: Mapping[str, ExampleResult], score
                      model=config.model.get("spec"),
                       judge=(config.judge or {}).get("spec"),
                       not_computed=scorer.not_computed)
+
+
+def current_summary(run_dir: Path | str | RunDir) -> RunSummary | None:
+    """The summary of the results the run directory holds now: its ``summary.json`` when
+    that still describes them (:meth:`~tooleval_agents.results.rundir.RunDir.
+    summary_is_current`), else computed again from ``examples.jsonl`` with the run's stored
+    scores (the runner's computation; nothing is written: a reader leaves the directory as it
+    is), with a note that says so. ``None``: no summary and no result yet.
+
+    Raises:
+        NotARunError: no ``config.json``. DataFormatError: a damaged result line.
+    """
+    rd = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
+    stored = rd.read_summary() if (rd.path / SUMMARY).is_file() else None
+    if stored is not None and rd.summary_is_current(stored):
+        return stored
+    config = rd.read_config()
+    if stored is None and not (rd.path / EXAMPLES).is_file():
+        return None
+    scorer = scorer_for(config, stored_judge=True)
+    fresh = summarize_dir(rd, scorer.aggregate, experiment=config.experiment,
+                          examples=config.dataset.examples * config.epochs,
+                          epochs=config.epochs, headline=scorer.headline,
+                          model=config.model.get("spec"),
+                          judge=(config.judge or {}).get("spec"),
+                          not_computed=scorer.not_computed)
+    said = ("its summary.json describes an earlier state of the run" if stored is not None
+            else "it has no summary.json yet")
+    fresh.notes.insert(0, f"{rd.path}: {said} (the run stopped, or is running): figures "
+                          "computed from the results it holds now")
+    return fresh.model_copy(update={"run_dir": str(rd.path), "recomputed": True})
 
 
 def run_state(run_dir: Path | str) -> dict[str, Any]:

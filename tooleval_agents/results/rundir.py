@@ -9,7 +9,9 @@ only code that reads or writes it.
   bytes), so a line changed after it was written is found (:meth:`RunDir.edited`): a resume
   runs its example again, re-scoring refuses the run. A line without one (written by an
   older version) is trusted.
-* ``summary.json`` -- corpus metrics and counts (:class:`RunSummary`), rewritten at the end.
+* ``summary.json`` -- corpus metrics and counts (:class:`RunSummary`) over every example the
+  directory holds, rewritten at the end of a run that added to them; it records the digest of
+  the results it describes, so a reader knows a stale one (:meth:`RunDir.summary_is_current`).
 
 Everything needed to re-score without calling a model is in ``examples.jsonl`` (outputs) and
 the dataset (reference outputs).
@@ -25,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.data.jsonio import atomic_write_text, read_model
@@ -41,11 +43,16 @@ from tooleval_agents.results.journal import JournalFile, repair_torn_tail, seal,
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
 _ID_PREFIX = b'{"example_id":"'
 
-Status = Literal["ok", "model_error", "infra_error"]
+Status = Literal["ok", "model_error", "agent_error", "infra_error"]
 """``ok``: the workflow finished (its answer may still be wrong); ``model_error``: the workflow
-failed for a reason of the model or its output (counted as a wrong answer); ``infra_error``:
-a provider failure left after retries (429, 5xx, timeout...), counted apart and retried on
+failed because a model call did (the provider refused the request, after retries: a 400, a
+content filter...), counted as a wrong answer; ``agent_error``: the system under test raised
+(the user's agent or the strategy's code), counted as a wrong answer; ``infra_error``: a
+provider failure left after retries (429, 5xx, timeout...), counted apart and retried on
 resume."""
+
+FAILED: frozenset[str] = frozenset({"model_error", "agent_error"})
+"""Statuses of a workflow that failed: scored as the empty answer (:data:`EMPTY_OUTPUTS`)."""
 
 
 EMPTY_OUTPUTS: dict[str, Any] = {"raw_outputs": [], "prediction": "", "parse_error": None,
@@ -87,7 +94,8 @@ class RunConfig(BaseModel):
     """``config.json``: everything that identifies the experiment. Never holds a secret."""
 
     experiment: str
-    """Experiment name, ``<benchmark>-<task>-<subset>-<strategy>-<model>``."""
+    """Experiment name: the directory's (``<benchmark>-<task>-<subset>-<strategy>-<model>``,
+    then the settings; :func:`~tooleval_agents.run.naming.readable_name`)."""
     benchmark: str
     task: str
     subset: str
@@ -99,6 +107,10 @@ class RunConfig(BaseModel):
     agent: str | None = None
     """The user's agent that played the strategy's agent (``--agent``), by name; ``None``:
     the strategy's own."""
+    identity: dict[str, Any] | None = None
+    """What the run measures (:class:`~tooleval_agents.run.identity.RunIdentity`:
+    ``digest`` and ``parts``, the agent's and a user strategy's code among them); one
+    directory holds one identity. ``None``: recorded before identities were kept."""
     model: dict[str, Any]
     """``{"spec": ..., "params": {...}}`` with secrets removed; ``server``: what the model's
     server reported about itself (:mod:`tooleval_agents.models.server_identity`)."""
@@ -118,15 +130,20 @@ class RunConfig(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token usage of one example (cache hits add no tokens and no model calls)."""
+    """Token usage of one example: its answers' (:attr:`ResultBase.usage`: made or replayed
+    from the response cache, with the tokens recorded when made), or what was paid for them
+    (:attr:`ResultBase.spent`: provider calls and their tokens; a replay costs nothing)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
     """Input tokens the provider served from its prompt cache (part of ``input_tokens``)."""
     model_calls: int = 0
+    """Answers (``usage``: made or replayed; ``spent``: made by the provider)."""
     cache_hits: int = 0
-    """Model answers served by the response cache (no tokens, no call)."""
+    """Model answers served by the response cache."""
+    unknown_usage: int = 0
+    """Replayed answers whose cache entry recorded no token usage: their tokens are missing."""
 
 
 class ModelCall(BaseModel):
@@ -157,9 +174,18 @@ class ResultBase(BaseModel):
     """Error message (secrets redacted) for ``model_error`` / ``infra_error``."""
     error_kind: str | None = None
     """e.g. ``rate_limit``, ``server_error``, ``timeout``, ``connection``, ``parse``..."""
+    error_at: str | None = None
+    """For an ``agent_error``: where it was raised, the last frame of its traceback in the
+    user's code (``ag.py:12 in build``; else the last frame)."""
     usage: Usage = Field(default_factory=Usage)
+    """The answers' usage (made or replayed: :class:`Usage`)."""
     judge_usage: Usage = Field(default_factory=Usage)
     """The judge's calls while scoring this example (apart from the model's)."""
+    spent: Usage | None = None
+    """What the session that wrote this line paid for the model's answers (``None`` only
+    before validation: :meth:`_from_older_line`)."""
+    judge_spent: Usage | None = None
+    """As :attr:`spent`, for the judge's calls."""
     latency_s: float = 0.0
     retries: int = 0
     """Provider retries spent on this example."""
@@ -172,6 +198,21 @@ class ResultBase(BaseModel):
     """How an agent's tool calls came back (structured, read from text, unread text calls);
     ``None``: no agent ran."""
     finished_at: str = Field(default_factory=now)
+
+    @model_validator(mode="after")
+    def _from_older_line(self) -> ResultBase:
+        """A line written before answers and payments were told apart: its ``usage`` counted
+        what was paid (a cache hit added no call and no tokens). That is its ``spent``; its
+        answers' usage gains the replayed answers as calls of unknown tokens."""
+        for paid, answers in (("spent", "usage"), ("judge_spent", "judge_usage")):
+            if getattr(self, paid) is None:
+                old: Usage = getattr(self, answers)
+                setattr(self, paid, old.model_copy())
+                if old.cache_hits and not old.unknown_usage:
+                    setattr(self, answers, old.model_copy(update={
+                        "model_calls": old.model_calls + old.cache_hits,
+                        "unknown_usage": old.cache_hits}))
+        return self
 
 
 class ExampleResult(ResultBase):
@@ -259,8 +300,13 @@ class RunSummary(BaseModel):
     """Headline metrics the run could not compute, with why (e.g. ``{"planning": "no
     --judge"}``): absent from ``metrics``, never a 0."""
     usage: dict[str, float] = Field(default_factory=dict)
-    """Totals and per-example means of tokens and model calls, over every recorded result
-    (infra errors included: their tokens were spent; examples not run yet are not)."""
+    """Totals and per-example means of the answers' tokens and model calls (:class:`Usage`:
+    the same on a cold and a warm cache), over every recorded result (infra errors included:
+    their tokens were spent; examples not run yet are not)."""
+    spent: dict[str, Any] = Field(default_factory=dict)
+    """What was paid for the results the directory holds, over every session that wrote them
+    (:data:`~tooleval_agents.results.summary.SPENT_KEYS`: provider calls, their tokens, cache
+    hits, the judge's; ``usd``)."""
     latency_s: dict[str, float] = Field(default_factory=dict)
     """Mean and percentiles over the scored (non-infra) examples, and the wall time."""
     ci: dict[str, list[float]] = Field(default_factory=dict)
@@ -280,10 +326,15 @@ class RunSummary(BaseModel):
     run_dir: str | None = Field(default=None, exclude=True)
     """The results directory (set on the summary a run returns or :meth:`RunDir.read_summary`
     reads; not written to the file, which may move)."""
-    session: dict[str, int] = Field(default_factory=dict, exclude=True)
-    """What this call of the runner did, apart from the results it found stored:
-    ``resumed`` (attempts already done), ``ran``, ``errors`` (infra errors among those run),
-    ``model_calls``, ``cache_hits``; empty on a summary read from the file."""
+    session: dict[str, Any] = Field(default_factory=dict)
+    """What the run's last session did apart from the results it found: ``resumed`` N ``of``
+    M attempts it selected, ``held`` (the directory's), ``ran``, ``errors`` (infra errors),
+    and what it paid (as :attr:`spent`); empty on a summary a reader recomputed."""
+    recomputed: bool = Field(default=False, exclude=True)
+    """Computed again by a reader: ``summary.json`` is missing or stale (not written;
+    :func:`~tooleval_agents.results.rescore.current_summary`)."""
+    results_digest: str | None = None
+    """sha256 of the ``examples.jsonl`` it describes (:meth:`RunDir.summary_is_current`)."""
 
     def results(self) -> list[ExampleResult]:
         """The latest result of every example of the run, in split order."""
@@ -445,8 +496,28 @@ class RunDir:
         atomic_write_text(self.path / SUMMARY, summary.model_dump_json(indent=2))
 
     def read_summary(self) -> RunSummary:
+        """The stored ``summary.json``, as written (it may describe an earlier state of the
+        run: see :meth:`summary_is_current`)."""
         summary = read_model(self.path / SUMMARY, RunSummary)
         return summary.model_copy(update={"run_dir": str(self.path)})
+
+    def results_digest(self) -> str:
+        """sha256 of ``examples.jsonl`` as it is now (:attr:`RunSummary.results_digest`)."""
+        digest = hashlib.sha256()
+        with contextlib.suppress(FileNotFoundError), (self.path / EXAMPLES).open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+    def summary_is_current(self, summary: RunSummary) -> bool:
+        """Whether ``summary`` describes the results the directory holds now. One written
+        before summaries kept :attr:`~RunSummary.results_digest` is current when it counts
+        as many recorded examples as the file holds."""
+        if summary.results_digest is not None:
+            return summary.results_digest == self.results_digest()
+        counts = summary.counts
+        recorded = counts.get("examples", 0) - counts.get("not_run", 0)
+        return recorded == len(self.latest())
 
 
 def result_line(result: ExampleResult) -> bytes:

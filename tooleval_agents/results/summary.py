@@ -23,11 +23,56 @@ from tooleval_agents.results.dirlock import (
 )
 from tooleval_agents.results.dirlock import RunLockedError as RunLockedError
 from tooleval_agents.results.intervals import bootstrap_intervals, vectorized_intervals
-from tooleval_agents.results.rundir import ExampleResult, ResultHead, RunSummary, ScoreHead
+from tooleval_agents.results.rundir import (
+    ExampleResult,
+    ResultBase,
+    ResultHead,
+    RunDir,
+    RunSummary,
+    ScoreHead,
+)
 from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
-              "cache_hits")
+              "unknown_usage")
+"""The answers' usage a summary totals (the same on a cold and a warm response cache; how
+many came from the cache is in ``spent`` and ``session``)."""
+SPENT_KEYS = ("model_calls", "input_tokens", "output_tokens", "cached_input_tokens",
+              "cache_hits", "judge_calls", "judge_input_tokens", "judge_output_tokens",
+              "judge_cached_input_tokens")
+"""What was paid for results (:class:`Spend`): provider calls, their tokens, cache hits."""
+
+
+class Spend:
+    """What was paid for results, added line by line (:attr:`ResultBase.spent`, the judge's
+    included): :data:`SPENT_KEYS` totals."""
+
+    def __init__(self) -> None:
+        self.totals = dict.fromkeys(SPENT_KEYS, 0)
+
+    def add(self, r: ResultBase) -> None:
+        t = self.totals
+        for prefix, calls, paid in (("", "model_calls", r.spent),
+                                    ("judge_", "judge_calls", r.judge_spent)):
+            if paid is not None:
+                t[calls] += paid.model_calls
+                t[f"{prefix}input_tokens"] += paid.input_tokens
+                t[f"{prefix}output_tokens"] += paid.output_tokens
+                t[f"{prefix}cached_input_tokens"] += paid.cached_input_tokens
+        t["cache_hits"] += r.spent.cache_hits if r.spent is not None else 0
+
+    def priced(self, *, model: str | None, judge: str | None) -> dict[str, Any]:
+        """The totals with their dollars (``usd``; ``None`` at an unknown price)."""
+        cost = run_cost(model=model, judge=judge,
+                        usage={k: float(v) for k, v in self.totals.items()}, examples=0,
+                        successes=None)
+        return {**self.totals, "usd": cost["total_usd"]}
+
+
+def agent_error_line(result: ResultBase) -> str:
+    """An ``agent_error`` in one line: the error and where the user's code raised it."""
+    where = f" (at {result.error_at})" if result.error_at else ""
+    return f"{result.error or result.error_kind or 'the agent raised'}{where}"
 
 
 class _Pass:
@@ -38,6 +83,8 @@ class _Pass:
         self.counts = Counter[str]()
         self.totals = dict.fromkeys([*USAGE_KEYS, "judge_input_tokens", "judge_output_tokens",
                                      "judge_cached_input_tokens", "judge_calls"], 0.0)
+        self.spend = Spend()
+        self.first_agent_error: str | None = None  # quoted by the note on agent errors
         self.latencies: list[float] = []
         self.columns = Columns()  # a few numbers per example, not the scores
         # Per scored attempt: its example and the scores success counting and epochs read.
@@ -52,7 +99,10 @@ class _Pass:
         self.recorded += 1
         self.counts[r.status] += 1
         self.counts["retried"] += r.retries > 0 or r.attempt > 1
-        self.counts["cached"] += r.usage.cache_hits > 0 and r.usage.model_calls == 0
+        self.counts["cached"] += 0 < r.usage.cache_hits == r.usage.model_calls
+        self.spend.add(r)
+        if r.status == "agent_error" and self.first_agent_error is None:
+            self.first_agent_error = agent_error_line(r)
         for k in USAGE_KEYS:
             self.totals[k] += getattr(r.usage, k)
         self.totals["judge_input_tokens"] += r.judge_usage.input_tokens
@@ -89,7 +139,8 @@ class _Pass:
         c = self.counts
         out: dict[str, Any] = {
             "examples": examples, "scored": self.scored, "ok": c["ok"],
-            "model_errors": c["model_error"], "infra_errors": c["infra_error"],
+            "model_errors": c["model_error"], "agent_errors": c["agent_error"],
+            "infra_errors": c["infra_error"],
             "not_run": examples - self.recorded, "retried": c["retried"],
             "cached": c["cached"], "scoring_errors": c["scoring_errors"],
             FORMAT_ERRORS: c[FORMAT_ERRORS],
@@ -188,11 +239,42 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
         cost["success_metric"] = success_metric
     missing = {k: v for k, v in (not_computed or {}).items() if k not in metrics}
     notes = [*tool_call_notes(summary_counts),
-             *format_notes(summary_counts, seen.first_format_error)]
+             *format_notes(summary_counts, seen.first_format_error),
+             *_usage_notes(summary_counts, usage, seen.first_agent_error)]
     return RunSummary(experiment=experiment, metrics=metrics, counts=summary_counts,
                       format_error_rate=(summary_counts[FORMAT_ERRORS] / seen.scored
                                          if seen.scored else None),
                       not_computed=missing, usage=usage, latency_s=seen.latency(wall_s),
-                      ci=ci, epochs=spread, cost=cost, notes=notes)
+                      ci=ci, epochs=spread, cost=cost, notes=notes,
+                      spent=seen.spend.priced(model=model, judge=judge))
 
 
+def _usage_notes(counts: Mapping[str, Any], usage: Mapping[str, float],
+                 first_agent_error: str | None) -> list[str]:
+    """What the counts cannot say alone: the agent raised; some tokens are unknown."""
+    notes = []
+    if first_agent_error is not None:
+        notes.append(f"{counts['agent_errors']} of {counts['scored']} examples ended in "
+                     f"agent_error (the agent or strategy raised; scored as a wrong answer); "
+                     f"first: {first_agent_error}")
+    if usage.get("unknown_usage"):
+        notes.append(f"{int(usage['unknown_usage'])} answer(s) were replayed from response cache "
+                     "entries written before the cache kept token usage: their tokens are not "
+                     "in the counts (run with --no-cache to measure them)")
+    return notes
+
+
+
+
+def summarize_dir(run_dir: RunDir, aggregate: Callable[[Any], Metrics], *, experiment: str,
+                  examples: int, **options: Any) -> RunSummary:
+    """The summary of every result a run directory holds (:func:`summarize`; ``options`` are
+    its keywords): the latest line of each attempt in ``(epoch, index)`` order, so a run and
+    a reader that recomputes it pool the same examples in the same order; ``examples`` the
+    attempts its selection holds (at least those with a result). It records the digest of the
+    results it read (:attr:`~RunSummary.results_digest`)."""
+    digest = run_dir.results_digest()  # before reading: an append meanwhile makes it stale
+    heads = sorted(run_dir.iter_heads(), key=lambda r: (r.epoch, r.index, r.example_id))
+    summary = summarize(experiment, aggregate, heads, examples=max(examples, len(heads)),
+                        **options)
+    return summary.model_copy(update={"results_digest": digest})

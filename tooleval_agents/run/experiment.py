@@ -12,10 +12,11 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.exceptions import OutputParserException
 from langsmith.evaluation.evaluator import RunEvaluator
 from pydantic_core import to_jsonable_python
 
@@ -42,6 +43,7 @@ from tooleval_agents.results.journal import JournalFile, JournalWriteError
 from tooleval_agents.results.rundir import (
     EMPTY_OUTPUTS,
     EXAMPLES,
+    FAILED,
     ExampleResult,
     RunDir,
     RunSummary,
@@ -50,10 +52,11 @@ from tooleval_agents.results.rundir import (
     example_digest,
     result_line,
 )
-from tooleval_agents.results.summary import summarize as results_summarize
+from tooleval_agents.results.summary import summarize_dir
 from tooleval_agents.run.epochs import split_epoch
 from tooleval_agents.run.faults import ToolFaults, fault_session
 from tooleval_agents.run.transcripts import PromptStore
+from tooleval_agents.run.usercode import user_frame
 from tooleval_agents.terminal import shown
 
 if TYPE_CHECKING:
@@ -86,6 +89,34 @@ def _model_error_kind(exc: BaseException) -> str:
     if status in (400, 422):
         return "bad_request"
     return type(exc).__name__
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the errors it came from (``raise ... from``, or raised while handling)."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo and len(seen) < 50:
+        err = todo.pop()
+        if id(err) in seen:
+            continue
+        seen.add(id(err))
+        yield err
+        todo += [e for e in (err.__cause__, err.__context__) if e is not None]
+
+
+def failure_of(exc: BaseException, stats: CallStats) -> tuple[Status, str, str | None]:
+    """Whose failure ended an example: the provider's after retries (``infra_error`` and its
+    kind), the model's (``model_error``: a model call failed, or its output could not be
+    parsed, and the error is that one or came from it), else the system under test's
+    (``agent_error``: the agent's or the strategy's code raised; with where, in the user's
+    code)."""
+    infra = classify(exc)
+    if infra:
+        return "infra_error", infra, None
+    raised = {id(e) for e in stats.raised}
+    if any(id(e) in raised or isinstance(e, OutputParserException) for e in _chain(exc)):
+        return "model_error", _model_error_kind(exc), None
+    return "agent_error", type(exc).__name__, user_frame(exc)
 
 
 @dataclass
@@ -196,7 +227,7 @@ class _Experiment:
                                   "error": f"not run: {self.fatal or self.halted}",
                                   "latency_s": 0.0, "stats": {}}}
         status: Status = "ok"
-        error = kind = None
+        error = kind = where = None
         outputs: dict[str, Any] = {}
         start = time.perf_counter()
         inputs, epoch = split_epoch(inputs)
@@ -215,17 +246,16 @@ class _Experiment:
                     raise
                 status, kind, error = "infra_error", "aborted", f"not run: {self.halted}"
             except Exception as exc:  # every failure is recorded, none ends the run
-                infra = classify(exc)
-                status = "infra_error" if infra else "model_error"
-                kind = infra or _model_error_kind(exc)
+                status, kind, where = failure_of(exc, stats)
                 error = _error_text(exc)
-                if infra in FATAL_KINDS and self.fatal is None:
+                if status == "infra_error" and kind in FATAL_KINDS and self.fatal is None:
                     self.fatal = error
             finally:
                 self._running.discard(task)
         latency = time.perf_counter() - start
         return {**_jsonable(outputs), HARNESS_KEY: {
-            "status": status, "error": error, "error_kind": kind, "latency_s": latency,
+            "status": status, "error": error, "error_kind": kind, "error_at": where,
+            "latency_s": latency,
             "stats": _stats_dict(stats), "transcript": _jsonable(list(stats.transcript.values()))}}
 
     def _tracing(self) -> contextlib.AbstractContextManager[None]:
@@ -332,16 +362,10 @@ class _Experiment:
             example_id=eid, index=self.index[eid], status=status,
             outputs=redact(outputs, shapes=False, names=False, secrets=self.secrets),
             score=score, error=error,
-            error_kind=harness.get("error_kind"),
-            usage=Usage(input_tokens=stats.get("input_tokens", 0),
-                        output_tokens=stats.get("output_tokens", 0),
-                        cached_input_tokens=stats.get("cached_input_tokens", 0),
-                        model_calls=stats.get("calls", 0),
-                        cache_hits=stats.get("cache_hits", 0)),
-            judge_usage=Usage() if judge is None else Usage(
-                input_tokens=judge.input_tokens, output_tokens=judge.output_tokens,
-                cached_input_tokens=judge.cached_input_tokens, model_calls=judge.calls,
-                cache_hits=judge.cache_hits),
+            error_kind=harness.get("error_kind"), error_at=harness.get("error_at"),
+            usage=answers_usage(stats), spent=paid_usage(stats),
+            judge_usage=answers_usage(_stats_dict(judge) if judge is not None else {}),
+            judge_spent=paid_usage(_stats_dict(judge) if judge is not None else {}),
             latency_s=float(harness.get("latency_s") or 0.0),
             retries=int(stats.get("retries", 0)),
             attempt=prev.attempt + 1 if prev is not None else 1,
@@ -399,7 +423,32 @@ def _stats_dict(stats: CallStats) -> dict[str, Any]:
     return {"calls": stats.calls, "retries": stats.retries, "failures": stats.failures,
             "cache_hits": stats.cache_hits, "input_tokens": stats.input_tokens,
             "output_tokens": stats.output_tokens, "cached_input_tokens": stats.cached_input_tokens,
-            "kinds": list(stats.kinds)}
+            "replayed_input_tokens": stats.replayed_input_tokens,
+            "replayed_output_tokens": stats.replayed_output_tokens,
+            "replayed_cached_input_tokens": stats.replayed_cached_input_tokens,
+            "unknown_usage": stats.unknown_usage, "kinds": list(stats.kinds)}
+
+
+def answers_usage(stats: dict[str, Any]) -> Usage:
+    """The answers' usage of an example's :class:`CallStats` (as :func:`_stats_dict`): made
+    and replayed answers alike, replayed ones with the tokens recorded when they were made."""
+    return Usage(input_tokens=stats.get("input_tokens", 0)
+                 + stats.get("replayed_input_tokens", 0),
+                 output_tokens=stats.get("output_tokens", 0)
+                 + stats.get("replayed_output_tokens", 0),
+                 cached_input_tokens=stats.get("cached_input_tokens", 0)
+                 + stats.get("replayed_cached_input_tokens", 0),
+                 model_calls=stats.get("calls", 0) + stats.get("cache_hits", 0),
+                 cache_hits=stats.get("cache_hits", 0),
+                 unknown_usage=stats.get("unknown_usage", 0))
+
+
+def paid_usage(stats: dict[str, Any]) -> Usage:
+    """What this session paid of an example's :class:`CallStats`: provider calls and tokens."""
+    return Usage(input_tokens=stats.get("input_tokens", 0),
+                 output_tokens=stats.get("output_tokens", 0),
+                 cached_input_tokens=stats.get("cached_input_tokens", 0),
+                 model_calls=stats.get("calls", 0), cache_hits=stats.get("cache_hits", 0))
 
 
 def result_feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
@@ -408,21 +457,20 @@ def result_feedback(result: ExampleResult, score: Any = None) -> list[dict[str, 
         return [{"key": "infra_error", "value": result.error_kind, "comment": result.error}]
     out = feedback(score if isinstance(score, ExampleScore)
                    else ExampleScore.model_validate(result.score or {}))
-    if result.status == "model_error":
-        out.append({"key": "model_error", "value": result.error_kind,
+    if result.status in FAILED:
+        out.append({"key": result.status, "value": result.error_kind,
                     "comment": result.error})
     return out
 
 
-def summarize(name: str, scorer: Scorer, ids: Sequence[str], run_dir: RunDir, *,
+def summarize(name: str, scorer: Scorer, examples: int, run_dir: RunDir, *,
               wall_s: float | None = None, epochs: int = 1, model: str | None = None,
               judge: str | None = None) -> RunSummary:
-    """Corpus metrics and counts over every example (every attempt, ``ids``) of the run (see
-    the module docstring), its results read one at a time."""
-    return results_summarize(name, scorer.aggregate, run_dir.iter_heads(ids),
-                             examples=len(ids), wall_s=wall_s, epochs=epochs,
-                              headline=scorer.headline, model=model, judge=judge,
-                              not_computed=scorer.not_computed)
+    """Corpus metrics and counts over every example the run directory holds (``examples``:
+    the attempts of its selection; :func:`~tooleval_agents.results.summary.summarize_dir`)."""
+    return summarize_dir(run_dir, scorer.aggregate, experiment=name, examples=examples,
+                         wall_s=wall_s, epochs=epochs, headline=scorer.headline, model=model,
+                         judge=judge, not_computed=scorer.not_computed)
 
 
 async def _evaluate(exp: _Experiment, pending: Sequence[Example], pending_ids: Sequence[str],

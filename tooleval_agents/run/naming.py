@@ -1,11 +1,10 @@
-"""How a run is named and identified: experiment names, path-safe labels, the identity suffix of
-options that change the results, and the package versions a run records."""
+"""How a run is named: experiment names, path-safe labels, readable run directory names (the
+settings that change the results as ``key=value``), and the package versions a run records.
+What a run *is* is its identity (:mod:`tooleval_agents.run.identity`), not its name."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import re
 import sys
 from collections.abc import Mapping
@@ -18,7 +17,6 @@ from tooleval_agents.models.chat_models import ContentChatModel
 from tooleval_agents.models.identity import model_name_of, provider_of
 from tooleval_agents.models.redaction import (
     TRANSPORT_ARGS,
-    redact,
 )
 from tooleval_agents.models.specs import (
     ENDPOINT_ARGS,
@@ -26,8 +24,6 @@ from tooleval_agents.models.specs import (
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-
-from tooleval_agents.run.experiment import _jsonable
 
 _PACKAGES = ("tooleval-agents", "langchain-core", "langchain", "langgraph", "langsmith",
              "langchain-openai", "openai", "pydantic")
@@ -61,25 +57,68 @@ CONNECTION_ARGS = frozenset({"timeout", "request_timeout", "max_retries", "strea
 the endpoint and transport ones)."""
 
 
-def identity_suffix(**parts: Any) -> str:
-    """``-<8 hex>`` naming what else changes a run's results (strategy and scoring options,
-    model and judge arguments but their endpoints, transport and connection settings;
-    secrets masked first), ``""`` when none is set: runs that differ only there get their own
-    directories, default runs keep a plain name.
+def answer_args(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The model (or judge) arguments that change its answers: without endpoints, transport
+    and connection settings (a run's name and identity hold these).
 
-    >>> identity_suffix(strategy_options={}, model_kwargs=None)
-    ''
-    >>> identity_suffix(strategy_options={"k": 3}) != identity_suffix(strategy_options={"k": 5})
-    True
+    >>> answer_args({"temperature": 0.7, "base_url": "http://h/v1", "timeout": 5})
+    {'temperature': 0.7}
     """
     apart = {*ENDPOINT_ARGS, *TRANSPORT_ARGS, *CONNECTION_ARGS}
-    given = {k: {a: x for a, x in v.items() if a not in apart}
-             if k.endswith("kwargs") and isinstance(v, Mapping) else v for k, v in parts.items()}
-    given = {k: v for k, v in given.items() if v}
-    if not given:
-        return ""
-    text = json.dumps(redact(_jsonable(given)), sort_keys=True, default=str)
-    return "-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return {k: v for k, v in (kwargs or {}).items() if k not in apart}
+
+
+def agent_short(label: str) -> str:
+    """An agent's label (:func:`~tooleval_agents.agents.agent_label`) as a run's name says it:
+    a file's stem and factory, a module's last part and factory, a script's factory.
+
+    >>> agent_short("ag.py:build"), agent_short("langchain.agents:create_agent")
+    ('ag.build', 'agents.create_agent')
+    >>> agent_short("__main__:my_agent"), agent_short("tests.x:test_a.<locals>.factory")
+    ('my_agent', 'x.factory')
+    """
+    where, colon, attr = label.rpartition(":")
+    attr = attr.rsplit(".", 1)[-1]  # a nested factory by its own name
+    if not colon:
+        return label
+    if where.endswith(".py"):
+        where = where[:-3]
+    module = where.rsplit(".", 1)[-1]
+    return attr if module in ("__main__", "") else f"{module}.{attr}"
+
+
+MAX_NAME_TAIL = 80
+"""Characters of a run name's options part (a longer one is cut: the identity, not the name,
+tells runs apart)."""
+
+
+def _setting(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "+".join(f"{k}:{_setting(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return "+".join(_setting(v) for v in value)
+    return format(value, "g") if isinstance(value, float) else str(value)
+
+
+def readable_name(split: Split, strategy: str, model: str, *, agent: str | None = None,
+                  settings: Mapping[str, Any] | None = None) -> str:
+    """A run's directory name: ``<benchmark>-<task>-<subset>-<strategy>[+<agent>]-<model>``,
+    then each setting that is set as ``key=value`` (strategy and scoring options, model and
+    judge arguments, epochs, tool faults), readable and path-safe. Runs of one name but
+    different identities get numbered siblings (:mod:`tooleval_agents.run.identity`).
+
+    >>> readable_name(Split("appbench", "plan", "ss"), "few_shot", "reference",
+    ...               settings={"k": 3, "scoring": None, "epochs": 2})
+    'appbench-plan-ss-few_shot-reference-k=3-epochs=2'
+    """
+    head = experiment_name(split, strategy if agent is None
+                           else f"{strategy}+{agent_short(agent)}", model)
+    parts = [path_safe(f"{k}={_setting(v)}") for k, v in (settings or {}).items()
+             if v not in (None, "", {}, [])]
+    tail = "-".join(parts)
+    if len(tail) > MAX_NAME_TAIL:
+        tail = tail[:MAX_NAME_TAIL].rstrip("-_.")
+    return f"{head}-{tail}" if tail else head
 
 
 def package_versions() -> dict[str, str]:

@@ -1,14 +1,17 @@
-"""Resuming a run directory: its prior config, the examples whose lines were edited, the checks
-that refuse a resume with other data or settings, and undoing what a failed start created."""
+"""Resuming a run directory: its prior config and results (:func:`read_prior`), the examples
+whose lines were edited, the checks that refuse a resume over other data or another model
+server, and undoing what a failed start created."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from tooleval_agents.contracts import ExampleScore
 from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.models.server_identity import (
     server_changed,
@@ -24,7 +27,8 @@ from tooleval_agents.results.rundir import (
     edited_note,
     example_digest,
 )
-from tooleval_agents.run.selection import select
+from tooleval_agents.run.epochs import epoch_id
+from tooleval_agents.run.selection import Picked, select
 from tooleval_agents.run.transcripts import PROMPTS
 
 if TYPE_CHECKING:
@@ -83,44 +87,119 @@ def _edited_ids(run_dir: RunDir) -> set[str]:
     return {eid for _, eid in edited}
 
 
-def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence[Example],
-                     prior: Mapping[str, Prior]) -> None:
-    # Every example the directory holds, and the old selection, taken from today's data, must
+def _data_digests(every: Sequence[Example], epochs: int,
+                  wanted: Mapping[str, Prior]) -> dict[str, str]:
+    """The data digest of every attempt in ``wanted`` (an epoch's attempt has an id of its
+    own, :func:`~tooleval_agents.run.epochs.epoch_id`, and its example's data), in one pass."""
+    out: dict[str, str] = {}
+    for e in every:
+        base = str(e.id)
+        attempts = [a for a in (epoch_id(base, k) for k in range(max(1, epochs))) if a in wanted]
+        if attempts:
+            digest = example_digest(e.inputs or {}, e.outputs or {})
+            out.update(dict.fromkeys(attempts, digest))
+    return out
+
+
+@dataclass
+class Resumed:
+    """What a run directory already holds (nothing for a new run)."""
+
+    old: RunConfig | None = None
+    prior: dict[str, Prior] = field(default_factory=dict)
+    scores: list[ExampleScore] = field(default_factory=list)
+    edited: set[str] = field(default_factory=set)
+    """Changed after they were written: run again, not trusted."""
+    before: Picked[Example] | None = None
+    """The examples the directory held (its selection, read from today's data)."""
+
+    def done(self) -> set[str]:
+        """The attempts finished before (an edited line or an infra error runs again)."""
+        return {eid for eid, r in self.prior.items() if r.status != "infra_error"
+                and eid not in self.edited}
+
+
+def read_prior(run_dir: RunDir, every: Sequence[Example], digest: str) -> Resumed:
+    """The run the directory holds: its config and results, checked against today's data
+    (:class:`ResumeError` when they differ, or when another run of identity other than
+    ``digest`` took the directory meanwhile)."""
+    old = _prior_config(run_dir)
+    if old is None:
+        return Resumed()
+    recorded = (old.identity or {}).get("digest")
+    if recorded is not None and recorded != digest:  # a run placed here since we looked
+        raise ResumeError(f"{run_dir.path} was just taken by a run of something else: run the "
+                          "command again (it finds or makes its own directory)")
+    run_dir.repair_torn_tail()
+    found = Resumed(old, edited=_edited_ids(run_dir))
+    for result in run_dir.iter_results():  # one at a time: only what resume needs
+        found.prior[result.example_id] = Prior(result.status, result.attempt, result.index,
+                                               result.data_digest)
+        if result.status != "infra_error" and result.example_id not in found.edited:
+            found.scores.append(ExampleScore.model_validate(result.score or {}))
+    found.before = _check_resumable(run_dir.path, old, every,
+                                    {k: v for k, v in found.prior.items()
+                                     if k not in found.edited})
+    return found
+
+
+def _check_resumable(path: Path, old: RunConfig, every: Sequence[Example],
+                     prior: Mapping[str, Prior]) -> Picked[Example]:
+    """Refuse to resume over changed data; the examples the directory held before (its
+    selection), to extend."""
+    # Every attempt the directory holds, and the old selection, taken from today's data, must
     # be the data they ran on; the new selection may then differ (a larger --limit extends).
-    digests = {str(e.id): example_digest(e.inputs or {}, e.outputs or {}) for e in every
-               if str(e.id) in prior}  # one pass, a digest kept per example the run holds
+    digests = _data_digests(every, old.epochs, prior)
     changed = next((r for eid, r in prior.items() if r.data_digest is not None
                     and digests.get(eid) != r.data_digest), None)
-    before: Sequence[Example]
+    before: Picked[Example] | None
     try:
         before = select(every, old.dataset.samples)[:old.dataset.examples]
     except ValueError:
-        before = []
-    found = dataset_hash(before)
+        before = None
+    found = dataset_hash(before or [])
     if changed is not None:
         raise ResumeError(
             f"{path} holds a run over other data (example {changed.index} is not what it ran "
             "on: the data files or the split changed). Start over with --fresh, or keep it "
             "and choose another --out.")
-    if len(before) != old.dataset.examples or found != old.dataset.hash:
+    if before is None or len(before) != old.dataset.examples or found != old.dataset.hash:
         raise ResumeError(
             f"{path} holds a run over other data (its {old.dataset.examples} examples hash to "
             f"{old.dataset.hash[:12]}, the same examples here to {found[:12]}: the data files "
             "or the split changed). Start over with --fresh, or keep it and choose another "
             "--out.")
-    differs = [what for what, a, b in (
-        ("model", old.model.get("spec"), new.model.get("spec")),
-        ("strategy", old.strategy, new.strategy),
-        ("agent", old.agent, new.agent),
-        ("strategy options", old.strategy_options, new.strategy_options),
-        ("scoring options", old.scoring_options, new.scoring_options),
-        ("judge", (old.judge or {}).get("spec"), (new.judge or {}).get("spec")),
-        ("tool faults", old.tool_faults, new.tool_faults),
-        ("model server: its model file, chat template or build changed",
-         server_changed(old.model, new.model), False),
-    ) if a != b]
-    if differs:
-        raise ResumeError(f"{path} holds a run with other settings ({', '.join(differs)}). "
-                          "Start over with --fresh, or choose another --out.")
+    return before
 
 
+def check_server(path: Path, old: RunConfig, new: RunConfig) -> None:
+    """Refuse to resume examples that ran on another model server (model file, chat template,
+    build): a server that could not be asked is not a changed one."""
+    if server_changed(old.model, new.model):
+        raise ResumeError(f"{path} holds a run with other settings (model server: its model "
+                          "file, chat template or build changed). Start over with --fresh, or "
+                          "choose another --out.")
+
+
+LEGACY_PARTS = frozenset({"split", "strategy", "model", "judge", "strategy_options",
+                          "scoring_options", "epochs", "tool_faults"})
+"""The identity parts a run recorded before identities could have (a part of another kind,
+an agent's among them, means a run no earlier version could have made)."""
+
+
+def legacy_matches(old: RunConfig, parts: Mapping[str, Any]) -> bool:
+    """Whether a run recorded before identities were kept (``old``) is the run of identity
+    ``parts`` (:attr:`~tooleval_agents.run.identity.RunIdentity.parts`): the same settings,
+    and no code of the user's in it (an agent's code was never recorded, so an edited agent
+    could not be told apart)."""
+    if old.agent is not None or set(parts) - LEGACY_PARTS or any(
+            isinstance(v, dict) and v.get("files") for v in parts.values()):
+        return False
+    model, judge = parts.get("model") or {}, parts.get("judge") or {}
+    return (old.model.get("spec") == model.get("spec") and not model.get("args")
+            and old.strategy == parts.get("strategy")
+            and old.strategy_options == parts.get("strategy_options", {})
+            and old.scoring_options == parts.get("scoring_options", {})
+            and old.epochs == parts.get("epochs", 1)
+            and old.tool_faults == parts.get("tool_faults")
+            and (old.judge or {}).get("spec") == judge.get("spec"))

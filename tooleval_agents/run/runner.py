@@ -3,17 +3,22 @@
 :func:`run_experiment` (sync, usable from scripts and Jupyter) and :func:`arun_experiment`
 (async) build the strategy's workflow around the model, run it as the target of
 ``langsmith.aevaluate`` with the benchmark's scorer as row evaluator, and keep the results
-directory ``<out>/<experiment>/`` (see :mod:`tooleval_agents.results.rundir`):
+directory (see :mod:`tooleval_agents.results.rundir`):
 
+* the directory is the one of the run's identity (:mod:`tooleval_agents.run.identity`: what
+  it measures, the code of the user's agent or strategy included): ``<out>/<readable name>/``,
+  or a numbered sibling (``-v2``) when that one holds a run of something else, said in one
+  line; a changed agent is never answered from an old run's results;
 * every finished example is appended to ``examples.jsonl`` by the row evaluator as soon as it
   is scored (fsynced by a background thread), so a crash loses nothing that finished;
-* ``summary.json`` is computed by our own code over every example of the split:
-  ``Scorer.aggregate`` over the ``ok`` and ``model_error`` examples (a workflow failure scores
-  as a wrong answer, never dropped); ``infra_error`` examples (provider failures left after
-  retries) are left out of the metrics and counted apart;
-* re-running the same command resumes: finished examples are not run again (no model call),
-  infrastructure errors are retried (``attempt`` + 1); changed data or settings are refused
-  (``fresh=True`` starts over).
+* ``summary.json`` is computed by our own code over every example the directory holds:
+  ``Scorer.aggregate`` over the ``ok``, ``model_error`` and ``agent_error`` examples (a
+  workflow failure scores as a wrong answer, never dropped); ``infra_error`` examples
+  (provider failures left after retries) are left out of the metrics and counted apart; a
+  command whose selection adds nothing to the directory runs and rewrites nothing;
+* re-running the same command resumes, and says so ("resumed N of M": a warning, and the
+  summary's ``session``): finished examples are not run again (no model call), infrastructure
+  errors are retried (``attempt`` + 1); changed data is refused (``fresh=True`` starts over).
 
 The runner knows no benchmark by name: everything comes from the
 :class:`~tooleval_agents.registry.Benchmark` and :class:`~tooleval_agents.contracts.Strategy`
@@ -63,7 +68,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooleval_agents.contracts import (
-    ExampleScore,
     ReferenceAnswers,
     Scorer,
     ScoringContext,
@@ -73,7 +77,6 @@ from tooleval_agents.data.langsmith_datasets import (
     api_key_configured,
     to_examples,
 )
-from tooleval_agents.data.paths import inside
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.redaction import (
     model_params,
@@ -104,10 +107,10 @@ from tooleval_agents.results.rundir import (
     RunSummary,
     dataset_hash,
 )
+from tooleval_agents.results.summary import Spend
 from tooleval_agents.run.epochs import epoch_id, with_epochs
 from tooleval_agents.run.experiment import (
     HARNESS_KEY,
-    Prior,
     _evaluate,
     _Experiment,
     _jsonable,
@@ -115,6 +118,7 @@ from tooleval_agents.run.experiment import (
     summarize,
 )
 from tooleval_agents.run.faults import with_fault_metrics
+from tooleval_agents.run.identity import RunIdentity, place_run
 from tooleval_agents.run.langsmith_io import (
     experiment_description,
     experiment_metadata,
@@ -127,26 +131,34 @@ from tooleval_agents.run.langsmith_io import (
 from tooleval_agents.run.loop import run_sync
 from tooleval_agents.run.naming import (
     experiment_name,
-    identity_suffix,
     model_label,
     package_versions,
     path_safe,
 )
 from tooleval_agents.run.resume import (
+    Resumed,
     ResumeError,
-    _check_resumable,
-    _edited_ids,
-    _prior_config,
     _undone_on_failure,
+    check_server,
+    legacy_matches,
+    read_prior,
 )
-from tooleval_agents.run.selection import Picked, select
+from tooleval_agents.run.selection import Picked, select, union
 from tooleval_agents.run.spec import RunSpec
 
 if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langsmith import Client
     from langsmith.schemas import Example, TracerSession
-from tooleval_agents.run.setup import _build, _Models, _models, _Plan, _plan
+from tooleval_agents.run.setup import (
+    _build,
+    _Models,
+    _models,
+    _Plan,
+    _plan,
+    run_identity_of,
+    run_name,
+)
 
 log = logging.getLogger(__name__)
 
@@ -195,26 +207,15 @@ def _gold_and_ids(plan: _Plan, examples: Sequence[Example], answer_key: AnswerKe
     return ds_hash, ids, index
 
 
-def _run_name(spec: RunSpec, plan: _Plan) -> str:
-    return experiment_name(plan.split, plan.strategy_name if plan.agent_name is None
-                           else f"{plan.strategy_name}+{plan.agent_name}",
-                           model_label(spec.model)) + identity_suffix(
-        strategy_options=plan.strategy_options, scoring_options=plan.scoring,
-        model_kwargs=spec.model_kwargs, epochs=spec.epochs if spec.epochs > 1 else None,
-        judge=None if spec.judge is None else model_label(spec.judge),
-        judge_kwargs=spec.judge_kwargs if spec.judge is not None else None,
-        tool_faults=spec.faults.record() if spec.faults is not None else None)
-
-
-def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str,
-            examples: Sequence[Example], total: int, ds_hash: str, data: Path) -> RunConfig:
-    first = examples[0]
+def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str, identity: RunIdentity,
+            held: _Held, total: int, data: Path) -> RunConfig:
+    first = held.examples[0]
     judge = models.judge_inner
     return RunConfig(
         experiment=name, benchmark=plan.bench.name, task=plan.split.task,
         subset=plan.split.subset, strategy=plan.strategy_name,
         strategy_options=redact(_jsonable(plan.strategy_options), names=False),
-        epochs=spec.epochs, agent=plan.agent_name,
+        epochs=spec.epochs, agent=plan.agent_name, identity=identity.model_dump(),
         model={"spec": model_label(spec.model), "params": model_params(models.inner),
                **({"server": models.server.record()} if models.server is not None else {})},
         judge=({"spec": model_label(judge), "params": model_params(judge),
@@ -223,39 +224,39 @@ def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str,
         scoring_options=redact(_jsonable(plan.scoring), names=False),
         tool_faults=spec.faults.record() if spec.faults is not None else None,
         dataset=DatasetRef(name=plan.split.name, id=str(first.dataset_id),
-                           examples=len(examples), samples=spec.samples, total=total,
-                           hash=ds_hash, source=(first.metadata or {}).get("source"),
+                           examples=len(held.examples), samples=held.samples, total=total,
+                           hash=held.hash, source=(first.metadata or {}).get("source"),
                            data_dir=str(Path(data).resolve())),
         versions=package_versions())
 
 
 @dataclass
-class _Resumed:
-    """What a run directory already holds (empty for a new run)."""
+class _Held:
+    """The examples a run directory holds once this command's selection joins it."""
 
-    config: RunConfig
-    prior: dict[str, Prior] = field(default_factory=dict)
-    scores: list[ExampleScore] = field(default_factory=list)
-    edited: set[str] = field(default_factory=set)
-    """Changed after they were written: run again, not trusted."""
+    examples: Sequence[Example]
+    samples: str | None
+    """Its selection as ``--samples`` reads it (``None``: the first N of the split)."""
+    hash: str = ""
+    ids: list[str] = field(default_factory=list)
+    """Every attempt's id, epoch by epoch."""
+    index: dict[str, int] = field(default_factory=dict)
+    selected: list[int] = field(default_factory=list)
+    """Positions in :attr:`ids` of the attempts this command selected."""
 
 
-def _resume(run_dir: RunDir, config: RunConfig, every: Sequence[Example]) -> _Resumed:
-    old = _prior_config(run_dir)
-    if old is None:
-        return _Resumed(config)
-    run_dir.repair_torn_tail()
-    found = _Resumed(config, edited=_edited_ids(run_dir))
-    for result in run_dir.iter_results():  # one at a time: only what resume needs
-        found.prior[result.example_id] = Prior(result.status, result.attempt, result.index,
-                                               result.data_digest)
-        if result.status != "infra_error" and result.example_id not in found.edited:
-            found.scores.append(ExampleScore.model_validate(result.score or {}))
-    _check_resumable(run_dir.path, old, config, every,
-                     {k: v for k, v in found.prior.items() if k not in found.edited})
-    found.config = config.model_copy(update={"created_at": old.created_at,
-                                             "langsmith": old.langsmith})
-    return found
+def _hold(plan: _Plan, models: _Models, every: Sequence[Example], resumed: Resumed,
+          selected: Picked[Example], epochs: int) -> _Held:
+    """What the directory holds with ``selected`` added (:func:`~tooleval_agents.run.
+    selection.union`): its examples' hash, attempt ids and indices, and the offline model's
+    answers."""
+    examples, samples = union(every, resumed.before, selected)
+    held = _Held(examples, samples)
+    held.hash, held.ids, held.index = _gold_and_ids(plan, examples, models.answer_key, epochs)
+    at = {pos: i for i, pos in enumerate(examples.positions)}
+    n = len(examples)
+    held.selected = [k * n + at[pos] for k in range(epochs) for pos in selected.positions]
+    return held
 
 
 @dataclass
@@ -317,8 +318,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     if note:  # no data named and none fetched: the bundled samples, said as `run` says it
         log.warning("%s", note)
     every = to_examples(plan.split, data)
-    examples = select(every, spec.samples, spec.limit)
-    if not examples:
+    selected = select(every, spec.samples, spec.limit)
+    if not selected:
         raise ToolevalError(f"{plan.split.name} has no examples in {data}")
     models = await _models(spec, plan)
     scorer = build_scorer(plan.bench, plan.split, plan.scoring,
@@ -326,59 +327,94 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     if spec.faults is not None:
         scorer = with_fault_metrics(scorer)
     graph = _build(plan, models, data)
-    ds_hash, ids, index = _gold_and_ids(plan, examples, models.answer_key, spec.epochs)
-    name = _run_name(spec, plan)
-    run_dir = RunDir(inside(spec.out, name, what="run name"))
+    identity, unreadable = run_identity_of(spec, plan, models)
+    run_dir = _place(spec, plan, identity, unreadable)
+    name = run_dir.path.name
     made = [d for d in (run_dir.path, *run_dir.path.parents) if not d.exists()]
     # A second process on this run stops at once; a failed start leaves nothing behind.
     with run_dir.lock(), _undone_on_failure(run_dir, made):
         if spec.fresh:
             for file in (CONFIG, EXAMPLES, SUMMARY):
                 (run_dir.path / file).unlink(missing_ok=True)
-        resumed = _resume(run_dir, _config(spec, plan, models, name, examples, len(every),
-                                           ds_hash, data), every)
-        where = await _destination(spec, plan, client, resumed.config, examples,
-                                   with_epochs(examples, spec.epochs), data)
-        run_dir.write_config(where.config)
-        positions = _pending(resumed, ids)
-        exp = _experiment(spec, name, plan, scorer, run_dir, resumed, index, graph,
-                          progress=(len(ids), len(ids) - len(positions)), upload=where.upload,
-                          threaded_scoring=models.judge is not None)
-        await _execute(exp, spec, where, ids, positions)
+        resumed = read_prior(run_dir, every, identity.digest)
+        held = _hold(plan, models, every, resumed, selected, spec.epochs)
+        config = _config(spec, plan, models, name, identity, held, len(every), data)
+        if resumed.old is not None:
+            check_server(run_dir.path, resumed.old, config)
+            config = config.model_copy(update={"created_at": resumed.old.created_at,
+                                               "langsmith": resumed.old.langsmith})
+        where = await _destination(spec, plan, client, config, held.examples,
+                                   with_epochs(held.examples, spec.epochs), data)
+        if where.config != resumed.old:  # a selection that adds nothing rewrites nothing
+            run_dir.write_config(where.config)
+        done = resumed.done()
+        positions = [p for p in held.selected if held.ids[p] not in done]
+        _say_resumed(run_dir, held, positions, spec.epochs)
+        exp = _experiment(spec, name, plan, scorer, run_dir, resumed, held.index, graph,
+                          progress=(len(held.selected), len(held.selected) - len(positions)),
+                          upload=where.upload, threaded_scoring=models.judge is not None)
+        await _execute(exp, spec, where, held.ids, positions)
         # The summary reads the results back from the file: the run's data (the split's text,
         # the offline model's answers) and bookkeeping go first, so a large run's peak is
         # one of the two, not both.
         endpoint, server, notes = endpoint_of(models.inner), models.server, models.notes
-        del every, examples, exp, graph, models, resumed
+        session = _Session(len(held.selected), len(held.ids), [held.ids[p] for p in positions])
+        del every, selected, exp, graph, models, resumed, held
         where.data = []
-        summary = await _finish(spec, name, scorer, ids, run_dir, where,
-                                started=started, endpoint=endpoint, server=server,
-                                notes=notes)
-        return summary.model_copy(update={"session": _session_work(run_dir, ids, positions)})
+        return await _finish(spec, name, scorer, run_dir, where, session, started=started,
+                             endpoint=endpoint, server=server, notes=notes)
 
 
-def _session_work(run_dir: RunDir, ids: list[str], positions: list[int]) -> dict[str, int]:
-    """This session's work, told apart from the stored results a resume found (the summary's
-    counts and usage cover both)."""
-    ran = [ids[p] for p in positions]
-    done = {"resumed": len(ids) - len(ran), "ran": len(ran), "errors": 0, "model_calls": 0,
-            "cache_hits": 0}
-    for result in run_dir.iter_results(ran):
-        done["errors"] += result.status == "infra_error"
-        done["model_calls"] += result.usage.model_calls
-        done["cache_hits"] += result.usage.cache_hits
-    return done
+def _place(spec: RunSpec, plan: _Plan, identity: RunIdentity, unreadable: str | None) -> RunDir:
+    """The run's directory (:func:`~tooleval_agents.run.identity.place_run`), saying why it
+    is not the one its name gives, and what of the run cannot be known."""
+    placed = place_run(spec.out, run_name(spec, plan), identity,
+                       adopts=lambda old: legacy_matches(old, identity.parts))
+    for note in filter(None, (placed.note, unreadable)):
+        log.warning("%s", note)
+    return RunDir(placed.path)
 
 
-def _pending(resumed: _Resumed, ids: list[str]) -> list[int]:
-    """Positions of the attempts not finished before (an edited line runs again)."""
-    done = {eid for eid, r in resumed.prior.items() if r.status != "infra_error"
-            and eid not in resumed.edited}
-    return [p for p, eid in enumerate(ids) if eid not in done]
+def _say_resumed(run_dir: RunDir, held: _Held, positions: list[int], epochs: int) -> None:
+    """Every resume says so: ``resumed N of M`` (a warning, and the summary's ``session``)."""
+    selected, resumed = len(held.selected), len(held.selected) - len(positions)
+    if not resumed:
+        return
+    unit = "attempts" if epochs > 1 else "examples"
+    rest = (f"{len(positions)} to run" if positions else "nothing to run")
+    if len(held.ids) > selected:
+        rest += (f"; the directory holds {len(held.ids)} {unit}, and its summary is over all "
+                 "of them")
+    log.warning("%s: resumed %d of %d %s from %s (%s)", run_dir.path.name, resumed, selected,
+                unit, run_dir.path, rest)
+
+
+@dataclass
+class _Session:
+    """What this call of the runner did, apart from the results it found stored."""
+
+    selected: int
+    """Attempts this command selected."""
+    held: int
+    """Attempts the directory holds."""
+    ran: list[str]
+    """The attempts it ran."""
+
+    def work(self, run_dir: RunDir, *, model: str | None, judge: str | None) -> dict[str, Any]:
+        """``resumed`` N ``of`` M selected, ``held``, ``ran``, ``errors`` and what was paid
+        (:class:`~tooleval_agents.results.summary.Spend`)."""
+        spend = Spend()
+        errors = 0
+        for result in run_dir.iter_heads(self.ran) if self.ran else ():
+            errors += result.status == "infra_error"
+            spend.add(result)
+        return {"resumed": self.selected - len(self.ran), "of": self.selected,
+                "held": self.held, "ran": len(self.ran), "errors": errors,
+                **spend.priced(model=model, judge=judge)}
 
 
 def _experiment(spec: RunSpec, name: str, plan: _Plan, scorer: Scorer, run_dir: RunDir,
-                resumed: _Resumed, index: dict[str, int], graph: Runnable[Any, Any], *,
+                resumed: Resumed, index: dict[str, int], graph: Runnable[Any, Any], *,
                 progress: tuple[int, int], upload: bool,
                 threaded_scoring: bool) -> _Experiment:
     exp = _Experiment(
@@ -415,15 +451,22 @@ async def _execute(exp: _Experiment, spec: RunSpec, where: _Destination, ids: li
         await asyncio.to_thread(where.client.flush)
 
 
-async def _finish(spec: RunSpec, name: str, scorer: Scorer, ids: list[str], run_dir: RunDir,
-                  where: _Destination, *, started: float, endpoint: Any,
+async def _finish(spec: RunSpec, name: str, scorer: Scorer, run_dir: RunDir,
+                  where: _Destination, session: _Session, *, started: float, endpoint: Any,
                   server: ServerIdentity | None, notes: list[str]) -> RunSummary:
+    """The directory's summary: the stored one when this session added nothing to what it
+    describes (a smaller selection rewrites nothing), else computed over every result."""
     config = where.config
-    summary = summarize(name, scorer, ids, run_dir, wall_s=time.perf_counter() - started,
-                        epochs=spec.epochs, model=model_label(spec.model),
-                        judge=config.judge["spec"] if config.judge else None)
-    summary.notes[:0] = [*notes, *replay_note(endpoint, server,
-                                              summary.usage.get("cache_hits", 0.0))]
+    judge = config.judge["spec"] if config.judge else None
+    work = session.work(run_dir, model=model_label(spec.model), judge=judge)
+    stored = run_dir.read_summary() if (run_dir.path / SUMMARY).is_file() else None
+    if not session.ran and stored is not None and run_dir.summary_is_current(stored):
+        return stored.model_copy(update={"session": work})
+    summary = summarize(name, scorer, session.held, run_dir,
+                        wall_s=time.perf_counter() - started, epochs=spec.epochs,
+                        model=model_label(spec.model), judge=judge)
+    summary.notes[:0] = [*notes, *replay_note(endpoint, server, work["cache_hits"])]
+    summary = summary.model_copy(update={"session": work})
     run_dir.write_summary(summary)
     summary = summary.model_copy(update={"run_dir": str(run_dir.path)})
     if where.session is not None:
@@ -441,9 +484,12 @@ def run_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client | None 
 
     ``spec`` is a :class:`~tooleval_agents.run.spec.RunSpec`, or a benchmark name with the
     RunSpec fields as keyword options (``model`` is required). Results go to
-    ``<out>/<benchmark>-<task>-<subset>-<strategy>-<model>/`` (config.json, examples.jsonl,
-    summary.json). Calling it again with the same settings resumes; ``client`` is a LangSmith
-    client (default: offline, or from the environment to upload).
+    ``<out>/<benchmark>-<task>-<subset>-<strategy>[+<agent>]-<model>[-<key>=<value>...]/``
+    (config.json, examples.jsonl, summary.json), or a numbered sibling when that directory
+    holds a run of something else (e.g. an edited agent). Calling it again with the same
+    settings and code resumes (the summary's ``session`` says ``resumed`` N ``of`` M, and a
+    warning); ``client`` is a LangSmith client (default: offline, or from the environment to
+    upload).
 
     Raises:
         ResumeError: the results directory holds a run over other data or settings.

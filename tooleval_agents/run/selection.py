@@ -1,15 +1,15 @@
 """Which examples of a split a run covers: ``--samples`` (split indices and ranges), then
 ``--limit`` (the first N of those).
 
-A run directory keeps the results of every example it ever ran; the selection only says which
-of them a command runs and summarises, so growing ``--limit`` (or adding indices) extends a
-run, and its summary says n of N.
+A run directory keeps the results of every example it ever ran, and its selection is the union
+of every selection run in it (:func:`union`): growing ``--limit`` (or adding indices) extends
+a run; a smaller one runs nothing new. Its summary is over all of it, and says n of N.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar, overload
 
 from tooleval_agents.contracts import OptionError
@@ -59,6 +59,11 @@ class Picked(Sequence[T]):
     def __len__(self) -> int:
         return len(self._positions)
 
+    @property
+    def positions(self) -> range | list[int]:
+        """Where the picked examples are in the base sequence."""
+        return self._positions
+
     @overload
     def __getitem__(self, index: int) -> T: ...
     @overload
@@ -93,4 +98,30 @@ def select(examples: Sequence[T], samples: str | None = None,
     return Picked(examples, positions[:limit] if limit is not None else positions)
 
 
-__all__ = ["Picked", "parse_samples", "select"]
+def format_samples(indices: Iterable[int]) -> str:
+    """Split indices as ``--samples`` reads them, runs joined into ranges.
+
+    >>> format_samples([0, 1, 2, 5, 7, 8])
+    '0-2,5,7-8'
+    """
+    ranges: list[list[int]] = []
+    for n in sorted(set(indices)):
+        if ranges and n == ranges[-1][1] + 1:
+            ranges[-1][1] = n
+        else:
+            ranges.append([n, n])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
+
+
+def union(examples: Sequence[T], held: Picked[T] | None,
+          selected: Picked[T]) -> tuple[Picked[T], str | None]:
+    """The examples a run directory holds once ``selected`` joins what it ``held`` (in split
+    order), and its selection as ``samples`` (``None``: the first N of the split)."""
+    positions = sorted(set(held.positions if held is not None else ()) | set(selected.positions))
+    if positions == list(range(len(positions))):
+        return Picked(examples, range(len(positions))), None
+    indices = [_index(examples[p], p) for p in positions]
+    return Picked(examples, positions), format_samples(indices)
+
+
+__all__ = ["Picked", "format_samples", "parse_samples", "select", "union"]

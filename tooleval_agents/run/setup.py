@@ -22,6 +22,8 @@ from tooleval_agents.contracts import (
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.redaction import (
+    TRANSPORT_ARGS,
+    model_params,
     register_secrets_in,
 )
 from tooleval_agents.models.reference import AnswerKey
@@ -53,7 +55,16 @@ from tooleval_agents.registry import (
     register,
     resolve_split,
 )
+from tooleval_agents.run.faults import KINDS
+from tooleval_agents.run.identity import RunIdentity, run_identity
+from tooleval_agents.run.naming import (
+    CONNECTION_ARGS,
+    answer_args,
+    model_label,
+    readable_name,
+)
 from tooleval_agents.run.spec import RunSpec
+from tooleval_agents.run.usercode import code_identity
 
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
@@ -262,3 +273,64 @@ def _build(plan: _Plan, models: _Models, data: Path) -> Runnable[Any, Any]:
                             f"{type(exc).__name__}: {exc}") from exc
 
 
+
+
+# ----------------------------------------------------------------------------- what is measured
+
+
+def run_name(spec: RunSpec, plan: _Plan) -> str:
+    """The run's readable directory name (:func:`~tooleval_agents.run.naming.readable_name`)."""
+    faults = spec.faults
+    settings: dict[str, Any] = {
+        **plan.strategy_options, **plan.scoring, **answer_args(spec.model_kwargs),
+        "judge": model_label(spec.judge) if spec.judge is not None else None,
+        **{f"judge.{k}": v for k, v in answer_args(spec.judge_kwargs).items()
+           if spec.judge is not None and k != "temperature"},
+        "epochs": spec.epochs if spec.epochs > 1 else None,
+        "faults": faults.rate if faults is not None else None,
+        "fault_seed": faults.seed if faults is not None and faults.seed else None,
+        "fault_kinds": list(faults.kinds) if faults is not None and faults.kinds != KINDS
+        else None}
+    return readable_name(plan.split, plan.strategy_name, model_label(spec.model),
+                         agent=plan.agent_name, settings=settings)
+
+
+def _model_part(model: str | BaseChatModel, inner: BaseChatModel | None,
+                kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    """A model as a run's identity knows it: the spec and the arguments that change its
+    answers, or an instance's class and parameters (without endpoints and secrets)."""
+    if isinstance(model, str):
+        return {"spec": model, "args": answer_args(kwargs)}
+    apart = {*ENDPOINT_ARGS, *TRANSPORT_ARGS, *CONNECTION_ARGS, "answers"}
+    params = model_params(inner if inner is not None else model)
+    return {"spec": model_label(model), "class": type(model).__qualname__,
+            "params": {k: v for k, v in params.items() if k not in apart}}
+
+
+def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIdentity, str | None]:
+    """What the run measures (:func:`~tooleval_agents.run.identity.run_identity`), and what to
+    say when part of it cannot be read (a compiled graph whose code is out of reach)."""
+    note = None
+    agent: dict[str, Any] | None = None
+    if spec.agent is not None:
+        read = code_identity(plan.factory if isinstance(spec.agent, str) else spec.agent)
+        agent = {"name": plan.agent_name, **read.record()}
+        if not read.readable:
+            note = (f"agent {plan.agent_name}: nothing of its code could be read, so a change "
+                    "to it will not be noticed (the run's identity knows it by name): pass its "
+                    "factory, or a module path:factory, instead")
+    strategy_files = code_identity(plan.strat).files
+    bench_files = code_identity(plan.bench).files
+    return run_identity({
+        "split": plan.split.name,
+        "benchmark": {"name": plan.bench.name, "files": bench_files} if bench_files else None,
+        "strategy": {"name": plan.strategy_name, "files": strategy_files} if strategy_files
+        else plan.strategy_name,
+        "agent": agent,
+        "model": _model_part(spec.model, models.inner, spec.model_kwargs),
+        "judge": None if spec.judge is None else _model_part(
+            spec.judge, models.judge_inner, spec.judge_kwargs),
+        "strategy_options": plan.strategy_options, "scoring_options": plan.scoring,
+        "epochs": spec.epochs if spec.epochs > 1 else None,
+        "tool_faults": spec.faults.record() if spec.faults is not None else None,
+    }), note

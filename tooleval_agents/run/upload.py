@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import ToolevalError, UsageError
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.results.rundir import SUMMARY, ExampleResult, RunConfig, RunDir
+from tooleval_agents.results.rescore import current_summary
+from tooleval_agents.results.rundir import ExampleResult, RunConfig, RunDir
 from tooleval_agents.run.experiment import result_feedback
 from tooleval_agents.run.langsmith_io import (
     experiment_description,
@@ -124,7 +125,7 @@ def upload_run(path: Path, *, client: Client | None = None, dry_run: bool = Fals
         _send(client, str(session.name), run_id, result, by_id[result.example_id].inputs or {})
         sent += 1
     client.flush()
-    summary = run_dir.read_summary() if (path / SUMMARY).is_file() else None
+    summary = current_summary(run_dir)  # of the results it holds, as sent
     client.update_project(session.id, end_time=datetime.now(UTC), metadata={
         **metadata, **({"metrics": summary.metrics, "counts": summary.counts} if summary
                        else {})})

@@ -38,6 +38,7 @@ from tooleval_agents.models.tool_calls.counts import FORMAT_ERRORS
 from tooleval_agents.registry import Benchmark, get_benchmark
 from tooleval_agents.results.costs import price_for
 from tooleval_agents.results.dirlock import holder
+from tooleval_agents.results.rescore import current_summary
 from tooleval_agents.results.rundir import CONFIG, ExampleResult, RunDir, RunSummary
 from tooleval_agents.run.transcripts import read_prompts
 from tooleval_agents.verdict import Verdict, generic_verdict
@@ -173,7 +174,7 @@ def _headline(config: Any, metrics: dict[str, Any]) -> list[str]:
 def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], int]:
     rd = RunDir(path)
     config = rd.read_config()
-    summary = rd.read_summary() if (path / "summary.json").is_file() else None
+    summary = _summary(rd)
     results = sorted(rd.results().values(), key=lambda r: (r.index, r.epoch))
     bench, split = _benchmark(config)
     verdicts = {id(r): _verdict(bench, split, r) for r in results}
@@ -197,7 +198,8 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "scoring_options": config.scoring_options,
             "options": _options(config),
             "examples": len(results), "split_examples": config.dataset.total,
-            "state": _state(path, summary), "planned": config.dataset.examples * config.epochs,
+            "state": _state(path, summary is not None and not summary.recomputed),
+            "planned": config.dataset.examples * config.epochs,
             "created_at": config.created_at,
             "metrics": summary.metrics if summary else {},
             "headline": _headline(config, summary.metrics if summary else {}),
@@ -207,18 +209,31 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "usage": summary.usage if summary else {},
             "latency_s": summary.latency_s if summary else {},
             "cost": summary.cost if summary else {},
+            "spent": summary.spent if summary else {},
+            "session": summary.session if summary else {},
             "ci": summary.ci if summary else {},
             "prices": {"model": _price(config.model.get("spec")),
                        "judge": _price((config.judge or {}).get("spec"))}}
     return meta, len(results)
 
 
-def _state(path: Path, summary: RunSummary | None) -> str:
-    """``running`` (a live process holds the run), ``finished`` (its summary is written), else
-    ``stopped`` (interrupted before its summary: the same command resumes it)."""
+def _summary(rd: RunDir) -> RunSummary | None:
+    """The figures of the results the run holds now: a summary.json that describes an
+    earlier state of it (a stopped run) is recomputed, never shown for these examples; one
+    that cannot be (its benchmark is not installed here) is not shown at all."""
+    try:
+        return current_summary(rd)
+    except (KeyError, ValueError):  # an unregistered benchmark: its scorer is out of reach
+        return None
+
+
+def _state(path: Path, finished: bool) -> str:
+    """``running`` (a live process holds the run), ``finished`` (its summary is written and
+    describes the results it holds), else ``stopped`` (interrupted before its summary: the
+    same command resumes it)."""
     if holder(path) is not None:
         return "running"
-    return "finished" if summary is not None else "stopped"
+    return "finished" if finished else "stopped"
 
 
 _NOT_OPTIONS = {"model", "model_name", "answers"}

@@ -277,8 +277,21 @@ function runPage(run, rows, params) {
           el("p", {class: "muted"}, `${run.split} · ${runLabel(run)} · n ${nOfN(run)} · ` +
              Object.entries(run.counts).map(([k, v]) => k + " " + v).join(", ")),
           (run.notes || []).map((n) => el("p", {class: "note"}, "note: " + n)),
+          paidLine(run),
           el("details", {class: "block"}, el("summary", {}, "metrics"), summary),
           reasonFacet(rows, params, go), filters, table, pager];
+}
+
+// What was paid to produce the run's results (every session that wrote them), and what its
+// last session paid: apart from the answers' tokens above, which a response cache leaves alone.
+function paidLine(run) {
+  const paid = (p) => `${p.model_calls || 0} model call(s), tokens ${p.input_tokens || 0} in / ` +
+    `${p.output_tokens || 0} out, ${p.cache_hits || 0} cache hit(s), ` +
+    (p.usd === null || p.usd === undefined ? "unknown price" : "$" + p.usd.toFixed(4));
+  const spent = run.spent || {}, session = run.session || {};
+  if (!Object.keys(spent).length) return null;
+  return el("p", {class: "muted", id: "paid"}, "paid: " + paid(spent) +
+    (Object.keys(session).length ? " · last session: " + paid(session) : ""));
 }
 
 function message(m) {
