@@ -192,12 +192,18 @@ class FaultSession:
         return sum(self.attempts[p] - 1 - a for p, a in first.items())
 
     def records(self) -> list[dict[str, Any]]:
-        """The trace records: one per fault, then a summary (kind ``tool_faults``)."""
+        """The trace records: one per fault, then a summary (kind ``tool_faults``) whose
+        ``positions`` say, per faulted call, how often the agent made it and whether one
+        attempt went through (what the viewer's verdict reads)."""
+        positions = {str(f.position): {"attempts": self.attempts[f.position],
+                                       "answered": f.position in self.answered}
+                     for f in self.faults}
         return [*(f.record() for f in self.faults),
                 {"kind": "tool_faults", "calls": self.calls, "faults": len(self.faults),
                  "retries": self.retries(), "calls_after_persistent": self.after_persistent,
                  "wasted": self.wasted,
-                 "persistent": any(not f.transient for f in self.faults)}]
+                 "persistent": any(not f.transient for f in self.faults),
+                 "positions": positions}]
 
 
 _current: ContextVar[FaultSession | None] = ContextVar("tooleval_tool_faults", default=None)

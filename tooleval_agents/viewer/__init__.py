@@ -31,16 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooleval_agents.contracts import Split
 from tooleval_agents.data.jsonio import atomic_write_text
 from tooleval_agents.data.paths import inside
 from tooleval_agents.models.tool_calls.counts import FORMAT_ERRORS
-from tooleval_agents.registry import Benchmark, get_benchmark
 from tooleval_agents.results.costs import price_for
 from tooleval_agents.results.dirlock import holder
 from tooleval_agents.results.rundir import CONFIG, ExampleResult, RunDir, RunSummary
 from tooleval_agents.run.transcripts import read_prompts
-from tooleval_agents.verdict import Verdict, generic_verdict
+from tooleval_agents.verdict import Verdict
+from tooleval_agents.viewer.verdicts import Judge
 
 FORMAT_ERROR = "format_error"
 """Error kind of a finished example whose answer could not be read in its task's format."""
@@ -100,19 +99,6 @@ def _key(result: Any) -> str:
     return str(result.index) if not result.epoch else f"{result.index}@{result.epoch}"
 
 
-def _verdict(bench: Benchmark | None, split: Split | None, result: Any) -> Verdict:
-    """The benchmark's explanation, else the core's; a hook that fails falls back too (the
-    site is still written, the verdict is less specific)."""
-    if bench is not None and split is not None:
-        try:
-            found = bench.explain(split, result)
-        except Exception:  # a third-party hook's bug must not cost the whole site
-            found = None
-        if found is not None:
-            return found
-    return generic_verdict(result)
-
-
 def _row(result: Any, verdict: Verdict) -> dict[str, Any]:
     score = result.score or {}
     # An answer that could not be read finished "ok" but measured nothing: its kind says so.
@@ -135,6 +121,8 @@ def _reason_kind(verdict: Verdict) -> str:
     run page's facet."""
     if verdict.passed:
         return "passed"
+    if verdict.reason.startswith("injected "):
+        return "injected fault"
     head = verdict.reason.split("`")[0].split(":")[0].split("=")[0].split("(")[0]
     return " ".join(head.split()[:2]).strip() or "failed"
 
@@ -151,23 +139,9 @@ def _detail(result: Any, prompts: dict[str, Any], verdict: Verdict) -> dict[str,
             "model_calls": calls, "verdict": verdict.to_json()}
 
 
-def _benchmark(config: Any) -> tuple[Benchmark | None, Split | None]:
-    try:
-        bench = get_benchmark(config.benchmark)
-        return bench, bench.split(config.task, config.subset)
-    except Exception:  # an unregistered benchmark: the core's verdicts only
-        return None, None
-
-
-def _headline(config: Any, metrics: dict[str, Any]) -> list[str]:
+def _headline(judge: Judge, metrics: dict[str, Any]) -> list[str]:
     """The benchmark's headline metrics for the run's split, else its first four."""
-    try:
-        bench = get_benchmark(config.benchmark)
-        names = list(bench.scorer(bench.split(config.task, config.subset),
-                                  options=config.scoring_options).headline)
-    except Exception:  # an unregistered benchmark, or a scorer that needs its judge
-        names = []
-    return [m for m in names if m in metrics] or list(metrics)[:4]
+    return [m for m in judge.headline if m in metrics] or list(metrics)[:4]
 
 
 def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], int]:
@@ -175,8 +149,8 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
     config = rd.read_config()
     summary = rd.read_summary() if (path / "summary.json").is_file() else None
     results = sorted(rd.results().values(), key=lambda r: (r.index, r.epoch))
-    bench, split = _benchmark(config)
-    verdicts = {id(r): _verdict(bench, split, r) for r in results}
+    judge = Judge.of(config)
+    verdicts = {id(r): judge.verdict(r) for r in results}
     prompts = read_prompts(path)
     folder = inside(data_dir, rid, what="run id")
     folder.mkdir(parents=True, exist_ok=True)
@@ -200,7 +174,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "state": _state(path, summary), "planned": config.dataset.examples * config.epochs,
             "created_at": config.created_at,
             "metrics": summary.metrics if summary else {},
-            "headline": _headline(config, summary.metrics if summary else {}),
+            "headline": _headline(judge, summary.metrics if summary else {}),
             "counts": _counts(summary, results),
             "not_computed": summary.not_computed if summary else {},
             "notes": summary.notes if summary else [],
