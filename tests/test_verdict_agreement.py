@@ -8,7 +8,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
@@ -17,7 +16,7 @@ from tooleval_agents.viewer.verdicts import run_verdicts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from verdict_agreement import measure  # noqa: E402 (a benchmark script, found via sys.path)
+from verdict_agreement import measure
 
 
 def _rows(site: Path) -> list[dict[str, object]]:

@@ -143,7 +143,7 @@ def compare_runs(
 def _tables(result: Any) -> list[tuple[str, list[str], list[list[str]]]]:
     """The comparison's tables (title, header, rows), runs named by what differs between them
     (:func:`~tooleval_agents.results.compare.short_labels`)."""
-    from tooleval_agents.results.compare import short_labels
+    from tooleval_agents.results.compare import recorded_examples, short_labels
 
     short = short_labels(result.runs)
     tables = [("Metrics (0-100, each run over all its scored examples)",
@@ -163,10 +163,12 @@ def _tables(result: Any) -> list[tuple[str, list[str], list[list[str]]]]:
     skip = {"cost_usd", "scored", "total_input_tokens", "total_output_tokens"}
     columns = [c for c in result.costs.columns if c not in skip and (  # all-zero counts: none
         c in money or c == "examples" or (result.costs[c].fillna(0) != 0).any())]
+    examples = {r.label: recorded_examples(r) for r in result.runs}  # "6 × 3" with epochs
     rows = []
     for label, row in result.costs.iterrows():
         rows.append([short[str(label)], *(
             _usd(row[c], row["cost_usd"]) if c in money else
+            examples.get(str(label), str(int(row[c]))) if c == "examples" else
             str(int(row[c])) if not c.startswith("mean_") else _num(row[c]) for c in columns)])
     tables.append(("Per example (tokens and calls: every recorded example, as in summary.json; "
                    "latency: scored examples)",
