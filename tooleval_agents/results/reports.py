@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tooleval_agents.data.jsonio import atomic_write_text, writing
 from tooleval_agents.data.paths import inside
 from tooleval_agents.registry import benchmarks
 from tooleval_agents.results.compare import (
@@ -231,7 +232,9 @@ def markdown_table(frame: pd.DataFrame, *, index: bool = True) -> str:
 
 
 def save_figure(fig: Figure, path: Path) -> Path:
-    fig.savefig(path, format="png", dpi=DPI, bbox_inches="tight")
+    """Write ``fig`` as a PNG at ``path`` (an error naming ``path`` when the disk is full)."""
+    with writing(path):
+        fig.savefig(path, format="png", dpi=DPI, bbox_inches="tight")
     return path
 
 
@@ -426,7 +429,8 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
             headline metric per split and system, with intervals).
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with writing(out):
+        out.mkdir(parents=True, exist_ok=True)
     data = [load_run(r, rescore=rescore, scoring_options=scoring_options, data_dir=data_dir)
             for r in runs]
     names = run_names(data)
@@ -454,9 +458,9 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
            "examples.*", ""]
     if comparison.notes:
         md += ["## Notes", "", *[f"- {n}" for n in comparison.notes], ""]
-    report.markdown.write_text("\n".join(md), encoding="utf-8")
+    atomic_write_text(report.markdown, "\n".join(md))
     written = [report.markdown, *report.csv, *report.figures]
-    (out / MANIFEST).write_text(json.dumps(sorted({p.name for p in written})), encoding="utf-8")
+    atomic_write_text(out / MANIFEST, json.dumps(sorted({p.name for p in written})))
     return report
 
 
@@ -468,7 +472,8 @@ class _CsvWriter:
 
     def __call__(self, name: str, frame: pd.DataFrame, *, index: bool) -> str:
         path = inside(self.report.out_dir, f"{name}.csv", what="report table")
-        frame.to_csv(path, index=index)
+        with writing(path):
+            frame.to_csv(path, index=index)
         self.report.csv.append(path)
         return path.name
 

@@ -84,6 +84,10 @@ def parse_tool_faults(text: str | ToolFaults | None) -> ToolFaults | None:
         key, eq, value = item.partition("=")
         if not eq or key.strip() not in ("rate", "kinds", "seed"):
             raise ValueError(f"--tool-faults: {item!r} is not rate=R, kinds=K1+K2 or seed=S")
+        if key.strip() in values:  # which one was meant? not the last one, silently
+            raise ValueError(f"--tool-faults: {key.strip()} is given twice in {text!r}; give "
+                             "it once (a sweep repeats the whole flag: --tool-faults rate=0.1 "
+                             "--tool-faults rate=0.2)")
         values[key.strip()] = value.strip()
     try:
         rate = float(values.get("rate", "0"))

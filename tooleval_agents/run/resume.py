@@ -15,6 +15,7 @@ from tooleval_agents.models.server_identity import (
 )
 from tooleval_agents.results.rundir import (
     CONFIG,
+    DAMAGED,
     EXAMPLES,
     LOCK,
     SUMMARY,
@@ -72,6 +73,18 @@ def _undone_on_failure(run_dir: RunDir, made: Sequence[Path]) -> Iterator[None]:
                 with contextlib.suppress(OSError):
                     folder.rmdir()
         raise
+
+
+def set_aside_damaged(run_dir: RunDir) -> None:
+    """Lines of ``examples.jsonl`` that are no result (a disk error, an edit gone wrong) are
+    moved to ``examples.damaged.jsonl`` (said in one warning line): their examples have no
+    result then, and run again."""
+    moved = run_dir.set_aside_damaged()
+    if moved:
+        shown = ", ".join(map(str, moved[:3])) + (f" and {len(moved) - 3} more"
+                                                   if len(moved) > 3 else "")
+        log.warning("%s: %d damaged line(s) (line %s) set aside in %s: their examples run "
+                    "again", run_dir.path / EXAMPLES, len(moved), shown, DAMAGED)
 
 
 def _edited_ids(run_dir: RunDir) -> set[str]:

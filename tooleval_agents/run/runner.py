@@ -138,6 +138,7 @@ from tooleval_agents.run.resume import (
     _edited_ids,
     _prior_config,
     _undone_on_failure,
+    set_aside_damaged,
 )
 from tooleval_agents.run.selection import Picked, select
 from tooleval_agents.run.spec import RunSpec
@@ -245,6 +246,7 @@ def _resume(run_dir: RunDir, config: RunConfig, every: Sequence[Example]) -> _Re
     if old is None:
         return _Resumed(config)
     run_dir.repair_torn_tail()
+    set_aside_damaged(run_dir)
     found = _Resumed(config, edited=_edited_ids(run_dir))
     for result in run_dir.iter_results():  # one at a time: only what resume needs
         found.prior[result.example_id] = Prior(result.status, result.attempt, result.index,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooleval_agents.data.jsonio import atomic_write_text
+from tooleval_agents.data.jsonio import atomic_write_text, writing
 from tooleval_agents.data.paths import inside
 from tooleval_agents.models.tool_calls.counts import FORMAT_ERRORS
 from tooleval_agents.results.costs import price_for
@@ -148,7 +148,8 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
     rd = RunDir(path)
     config = rd.read_config()
     summary = rd.read_summary() if (path / "summary.json").is_file() else None
-    results = sorted(rd.results().values(), key=lambda r: (r.index, r.epoch))
+    trusted, left_out = rd.trusted()  # a changed line is no example of the run
+    results = sorted(trusted.values(), key=lambda r: (r.index, r.epoch))
     judge = Judge.of(config)
     verdicts = {id(r): judge.verdict(r) for r in results}
     prompts = read_prompts(path)
@@ -177,7 +178,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "headline": _headline(judge, summary.metrics if summary else {}),
             "counts": _counts(summary, results),
             "not_computed": summary.not_computed if summary else {},
-            "notes": summary.notes if summary else [],
+            "notes": [*(summary.notes if summary else []), *([left_out] if left_out else [])],
             "usage": summary.usage if summary else {},
             "latency_s": summary.latency_s if summary else {},
             "cost": summary.cost if summary else {},
@@ -254,19 +255,25 @@ def build_site(paths: Sequence[Path | str], out: Path | str, *,
     data_dir = target / ".data.new"
     if data_dir.exists():
         shutil.rmtree(data_dir)
-    data_dir.mkdir()
-    taken: set[str] = set()
-    metas = []
-    total = 0
-    for path in runs:
-        meta, n = _write_run(path, _run_id(path, taken), data_dir)
-        metas.append(meta)
-        total += n
-    atomic_write_text(data_dir / "runs.js", _script("runs", metas) + (
-        _script("live", {"every": live}) if live is not None else ""))
-    for name in ASSETS:
-        shutil.copyfile(HERE / name, target / name)
-    _swap(data_dir, target / "data")
+    try:  # a failure (a full disk) leaves the site as it was, and no .data.new beside it
+        with writing(data_dir):
+            data_dir.mkdir()
+        taken: set[str] = set()
+        metas = []
+        total = 0
+        for path in runs:
+            meta, n = _write_run(path, _run_id(path, taken), data_dir)
+            metas.append(meta)
+            total += n
+        atomic_write_text(data_dir / "runs.js", _script("runs", metas) + (
+            _script("live", {"every": live}) if live is not None else ""))
+        for name in ASSETS:
+            atomic_write_text(target / name, (HERE / name).read_text(encoding="utf-8"))
+        with writing(target / "data"):
+            _swap(data_dir, target / "data")
+    except BaseException:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        raise
     return Site(out=target, runs=len(metas), examples=total)
 
 
