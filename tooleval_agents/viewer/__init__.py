@@ -39,7 +39,7 @@ from tooleval_agents.results.dirlock import holder
 from tooleval_agents.results.rundir import CONFIG, ExampleResult, RunDir, RunSummary
 from tooleval_agents.run.transcripts import read_prompts
 from tooleval_agents.verdict import Verdict
-from tooleval_agents.viewer.verdicts import Judge
+from tooleval_agents.viewer.verdicts import Explainer
 
 FORMAT_ERROR = "format_error"
 """Error kind of a finished example whose answer could not be read in its task's format."""
@@ -139,9 +139,9 @@ def _detail(result: Any, prompts: dict[str, Any], verdict: Verdict) -> dict[str,
             "model_calls": calls, "verdict": verdict.to_json()}
 
 
-def _headline(judge: Judge, metrics: dict[str, Any]) -> list[str]:
+def _headline(explainer: Explainer, metrics: dict[str, Any]) -> list[str]:
     """The benchmark's headline metrics for the run's split, else its first four."""
-    return [m for m in judge.headline if m in metrics] or list(metrics)[:4]
+    return [m for m in explainer.headline if m in metrics] or list(metrics)[:4]
 
 
 def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], int]:
@@ -150,8 +150,8 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
     summary = rd.read_summary() if (path / "summary.json").is_file() else None
     trusted, left_out = rd.trusted()  # a changed line is no example of the run
     results = sorted(trusted.values(), key=lambda r: (r.index, r.epoch))
-    judge = Judge.of(config)
-    verdicts = {id(r): judge.verdict(r) for r in results}
+    explainer = Explainer.of(config)
+    verdicts = {id(r): explainer.verdict(r) for r in results}
     prompts = read_prompts(path)
     folder = inside(data_dir, rid, what="run id")
     folder.mkdir(parents=True, exist_ok=True)
@@ -175,7 +175,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "state": _state(path, summary), "planned": config.dataset.examples * config.epochs,
             "created_at": config.created_at,
             "metrics": summary.metrics if summary else {},
-            "headline": _headline(judge, summary.metrics if summary else {}),
+            "headline": _headline(explainer, summary.metrics if summary else {}),
             "counts": _counts(summary, results),
             "not_computed": summary.not_computed if summary else {},
             "notes": [*(summary.notes if summary else []), *([left_out] if left_out else [])],

@@ -17,12 +17,13 @@ from typing import Any
 
 from tooleval_agents.contracts import Split
 from tooleval_agents.registry import Benchmark, get_benchmark
+from tooleval_agents.results.rescore import scorer_for
 from tooleval_agents.results.rundir import ExampleResult, RunConfig, RunDir
 from tooleval_agents.verdict import Verdict, generic_verdict
 
 
 @dataclass(frozen=True)
-class Judge:
+class Explainer:
     """What the verdicts of one run are read with: its benchmark and split (``None``: not
     registered here) and the split's headline metrics (empty: the scorer could not be built,
     e.g. a judged task without its judge)."""
@@ -32,15 +33,15 @@ class Judge:
     headline: tuple[str, ...]
 
     @classmethod
-    def of(cls, config: RunConfig) -> Judge:
+    def of(cls, config: RunConfig) -> Explainer:
         try:
             bench = get_benchmark(config.benchmark)
             split = bench.split(config.task, config.subset)
         except Exception:  # an unregistered benchmark: the core's verdicts only
             return cls(None, None, ())
-        try:
-            headline = tuple(bench.scorer(split, options=config.scoring_options).headline)
-        except Exception:  # a scorer that needs its judge
+        try:  # a judged run's headline is the judge's (its stored scores are read)
+            headline = tuple(scorer_for(config, stored_judge=True).headline)
+        except Exception:  # a scorer that cannot be built here (its data or judge absent)
             headline = ()
         return cls(bench, split, headline)
 
@@ -60,9 +61,9 @@ class Judge:
 def run_verdicts(path: Path | str) -> Iterator[tuple[ExampleResult, Verdict]]:
     """Each example of the run at ``path`` (every attempt, in split order) with its verdict."""
     rd = RunDir(path)
-    judge = Judge.of(rd.read_config())
+    explainer = Explainer.of(rd.read_config())
     for result in sorted(rd.results().values(), key=lambda r: (r.index, r.epoch)):
-        yield result, judge.verdict(result)
+        yield result, explainer.verdict(result)
 
 
-__all__ = ["Judge", "run_verdicts"]
+__all__ = ["Explainer", "run_verdicts"]
