@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -53,31 +54,36 @@ def test_export_onto_the_runs_own_file_is_refused(run_dir: Path, samples: Path,
     _run(samples, run_dir.parent)  # the next run resumes the directory
 
 
-SLOW_WRITER = """
-import sys, time, zipfile
-real = zipfile.ZipFile.writestr
-def slow(self, *args, **kwargs):  # inspect's .eval writer, mid-write: the moment to be killed
-    print("WRITING", flush=True)
-    time.sleep(120)
-    return real(self, *args, **kwargs)
-zipfile.ZipFile.writestr = slow
+SLOW_FSYNC = """
+import os, sys, time
+real = os.fsync
+def slow(fd):
+    path = os.readlink(f"/proc/self/fd/{fd}")
+    if ".inspect_tmp_" in path:  # inspect's writer, its file written: the moment to be killed
+        print("WRITING", path, flush=True)
+        time.sleep(120)
+    return real(fd)
+os.fsync = slow
 from tooleval_agents.cli import app
 app(sys.argv[1:])
 """
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)")
 def test_kill_9_during_an_export_leaves_nothing_beside_its_output(run_dir: Path,
                                                                   tmp_path: Path) -> None:
     out = tmp_path / "logs" / "run.eval"
     out.parent.mkdir()
-    child = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, "export", "run",
+    child = subprocess.Popen([sys.executable, "-c", SLOW_FSYNC, "export", "run",
                               str(run_dir), "--out", str(out)], stdout=subprocess.PIPE,
                              text=True)
     assert child.stdout is not None
-    assert child.stdout.readline().startswith("WRITING")
+    line = child.stdout.readline()
+    assert line.startswith("WRITING"), line
     child.send_signal(signal.SIGKILL)
     child.wait()
     assert sorted(p.name for p in out.parent.iterdir()) == []  # no .inspect_tmp_*.writing
+    shutil.rmtree(Path(line.split()[1]).parent)  # inspect's folder, in the temporary folder
     done = CliRunner().invoke(app, ["export", "run", str(run_dir), "--out", str(out)])
     assert done.exit_code == 0, done.output
     assert sorted(p.name for p in out.parent.iterdir()) == ["run.eval"]
