@@ -45,6 +45,8 @@ DEFERRED = {
         # the readers import the rebuilder (rapidfuzz): not for every command of the CLI
         "tooleval_agents.ultratool.loaders", "tooleval_agents.ultratool.rebuild",
         "tooleval_agents.ultratool.corruptions",
+        # the viewer's verdict aligns steps with the scorer's own code
+        "tooleval_agents.ultratool.explain",
     },
     "tooleval_agents.appbench.benchmark": {
         "tooleval_agents.graphs.appbench.planning", "tooleval_agents.graphs.appbench.tools",
@@ -54,6 +56,8 @@ DEFERRED = {
         "tooleval_agents.appbench.cli", "tooleval_agents.appbench.report",
         "tooleval_agents.appbench.depgraph", "tooleval_agents.appbench.build_cli",
         "tooleval_agents.appbench.export_cli",
+        # the viewer's verdict pairs calls with the strict scorer's own code
+        "tooleval_agents.appbench.explain",
     },
     # The construction commands load the workflow (LangGraph) and the provider models
     # (LangChain) only when they run.

@@ -53,7 +53,7 @@ def test_report_draws_success_against_the_fault_rate(sweep: list[dict[str, objec
     # Each point is its run's summary value, inside its interval.
     by_run = {str(r["experiment"]): r["metrics"]["success"] for r in sweep}  # type: ignore[index]
     for row in points.itertuples():
-        assert row.value == pytest.approx(by_run[row.run])
+        assert row.value == pytest.approx(by_run[row.directory])
         assert row.ci_low <= row.value <= row.ci_high
     reference = points[points["system"] == "reference"].sort_values("fault_rate")
     assert list(reference["value"]) == [100.0, 60.0, 40.0]  # every fault is fatal to it

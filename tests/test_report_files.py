@@ -27,8 +27,9 @@ def test_report_shows_n_of_N_and_replaces_only_its_own_files(samples: Path,
                                       "--all-figures"])
     assert first.exit_code == 0, first.output
     text = (out / "report.md").read_text()
-    assert "appbench-plan-ss-hierarchical-reference 3 of 6" in text  # partial: n of N
-    assert "appbench-plan-ss-flat-noisy-reference_0.5 6" in text
+    # partial: n of N; each run by its one name (what tells it from the others)
+    assert "*n (scored examples of the split): noisy-reference:0.5 (flat) 6; " \
+        "reference (hierarchical) 3 of 6*" in text
     assert "(n=3 of 6)" not in text  # the figure legends carry it, not the Markdown
     written = set(json.loads((out / MANIFEST).read_text()))
     assert {"report.md", "runs.csv", "costs.csv"} <= written

@@ -166,5 +166,7 @@ def test_the_figure_names_systems_and_orders_splits(tmp_path: Path) -> None:
     for out, model in (("a", "reference"), ("b", "reference"), ("a", "noisy-reference:0.3")):
         run(tmp_path / out, "--limit", "2", "--model", model)
     loaded = [load_run(p) for p in sorted(tmp_path.glob("*/appbench-*"))]
+    # the names of the report's tables: a folder only where nothing else tells runs apart
     names = set(figure_names(loaded).values())
-    assert names == {"reference", "noisy-reference:0.3"}  # no [runs] or #2
+    assert names == {"reference (hierarchical) [a]", "reference (hierarchical) [b]",
+                     "noisy-reference:0.3 (hierarchical)"}

@@ -36,6 +36,7 @@ from tooleval_agents.results.reports import write_report
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.viewer import _headline, build_site
+from tooleval_agents.viewer.verdicts import Explainer
 
 CALL = {"name": "findevents", "args": {"city": "Paris"}}
 TEXT_CALL = ('```json\n{"name": "Events__findevents", "arguments": {"category": "Music", '
@@ -71,7 +72,7 @@ def test_no_call_scores_0_on_every_trajectory_metric_and_the_headline_is_success
     assert m["success"] == m["executed_success"] == 0.0
     assert summary.cost["success_metric"] == "success"
     config = RunDir(summary.run_dir).read_config()
-    assert _headline(config, m)[:2] == ["success", "executed_success"]
+    assert _headline(Explainer.of(config), m)[:2] == ["success", "executed_success"]
     assert list(compare([summary.run_dir]).table.index[:2]) == ["success", "executed_success"]
 
 

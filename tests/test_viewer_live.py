@@ -8,13 +8,14 @@ import json
 import os
 import subprocess
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_viewer import CHROMIUM, needs_chromium, run
 
-from tooleval_agents.results.dirlock import LOCK, holder
+from tooleval_agents.results.dirlock import LOCK, hold_directory, holder
 from tooleval_agents.viewer import build_site
 from tooleval_agents.viewer.serve import LiveSite
 
@@ -29,7 +30,7 @@ def _puts(site: Path) -> dict[str, Any]:
 
 
 @pytest.fixture
-def going(samples: Path, tmp_path: Path) -> Path:
+def going(samples: Path, tmp_path: Path) -> Iterator[Path]:
     """A run caught in the middle: 2 of its 6 examples written, no summary yet, its lock held
     by a live process (this one). :func:`_finish` ends it."""
     path = Path(run(samples, tmp_path / "runs", "appbench", subset="ss",
@@ -39,8 +40,8 @@ def going(samples: Path, tmp_path: Path) -> Path:
     (path / "examples.jsonl").rename(path / "examples.jsonl.later")
     (path / "examples.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
     (path / "summary.json").rename(path / "summary.json.later")
-    (path / LOCK).write_text(f"{os.getpid()}\n", encoding="ascii")
-    return path
+    with hold_directory(path):
+        yield path
 
 
 def _finish(going: Path) -> None:
@@ -59,6 +60,27 @@ def test_a_run_in_progress_is_running_with_its_progress_and_a_stopped_one_says_s
     puts = _puts(build_site([going], tmp_path / "site").out)
     assert puts["runs"][0]["state"] == "stopped"
     assert "live" not in puts  # a site written once never reloads itself
+
+
+def test_a_stale_lock_whose_pid_was_reused_is_not_a_running_run(
+        samples: Path, tmp_path: Path) -> None:
+    # Issue 33: a .lock left by kill -9 whose PID is alive again (PID 1 in a container is
+    # always alive) showed the run as running forever, and the served page reloaded endlessly.
+    path = Path(run(samples, tmp_path / "runs", "appbench", subset="ss",
+                    model="reference").run_dir)
+    (path / "summary.json").unlink()  # killed before its summary
+    (path / LOCK).write_text("1\n", encoding="ascii")  # an alive PID that holds no lock
+    assert holder(path) is None
+    live = LiveSite([path], tmp_path / "site", port=0, every=60)
+    try:
+        assert _puts(live.out)["runs"][0]["state"] == "stopped"
+        if CHROMIUM is not None:  # the page schedules no reload
+            assert "data-reload-s" not in _dom(live.url, tmp_path / "chromium")
+    finally:
+        live.close()
+    # `run` takes such a lock over, and resumes
+    done = run(samples, tmp_path / "runs", "appbench", subset="ss", model="reference")
+    assert done.metrics["success"] == 100.0 and not (path / LOCK).exists()
 
 
 def test_the_served_site_is_rewritten_as_the_run_writes_and_ends(going: Path,

@@ -61,6 +61,20 @@ class DatasetMissingError(ToolevalError, FileNotFoundError):
         )
 
 
+class OutputWriteError(ToolevalError, OSError):
+    """A file a command writes could not be written (a full disk, a read-only folder): the
+    file and the reason, in one line; the file is left as it was."""
+
+    def __init__(self, path: Path | str, cause: OSError) -> None:
+        self.path = Path(path)
+        self.cause = cause
+        reason = cause.strerror or str(cause) or type(cause).__name__
+        code = f" (errno {cause.errno})" if cause.errno else ""
+        super().__init__(f"could not write {self.path}: {reason}{code}; it was left as it was. "
+                         "Free some space (or fix the folder's permissions), then run the "
+                         "command again")
+
+
 class ChecksumError(ToolevalError):
     """A downloaded file's sha256 differs from the pinned manifest."""
 

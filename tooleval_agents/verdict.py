@@ -8,7 +8,7 @@ read from what every result stores (status, parse error, scores, tool calls).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -98,15 +98,115 @@ def stopped(result: Any) -> str | None:
 
 def tool_error(result: Any) -> str | None:
     """The first tool call of the trace that failed, in words."""
-    for step in (result.outputs or {}).get("trace") or []:
-        if isinstance(step, Mapping) and step.get("kind") == "tool_call" and step.get("error"):
+    for step in _trace(result):
+        if step.get("kind") == "tool_call" and step.get("error"):
             return f"tool error in `{step.get('name')}`: {str(step.get('output'))[:200]}"
     return None
 
 
-def generic_verdict(result: Any) -> Verdict:
-    """Status, parse error; passed when every score is at its maximum (100 for percentages,
-    else 1); else a failed tool call (the trace), else the first score below its maximum."""
+def _trace(result: Any) -> list[Mapping[str, Any]]:
+    trace = (result.outputs or {}).get("trace")
+    return [s for s in trace if isinstance(s, Mapping)] if isinstance(trace, list) else []
+
+
+def _fate(fault: Mapping[str, Any], faults: Sequence[Mapping[str, Any]],
+          summary: Mapping[str, Any]) -> tuple[int | None, bool | None]:
+    """How many attempts the agent made at a faulted call and whether one went through
+    (``None``: not recorded). The trace's summary says so per position; in a trace written
+    before it did, a persistent fault failed every attempt (one record each), and a transient
+    one is known only when it is the example's only faulted call."""
+    position = fault.get("position")
+    known = (summary.get("positions") or {}).get(str(position))
+    if isinstance(known, Mapping):
+        return int(known.get("attempts") or 1), bool(known.get("answered"))
+    at = [f for f in faults if f.get("position") == position]
+    if not fault.get("transient"):
+        return len(at), False
+    if len({f.get("position") for f in faults}) == 1 and "retries" in summary:
+        retries = int(summary.get("retries") or 0)
+        return int(fault.get("attempt") or 0) + 1 + retries, None if retries else False
+    return None, None
+
+
+def _fate_text(attempts: int | None, answered: bool | None) -> str:
+    if answered:
+        return "a later attempt went through"
+    if attempts is None:
+        return "whether the agent retried it is not recorded"
+    if attempts <= 1:
+        return "the agent did not retry"
+    if answered is None:
+        return f"the agent retried it {attempts - 1} time(s); whether one went through is " \
+               "not recorded"
+    return f"the agent retried it {attempts - 1} time(s), and every attempt failed"
+
+
+def injected_fault(result: Any, *, name: Callable[[str], str] = str) -> tuple[str, bool] | None:
+    """The example's injected tool fault (``--tool-faults``, the trace's ``tool_fault``
+    records) in words, and whether the agent got past it: ``("injected `malformed` fault in
+    `getweather`; the agent did not retry", False)``. The first fault of a call that never
+    went through is named, else the first one; ``None``: no fault was injected. ``name``
+    shortens a tool's name as the verdict's rows show it."""
+    trace = _trace(result)
+    faults = [s for s in trace if s.get("kind") == "tool_fault"]
+    if not faults:
+        return None
+    summary = next((s for s in trace if s.get("kind") == "tool_faults"), {})
+    fates = [_fate(f, faults, summary) for f in faults]
+    at = next((i for i, (_, answered) in enumerate(fates) if not answered), 0)
+    fault = faults[at]
+    text = (f"injected `{fault.get('fault')}` fault in `{name(str(fault.get('tool')))}`; "
+            f"{_fate_text(*fates[at])}")
+    return text, bool(fates[at][1])
+
+
+def at_top(value: Any) -> bool:
+    """Whether a per-example score (0-100) is at its maximum."""
+    return isinstance(value, (int, float)) and value >= 100.0
+
+
+def summed(passed: str, differences: Sequence[str | None], *, shown: int = 2) -> str:
+    """A passing verdict's reason: ``passed`` alone, or with what still differs from the gold
+    (``passes tool_usage ...; differs: extra call at step 1.3``)."""
+    found = [d for d in differences if d]
+    if not found:
+        return passed
+    more = f" (and {len(found) - shown} more)" if len(found) > shown else ""
+    return f"{passed}; differs: {'; '.join(found[:shown])}{more}"
+
+
+def with_fault(reason: str, fault: tuple[str, bool] | None) -> str:
+    """A passing verdict's reason, and the injected fault the example met, if any."""
+    return f"{reason}; {fault[0]}" if fault else reason
+
+
+def headline_verdict(result: Any, headline: Sequence[str]) -> Verdict | None:
+    """Passed exactly when the first headline metric is at 100; the other headline metrics
+    below 100, a format error or an injected fault the agent got past said beside it. ``None``:
+    the example has no such score."""
+    scores = (result.score or {}).get("scores") or {}
+    if not headline or not isinstance(scores.get(headline[0]), (int, float)):
+        return None
+    key = headline[0]
+    fault = injected_fault(result)
+    if at_top(scores[key]):
+        others = [f"{m} = {scores[m]:g} (of 100)" for m in headline[1:]
+                  if isinstance(scores.get(m), (int, float)) and not at_top(scores[m])]
+        return Verdict(True, with_fault(summed(f"passes {key}", [*others, stopped(result)]),
+                                        fault))
+    reason = (stopped(result) or (fault[0] if fault and not fault[1] else None)
+              or tool_error(result) or f"{key} = {scores[key]:g} (of 100)")
+    return Verdict(False, reason)
+
+
+def generic_verdict(result: Any, headline: Sequence[str] = ()) -> Verdict:
+    """Judged on the split's first ``headline`` metric when the example has it
+    (:func:`headline_verdict`); else status, parse error, and passed when every score is at
+    its maximum (100 for percentages, else 1), else an injected fault, a failed tool call (the
+    trace), else the first score below its maximum."""
+    judged = headline_verdict(result, headline)
+    if judged is not None:
+        return judged
     stop = stopped(result)
     if stop:
         return Verdict(False, stop)
@@ -116,7 +216,10 @@ def generic_verdict(result: Any) -> Verdict:
     low = next((k for k, v in numbers.items() if v < top), None)
     if low is None:
         return Verdict(True, "every score at its maximum" if numbers else "no scores")
-    return Verdict(False, tool_error(result) or f"{low} = {numbers[low]:g} (of {top:g})")
+    fault = injected_fault(result)
+    return Verdict(False, (fault[0] if fault and not fault[1] else None) or tool_error(result)
+                   or f"{low} = {numbers[low]:g} (of {top:g})")
 
-__all__ = ["Call", "Verdict", "align_calls", "first_difference", "generic_verdict", "stopped",
-           "tool_error"]
+__all__ = ["Call", "Verdict", "align_calls", "at_top", "first_difference", "generic_verdict",
+           "headline_verdict", "injected_fault", "stopped", "summed", "tool_error",
+           "with_fault"]

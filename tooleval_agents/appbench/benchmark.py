@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tooleval_agents.appbench import loaders
 from tooleval_agents.appbench.corruptions import FORMATS
-from tooleval_agents.appbench.explain import explain
 from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.contracts import (
     AgentIO,
@@ -79,6 +78,8 @@ class AppBenchBenchmark(Benchmark):
         return loaders.read_file(located.path, category, located.source)
 
     def explain(self, split: Split, result: Any) -> Verdict | None:
+        from tooleval_agents.appbench.explain import explain  # the strict scorer's pairing
+
         return explain(result)
 
     def default_strategy(self, split: Split) -> str:

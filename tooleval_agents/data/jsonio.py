@@ -3,6 +3,7 @@ writing files safely."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -17,7 +18,7 @@ from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from tooleval_agents.errors import DataFormatError
+from tooleval_agents.errors import DataFormatError, OutputWriteError
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -359,17 +360,35 @@ def dump_jsonl(records: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
 
 
+@contextlib.contextmanager
+def writing(path: Path | str) -> Iterator[None]:
+    """An ``OSError`` raised in the block (a full disk, permissions) as an
+    :class:`~tooleval_agents.errors.OutputWriteError` naming ``path``, the file being written:
+    the disk's own error names none, or a temporary file's."""
+    try:
+        yield
+    except OutputWriteError:
+        raise
+    except OSError as exc:
+        raise OutputWriteError(path, exc) from exc
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write UTF-8 ``text`` to ``path`` (creating its folder) through a temporary file renamed
-    over it, so readers never see a half-written file and concurrent writers do not clash."""
+    over it, so readers never see a half-written file and concurrent writers do not clash.
+
+    Raises:
+        OutputWriteError: the file could not be written (it names ``path``).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_bytes(text.encode("utf-8"))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            tmp.write_bytes(text.encode("utf-8"))
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 def sha256_file(path: Path) -> str:

@@ -428,9 +428,7 @@ class _Pairs:
                           for m in self.names if m in a.metrics() or m in b.metrics()]
             return
         if only_a or only_b:
-            self.notes.append(f"{a.label} vs {b.label}: compared on the {len(common)} examples "
-                              f"both scored ({only_a} only in {a.label}, {only_b} only in "
-                              f"{b.label})")
+            self.notes.append(_pairing_note(a, b, common))
         self._differences(a, b, common, base)
 
     def _differences(self, a: RunData, b: RunData, common: list[str],
@@ -457,6 +455,29 @@ class _Pairs:
         if key not in self.cache:
             self.cache[key] = _boot_metrics(run, common, self.seed, self.n_boot, self.names)
         return self.cache[key]
+
+
+def _pairing_note(a: RunData, b: RunData, common: Sequence[str]) -> str:
+    """What a pair was compared on, in the runs' own counts: the examples only one run scored,
+    and the later attempts of an ``--epochs`` run (examples both scored, not paired), apart."""
+    paired = set(common)
+    shared = {a.results[i].index for i in paired if i in a.results}
+
+    def left(run: RunData) -> tuple[int, int]:
+        rest = [run.results[i].index for i in run.scores if i not in paired
+                and i in run.results]
+        later = sum(index in shared for index in rest)
+        return len(rest) - later, later
+
+    (only_a, later_a), (only_b, later_b) = left(a), left(b)
+    note = f"{a.label} vs {b.label}: compared on the {len(common)} examples both scored"
+    if only_a or only_b:
+        note += f" ({only_a} only in {a.label}, {only_b} only in {b.label})"
+    note += "".join(f"; the other {later} attempts of {run.label} (--epochs "
+                    f"{run.config.epochs}) are not paired" for run, later in ((a, later_a),
+                                                                              (b, later_b))
+                    if later)
+    return note
 
 
 def _split_key(run: RunData) -> tuple[str, str, str]:

@@ -114,6 +114,17 @@ def comparison_tables(result: Comparison, *, all_metrics: bool = False) -> list[
     return tables
 
 
+def recorded_examples(run: RunData) -> str:
+    """The examples a run recorded, as the run counts them: ``6``, or ``6 × 3`` (examples
+    times epochs) for an ``--epochs`` run, with the attempts when some are missing."""
+    recorded = len(run.results)
+    if run.config.epochs <= 1:
+        return str(recorded)
+    examples = len({r.index for r in run.results.values()})
+    missing = "" if recorded == examples * run.config.epochs else f" ({recorded} attempts)"
+    return f"{examples} × {run.config.epochs}{missing}"
+
+
 def _usd(value: float, total: float) -> str:
     # NaN: no price known (the total is NaN too), or nothing to divide by (no success)
     if total != total:
@@ -127,10 +138,12 @@ def _cost_table(result: Comparison, short: dict[str, str]) -> TextTable:
     skip = {"cost_usd", "scored", "total_input_tokens", "total_output_tokens", *PAID}
     columns = [c for c in result.costs.columns if c not in skip and (  # all-zero counts: none
         c in money or c == "examples" or (result.costs[c].fillna(0) != 0).any())]
+    examples = {r.label: recorded_examples(r) for r in result.runs}  # "6 × 3" with epochs
     rows = []
     for label, row in result.costs.iterrows():
         rows.append([short[str(label)], *(
             _usd(row[c], row["cost_usd"]) if c in money else
+            examples.get(str(label), str(int(row[c]))) if c == "examples" else
             str(int(row[c])) if not c.startswith("mean_") else _num(row[c]) for c in columns)])
     return TextTable("Per example (tokens and calls: every recorded example, as in "
                      "summary.json; latency: scored examples)",

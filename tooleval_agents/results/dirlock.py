@@ -4,13 +4,15 @@ bill, every example twice.
 
 The OS releases the lock when its holder dies, so a lock left by a killed process is taken
 over; a holder that ends removes the file (no ``.lock`` is left behind by a run that ended,
-however it ended). Without ``fcntl`` (e.g. on Windows) nothing is locked.
+however it ended). Readers (the viewer's "running") ask whether the lock is held, not only
+whether its PID is alive. Without ``fcntl`` (e.g. on Windows) nothing is locked.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,10 +53,12 @@ def hold_directory(path: Path | str) -> Iterator[None]:
 
 def holder(path: Path | str) -> int | None:
     """The PID of the live process running the directory ``path``, ``None`` when none does
-    (no ``.lock``, or one a killed process left). Read without taking the lock, so a run
-    starting at that instant is never turned away by a reader."""
+    (no ``.lock``, or one a killed process left). A live PID is not enough: a killed run's PID
+    may be reused (PID 1 in a container is always alive), so the lock must be held, as
+    :func:`hold_directory` takes it over when it is not (:func:`is_held`)."""
+    file = Path(path) / LOCK
     try:
-        text = (Path(path) / LOCK).read_text(encoding="ascii").strip()
+        text = file.read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
     if not text.isdigit() or int(text) <= 0:  # being written, or not ours
@@ -65,7 +69,26 @@ def holder(path: Path | str) -> int | None:
         return None
     except PermissionError:  # alive, another user's
         pass
-    return int(text)
+    return int(text) if is_held(file) else None
+
+
+def is_held(file: Path | str) -> bool:
+    """Whether a process holds the lock ``file`` (``flock``): tried with a shared lock,
+    released at once (a run starting at that instant waits for it, :func:`_take`); without
+    ``fcntl`` a lock counts as held; no file, none is."""
+    if fcntl is None:
+        return True
+    try:
+        fd = os.open(file, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:  # BlockingIOError: another process holds it
+        return True
+    finally:
+        os.close(fd)  # releases the shared lock, if it was taken
+    return False
 
 
 def _take(file: Path) -> int:
@@ -76,7 +99,7 @@ def _take(file: Path) -> int:
         if fcntl is None:
             return fd
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _flock_exclusive(fd)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             os.close(fd)
@@ -91,4 +114,23 @@ def _take(file: Path) -> int:
     raise RunLockedError(f"{file}: could not be locked (its holders keep changing)")
 
 
-__all__ = ["LOCK", "RunLockedError", "hold_directory", "holder"]
+READER_WAIT_S = 0.2
+"""How long a run waits for the lock before it is in use: a reader (:func:`is_held`) holds
+it for microseconds, a running process for as long as it runs."""
+
+
+def _flock_exclusive(fd: int) -> None:
+    """``flock(LOCK_EX)`` without blocking for long (``BlockingIOError``: it is held)."""
+    assert fcntl is not None
+    deadline = time.monotonic() + READER_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
+__all__ = ["LOCK", "RunLockedError", "hold_directory", "holder", "is_held"]

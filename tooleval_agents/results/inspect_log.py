@@ -23,26 +23,41 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from tooleval_agents.data.jsonio import writing
 from tooleval_agents.errors import ToolevalError, UsageError
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.results.rundir import SUMMARY, ExampleResult, RunConfig, RunDir, RunSummary
-from tooleval_agents.run.transcripts import read_prompts
+from tooleval_agents.results.rundir import (
+    CONFIG,
+    EXAMPLES,
+    LOCK,
+    SUMMARY,
+    ExampleResult,
+    RunConfig,
+    RunDir,
+    RunSummary,
+)
+from tooleval_agents.run.transcripts import PROMPTS, read_prompts
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
     from inspect_ai.model import ChatMessage, ModelUsage
 
+log = logging.getLogger(__name__)
 INSTALL = 'pip install -e ".[inspect]"'
 METRIC = "value"
 """The one metric of each exported score: our corpus figure, not always a mean of the sample
 scores (F1s pool their counts over examples)."""
 SUFFIXES = (".eval", ".json")
+RUN_FILES = frozenset({CONFIG, SUMMARY, EXAMPLES, PROMPTS, LOCK})
+"""The run directory's own files: an export never writes over them."""
 
 
 class InspectMissingError(ToolevalError):
@@ -62,6 +77,10 @@ def export_inspect(run_dir: Path | str, out: Path | str) -> tuple[int, Path]:
     if target.suffix not in SUFFIXES:
         raise UsageError(f"--out {target}: an inspect log ends in .eval or .json")
     rd = RunDir(run_dir)
+    if target.resolve().parent == rd.path.resolve() and target.name in RUN_FILES:
+        raise UsageError(f"--out {target} is the run's own {target.name}: writing the log "
+                         "there would destroy the run. Choose another file (e.g. "
+                         f"{target.with_name(rd.path.name + target.suffix).name} beside it)")
     config = rd.read_config()
     if not (rd.path / SUMMARY).is_file():
         raise UsageError(f"{rd.path} has no {SUMMARY} yet (the run is still going or was "
@@ -77,13 +96,26 @@ def export_inspect(run_dir: Path | str, out: Path | str) -> tuple[int, Path]:
     except ImportError as exc:
         raise InspectMissingError(f"exporting to inspect needs inspect_ai: {INSTALL}") from exc
     log = eval_log(rd, config, summary)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # written beside, then renamed: an export cut short leaves no half log at OUT (the
-    # partial name keeps the suffix, which tells inspect's writer the format)
-    partial = target.with_name(f".{target.stem}.partial{target.suffix}")
-    write_eval_log(log, str(partial))
-    partial.replace(target)
+    _write(log, target, write_eval_log)
     return len(log.samples or []), target
+
+
+def _write(log: EvalLog, target: Path, write_eval_log: Any) -> None:
+    """Write ``log`` at ``target``: inspect's writer works in a folder of the system's
+    temporary folder (its ``.inspect_tmp_*`` files never land beside OUT, even when the export
+    is killed), then the log's bytes are written beside ``target`` under a name of ours and
+    renamed over it: OUT is the old log or the new one, never half of one. A copy left by a
+    killed export is replaced by the next export to the same OUT."""
+    partial = target.with_name(f".{target.name}.partial")
+    with tempfile.TemporaryDirectory(prefix="tooleval-export-") as stage, writing(target):
+        staged = Path(stage) / f"log{target.suffix}"  # the suffix tells inspect the format
+        write_eval_log(log, str(staged))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            partial.write_bytes(staged.read_bytes())  # bytes at hand: a kill's short window
+            partial.replace(target)
+        finally:
+            partial.unlink(missing_ok=True)
 
 
 def eval_log(rd: RunDir, config: RunConfig, summary: RunSummary) -> EvalLog:
@@ -91,7 +123,10 @@ def eval_log(rd: RunDir, config: RunConfig, summary: RunSummary) -> EvalLog:
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec, EvalStats
 
     prompts = read_prompts(rd.path)
-    results = sorted(rd.iter_results(), key=lambda r: (r.index, r.epoch))
+    trusted, left_out = rd.trusted()  # a changed line is no example of the run
+    if left_out:
+        log.warning("%s", left_out)
+    results = sorted(trusted.values(), key=lambda r: (r.index, r.epoch))
     model = str(config.model.get("spec") or "unknown")
     judge = (config.judge or {}).get("spec")
     samples = [_sample(r, prompts, model, judge) for r in results]

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tooleval_agents.data.jsonio import atomic_write_text, writing
 from tooleval_agents.data.paths import inside
 from tooleval_agents.registry import benchmarks
 from tooleval_agents.results.compare import (
@@ -111,25 +112,49 @@ def _distinct_tails(paths: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def disambiguators(runs: Sequence[RunData]) -> dict[int, str]:
-    """What :func:`system_labels` appends to each run's :func:`system_label` (by ``id``)."""
-    base = {id(r): system_label(r.config) for r in runs}
-    groups: dict[tuple[str, str, str, str], int] = {}
+EXTRA_TRAITS = ("options", "judge", "epochs")
+"""What a system's name adds to :func:`system_label` when it differs between the runs of a
+report (strategy options, judge, ``epochs=3``), in :func:`run_traits`' words."""
+
+
+def _clashing(runs: Sequence[RunData], name: dict[int, str]) -> list[list[RunData]]:
+    """The runs of each name and benchmark of which two are over one split (they would
+    share a cell of a paper-style table), each group in the runs' order."""
+    per_split: dict[tuple[str, str, str, str], int] = {}
     for run in runs:
-        key = (base[id(run)], run.config.benchmark, run.config.task, run.config.subset)
-        groups[key] = groups.get(key, 0) + 1
-    clashing = {(key[0], key[1]) for key, n in groups.items() if n > 1}
+        key = (name[id(run)], run.config.benchmark, run.config.task, run.config.subset)
+        per_split[key] = per_split.get(key, 0) + 1
+    clashing = {(key[0], key[1]) for key, n in per_split.items() if n > 1}
+    groups: dict[tuple[str, str], list[RunData]] = {}
+    for run in runs:
+        if (name[id(run)], run.config.benchmark) in clashing:
+            groups.setdefault((name[id(run)], run.config.benchmark), []).append(run)
+    return list(groups.values())
 
-    def clashes(run: RunData) -> bool:
-        return (base[id(run)], run.config.benchmark) in clashing
 
-    where = {id(r): str(r.path.parent) if r.path is not None else r.label for r in runs}
-    tails = _distinct_tails([where[id(r)] for r in runs if clashes(r)])
-    suffix = {id(r): f" [{tails[where[id(r)]]}]" if clashes(r) else "" for r in runs}
+def disambiguators(runs: Sequence[RunData]) -> dict[int, str]:
+    """What :func:`system_labels` appends to each run's :func:`system_label` (by ``id``), for
+    runs of one name of which two are over one split: the traits of :data:`EXTRA_TRAITS` that
+    differ between them (`` epochs=3``), then the part of their folder that tells them apart
+    (`` [a]``; never a part they share), else a number (`` #2``)."""
+    traits = {id(r): run_traits(r.config) for r in runs}
+    suffix = {id(r): "" for r in runs}
+    for group in _clashing(runs, {id(r): system_label(r.config) for r in runs}):
+        differ = [k for k in EXTRA_TRAITS if len({traits[id(r)][k] for r in group}) > 1]
+        for run in group:
+            suffix[id(run)] = "".join(f" {traits[id(run)][k]}" for k in differ
+                                      if traits[id(run)][k])
+    named = {id(r): system_label(r.config) + suffix[id(r)] for r in runs}
+    for group in _clashing(runs, named):
+        where = {id(r): str(r.path.parent) if r.path is not None else r.label for r in group}
+        if len(set(where.values())) > 1:  # folders tell them apart (a shared one would not)
+            tails = _distinct_tails(list(where.values()))
+            for run in group:
+                suffix[id(run)] += f" [{tails[where[id(run)]]}]"
     seen: dict[tuple[str, str, str, str], int] = {}
     for run in runs:
-        key = (base[id(run)] + suffix[id(run)], run.config.benchmark, run.config.task,
-               run.config.subset)
+        key = (system_label(run.config) + suffix[id(run)], run.config.benchmark,
+               run.config.task, run.config.subset)
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > 1:
             suffix[id(run)] += f" #{seen[key]}"
@@ -137,17 +162,31 @@ def disambiguators(runs: Sequence[RunData]) -> dict[int, str]:
 
 
 def system_labels(runs: Sequence[RunData]) -> dict[int, str]:
-    """Row names (by ``id(run)``) for paper-style tables, which put the runs of one system
-    over several tasks or subsets in one row: :func:`system_label`, made unique.
+    """The one name of each run (by ``id(run)``) in a report's tables and figures: paper-style
+    tables put the runs of one system over several tasks or subsets in one row under it.
 
-    When two runs of one benchmark, task and subset share a label (same model, strategy and
-    scoring options, but another judge, other data or simply another results directory),
-    every run of that benchmark and label gets the part of its results directory's parent
-    that tells them apart (``runs/a/<experiment>`` -> ``[a]``), so a system's runs stay in one
-    row; runs that still share a row (the same directory given twice) get ``#2``, ``#3``...
+    :func:`system_label`, then what else differs between the runs (``epochs=3``, a judge,
+    strategy options). Runs that still share a name over one split (other data, or simply
+    another results directory) get the part of their results directory's parent that tells
+    them apart (``runs/a/<experiment>`` -> ``[a]``), so a system's runs stay in one row; runs
+    that still share a row (the same directory given twice) get ``#2``, ``#3``...
     """
     suffix = disambiguators(runs)
     return {id(r): system_label(r.config) + suffix[id(r)] for r in runs}
+
+
+SPLIT_TRAITS = ("benchmark", "task", "subset")
+
+
+def run_names(runs: Sequence[RunData]) -> dict[int, str]:
+    """The one name of each run (by ``id(run)``) wherever a report lists runs: its system's
+    name (:func:`system_labels`), after the split when the runs are over several
+    (``sm reference (hierarchical) epochs=3``)."""
+    systems = system_labels(runs)
+    traits = {id(r): run_traits(r.config) for r in runs}
+    differ = [k for k in SPLIT_TRAITS if len({traits[id(r)][k] for r in runs}) > 1]
+    return {id(r): " ".join([*(traits[id(r)][k] for k in differ), systems[id(r)]])
+            for r in runs}
 
 
 def slug(text: str) -> str:
@@ -193,7 +232,9 @@ def markdown_table(frame: pd.DataFrame, *, index: bool = True) -> str:
 
 
 def save_figure(fig: Figure, path: Path) -> Path:
-    fig.savefig(path, format="png", dpi=DPI, bbox_inches="tight")
+    """Write ``fig`` as a PNG at ``path`` (an error naming ``path`` when the disk is full)."""
+    with writing(path):
+        fig.savefig(path, format="png", dpi=DPI, bbox_inches="tight")
     return path
 
 
@@ -254,13 +295,9 @@ class Layout:
 
 
 def figure_names(runs: Sequence[RunData]) -> dict[int, str]:
-    """A bar's name (by ``id(run)``): what differs between the runs besides their split
-    (model, strategy, options...), no directory names or run numbers."""
-    traits = [run_traits(r.config) for r in runs]
-    split = {"benchmark", "task", "subset", "limit"}
-    differ = [k for k in traits[0] if k not in split and len({t[k] for t in traits}) > 1]
-    return {id(r): " ".join(t[k] for k in differ if t[k]) or t["model"]
-            for r, t in zip(runs, traits, strict=True)}
+    """A bar's name (by ``id(run)``): the run's name in the report's tables
+    (:func:`system_labels`), so a run reads the same in a table and in a figure."""
+    return system_labels(runs)
 
 
 def headline_by_split(benchmark: str, runs: Sequence[RunData], out_dir: Path, *,
@@ -322,16 +359,24 @@ figures of runs no longer in it included) and leaves every other file alone."""
 
 
 def n_of(run: RunData) -> str:
-    """``"30 of 200"`` for a run over part of its split, ``"200"`` otherwise."""
-    n, total = len(run.scores), run.config.dataset.total
-    return f"{n} of {total}" if total and total != n else str(n)
+    """The examples a run scored, as the run counts them: ``"30 of 200"`` for a run over part
+    of its split, ``"200"`` otherwise; with ``--epochs`` the examples per epoch times the epochs
+    (``"5 × 3 epochs"``, never 15 of 5), and the attempts when some are missing."""
+    n, total, epochs = len(run.scores), run.config.dataset.total, run.config.epochs
+    examples = len({run.results[i].index for i in run.scores if i in run.results}) \
+        if epochs > 1 else n
+    said = f"{examples} of {total}" if total and total != examples else str(examples)
+    if epochs <= 1:
+        return said
+    attempts = "" if n == examples * epochs else f" ({n} attempts)"
+    return f"{said} × {epochs} epochs{attempts}"
 
 
 def _n_note(runs: Sequence[RunData]) -> str:
-    partial = any(r.config.dataset.total and r.config.dataset.total != len(r.scores)
-                  for r in runs)
+    counts = {id(r): n_of(r) for r in runs}
+    partial = any(" of " in n for n in counts.values())
     return ("*n (scored examples" + (" of the split" if partial else "") + "): "
-            + "; ".join(f"{r.label} {n_of(r)}" for r in runs) + "*")
+            + "; ".join(f"{r.label} {counts[id(r)]}" for r in runs) + "*")
 
 
 def _clear_previous(out: Path) -> None:
@@ -351,7 +396,9 @@ def _clear_previous(out: Path) -> None:
 def _runs_frame(runs: Sequence[RunData]) -> pd.DataFrame:
     systems = system_labels(runs)
     return pd.DataFrame([{
-        "run": r.label, "system": systems[id(r)], "path": str(r.path) if r.path else "",
+        "run": r.label, "system": systems[id(r)],
+        "directory": r.path.name if r.path else r.config.experiment,
+        "path": str(r.path) if r.path else "",
         "benchmark": r.config.benchmark,
         "task": r.config.task, "subset": r.config.subset, "strategy": r.config.strategy,
         "model": r.config.model.get("spec"),
@@ -382,9 +429,13 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
             headline metric per split and system, with intervals).
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with writing(out):
+        out.mkdir(parents=True, exist_ok=True)
     data = [load_run(r, rescore=rescore, scoring_options=scoring_options, data_dir=data_dir)
             for r in runs]
+    names = run_names(data)
+    for run in data:  # one name per run in every table, note and figure of the report
+        run.label = names[id(run)]
     comparison = compare(data, metrics=metrics, n_boot=n_boot, seed=seed)
     _clear_previous(out)
     report = Report(out_dir=out, markdown=out / "report.md", comparison=comparison)
@@ -407,9 +458,9 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
            "examples.*", ""]
     if comparison.notes:
         md += ["## Notes", "", *[f"- {n}" for n in comparison.notes], ""]
-    report.markdown.write_text("\n".join(md), encoding="utf-8")
+    atomic_write_text(report.markdown, "\n".join(md))
     written = [report.markdown, *report.csv, *report.figures]
-    (out / MANIFEST).write_text(json.dumps(sorted({p.name for p in written})), encoding="utf-8")
+    atomic_write_text(out / MANIFEST, json.dumps(sorted({p.name for p in written})))
     return report
 
 
@@ -421,7 +472,8 @@ class _CsvWriter:
 
     def __call__(self, name: str, frame: pd.DataFrame, *, index: bool) -> str:
         path = inside(self.report.out_dir, f"{name}.csv", what="report table")
-        frame.to_csv(path, index=index)
+        with writing(path):
+            frame.to_csv(path, index=index)
         self.report.csv.append(path)
         return path.name
 

@@ -23,7 +23,8 @@ from tooleval_agents.results.compare_view import run_traits
 from tooleval_agents.results.rundir import RunConfig
 
 COLUMNS = ["system", "task", "subset", "strategy", "agent", "model", "fault_rate",
-           "fault_kinds", "fault_seed", "metric", "value", "ci_low", "ci_high", "n", "run"]
+           "fault_kinds", "fault_seed", "metric", "value", "ci_low", "ci_high", "n", "run",
+           "directory"]
 """The columns of the curve's CSV (one row per point)."""
 _LINE_TRAITS = ("task", "subset", "strategy", "agent", "model", "options", "scoring", "judge",
                 "limit", "epochs")
@@ -115,7 +116,8 @@ def fault_curve(runs: Sequence[RunData], *, n_boot: int = 1000,
                 "fault_seed": faults.get("seed"), "metric": metric,
                 "value": np.nan if value is None else float(value),
                 "ci_low": ci[0] if ci else np.nan, "ci_high": ci[1] if ci else np.nan,
-                "n": len(run.scores), "run": run.label})
+                "n": len(run.scores), "run": run.label,
+                "directory": run.path.name if run.path is not None else run.config.experiment})
     return pd.DataFrame(rows, columns=COLUMNS).astype({"fault_seed": "Int64"})
 
 

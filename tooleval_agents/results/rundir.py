@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, Field, model_validator
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
-from tooleval_agents.data.jsonio import atomic_write_text, read_model
+from tooleval_agents.data.jsonio import atomic_write_text, read_model, writing
 from tooleval_agents.errors import DataFormatError, NotARunError
 from tooleval_agents.models.tool_calls.counts import ToolCallCounts
 from tooleval_agents.results.dirlock import (
@@ -41,6 +42,12 @@ from tooleval_agents.results.dirlock import hold_directory
 from tooleval_agents.results.journal import JournalFile, repair_torn_tail, seal, seal_state
 
 CONFIG, EXAMPLES, SUMMARY = "config.json", "examples.jsonl", "summary.json"
+DAMAGED = "examples.damaged.jsonl"
+"""Where a resume sets aside the lines of ``examples.jsonl`` that are no result
+(:meth:`RunDir.set_aside_damaged`)."""
+REPAIR = (f". A damaged line: run the same `tooleval run` command to set it aside (in {DAMAGED}) "
+          "and run its example again")
+"""What a reader that meets a damaged line tells the user to do."""
 _ID_PREFIX = b'{"example_id":"'
 
 Status = Literal["ok", "model_error", "agent_error", "infra_error"]
@@ -412,6 +419,19 @@ class RunDir:
             out[result.example_id] = result
         return out
 
+    def trusted(self) -> tuple[dict[str, ExampleResult], str | None]:
+        """:meth:`results` without the examples whose latest line was changed after it was
+        written (:meth:`edited`: a hand-made line is no example of the run, an edited one not
+        what the model answered), and a note naming those left out (``None``: none were)."""
+        results = self.results()
+        edited = self.edited()
+        for _, example_id in edited:
+            results.pop(example_id, None)
+        if not edited:
+            return results, None
+        return results, (f"{edited_note(self.path / EXAMPLES, edited)}: left out (the same "
+                         "`tooleval run` command runs their examples again)")
+
     def latest(self) -> dict[str, tuple[int, int]]:
         """Where the latest line of each example is (id -> line number, byte offset), found
         without keeping any result: what :meth:`iter_results` reads from."""
@@ -422,12 +442,57 @@ class RunDir:
 
     def edited(self) -> list[tuple[int, str]]:
         """``(line number, example id)`` of each example whose latest line was changed after
-        it was written (its seal does not match: :func:`~tooleval_agents.results.journal.seal`), in
-        file order. A changed line that a later line of its example replaced is left out."""
+        it was written (its seal does not match: :func:`~tooleval_agents.results.journal.seal`;
+        or it has none, after a sealed line: no older version wrote it), in file order. A
+        changed line that a later line of its example replaced is left out."""
         latest: dict[str, tuple[int, bool]] = {}
+        sealed = False
         for number, _, raw in self._lines():
-            latest[self._id_of(number, raw)] = (number, seal_state(raw) == "edited")
+            state = seal_state(raw)
+            latest[self._id_of(number, raw)] = (
+                number, state == "edited" or (state == "unsealed" and sealed))
+            sealed = sealed or state == "intact"
         return sorted((number, eid) for eid, (number, bad) in latest.items() if bad)
+
+    def damaged(self) -> list[int]:
+        """The numbers of the lines that are no result at all (not UTF-8, not JSON, not a
+        result's fields): what :meth:`set_aside_damaged` moves out."""
+        out = []
+        for number, _, raw in self._lines():
+            try:
+                self._parse(number, raw, ExampleResult)
+            except DataFormatError:
+                out.append(number)
+        return out
+
+    def set_aside_damaged(self) -> list[int]:
+        """Move the damaged lines (:meth:`damaged`) of ``examples.jsonl`` to
+        ``examples.damaged.jsonl`` (appended, as they were) and write the file again without
+        them; their examples then have no result, so a resume runs them again. Call it while
+        holding the directory (:meth:`lock`). Returns the lines' numbers (none: nothing
+        changed)."""
+        bad = set(self.damaged())
+        if not bad:
+            return []
+        file = self.path / EXAMPLES
+        kept: list[bytes] = []
+        moved: list[bytes] = []
+        with file.open("rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                (moved if number in bad else kept).append(raw)
+        aside = JournalFile(self.path / DAMAGED, sync="each")
+        try:
+            aside.append(*(line.rstrip(b"\n") for line in moved))
+        finally:
+            aside.close()
+        tmp = file.with_name(f".{EXAMPLES}.repair")
+        with writing(file):
+            try:
+                tmp.write_bytes(b"".join(kept))
+                os.replace(tmp, file)
+            finally:
+                tmp.unlink(missing_ok=True)
+        return sorted(bad)
 
     def _id_of(self, number: int, raw: bytes) -> str:
         # Our own lines start with the id; anything else is parsed (and checked) whole.
@@ -480,11 +545,12 @@ class RunDir:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DataFormatError(file, f"not UTF-8 text ({exc.reason})", line=number) from exc
+            raise DataFormatError(file, f"not UTF-8 text ({exc.reason}){REPAIR}",
+                                  line=number) from exc
         try:
             return model.model_validate_json(text)
         except ValueError as exc:
-            raise DataFormatError(file, str(exc).splitlines()[0], line=number) from exc
+            raise DataFormatError(file, str(exc).splitlines()[0] + REPAIR, line=number) from exc
 
     def repair_torn_tail(self) -> bool:
         """Cut a last line a crash left half-written (no trailing newline), so appends start

@@ -84,6 +84,10 @@ def parse_tool_faults(text: str | ToolFaults | None) -> ToolFaults | None:
         key, eq, value = item.partition("=")
         if not eq or key.strip() not in ("rate", "kinds", "seed"):
             raise ValueError(f"--tool-faults: {item!r} is not rate=R, kinds=K1+K2 or seed=S")
+        if key.strip() in values:  # which one was meant? not the last one, silently
+            raise ValueError(f"--tool-faults: {key.strip()} is given twice in {text!r}; give "
+                             "it once (a sweep repeats the whole flag: --tool-faults rate=0.1 "
+                             "--tool-faults rate=0.2)")
         values[key.strip()] = value.strip()
     try:
         rate = float(values.get("rate", "0"))
@@ -192,12 +196,18 @@ class FaultSession:
         return sum(self.attempts[p] - 1 - a for p, a in first.items())
 
     def records(self) -> list[dict[str, Any]]:
-        """The trace records: one per fault, then a summary (kind ``tool_faults``)."""
+        """The trace records: one per fault, then a summary (kind ``tool_faults``) whose
+        ``positions`` say, per faulted call, how often the agent made it and whether one
+        attempt went through (what the viewer's verdict reads)."""
+        positions = {str(f.position): {"attempts": self.attempts[f.position],
+                                       "answered": f.position in self.answered}
+                     for f in self.faults}
         return [*(f.record() for f in self.faults),
                 {"kind": "tool_faults", "calls": self.calls, "faults": len(self.faults),
                  "retries": self.retries(), "calls_after_persistent": self.after_persistent,
                  "wasted": self.wasted,
-                 "persistent": any(not f.transient for f in self.faults)}]
+                 "persistent": any(not f.transient for f in self.faults),
+                 "positions": positions}]
 
 
 _current: ContextVar[FaultSession | None] = ContextVar("tooleval_tool_faults", default=None)

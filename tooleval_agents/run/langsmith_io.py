@@ -3,11 +3,14 @@ remote dataset and the experiment's session."""
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from tooleval_agents.contracts import (
     Split,
@@ -36,14 +39,30 @@ def offline_client() -> Client:
                   auto_batch_tracing=False)
 
 
-def upload_client() -> Client:
+def upload_client(*, otherwise: str = ", or run with --no-upload") -> Client:
+    """A client that uploads; without an API key, an error saying how to set one, then
+    ``otherwise`` (what else the command offers)."""
     from langsmith import Client
 
     if not api_key_configured():
         raise LangSmithNotConfiguredError(
             "upload needs a LangSmith API key: set LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT "
-            "for a self-hosted or regional LangSmith), or run with --no-upload")
+            f"for a self-hosted or regional LangSmith){otherwise}")
     return Client()
+
+
+def answer_error(exc: BaseException, client: Client) -> ToolevalError:
+    """LangSmith's failure (:func:`outage`), or an answer that is not its API (not JSON, or
+    JSON of another shape), as one line naming LangSmith and where it was asked."""
+    where = getattr(client, "api_url", None) or "LangSmith"
+    down = None if isinstance(exc, (json.JSONDecodeError, ValidationError)) else outage(exc)
+    if down is not None:
+        return ToolevalError(f"LangSmith at {where} could not be reached or refused the "
+                             f"request: {down}")
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return ToolevalError(printable(
+        f"LangSmith at {where} answered with something that is not LangSmith's API "
+        f"({type(exc).__name__}: {first[:160]}): check LANGSMITH_ENDPOINT"))
 
 
 def outage(exc: BaseException) -> str | None:

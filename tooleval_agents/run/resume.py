@@ -18,6 +18,7 @@ from tooleval_agents.models.server_identity import (
 )
 from tooleval_agents.results.rundir import (
     CONFIG,
+    DAMAGED,
     EXAMPLES,
     LOCK,
     SUMMARY,
@@ -78,6 +79,18 @@ def _undone_on_failure(run_dir: RunDir, made: Sequence[Path]) -> Iterator[None]:
         raise
 
 
+def set_aside_damaged(run_dir: RunDir) -> None:
+    """Lines of ``examples.jsonl`` that are no result (a disk error, an edit gone wrong) are
+    moved to ``examples.damaged.jsonl`` (said in one warning line): their examples have no
+    result then, and run again."""
+    moved = run_dir.set_aside_damaged()
+    if moved:
+        shown = ", ".join(map(str, moved[:3])) + (f" and {len(moved) - 3} more"
+                                                   if len(moved) > 3 else "")
+        log.warning("%s: %d damaged line(s) (line %s) set aside in %s: their examples run "
+                    "again", run_dir.path / EXAMPLES, len(moved), shown, DAMAGED)
+
+
 def _edited_ids(run_dir: RunDir) -> set[str]:
     """The examples whose latest line was changed after it was written (said in one warning
     line): a resume runs them again rather than trusting them."""
@@ -131,6 +144,7 @@ def read_prior(run_dir: RunDir, every: Sequence[Example], digest: str) -> Resume
         raise ResumeError(f"{run_dir.path} was just taken by a run of something else: run the "
                           "command again (it finds or makes its own directory)")
     run_dir.repair_torn_tail()
+    set_aside_damaged(run_dir)
     found = Resumed(old, edited=_edited_ids(run_dir))
     for result in run_dir.iter_results():  # one at a time: only what resume needs
         found.prior[result.example_id] = Prior(result.status, result.attempt, result.index,

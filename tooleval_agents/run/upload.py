@@ -12,6 +12,7 @@ records it.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,12 +24,14 @@ from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import ToolevalError, UsageError
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rescore import current_summary
-from tooleval_agents.results.rundir import ExampleResult, RunConfig, RunDir
+from tooleval_agents.results.rundir import ExampleResult, RunConfig, RunDir, RunSummary
 from tooleval_agents.run.experiment import result_feedback
 from tooleval_agents.run.langsmith_io import (
+    answer_error,
     experiment_description,
     experiment_metadata,
     experiment_session,
+    outage,
     remote_examples,
     upload_client,
 )
@@ -36,6 +39,7 @@ from tooleval_agents.run.langsmith_io import (
 if TYPE_CHECKING:
     from langsmith import Client
 
+log = logging.getLogger(__name__)
 NAMESPACE = uuid.UUID("6f1d2c3e-7a54-4c1b-9a0e-2b8f5d9e4a10")
 """Of the ids an upload derives (runs, feedback): the same run uploaded again gets the same."""
 
@@ -65,7 +69,10 @@ def _results(run_dir: RunDir, config: RunConfig) -> list[ExampleResult]:
             live.get("uploaded_by") != "tooleval upload":
         raise UsageError(f"{run_dir.path} was uploaded while it ran (experiment "
                          f"{live.get('session_name')}): resume it with a key set to add to it")
-    return sorted(run_dir.results().values(), key=lambda r: r.index)
+    trusted, left_out = run_dir.trusted()  # a changed line is no example of the run
+    if left_out:
+        log.warning("%s", left_out)
+    return sorted(trusted.values(), key=lambda r: r.index)
 
 
 def _stored(client: Client, run_id: uuid.UUID) -> bool:
@@ -110,7 +117,35 @@ def upload_run(path: Path, *, client: Client | None = None, dry_run: bool = Fals
     if missing:
         raise ToolevalError(f"{path}: {len(missing)} result(s) name examples the data in {data} "
                             "does not hold; upload with the data the run used")
-    client = client or upload_client()
+    client = client or upload_client(
+        otherwise=" (`tooleval upload --dry-run` says what would be sent without one)")
+    summary = current_summary(run_dir)  # of the results it holds, as sent
+    try:
+        session, sent, already = _experiment(client, config, split, data, results, by_id,
+                                             summary)
+    except ToolevalError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
+        # Not JSON, JSON of another shape (pydantic's many lines), a refused request: one line
+        # naming LangSmith, whatever the SDK raised.
+        raise answer_error(exc, client) from exc
+    except Exception as exc:  # the SDK's own errors (LangSmithError...)
+        if outage(exc) is None:
+            raise
+        raise answer_error(exc, client) from exc
+    run_dir.write_config(config.model_copy(update={"langsmith": {
+        "session_id": str(session.id), "session_name": session.name,
+        "dataset_id": str(session.reference_dataset_id), "url": session.url,
+        "uploaded_by": "tooleval upload"}}))
+    return Upload(path, str(session.name), len(results), sent, already, session.url)
+
+
+def _experiment(client: Client, config: RunConfig, split: Any, data: Path,
+                results: Sequence[ExampleResult], by_id: dict[str, Any],
+                summary: RunSummary | None) -> tuple[Any, int, int]:
+    """The LangSmith side of :func:`upload_run`: the dataset, the experiment, each result not
+    sent yet, the run's figures; the experiment session and the results sent now and
+    before."""
     examples: Sequence[Any] = [by_id[r.example_id] for r in results]
     remote = remote_examples(client, split, data, examples)
     metadata = experiment_metadata(config, split.kind)
@@ -125,12 +160,7 @@ def upload_run(path: Path, *, client: Client | None = None, dry_run: bool = Fals
         _send(client, str(session.name), run_id, result, by_id[result.example_id].inputs or {})
         sent += 1
     client.flush()
-    summary = current_summary(run_dir)  # of the results it holds, as sent
     client.update_project(session.id, end_time=datetime.now(UTC), metadata={
         **metadata, **({"metrics": summary.metrics, "counts": summary.counts} if summary
                        else {})})
-    run_dir.write_config(config.model_copy(update={"langsmith": {
-        "session_id": str(session.id), "session_name": session.name,
-        "dataset_id": str(session.reference_dataset_id), "url": session.url,
-        "uploaded_by": "tooleval upload"}}))
-    return Upload(path, str(session.name), len(results), sent, already, session.url)
+    return session, sent, already

@@ -26,7 +26,6 @@ from tooleval_agents.data.jsonio import iter_jsonl, parse_json
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.corpus import Scores, as_corpus
-from tooleval_agents.ultratool.explain import explain
 from tooleval_agents.ultratool.records import TASKS, Lang, UltraToolTask, _Task
 from tooleval_agents.verdict import Verdict
 
@@ -128,7 +127,11 @@ class UltraToolBenchmark(Benchmark):
                                       lang, located.source)
 
     def explain(self, split: Split, result: Any) -> Verdict | None:
-        return explain(result) if split.task == "tool_usage" else None
+        if split.task != "tool_usage":
+            return None  # the core's verdict on the task's headline metric
+        from tooleval_agents.ultratool.explain import explain  # the scorer's (rapidfuzz)
+
+        return explain(result)
 
     def default_strategy(self, split: Split) -> str:
         return "plan_create_use" if split.task == "raw" else "one_shot"

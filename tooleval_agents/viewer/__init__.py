@@ -31,17 +31,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooleval_agents.contracts import Split
-from tooleval_agents.data.jsonio import atomic_write_text
+from tooleval_agents.data.jsonio import atomic_write_text, writing
 from tooleval_agents.data.paths import inside
 from tooleval_agents.models.tool_calls.counts import FORMAT_ERRORS
-from tooleval_agents.registry import Benchmark, get_benchmark
 from tooleval_agents.results.costs import price_for
 from tooleval_agents.results.dirlock import holder
 from tooleval_agents.results.rescore import current_summary
 from tooleval_agents.results.rundir import CONFIG, ExampleResult, RunDir, RunSummary
 from tooleval_agents.run.transcripts import read_prompts
-from tooleval_agents.verdict import Verdict, generic_verdict
+from tooleval_agents.verdict import Verdict
+from tooleval_agents.viewer.verdicts import Explainer
 
 FORMAT_ERROR = "format_error"
 """Error kind of a finished example whose answer could not be read in its task's format."""
@@ -101,19 +100,6 @@ def _key(result: Any) -> str:
     return str(result.index) if not result.epoch else f"{result.index}@{result.epoch}"
 
 
-def _verdict(bench: Benchmark | None, split: Split | None, result: Any) -> Verdict:
-    """The benchmark's explanation, else the core's; a hook that fails falls back too (the
-    site is still written, the verdict is less specific)."""
-    if bench is not None and split is not None:
-        try:
-            found = bench.explain(split, result)
-        except Exception:  # a third-party hook's bug must not cost the whole site
-            found = None
-        if found is not None:
-            return found
-    return generic_verdict(result)
-
-
 def _row(result: Any, verdict: Verdict) -> dict[str, Any]:
     score = result.score or {}
     # An answer that could not be read finished "ok" but measured nothing: its kind says so.
@@ -136,6 +122,8 @@ def _reason_kind(verdict: Verdict) -> str:
     run page's facet."""
     if verdict.passed:
         return "passed"
+    if verdict.reason.startswith("injected "):
+        return "injected fault"
     head = verdict.reason.split("`")[0].split(":")[0].split("=")[0].split("(")[0]
     return " ".join(head.split()[:2]).strip() or "failed"
 
@@ -152,32 +140,19 @@ def _detail(result: Any, prompts: dict[str, Any], verdict: Verdict) -> dict[str,
             "model_calls": calls, "verdict": verdict.to_json()}
 
 
-def _benchmark(config: Any) -> tuple[Benchmark | None, Split | None]:
-    try:
-        bench = get_benchmark(config.benchmark)
-        return bench, bench.split(config.task, config.subset)
-    except Exception:  # an unregistered benchmark: the core's verdicts only
-        return None, None
-
-
-def _headline(config: Any, metrics: dict[str, Any]) -> list[str]:
+def _headline(explainer: Explainer, metrics: dict[str, Any]) -> list[str]:
     """The benchmark's headline metrics for the run's split, else its first four."""
-    try:
-        bench = get_benchmark(config.benchmark)
-        names = list(bench.scorer(bench.split(config.task, config.subset),
-                                  options=config.scoring_options).headline)
-    except Exception:  # an unregistered benchmark, or a scorer that needs its judge
-        names = []
-    return [m for m in names if m in metrics] or list(metrics)[:4]
+    return [m for m in explainer.headline if m in metrics] or list(metrics)[:4]
 
 
 def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], int]:
     rd = RunDir(path)
     config = rd.read_config()
     summary = _summary(rd)
-    results = sorted(rd.results().values(), key=lambda r: (r.index, r.epoch))
-    bench, split = _benchmark(config)
-    verdicts = {id(r): _verdict(bench, split, r) for r in results}
+    trusted, left_out = rd.trusted()  # a changed line is no example of the run
+    results = sorted(trusted.values(), key=lambda r: (r.index, r.epoch))
+    explainer = Explainer.of(config)
+    verdicts = {id(r): explainer.verdict(r) for r in results}
     prompts = read_prompts(path)
     folder = inside(data_dir, rid, what="run id")
     folder.mkdir(parents=True, exist_ok=True)
@@ -202,10 +177,10 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "planned": config.dataset.examples * config.epochs,
             "created_at": config.created_at,
             "metrics": summary.metrics if summary else {},
-            "headline": _headline(config, summary.metrics if summary else {}),
+            "headline": _headline(explainer, summary.metrics if summary else {}),
             "counts": _counts(summary, results),
             "not_computed": summary.not_computed if summary else {},
-            "notes": summary.notes if summary else [],
+            "notes": [*(summary.notes if summary else []), *([left_out] if left_out else [])],
             "usage": summary.usage if summary else {},
             "latency_s": summary.latency_s if summary else {},
             "cost": summary.cost if summary else {},
@@ -295,19 +270,25 @@ def build_site(paths: Sequence[Path | str], out: Path | str, *,
     data_dir = target / ".data.new"
     if data_dir.exists():
         shutil.rmtree(data_dir)
-    data_dir.mkdir()
-    taken: set[str] = set()
-    metas = []
-    total = 0
-    for path in runs:
-        meta, n = _write_run(path, _run_id(path, taken), data_dir)
-        metas.append(meta)
-        total += n
-    atomic_write_text(data_dir / "runs.js", _script("runs", metas) + (
-        _script("live", {"every": live}) if live is not None else ""))
-    for name in ASSETS:
-        shutil.copyfile(HERE / name, target / name)
-    _swap(data_dir, target / "data")
+    try:  # a failure (a full disk) leaves the site as it was, and no .data.new beside it
+        with writing(data_dir):
+            data_dir.mkdir()
+        taken: set[str] = set()
+        metas = []
+        total = 0
+        for path in runs:
+            meta, n = _write_run(path, _run_id(path, taken), data_dir)
+            metas.append(meta)
+            total += n
+        atomic_write_text(data_dir / "runs.js", _script("runs", metas) + (
+            _script("live", {"every": live}) if live is not None else ""))
+        for name in ASSETS:
+            atomic_write_text(target / name, (HERE / name).read_text(encoding="utf-8"))
+        with writing(target / "data"):
+            _swap(data_dir, target / "data")
+    except BaseException:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        raise
     return Site(out=target, runs=len(metas), examples=total)
 
 

@@ -330,7 +330,9 @@ function diffTable(detail) {
   const body = [];
   rows.forEach((row, i) => {
     body.push(el("tr", {class: "call " + row.mark},
-      el("td", {}, `call ${i + 1}`), el("td", {}, row.pred || "—"), el("td", {}, row.gold || "—"),
+      // UltraTool rows are gold steps (the scorer aligns by step), AppBench rows gold calls
+      el("td", {}, row.step ? `step ${row.step}` : `call ${i + 1}`),
+      el("td", {}, row.pred || "—"), el("td", {}, row.gold || "—"),
       markCell(row.mark, MARKS[row.mark] || row.mark)));
     row.args.forEach((a) => body.push(el("tr", {class: "arg " + a.mark},
       el("td", {class: "argname"}, a.name), el("td", {}, a.pred || "—"), el("td", {}, a.gold || "—"),
