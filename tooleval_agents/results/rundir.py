@@ -568,11 +568,18 @@ class RunDir:
         return summary.model_copy(update={"run_dir": str(self.path)})
 
     def results_digest(self) -> str:
-        """sha256 of ``examples.jsonl`` as it is now (:attr:`RunSummary.results_digest`)."""
+        """sha256 of the lines of ``examples.jsonl`` the run wrote, as they are now
+        (:attr:`RunSummary.results_digest`): a line changed after it was written, or added by
+        hand after sealed ones (:meth:`edited`), is no result of the run and left out, so the
+        summary of what the run wrote stays current beside it; the changed line's own
+        example no longer is, and so the digest changes."""
         digest = hashlib.sha256()
-        with contextlib.suppress(FileNotFoundError), (self.path / EXAMPLES).open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
+        sealed = False
+        for _, _, raw in self._lines():
+            state = seal_state(raw)
+            if state == "intact" or (state == "unsealed" and not sealed):
+                digest.update(raw)
+            sealed = sealed or state == "intact"
         return digest.hexdigest()
 
     def summary_is_current(self, summary: RunSummary) -> bool:
