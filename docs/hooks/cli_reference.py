@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import typer
-from mkdocs.exceptions import PluginError
 
 MARKER = re.compile(r"^<!-- cli: (tooleval(?: [a-z0-9_-]+)*) -->[ \t]*$", re.M)
 ROOT = "tooleval"
@@ -98,7 +97,7 @@ def expand(markdown: str, commands: dict[str, Any]) -> str:
     def one(match: re.Match[str]) -> str:
         path = match.group(1)
         if path not in commands:
-            raise PluginError(f"CLI reference: no command {path!r} (known: {sorted(commands)})")
+            raise ValueError(f"CLI reference: no command {path!r} (known: {sorted(commands)})")
         return section(path, commands[path])
 
     return MARKER.sub(one, markdown)
