@@ -5,8 +5,9 @@ Every fenced block of ``README.md`` and ``docs/**/*.md`` is one of:
 * ``bash`` (``sh``, ``shell``): commands, run with ``bash -euo pipefail``;
 * ``console``: a shell session: each ``$ `` line (with its ``\\`` continuations) is a command,
   and the lines after it are output it promises: each must appear, in this order, in what the
-  command prints (stdout and stderr together; trailing blanks ignored; ``...`` in a line
-  matches anything, a line that is only ``...`` is skipped);
+  command prints (stdout and stderr together; ``...`` in a line
+  matches anything, a line that is only ``...`` is skipped; blanks around a line are not
+  compared, as a centred title moves with the terminal's width);
 * ``python``: run in one namespace per page, in order;
 * ``pycon``: ``>>>`` examples run as doctests in that namespace (``...`` elides output);
 * ``text``, ``json``, ``toml``: shown, never run (illustrations and file contents).
@@ -123,12 +124,12 @@ def session(code: str) -> list[tuple[str, list[str]]]:
 
 
 def _pattern(line: str) -> re.Pattern[str]:
-    return re.compile(".*".join(re.escape(part) for part in line.rstrip().split("...")) + r"\Z")
+    return re.compile(".*".join(re.escape(part) for part in line.strip().split("...")) + r"\Z")
 
 
 def missing_output(expected: list[str], actual: str) -> str | None:
     """The first promised line not found (in order) in ``actual``; None when all are."""
-    got = [line.rstrip() for line in actual.splitlines()]
+    got = [line.strip() for line in actual.splitlines()]
     at = 0
     for line in expected:
         if not line.strip() or line.strip() == "...":

@@ -91,7 +91,7 @@ def test_every_code_block_runs_or_says_what_it_needs() -> None:
     assert not marked_shown, f"a needs mark on a block that is only shown: {marked_shown}"
     assert blocks(REPO / "README.md")[0].needs == "setup"
     offline = [b for b in code if b.needs is None]
-    assert len(offline) >= 40 and len(pages_with(None)) >= 10  # most of the docs run offline
+    assert len(offline) >= 30 and len(pages_with(None)) >= 10  # most of the docs run offline
     for block in code:  # a block that sets a key names what it needs; others must not set one
         sets_key = re.search(r"\b(OPENAI|LANGSMITH)_API_KEY=", block.code)
         assert not sets_key or block.needs in ("key", "local-model"), block.where
