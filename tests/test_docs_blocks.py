@@ -122,8 +122,8 @@ def test_blocks_on_fetched_data_run_as_written(page: Path, shared_data: Path, ma
 def test_local_model_blocks_run_with_smollm2(page: Path, main_runs: Path,
                                              tmp_path: Path) -> None:
     if not REQUIRE:
-        pytest.skip("local-model blocks run where TOOLEVAL_REQUIRE_REAL_MODEL is set (CI: "
-                    "each a few minutes of CPU with SmolLM2)")
+        pytest.skip("local-model blocks run only where TOOLEVAL_REQUIRE_REAL_MODEL=1 (CI sets "
+                    "it): each page starts SmolLM2 servers and takes minutes of CPU")
     if missing() is not None:
         raise AssertionError(f"TOOLEVAL_REQUIRE_REAL_MODEL is set but {missing()}")
     run_page(page, main_runs, tmp_path, needs="local-model")
