@@ -1,0 +1,134 @@
+"""The code blocks of the README and the documentation pages run as written, and print what
+they promise (:mod:`docs_blocks` says how a block is read and run).
+
+Each page's blocks run in page order, in a fresh folder laid out as a fresh clone after the
+set-up command: ``.venv``, the bundled ``datasets/``, the main job's ``runs/`` (the README's
+first command, run once here), a fresh home and cache, no keys in the environment. Blocks that
+need fetched data run the same way against the shared real data, laid out where ``tooleval data
+fetch`` puts it; blocks that need a local model run against SmolLM2 when
+``TOOLEVAL_REQUIRE_REAL_MODEL`` is set (CI), and skip with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from docs_blocks import NEEDS, REPO, SHOWN, blocks, iter_code_blocks, missing_output, pages, session
+from local_model import REQUIRE, missing
+from user_folder import imported, user_folder
+
+DRIVER = Path(__file__).with_name("docs_blocks.py")
+KEYS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+        "TOOLEVAL_DATA_DIR", "LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2")
+
+
+def page_id(page: Path) -> str:
+    return page.relative_to(REPO).as_posix()
+
+
+def pages_with(needs: str | None) -> list[Path]:
+    return [p for p in pages() if any(b.kind and b.needs == needs for b in blocks(p))]
+
+
+def clone(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A directory laid out as a fresh clone after the set-up command, and its environment:
+    also a user's own project (:mod:`user_folder`: their ``evaluators.py``, ``graphs/``...,
+    which nothing of ours may import)."""
+    work = tmp_path / "clone"
+    work.mkdir()
+    (work / ".venv").symlink_to(Path(sys.prefix))
+    user_folder(work)
+    (tmp_path / "home").mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in KEYS and not k.startswith("XDG_")}
+    env.update(PATH=f"{Path(sys.prefix) / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+               HOME=str(tmp_path / "home"), COLUMNS="100", NO_COLOR="1")
+    return work, env
+
+
+def main_job() -> str:
+    """The set-up block's run (the main job) without the install."""
+    first = blocks(REPO / "README.md")[0]
+    return next(part.strip() for part in first.code.splitlines()[0].split("&&")
+                if part.strip().startswith(".venv/bin/tooleval run"))
+
+
+@pytest.fixture(scope="module")
+def main_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``runs/`` as the set-up command leaves it (made once, copied into each page's folder)."""
+    work, env = clone(tmp_path_factory.mktemp("main-job"))
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", main_job()], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "appbench: 4 runs over 4 splits" in done.stdout  # the main job's table
+    return work / "runs"
+
+
+def run_page(page: Path, main_runs: Path, tmp_path: Path, needs: str | None = None,
+             home_data: Path | None = None) -> None:
+    work, env = clone(tmp_path)
+    shutil.copytree(main_runs, work / "runs", symlinks=True)
+    if home_data is not None:  # where 'tooleval data fetch' writes by default
+        fetched = tmp_path / "home" / ".cache" / "tooleval-agents" / "data"
+        fetched.parent.mkdir(parents=True)
+        fetched.symlink_to(home_data)
+    done = subprocess.run([sys.executable, str(DRIVER), str(page),
+                           *(["--needs", needs] if needs else [])],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, f"{page_id(page)}:\n{done.stderr[-6000:]}"
+    assert imported(work) == [], f"{page_id(page)} imported the user's own modules"
+
+
+def test_every_code_block_runs_or_says_what_it_needs() -> None:
+    every = [b for p in pages() for b in blocks(p)]
+    unknown = [b.where for b in every if b.kind is None and b.lang not in SHOWN]
+    assert not unknown, f"fences of no known language ({sorted(SHOWN)} are only shown): {unknown}"
+    code = list(iter_code_blocks())
+    bad = [(b.where, b.needs) for b in code if b.needs is not None and b.needs not in NEEDS]
+    assert not bad, f"unknown needs: {bad}; known: {sorted(NEEDS)}"
+    marked_shown = [b.where for b in every if b.kind is None and b.needs is not None]
+    assert not marked_shown, f"a needs mark on a block that is only shown: {marked_shown}"
+    assert blocks(REPO / "README.md")[0].needs == "setup"
+    offline = [b for b in code if b.needs is None]
+    assert len(offline) >= 30 and len(pages_with(None)) >= 10  # most of the docs run offline
+    for block in code:  # a block that sets a key names what it needs; others must not set one
+        sets_key = re.search(r"\b(OPENAI|LANGSMITH)_API_KEY=", block.code)
+        assert not sets_key or block.needs in ("key", "local-model"), block.where
+    for block in (b for b in code if b.kind == "console"):
+        assert session(block.code), block.where  # commands first, then what they print
+
+
+def test_console_output_is_checked_line_by_line() -> None:
+    printed = "note: x\n┃ split ┃ n ┃ success ┃\n│ ss    │ 6 │   83.33 │\nresults in runs/: a, b\n"
+    assert missing_output(["┃ split ┃ n ┃ success ┃", "results in runs/: a..."], printed) is None
+    assert missing_output(["│ ss    │ 6 │   80.00 │"], printed) == "│ ss    │ 6 │   80.00 │"
+    assert missing_output(["results in ...", "┃ split ┃ n ┃ success ┃"], printed) is not None
+
+
+@pytest.mark.parametrize("page", pages_with(None), ids=page_id)
+def test_offline_blocks_run_as_written(page: Path, main_runs: Path, tmp_path: Path) -> None:
+    run_page(page, main_runs, tmp_path)
+
+
+@pytest.mark.parametrize("page", pages_with("fetched-data"), ids=page_id)
+def test_blocks_on_fetched_data_run_as_written(page: Path, shared_data: Path, main_runs: Path,
+                                               tmp_path: Path) -> None:
+    run_page(page, main_runs, tmp_path, needs="fetched-data", home_data=shared_data)
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("page", pages_with("local-model"), ids=page_id)
+def test_local_model_blocks_run_with_smollm2(page: Path, main_runs: Path,
+                                             tmp_path: Path) -> None:
+    if not REQUIRE:
+        pytest.skip("local-model blocks run only where TOOLEVAL_REQUIRE_REAL_MODEL=1 (CI sets "
+                    "it): each page starts SmolLM2 servers and takes minutes of CPU")
+    if missing() is not None:
+        raise AssertionError(f"TOOLEVAL_REQUIRE_REAL_MODEL is set but {missing()}")
+    run_page(page, main_runs, tmp_path, needs="local-model")
+
