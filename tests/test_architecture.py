@@ -81,13 +81,15 @@ DEFERRED = {
     # rejected argument stay fast).
     "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.run.setup",
                                 "tooleval_agents.models.retry", "tooleval_agents.models.specs"},
+    "tooleval_agents.cli.agent_cmd": {"tooleval_agents.models.specs"},
     # `tooleval run` imports its own command module only; any other command line, all of them.
     "tooleval_agents.cli": {"tooleval_agents.cli.compare", "tooleval_agents.cli.data_fetch",
                             "tooleval_agents.cli.data_info", "tooleval_agents.cli.data_push",
                             "tooleval_agents.cli.listing", "tooleval_agents.cli.report",
                             "tooleval_agents.cli.run", "tooleval_agents.cli.score_run",
                             "tooleval_agents.cli.view", "tooleval_agents.cli.score_predictions",
-                            "tooleval_agents.cli.upload", "tooleval_agents.cli.export_run"},
+                            "tooleval_agents.cli.upload", "tooleval_agents.cli.export_run",
+                            "tooleval_agents.cli.serve"},
     "tooleval_agents.cli.upload": {"tooleval_agents.run.upload"},  # LangSmith's client
     "tooleval_agents.cli.compare": {"tooleval_agents.results.compare"},
     "tooleval_agents.cli.data_fetch": {"tooleval_agents.data.download"},  # the HTTP client
@@ -101,6 +103,14 @@ DEFERRED = {
                         "tooleval_agents.models.chat_models", "tooleval_agents.run.runner"},
     # LangChain, only to re-judge
     "tooleval_agents.results.rescore": {"tooleval_agents.models.specs"},
+    # MCP (the optional mcp extra: the SDK, uvicorn, langchain-mcp-adapters): loaded when a
+    # run serves its tools over MCP (-O mcp=true, --agent-cmd) or `tooleval serve` starts.
+    "tooleval_agents.run.setup": {"tooleval_agents.mcp.external", "tooleval_agents.mcp.server"},
+    "tooleval_agents.graphs.mcp_agent": {"tooleval_agents.mcp.client",
+                                         "tooleval_agents.mcp.server"},
+    "tooleval_agents.cli.serve": {"tooleval_agents.mcp.log", "tooleval_agents.mcp.server",
+                                  "tooleval_agents.mcp.sessions",
+                                  "tooleval_agents.data.langsmith_datasets"},  # LangSmith
 }
 
 

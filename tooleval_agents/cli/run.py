@@ -16,6 +16,7 @@ import typer
 
 from tooleval_agents.agents import AgentLoadError, load_agent
 from tooleval_agents.cli.advice import infra_advice, infra_kinds, judge_advice, local_server_hint
+from tooleval_agents.cli.agent_cmd import command_failures, command_settings, models_of
 from tooleval_agents.cli.base import (
     CacheOption,
     DataDirOption,
@@ -49,6 +50,7 @@ from tooleval_agents.registry import (
     build_scorer,
     get_benchmark,
     get_strategy,
+    served_agent_io,
     strategies,
 )
 from tooleval_agents.results.rundir import RunDir
@@ -147,7 +149,7 @@ class Sweep:
     bench: Benchmark
     plan: list[tuple[Split, str | None]]
     """Each split with the strategy named for it (None: the benchmark's default)."""
-    models: list[str]
+    models: list[str | None]
     agents: list[str | None]
     grid: list[dict[str, Any]]
     model_kwargs: dict[str, Any]
@@ -156,23 +158,24 @@ class Sweep:
     """The retry policy of every model call (:class:`~tooleval_agents.models.retry.RetryPolicy`)."""
     faults: list[str | None] = field(default_factory=lambda: [None])
     """Each ``--tool-faults`` setting (the grid runs once per setting)."""
+    command: bool = False
+    """An agent command (``--agent-cmd``) plays each run: no strategy options, no model made."""
 
-    def runs(self) -> list[tuple[Split, str | None, str, str | None, dict[str, Any]]]:
+    def runs(self) -> list[tuple[Split, str | None, str | None, str | None, dict[str, Any]]]:
         return [(split, strat, m, a, opts) for split, strat in self.plan for m in self.models
                 for a in self.agents for opts in self.grid]
 
 
-def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] | None,
+def plan_sweep(benchmark: str, *, models: list[str] | None, strategy_names: list[str] | None,
                agents: list[str] | None, options: list[str] | None, task: str | None,
                lang: str | None, category: str | None, subset: str | None,
                samples: str | None, prompts: str | None, scoring: str | None,
                judge: str | None, judge_args: list[str] | None, model_args: list[str] | None,
                max_attempts: int, timeout: float,
-               tool_faults: list[str] | None = None) -> Sweep:
+               tool_faults: list[str] | None = None, agent_cmd: str | None = None) -> Sweep:
     """Every argument of a run command checked, the grid expanded; a bad one raises
     (``KeyError``, ``ValueError``, ``AgentLoadError``) before any split runs."""
     from tooleval_agents.models.retry import RetryPolicy
-    from tooleval_agents.models.specs import check_model_spec
 
     bench = get_benchmark(benchmark)
     grid = option_grid(options, "--option")
@@ -192,12 +195,19 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
     plan = [(bench.split(t, s), strat) for strat in chosen
             for t in choose_tasks(bench, task, strat)
             for s in choose_subsets(bench, t, lang, category, subset)]
-    for model_spec in models:
-        check_model_spec(model_spec)
+    chosen_models = models_of(models, agent_cmd, agents, model_args)
     for split, named_strategy in plan:
-        declared = strategy_of(bench, split, named_strategy, bool(agents))
+        if agent_cmd is not None:  # what the command plays: the split's served agent part
+            served_agent_io(bench, split, named_strategy)
+        declared = None if agent_cmd is not None else strategy_of(bench, split,
+                                                                  named_strategy, bool(agents))
         for opts in grid:
             own, scoring_opts = route_options(bench, split, declared, opts)
+            if declared is None:
+                if own:
+                    raise ValueError(f"-O {', '.join(own)}: an agent command takes no "
+                                     "strategy options")
+                continue
             validate_options(f"strategy {declared.name}", declared.options, own)
             if prompts is not None:  # a prompt set nobody offers fails now, not per split
                 resolve_options(prompts, strategy=(f"strategy {declared.name}",
@@ -209,10 +219,11 @@ def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] |
             except ValueError as exc:
                 if judge is None or isinstance(exc, OptionError):
                     raise ValueError(f"{split.name}: {exc}") from None
-    return Sweep(bench, plan, list(dict.fromkeys(models)), named_agents, grid,
+    return Sweep(bench, plan, chosen_models, named_agents, grid,
                  parse_pairs(model_args, "--model-arg"), judge_kwargs,
                  RetryPolicy(max_attempts=max_attempts, timeout=timeout),
-                 list(dict.fromkeys(tool_faults)) if tool_faults else [None])
+                 list(dict.fromkeys(tool_faults)) if tool_faults else [None],
+                 command=agent_cmd is not None)
 
 
 def strategy_of(bench: Benchmark, split: Split, strategy: str | None, agent: bool) -> Strategy:
@@ -222,12 +233,13 @@ def strategy_of(bench: Benchmark, split: Split, strategy: str | None, agent: boo
                                                  else bench.default_strategy(split)))
 
 
-def route_options(bench: Benchmark, split: Split, strategy: Strategy,
+def route_options(bench: Benchmark, split: Split, strategy: Strategy | None,
                   options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``-O`` options of a run as (strategy's, scorer's): a key only the split's scorer
     declares (e.g. ``scoring``) is a scoring option; every other key is the strategy's (an
-    unknown one is refused there, with the known ones listed)."""
-    declared = strategy.options
+    unknown one is refused there, with the known ones listed). ``strategy`` ``None``: an
+    agent command, which takes none."""
+    declared = strategy.options if strategy is not None else None
     scorer = bench.scoring_options(split)
     scoring_keys = set(scorer.model_fields) if scorer else set()
     strategy_keys = set(declared.model_fields) if declared else set()
@@ -252,7 +264,7 @@ def print_notes(sweep: Sweep, judge: str | None, max_concurrency: int) -> None:
     if judge is not None:
         from tooleval_agents.run.setup import judge_arguments
 
-        _, inherited = judge_arguments(sweep.models[0], sweep.model_kwargs, judge,
+        _, inherited = judge_arguments(sweep.models[0] or "", sweep.model_kwargs, judge,
                                        sweep.judge_kwargs)
         if inherited:
             notes.append(f"the judge {judge} uses the model's {', '.join(inherited)} (same "
@@ -261,7 +273,16 @@ def print_notes(sweep: Sweep, judge: str | None, max_concurrency: int) -> None:
         err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
 
 
-def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[str, Any]],
+def sweep_data(sweep: Sweep, data_dir: Path | None) -> Path:
+    """The data directory of the sweep's splits (the note said when it is the samples)."""
+    found, note = data_dir_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan),
+                                      data_dir)
+    if note:
+        err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
+    return found
+
+
+def run_one(sweep: Sweep, run: tuple[Split, str | None, str | None, str | None, dict[str, Any]],
             settings: dict[str, Any], *, show: bool) -> tuple[dict[str, Any], int]:
     """One run of the grid: its row (``experiment`` None when the split could not run, its
     error said in one line) and 1 when it left examples unscored, else 0."""
@@ -269,7 +290,8 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
 
     split, strat, model_spec, user_agent, given = run
     options, scoring = route_options(
-        sweep.bench, split, strategy_of(sweep.bench, split, strat, user_agent is not None), given)
+        sweep.bench, split, None if sweep.command else strategy_of(
+            sweep.bench, split, strat, user_agent is not None), given)
     try:
         summary = run_experiment(
             sweep.bench.name, task=split.task, subset=split.subset, strategy=strat,
@@ -292,10 +314,10 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
                 "subset": split.subset, "error": message}, 0
     out = settings["out"]
     config = RunDir(out / summary.experiment).read_config()
-    row = row_of(split, summary, out, config.strategy, model_spec)
+    row = row_of(split, summary, out, config.strategy, config.model.get("spec") or "")
     row["split_examples"] = config.dataset.total
-    if user_agent is not None:
-        row["agent"] = user_agent
+    if user_agent is not None or settings.get("agent_cmd") is not None:
+        row["agent"] = user_agent or config.agent
     if options:
         row["strategy_options"] = options
     unscored, advice = _unscored(row, summary)
@@ -322,14 +344,17 @@ def _unscored(row: dict[str, Any], summary: Any) -> tuple[int, list[str | None]]
         unscored = 1  # a judged task whose judge answered nothing has no score at all
     if tool_calls_unmeasured(summary.counts) or format_unmeasured(summary.counts):
         unscored = 1  # calls written as text and none read, or no answer read at all
-    return unscored, [advice, judge_note, *summary.notes]
+    failed = command_failures(row, summary.counts)
+    if failed:  # an agent command that failed on every example measured nothing
+        unscored = 1
+    return unscored, [advice, judge_note, failed, *summary.notes]
 
 
 # The run command's own options (the shared ones are in cli/base.py).
 BenchmarkArg = Annotated[str, typer.Argument(help="A registered benchmark.")]
-ModelArg = Annotated[list[str], typer.Option(
+ModelArg = Annotated[list[str] | None, typer.Option(
         "--model", help="reference, noisy-reference[:RATE], or provider:model "
-        "(e.g. openai:gpt-4o-mini). Repeatable: one run per model.")]
+        "(e.g. openai:gpt-4o-mini). Repeatable: one run per model.", show_default=False)]
 TaskArg = Annotated[str | None, typer.Option(
         "--task", help="Task, or all (default: the benchmark's only task).")]
 LangArg = Annotated[str | None, typer.Option(
@@ -394,6 +419,16 @@ ToolFaultsArg = Annotated[list[str] | None, typer.Option(
         "--tool-faults", help="Seeded tool faults rate=R,kinds=K1+K2,seed=S (kinds: error, "
         "timeout, rate_limit, malformed, empty; rate=0: none). Repeatable: one run each.")
     ]
+AgentCmdArg = Annotated[str | None, typer.Option(
+        "--agent-cmd", help="An agent command as the system under test (any language): run "
+        "per example with its MCP session ({url}, {token}; TOOLEVAL_MCP_URL...) and the "
+        "request on stdin; its tool calls are the trajectory, what it prints its answer "
+        "(docs/mcp.md). --model is then only handed to it.")]
+AgentNameArg = Annotated[str | None, typer.Option(
+        "--agent-name", help="What the run calls the agent command (default: agent).")]
+AgentTimeoutArg = Annotated[float, typer.Option(
+        "--agent-timeout", min=0.001, help="Seconds an agent command may take per example "
+        "(then its process group is killed: agent_timeout).")]
 AllMetricsArg = Annotated[bool, typer.Option(
         "--all-metrics", help="With several runs, also print each run's table of every "
         "metric (the table across runs has the headline metrics).")]
@@ -402,7 +437,7 @@ AllMetricsArg = Annotated[bool, typer.Option(
 @app.command("run")
 def run_command(
     benchmark: BenchmarkArg,
-    model: ModelArg,
+    model: ModelArg = None,
     task: TaskArg = None,
     lang: LangArg = None,
     category: CategoryArg = None,
@@ -431,6 +466,9 @@ def run_command(
     data_dir: DataDirOption = None,
     all_metrics: AllMetricsArg = False,
     json_out: JsonOption = False,
+    agent_cmd: AgentCmdArg = None,
+    agent_name: AgentNameArg = None,
+    agent_timeout: AgentTimeoutArg = 300.0,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
     `OUT/<benchmark>-<task>-<subset>-<strategy>-<model>[-<hash>]/` (config.json,
@@ -450,32 +488,30 @@ def run_command(
     not run (its error says why); 2 for a bad argument (nothing ran); 3 when examples were
     left unscored by provider errors (retry them by running the same command again; after a
     rejected key or an unknown model, fix those first), when the judge could judge no
-    example (re-judge with `tooleval score --run DIR --judge ...`), or when a tool-calling run
-    got no tool call while answers hold calls written as text (-O tool_calls=auto reads them);
-    130 when interrupted.
+    example (re-judge with `tooleval score --run DIR --judge ...`), when a tool-calling run
+    got no tool call while answers hold calls written as text (-O tool_calls=auto reads them),
+    or when an agent command failed on every example (docs/mcp.md); 130 when interrupted.
 
     A model served on this machine (llama.cpp, llama-cpp-python) usually answers one request
     at a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
     """
     try:
+        command = command_settings(agent_cmd, agent_name, agent_timeout)
         sweep = plan_sweep(
             benchmark, models=model, strategy_names=strategy, agents=agent, options=option,
             task=task, lang=lang, category=category, subset=subset, samples=samples,
             prompts=prompts, scoring=scoring, judge=judge, judge_args=judge_arg,
             model_args=model_arg, max_attempts=max_attempts, timeout=timeout,
-            tool_faults=tool_faults)
+            tool_faults=tool_faults, agent_cmd=agent_cmd)
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
     print_notes(sweep, judge, max_concurrency)
-    data_dir, data_note = data_dir_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan),
-                                              data_dir)
-    if data_note:
-        err_console.print(f"[yellow]note:[/] {shown(data_note)}", highlight=False)
+    data_dir = sweep_data(sweep, data_dir)
     settings = {"samples": samples, "epochs": epochs, "judge": judge, "limit": limit,
                 "max_concurrency": max_concurrency, "rps": rps, "out": out, "upload": upload,
                 "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,
                 "scoring_options": {"scoring": scoring} if scoring else None,
-                "progress": sys.stderr.isatty() if progress is None else progress}
+                "progress": sys.stderr.isatty() if progress is None else progress, **command}
     run_all(sweep, settings, json_out=json_out, all_metrics=all_metrics)
 
 

@@ -53,8 +53,10 @@ def show_run(row: dict[str, Any], headline: Sequence[str] = ()) -> None:
     said = session_line(row)
     if said:
         console.print(shown(said), highlight=False)
-    console.print(shown(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
-                  f"{int(usage.get('output_tokens', 0))}, model calls: "
+    tokens = ("tokens: not reported by the agent" if row["counts"].get("usage_reported") == 0
+              else f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
+                   f"{int(usage.get('output_tokens', 0))}")
+    console.print(shown(f"{tokens}, model calls: "
                   f"{int(usage.get('model_calls', 0))}, cache hits: "
                   f"{int(usage.get('cache_hits', 0))}"
                   + (" (all sessions)" if said else "")

@@ -97,8 +97,8 @@ class RunConfig(BaseModel):
     epochs: int = 1
     """Attempts per example (``--epochs``)."""
     agent: str | None = None
-    """The user's agent that played the strategy's agent (``--agent``), by name; ``None``:
-    the strategy's own."""
+    """The user's agent that played the strategy's agent (``--agent``, or ``--agent-name`` of
+    an agent command), by name; ``None``: the strategy's own."""
     model: dict[str, Any]
     """``{"spec": ..., "params": {...}}`` with secrets removed; ``server``: what the model's
     server reported about itself (:mod:`tooleval_agents.models.server_identity`)."""
@@ -171,6 +171,10 @@ class ResultBase(BaseModel):
     tool_calls: ToolCallCounts | None = None
     """How an agent's tool calls came back (structured, read from text, unread text calls);
     ``None``: no agent ran."""
+    usage_reported: bool | None = None
+    """An agent command's example (``--agent-cmd``): whether the agent reported its token
+    usage (its ``usage`` is then what it reported); ``None``: the harness counted the model's
+    calls itself."""
     finished_at: str = Field(default_factory=now)
 
 

@@ -28,6 +28,20 @@ from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
               "cache_hits")
+AGENT_USAGE = {True: "usage_reported", False: "usage_not_reported"}
+"""Counts of an agent command's run: its examples whose agent reported its token usage, and
+those whose agent did not (their tokens and cost are not known)."""
+
+
+def usage_notes(counts: dict[str, Any]) -> list[str]:
+    """What to know of an agent command's token usage (nothing when it reported it all)."""
+    missing = int(counts.get(AGENT_USAGE[False], 0))
+    if not missing:
+        return []
+    total = missing + int(counts.get(AGENT_USAGE[True], 0))
+    return [f"the agent reported no token usage for {missing} of {total} examples: their "
+            "tokens and cost are not reported (an agent writes them to $TOOLEVAL_USAGE_FILE; "
+            "docs/mcp.md)"]
 
 
 class _Pass:
@@ -53,6 +67,8 @@ class _Pass:
         self.counts[r.status] += 1
         self.counts["retried"] += r.retries > 0 or r.attempt > 1
         self.counts["cached"] += r.usage.cache_hits > 0 and r.usage.model_calls == 0
+        if r.usage_reported is not None:  # an agent command's: its usage is its to report
+            self.counts[AGENT_USAGE[r.usage_reported]] += 1
         for k in USAGE_KEYS:
             self.totals[k] += getattr(r.usage, k)
         self.totals["judge_input_tokens"] += r.judge_usage.input_tokens
@@ -94,6 +110,8 @@ class _Pass:
             "cached": c["cached"], "scoring_errors": c["scoring_errors"],
             FORMAT_ERRORS: c[FORMAT_ERRORS],
             **self.calls.counts(),
+            **({k: c[k] for k in AGENT_USAGE.values()}
+               if c[AGENT_USAGE[True]] or c[AGENT_USAGE[False]] else {}),
         }
         # Judged scorers label each example ``judge``: ok / error / missing_prediction. A run
         # whose judge answered nothing must not pass for one that scored 0 (``tooleval run``).
@@ -183,12 +201,14 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     # A success is a 100 on the first success-type headline metric (e.g. AppBench success).
     success_metric, won = seen.tally.successes(list(headline or metrics))
     cost = run_cost(model=model, judge=judge, usage=usage, examples=seen.recorded,
-                    successes=won)
+                    successes=won,
+                    not_reported=summary_counts.get(AGENT_USAGE[True]) == 0)
     if success_metric is not None:
         cost["success_metric"] = success_metric
     missing = {k: v for k, v in (not_computed or {}).items() if k not in metrics}
     notes = [*tool_call_notes(summary_counts),
-             *format_notes(summary_counts, seen.first_format_error)]
+             *format_notes(summary_counts, seen.first_format_error),
+             *usage_notes(summary_counts)]
     return RunSummary(experiment=experiment, metrics=metrics, counts=summary_counts,
                       format_error_rate=(summary_counts[FORMAT_ERRORS] / seen.scored
                                          if seen.scored else None),

@@ -85,7 +85,8 @@ def _model_error_kind(exc: BaseException) -> str:
     status = getattr(exc, "status_code", None)
     if status in (400, 422):
         return "bad_request"
-    return type(exc).__name__
+    kind = getattr(exc, "error_kind", None)  # e.g. an agent command's agent_timeout
+    return kind if isinstance(kind, str) else type(exc).__name__
 
 
 @dataclass
@@ -350,7 +351,7 @@ class _Experiment:
             reference_outputs=example.outputs or {},
             model_calls=self.prompts.calls(harness.get("transcript") or []),
             data_digest=example_digest(inputs, example.outputs or {}),
-            tool_calls=counts_of(outputs))
+            tool_calls=counts_of(outputs), usage_reported=stats.get("usage_reported"))
         return result
 
     def tally(self, score: ExampleScore) -> None:
@@ -399,7 +400,7 @@ def _stats_dict(stats: CallStats) -> dict[str, Any]:
     return {"calls": stats.calls, "retries": stats.retries, "failures": stats.failures,
             "cache_hits": stats.cache_hits, "input_tokens": stats.input_tokens,
             "output_tokens": stats.output_tokens, "cached_input_tokens": stats.cached_input_tokens,
-            "kinds": list(stats.kinds)}
+            "kinds": list(stats.kinds), "usage_reported": stats.usage_reported}
 
 
 def result_feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:

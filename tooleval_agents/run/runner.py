@@ -75,6 +75,7 @@ from tooleval_agents.data.langsmith_datasets import (
 )
 from tooleval_agents.data.paths import inside
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.mcp.log import CALLS
 from tooleval_agents.models.redaction import (
     model_params,
     redact,
@@ -146,7 +147,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langsmith import Client
     from langsmith.schemas import Example, TracerSession
-from tooleval_agents.run.setup import _build, _Models, _models, _Plan, _plan
+from tooleval_agents.run.setup import ToolServers, _build, _Models, _models, _Plan, _plan
 
 log = logging.getLogger(__name__)
 
@@ -198,12 +199,16 @@ def _gold_and_ids(plan: _Plan, examples: Sequence[Example], answer_key: AnswerKe
 def _run_name(spec: RunSpec, plan: _Plan) -> str:
     return experiment_name(plan.split, plan.strategy_name if plan.agent_name is None
                            else f"{plan.strategy_name}+{plan.agent_name}",
-                           model_label(spec.model)) + identity_suffix(
+                           _model_label(spec)) + identity_suffix(
         strategy_options=plan.strategy_options, scoring_options=plan.scoring,
         model_kwargs=spec.model_kwargs, epochs=spec.epochs if spec.epochs > 1 else None,
         judge=None if spec.judge is None else model_label(spec.judge),
         judge_kwargs=spec.judge_kwargs if spec.judge is not None else None,
         tool_faults=spec.faults.record() if spec.faults is not None else None)
+
+
+def _model_label(spec: RunSpec) -> str:
+    return model_label(spec.model) if spec.model is not None else "external"
 
 
 def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str,
@@ -215,7 +220,7 @@ def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str,
         subset=plan.split.subset, strategy=plan.strategy_name,
         strategy_options=redact(_jsonable(plan.strategy_options), names=False),
         epochs=spec.epochs, agent=plan.agent_name,
-        model={"spec": model_label(spec.model), "params": model_params(models.inner),
+        model={"spec": _model_label(spec), "params": model_params(models.inner),
                **({"server": models.server.record()} if models.server is not None else {})},
         judge=({"spec": model_label(judge), "params": model_params(judge),
                 **({"from_model": models.judge_inherited} if models.judge_inherited else {})}
@@ -323,13 +328,14 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                           ScoringContext(data_dir=data, judge=models.judge))
     if spec.faults is not None:
         scorer = with_fault_metrics(scorer)
-    graph = _build(plan, models, data)
-    ds_hash, ids, index = _gold_and_ids(plan, examples, models.answer_key, spec.epochs)
     name = _run_name(spec, plan)
     run_dir = RunDir(inside(spec.out, name, what="run name"))
+    servers = ToolServers(run_dir.path / CALLS)  # the MCP server, if the workflow needs one
+    graph = _build(plan, models, data, servers)
+    ds_hash, ids, index = _gold_and_ids(plan, examples, models.answer_key, spec.epochs)
     made = [d for d in (run_dir.path, *run_dir.path.parents) if not d.exists()]
     # A second process on this run stops at once; a failed start leaves nothing behind.
-    with run_dir.lock(), _undone_on_failure(run_dir, made):
+    with run_dir.lock(), _undone_on_failure(run_dir, made), servers:
         if spec.fresh:
             for file in (CONFIG, EXAMPLES, SUMMARY):
                 (run_dir.path / file).unlink(missing_ok=True)
@@ -418,7 +424,7 @@ async def _finish(spec: RunSpec, name: str, scorer: Scorer, ids: list[str], run_
                   server: ServerIdentity | None, notes: list[str]) -> RunSummary:
     config = where.config
     summary = summarize(name, scorer, ids, run_dir, wall_s=time.perf_counter() - started,
-                        epochs=spec.epochs, model=model_label(spec.model),
+                        epochs=spec.epochs, model=_model_label(spec),
                         judge=config.judge["spec"] if config.judge else None)
     summary.notes[:0] = [*notes, *replay_note(endpoint, server,
                                               summary.usage.get("cache_hits", 0.0))]
