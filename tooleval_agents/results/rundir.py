@@ -99,6 +99,9 @@ class RunConfig(BaseModel):
     agent: str | None = None
     """The user's agent that played the strategy's agent (``--agent``, or ``--agent-name`` of
     an agent command), by name; ``None``: the strategy's own."""
+    agent_cmd: str | None = None
+    """The agent command that played it (``--agent-cmd``, as given, secrets masked): part of
+    the run's identity."""
     model: dict[str, Any]
     """``{"spec": ..., "params": {...}}`` with secrets removed; ``server``: what the model's
     server reported about itself (:mod:`tooleval_agents.models.server_identity`)."""

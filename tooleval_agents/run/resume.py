@@ -112,6 +112,7 @@ def _check_resumable(path: Path, old: RunConfig, new: RunConfig, every: Sequence
         ("model", old.model.get("spec"), new.model.get("spec")),
         ("strategy", old.strategy, new.strategy),
         ("agent", old.agent, new.agent),
+        ("agent command", old.agent_cmd, new.agent_cmd),
         ("strategy options", old.strategy_options, new.strategy_options),
         ("scoring options", old.scoring_options, new.scoring_options),
         ("judge", (old.judge or {}).get("spec"), (new.judge or {}).get("spec")),

@@ -79,6 +79,7 @@ from tooleval_agents.mcp.log import CALLS
 from tooleval_agents.models.redaction import (
     model_params,
     redact,
+    redact_text,
 )
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.models.server_identity import (
@@ -204,7 +205,17 @@ def _run_name(spec: RunSpec, plan: _Plan) -> str:
         model_kwargs=spec.model_kwargs, epochs=spec.epochs if spec.epochs > 1 else None,
         judge=None if spec.judge is None else model_label(spec.judge),
         judge_kwargs=spec.judge_kwargs if spec.judge is not None else None,
-        tool_faults=spec.faults.record() if spec.faults is not None else None)
+        tool_faults=spec.faults.record() if spec.faults is not None else None,
+        **_command_identity(spec))
+
+
+# --- the agent command in the run's identity (issue 35) ------------------------------------
+# The command as given is part of the identity suffix and of config.json (``agent_cmd``);
+# ``--agent-name`` names the run (``<strategy>+<name>``, as an ``--agent``); a run without
+# ``--model`` is called ``external`` (the agent's own model).
+
+def _command_identity(spec: RunSpec) -> dict[str, Any]:
+    return {"agent_cmd": spec.agent_cmd} if spec.agent_cmd is not None else {}
 
 
 def _model_label(spec: RunSpec) -> str:
@@ -220,6 +231,7 @@ def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str,
         subset=plan.split.subset, strategy=plan.strategy_name,
         strategy_options=redact(_jsonable(plan.strategy_options), names=False),
         epochs=spec.epochs, agent=plan.agent_name,
+        agent_cmd=None if spec.agent_cmd is None else redact_text(spec.agent_cmd),
         model={"spec": _model_label(spec), "params": model_params(models.inner),
                **({"server": models.server.record()} if models.server is not None else {})},
         judge=({"spec": model_label(judge), "params": model_params(judge),
