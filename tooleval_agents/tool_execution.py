@@ -53,7 +53,7 @@ async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
     current_faults`, the running example's)."""
     cid, name = str(call.get("id") or ""), str(call.get("name") or "")
     if tool is None:
-        return tool_error(cid, name, refused or no_such_tool(name))
+        return tool_error(cid, name, no_such_tool(name))
     if refused is not None:
         return tool_error(cid, name, refused)
     session = faults if faults is not None else current_faults()

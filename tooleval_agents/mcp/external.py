@@ -260,11 +260,12 @@ class ExternalAgent:
         if error is not None:
             raise AgentCommandError(error.error_kind, f"{error} ({len(session.calls)} tool "
                                     f"call(s) in session {session.id})") from None
-        outputs = tools.outputs(session.conversation(done.stdout.decode("utf-8").strip()))
+        outputs = dict(tools.outputs(session.conversation(done.stdout.decode("utf-8").strip())))
         outputs["trace"] = [{"kind": "agent_process", "session": session.id,
                              "calls": len(session.calls), "exit_code": done.returncode,
                              "seconds": round(done.seconds, 3),
-                             "usage_reported": usage is not None}, *outputs["trace"]]
+                             "usage_reported": usage is not None},
+                            *(outputs.get("trace") or [])]
         return outputs
 
 

@@ -31,7 +31,7 @@ from tooleval_agents.contracts import ToolSession
 from tooleval_agents.mcp.log import CallLog, CallRecord
 from tooleval_agents.results.rundir import now
 from tooleval_agents.run.faults import FaultSession
-from tooleval_agents.tool_execution import run_tool_call
+from tooleval_agents.tool_execution import run_tool_call, tool_error
 
 PROMPT = "task"
 """The name of the prompt that holds the example's request."""
@@ -103,8 +103,11 @@ class ExampleSession:
         tool = next((t for t in self.tools.tools() if t.name == name), None)
         refused = None if tool is not None else self.tools.refusal(name)
         cid = call_id(seq)
-        answer = await run_tool_call(tool, {"id": cid, "name": name, "args": arguments},
-                                     refused, faults=self.faults)
+        if refused is not None:  # a tool the session does not list now (an app not open)
+            answer = tool_error(cid, name, refused)
+        else:
+            answer = await run_tool_call(tool, {"id": cid, "name": name, "args": arguments},
+                                         faults=self.faults)
         text, error = content_text(answer.content), answer.status == "error"
         if tool is not None:
             self.tools.answered(name, error)
