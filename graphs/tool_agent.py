@@ -29,6 +29,7 @@ from langchain_core.messages import (
     AnyMessage,
     BaseMessage,
     SystemMessage,
+    ToolMessage,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
@@ -154,14 +155,15 @@ def react_agent(model: BaseChatModel, tools: Sequence[BaseTool], *,
         known = {**by_name, **{t.name: t for t in tools_for(messages[:-1])}} if tools_for \
             else by_name
 
-        def tool_of(name: str) -> BaseTool | None:
+        def answer(call: dict[str, Any]) -> Awaitable[ToolMessage]:
+            name = str(call.get("name"))
             found = known.get(name)
-            return found if found is not None or lookup is None else lookup(name)
+            if found is None and lookup is not None:  # not listed: the server answers it
+                return run_tool_call(lookup(name), call, draw=False)
+            return run_tool_call(found, call,
+                                 refuse(name, messages) if refuse is not None else None)
 
-        replies = await asyncio.gather(*(
-            run_tool_call(tool_of(str(c.get("name"))), c,
-                          refuse(str(c.get("name")), messages) if refuse is not None else None)
-            for c in calls))
+        replies = await asyncio.gather(*(answer(c) for c in calls))
         if after_tools is not None:
             await after_tools()
         return {"messages": list(replies)}

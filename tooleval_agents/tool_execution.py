@@ -46,17 +46,19 @@ def error_text(exc: BaseException) -> str:
 
 
 async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
-                        refused: str | None = None, *,
-                        faults: FaultSession | None = None) -> ToolMessage:
+                        refused: str | None = None, *, faults: FaultSession | None = None,
+                        draw: bool = True) -> ToolMessage:
     """One call run (or refused) as a ``ToolMessage``: the tool's JSON answer, or an error.
     ``faults``: the example's faults (default: :func:`~tooleval_agents.run.faults.
-    current_faults`, the running example's)."""
+    current_faults`, the running example's); ``draw`` ``False``: none for this call (a tool
+    that is not listed, answered by a server as having no such tool or refused: in the run
+    neither is drawn for)."""
     cid, name = str(call.get("id") or ""), str(call.get("name") or "")
     if tool is None:
         return tool_error(cid, name, no_such_tool(name))
     if refused is not None:
         return tool_error(cid, name, refused)
-    session = faults if faults is not None else current_faults()
+    session = (faults if faults is not None else current_faults()) if draw else None
     args = dict(call.get("args") or {})
     fault = session.draw(name, args, cid) if session is not None else None
     if fault is not None and fault.kind in FAULT_ERRORS:  # the service answered with an error
