@@ -1,25 +1,24 @@
 """A scripted outside agent for the tests: a separate process that plays the gold plan of an
-AppBench example through its MCP session (``--agent-cmd``), as the offline ``reference`` model
-plays it in the run.
+example through its MCP session (``--agent-cmd``), as the offline ``reference`` model plays it
+in the run. It imports nothing of the project and no MCP SDK: it speaks the protocol's
+JSON-RPC over streamable HTTP with ``httpx`` (as an agent in another language would), which
+also keeps its start-up short.
 
-It reads the request on standard input, looks the example up in the AppBench file named by
-``SCRIPTED_DATA`` (the test's own copy of the data: the server reveals no gold), connects to
-``TOOLEVAL_MCP_URL`` with ``TOOLEVAL_MCP_TOKEN`` (the official ``mcp`` SDK's client), makes the
-plan's calls in order -- each referenced value taken from the earlier call's answer -- and
-prints the plan's final answer. With ``SCRIPTED_HIERARCHICAL=1`` it opens each app first
-(``tools_hierarchical``). It writes its usage (one call, 10 and 2 tokens) to
-``TOOLEVAL_USAGE_FILE`` when ``SCRIPTED_USAGE=1``.
+It reads the request on standard input, finds its plan in ``SCRIPTED_PLANS`` (a JSON object
+the test wrote: request -> the strategy's gold tool plan; the server reveals no gold),
+connects to ``TOOLEVAL_MCP_URL`` with ``TOOLEVAL_MCP_TOKEN``, makes the plan's calls in order
+-- each referenced value taken from the earlier call's answer -- and prints the plan's final
+answer. It writes its usage (one call, 10 and 2 tokens) to ``TOOLEVAL_USAGE_FILE`` when
+``SCRIPTED_USAGE=1``.
 
-Misbehaviours on demand (``SCRIPTED_MODE``): ``crash`` (exit 3 after one call), ``hang``
-(sleep, and its child too), ``garbage`` (invalid UTF-8), ``flood`` (2 MiB of output),
-``late`` (a detached child calls a tool once the session has ended, then writes
-``SCRIPTED_MARKER``), ``kill_me`` (on the example whose request holds ``SCRIPTED_KILL``: one
-call, then write ``SCRIPTED_MARKER`` and wait to be killed).
+Misbehaviours on demand (``SCRIPTED_MODE``): ``late`` (a detached child calls until the
+session has ended, then writes the status it got to ``SCRIPTED_MARKER``), ``kill_me`` (on the
+example whose request holds ``SCRIPTED_KILL``: one call, then write ``SCRIPTED_MARKER`` and wait
+to be killed). ``SCRIPTED_WAIT_FOR``: a file to wait for before answering.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -29,90 +28,101 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
-from tooleval_agents.graphs.appbench.planning import reference_sample
-from tooleval_agents.graphs.appbench.tools import tool_plan
-
-REQUEST = "Request: "
+VERSION = "2025-06-18"
 
 
-def gold_plan(request: str) -> Any:
-    records = json.loads(Path(os.environ["SCRIPTED_DATA"]).read_text(encoding="utf-8"))
-    wanted = request.rsplit(REQUEST, 1)[-1].strip()
-    record = next(r for r in records if r["input"].strip() == wanted)
-    sample = reference_sample(record["output"], record["input"])
-    return tool_plan(sample, hierarchical=os.environ.get("SCRIPTED_HIERARCHICAL") == "1")
+class Mcp:
+    """The few JSON-RPC calls an agent needs, over streamable HTTP (JSON responses)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.next_id = url, 0
+        self.http = httpx.Client(headers={"Authorization": f"Bearer {token}",
+                                          "Accept": "application/json, text/event-stream"},
+                                 timeout=120)
+        info = self.request("initialize", {"protocolVersion": VERSION, "capabilities": {},
+                                           "clientInfo": {"name": "scripted", "version": "1"}})
+        assert "capabilities" in info, info
+        self.notify("notifications/initialized")
+
+    def send(self, body: dict[str, Any]) -> httpx.Response:
+        response = self.http.post(self.url, json=body)
+        response.raise_for_status()
+        if sid := response.headers.get("mcp-session-id"):
+            self.http.headers["mcp-session-id"] = sid
+        return response
+
+    def notify(self, method: str) -> None:
+        self.send({"jsonrpc": "2.0", "method": method})
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        reply = self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                           "params": params}).json()
+        return reply["result"]
+
+    def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        result = self.request("tools/call", {"name": name, "arguments": args})
+        return "".join(b.get("text", "") for b in result["content"]), bool(result.get("isError"))
 
 
-async def play(session: ClientSession, plan: Any, mode: str, request: str) -> None:
+def play(mcp: Mcp, plan: dict[str, Any], mode: str, request: str) -> None:
     answers: dict[str, Any] = {}
-    for i, call in enumerate(plan.calls):
-        args = dict(call.args)
-        for key, ref in call.refs.items():
-            value = answers.get(ref.call)
-            args[key] = value.get(ref.key, "unknown") if isinstance(value, dict) else "unknown"
-        result = await session.call_tool(call.name, args)
-        text = result.content[0].text if result.content else ""
+    for i, call in enumerate(plan["calls"]):
+        args = dict(call.get("args") or {})
+        for key, ref in (call.get("refs") or {}).items():
+            value = answers.get(ref["call"])
+            args[key] = value.get(ref["key"], "unknown") if isinstance(value, dict) \
+                else "unknown"
+        text, error = mcp.call(call["name"], args)
         try:
-            answers[call.id] = json.loads(text) if not result.isError else None
+            answers[call["id"]] = None if error else json.loads(text)
         except ValueError:
-            answers[call.id] = None
-        if i == 0 and mode == "crash":
-            sys.exit(3)
+            answers[call["id"]] = None
         if i == 0 and mode == "kill_me" and os.environ.get("SCRIPTED_KILL", "\0") in request:
             Path(os.environ["SCRIPTED_MARKER"]).write_text(str(os.getpid()), encoding="utf-8")
-            await asyncio.sleep(3600)
+            time.sleep(3600)
 
 
-def misbehave(mode: str) -> None:
-    if mode == "hang":
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-        time.sleep(3600)
-    if mode == "garbage":
-        sys.stdout.buffer.write(b"\xff\xfe not text \x80")
-        sys.exit(0)
-    if mode == "flood":
-        sys.stdout.buffer.write(b"x" * (2 << 20))
-        sys.exit(0)
-    if mode == "late":  # a child that outlives its session (in a session of its own)
-        subprocess.Popen([sys.executable, __file__, "--late"], start_new_session=True,
-                         env=dict(os.environ))
-
-
-async def late_call() -> None:
-    """Call a tool until the session is gone (404), then mark it done."""
+def late_call() -> None:
+    """List the tools until the session is gone (404), then mark it done."""
     url, token = os.environ["TOOLEVAL_MCP_URL"], os.environ["TOOLEVAL_MCP_TOKEN"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Authorization": f"Bearer {token}",
                "Accept": "application/json, text/event-stream"}
-    async with httpx.AsyncClient(headers=headers) as http:
-        for _ in range(600):
-            status = (await http.post(url, json=body)).status_code
-            if status == 404:
-                break
-            await asyncio.sleep(0.05)
+    status: int | str = 0
+    for _ in range(2400):
+        try:
+            status = httpx.post(url, json=body, headers=headers).status_code
+        except httpx.HTTPError as exc:  # the server is gone: say so
+            status = f"error: {exc}"
+            break
+        if status == 404:
+            break
+        time.sleep(0.05)
     Path(os.environ["SCRIPTED_MARKER"]).write_text(str(status), encoding="utf-8")
 
 
-async def main() -> None:
+def main() -> None:
     mode = os.environ.get("SCRIPTED_MODE", "")
-    misbehave(mode)
+    if mode == "late":  # a child that outlives its session (in a session of its own)
+        subprocess.Popen([sys.executable, __file__, "--late"], start_new_session=True,
+                         env=dict(os.environ))
     request = sys.stdin.read()
-    plan = gold_plan(request)
-    headers = {"Authorization": f"Bearer {os.environ['TOOLEVAL_MCP_TOKEN']}"}
-    async with (httpx.AsyncClient(headers=headers) as http,
-                streamable_http_client(os.environ["TOOLEVAL_MCP_URL"],
-                                       http_client=http) as (read, write, _),
-                ClientSession(read, write) as session):
-        await session.initialize()
-        await play(session, plan, mode, request)
+    plans = json.loads(Path(os.environ["SCRIPTED_PLANS"]).read_text(encoding="utf-8"))
+    plan = plans[request]
+    play(Mcp(os.environ["TOOLEVAL_MCP_URL"], os.environ["TOOLEVAL_MCP_TOKEN"]), plan, mode,
+         request)
+    if wait := os.environ.get("SCRIPTED_WAIT_FOR"):  # keep the run going until it exists
+        for _ in range(2400):
+            if Path(wait).exists():
+                break
+            time.sleep(0.05)
     if os.environ.get("SCRIPTED_USAGE") == "1":
         Path(os.environ["TOOLEVAL_USAGE_FILE"]).write_text(
             json.dumps({"input_tokens": 10, "output_tokens": 2, "model_calls": 1}))
-    print(plan.final)
+    print(plan["final"])
 
 
 if __name__ == "__main__":
-    asyncio.run(late_call() if sys.argv[1:] == ["--late"] else main())
+    late_call() if sys.argv[1:] == ["--late"] else main()

@@ -70,6 +70,9 @@ MAX_ENV = 100_000
 """Characters of the request put in ``TOOLEVAL_INSTRUCTION`` at most (the file has it all)."""
 KILL_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL of a process group that timed out."""
+EXIT_POLL_S = 0.01
+PIPE_GRACE_S = 1.0
+"""Seconds the agent's output is still read once its process group is gone."""
 _PLACEHOLDER = re.compile(r"\{(url|token|instruction|instruction_file|usage_file|model|"
                           r"example)\}")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls")
@@ -117,16 +120,26 @@ def render(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: shlex.quote(values.get(m.group(1), "")), template)
 
 
-async def _read(stream: asyncio.StreamReader | None, keep: int) -> tuple[bytes, int]:
-    """Read ``stream`` to its end, keeping the first ``keep`` bytes: (kept, total read)."""
-    kept, total = bytearray(), 0
-    if stream is None:
-        return b"", 0
-    while chunk := await stream.read(1 << 16):
-        total += len(chunk)
-        if len(kept) < keep:
-            kept += chunk[:keep - len(kept)]
-    return bytes(kept), total
+@dataclass
+class _Sink:
+    """What a process printed on one stream: the first ``keep`` bytes, and how many."""
+
+    keep: int
+    kept: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    async def drain(self, stream: asyncio.StreamReader | None) -> None:
+        while stream is not None and (chunk := await stream.read(1 << 16)):
+            self.total += len(chunk)
+            if len(self.kept) < self.keep:
+                self.kept += chunk[:self.keep - len(self.kept)]
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Wait for the process itself to end (``Process.wait`` also waits for its pipes, which
+    a child that left the group may hold open)."""
+    while proc.returncode is None:
+        await asyncio.sleep(EXIT_POLL_S)
 
 
 async def _feed(stream: asyncio.StreamWriter | None, text: str) -> None:
@@ -152,24 +165,29 @@ async def run_process(command: str, *, env: dict[str, str], stdin: str,
     proc = await asyncio.create_subprocess_shell(
         command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
-    out = asyncio.ensure_future(_read(proc.stdout, MAX_OUTPUT + 1))
-    err = asyncio.ensure_future(_read(proc.stderr, 1 << 20))
+    out, err = _Sink(MAX_OUTPUT + 1), _Sink(1 << 20)
+    readers = {asyncio.ensure_future(out.drain(proc.stdout)),
+               asyncio.ensure_future(err.drain(proc.stderr))}
     feed = asyncio.ensure_future(_feed(proc.stdin, stdin))  # an agent may never read it
     timed_out = False
     try:
-        await asyncio.wait_for(proc.wait(), timeout)
+        await asyncio.wait_for(_exited(proc), timeout)
     except TimeoutError:
         timed_out = True
         _kill_group(proc.pid, signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+            await asyncio.wait_for(_exited(proc), KILL_GRACE_S)
     finally:  # whatever the agent left running, and the agent itself when it timed out
         _kill_group(proc.pid, signal.SIGKILL)
-        await proc.wait()
+        await _exited(proc)
         feed.cancel()
-    (stdout, total), (stderr, _) = await asyncio.gather(out, err)
-    return Finished(proc.returncode, stdout, total,
-                    stderr.decode("utf-8", "replace")[-STDERR_TAIL:], timed_out,
+        # A child that left the group (a new session) may hold the pipes open: what came
+        # after the agent ended is not its answer.
+        _, pending = await asyncio.wait(readers, timeout=PIPE_GRACE_S)
+        for reader in pending:
+            reader.cancel()
+    return Finished(proc.returncode, bytes(out.kept), out.total,
+                    bytes(err.kept).decode("utf-8", "replace")[-STDERR_TAIL:], timed_out,
                     loop.time() - started)
 
 
