@@ -233,7 +233,7 @@ class ToolServer:
     async def _open(self, session: ExampleSession) -> None:
         manager = StreamableHTTPSessionManager(
             mcp_server(session, self._schemas, self._version), json_response=True,
-            security_settings=self._security, session_idle_timeout=None)
+            security_settings=self._security)
         ready, done = asyncio.Event(), asyncio.Event()
 
         async def hold() -> None:
