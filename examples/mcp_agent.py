@@ -72,7 +72,7 @@ async def main() -> None:
     usage, answer = Usage(), ""
     async with client.session("benchmark") as session:  # one session: the example's state
         agent = create_agent(model, await load_mcp_tools(session))
-        config = {"recursion_limit": 2 * args.max_turns + 1, "callbacks": [usage]}
+        config = {"recursion_limit": 2 * args.max_turns, "callbacks": [usage]}
         try:
             state = await agent.ainvoke({"messages": [("user", sys.stdin.read())]}, config)
             answer = state["messages"][-1].text
