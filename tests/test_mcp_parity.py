@@ -74,4 +74,5 @@ def test_other_agents_and_faults_score_the_same_over_mcp(
                             **options)
     assert there == here
     assert summary.metrics == here_summary.metrics
-    assert summary.metrics["faulted_examples"] > 0
+    if agent is None:  # the built-in agent draws them (a user's, through its tool node)
+        assert summary.metrics["faulted_examples"] > 0

@@ -71,10 +71,11 @@ def test_bad_input_gets_protocol_errors_and_the_server_goes_on(server: ToolServe
     assert post(server, "/elsewhere", INITIALIZE).status_code == 404
     opened = post(server, path, INITIALIZE)
     sid = opened.headers["mcp-session-id"]
-    # Another example's URL with this example's MCP session: no such session there.
+    # Another example's URL with this example's MCP session: no such session there (404 from
+    # the SDK's current releases, 400 from older ones: a protocol error either way).
     foreign = post(server, f"/s/{second.id}/mcp",
                    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, mcp_session_id=sid)
-    assert foreign.status_code == 404
+    assert foreign.status_code in (400, 404)
 
     async def calls() -> list[Any]:
         async with connect(server, first) as client:
