@@ -16,14 +16,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 
 from tooleval_agents.contracts import AgentIO, StrategyContext
 from tooleval_agents.graphs.common import NodeUpdate
 from tooleval_agents.graphs.state import WorkflowState
-from tooleval_agents.graphs.tool_agent import DEFAULT_MAX_TURNS, agent_messages, stopped_at
+from tooleval_agents.graphs.tool_agent import (
+    DEFAULT_MAX_TURNS,
+    agent_messages,
+    react_agent,
+    stopped_at,
+)
 from tooleval_agents.mcp import require_mcp
 from tooleval_agents.run.faults import example_key
 
@@ -34,6 +42,30 @@ if TYPE_CHECKING:
 MakeAgent = Callable[["McpToolbox"], Runnable[Any, Any]]
 """Builds the example's agent on the tools of its session."""
 RECURSION_LIMIT = 4 * DEFAULT_MAX_TURNS + 10
+
+_box: ContextVar[McpToolbox | None] = ContextVar("tooleval_mcp_toolbox", default=None)
+
+
+def _current() -> McpToolbox:
+    box = _box.get()
+    if box is None:
+        raise RuntimeError("no MCP session is open for this example")
+    return box
+
+
+async def _refresh() -> None:
+    await _current().refresh()
+
+
+def session_agent(model: BaseChatModel, *, max_turns: int = DEFAULT_MAX_TURNS,
+                  name: str = "agent") -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The built-in agent on the tools of whichever example's session is open where it runs
+    (built once for a split whose tools are the same for every example: binding them is then
+    done once, as in the process): it binds what the session lists, any call goes to the
+    server, the tools are listed again after each round of calls when they can change."""
+    return react_agent(model, [], tools_for=lambda messages: _current().listed(),
+                       lookup=lambda tool: _current().tool(tool), after_tools=_refresh,
+                       max_turns=max_turns, name=name)
 
 _own: list[ToolServer] = []
 _own_lock = threading.Lock()
@@ -67,8 +99,12 @@ def mcp_agent_node(ctx: StrategyContext, io: AgentIO, make_agent: MakeAgent, *,
         session = await server.open(tools, sent, label=example_key(inputs, None))
         try:
             async with McpToolbox.connect(server.url(session), server.token) as box:
-                messages, stopped = await agent_messages(make_agent(box), sent, config,
-                                                         recursion_limit)
+                token = _box.set(box)
+                try:
+                    messages, stopped = await agent_messages(make_agent(box), sent, config,
+                                                             recursion_limit)
+                finally:
+                    _box.reset(token)
         finally:
             await server.close(session)
         update = stopped_at(tools.outputs(messages), stopped and recursion_limit)
@@ -80,4 +116,4 @@ def mcp_agent_node(ctx: StrategyContext, io: AgentIO, make_agent: MakeAgent, *,
     return node
 
 
-__all__ = ["MakeAgent", "mcp_agent_node"]
+__all__ = ["MakeAgent", "mcp_agent_node", "session_agent"]

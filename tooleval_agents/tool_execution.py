@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import ValidationError
 
 from tooleval_agents.agents import ERROR_PREFIX
@@ -47,12 +47,14 @@ def error_text(exc: BaseException) -> str:
 
 async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
                         refused: str | None = None, *, faults: FaultSession | None = None,
-                        draw: bool = True) -> ToolMessage:
+                        draw: bool = True, inline: bool = False) -> ToolMessage:
     """One call run (or refused) as a ``ToolMessage``: the tool's JSON answer, or an error.
     ``faults``: the example's faults (default: :func:`~tooleval_agents.run.faults.
     current_faults`, the running example's); ``draw`` ``False``: none for this call (a tool
     that is not listed, answered by a server as having no such tool or refused: in the run
-    neither is drawn for)."""
+    neither is drawn for); ``inline``: a tool with a synchronous function only (a stub: pure
+    and fast) runs in this thread rather than in an executor's (the MCP server: the hop to
+    a thread cost more than the stub)."""
     cid, name = str(call.get("id") or ""), str(call.get("name") or "")
     if tool is None:
         return tool_error(cid, name, no_such_tool(name))
@@ -66,8 +68,9 @@ async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
     try:
         # Invoked with the whole call, a tool answers with a ToolMessage that keeps the status
         # of errors it handles itself (schema violations a stub reports as text).
-        value = await tool.ainvoke({"type": "tool_call", "id": cid, "name": name,
-                                    "args": args})
+        request = {"type": "tool_call", "id": cid, "name": name, "args": args}
+        value = tool.invoke(request) if inline and isinstance(tool, StructuredTool) \
+            and tool.coroutine is None else await tool.ainvoke(request)
     except Exception as exc:  # every failure goes back to the model
         return tool_error(cid, name, error_text(exc))
     if isinstance(value, ToolMessage) and (fault is None or value.status == "error"):

@@ -59,7 +59,7 @@ from tooleval_agents.graphs.appbench.planning import (
 )
 from tooleval_agents.graphs.appbench.prompts import TODAY
 from tooleval_agents.graphs.common import NodeUpdate
-from tooleval_agents.graphs.mcp_agent import mcp_agent_node
+from tooleval_agents.graphs.mcp_agent import mcp_agent_node, session_agent
 from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.graphs.tool_agent import (
     DEFAULT_MAX_TURNS,
@@ -243,14 +243,18 @@ class Tools(AppBenchStrategy):
         return react_agent(model, tools, max_turns=options.max_turns,
                            name=f"appbench-{self.name}-agent")
 
-    def mcp_agent(self, ctx: StrategyContext, box: McpToolbox) -> Runnable[Any, Any]:
-        """The agent on one example's tools over MCP (``-O mcp=true``)."""
+    def mcp_agent(self, ctx: StrategyContext) -> Callable[[McpToolbox], Runnable[Any, Any]]:
+        """The agent of each example's tools over MCP (``-O mcp=true``): a user's, built on
+        the tools the session lists; the built-in one, built once (every example has the same
+        tools), on the session open where it runs."""
         options = self.read_options(ctx)
         model = agent_model(ctx.model, options)
         if ctx.agent is not None:
-            return _checked(ctx.agent(model, faulty_tools(box.listed())))
-        return react_agent(model, box.listed(), lookup=box.tool, max_turns=options.max_turns,
-                           name=f"appbench-{self.name}-agent")
+            factory = ctx.agent
+            return lambda box: _checked(factory(model, faulty_tools(box.listed())))
+        agent = session_agent(model, max_turns=options.max_turns,
+                              name=f"appbench-{self.name}-agent")
+        return lambda box: agent
 
     def agent_io(self, split: Split, data_dir: Path | None = None) -> AgentIO:
         if split.benchmark != "appbench":
@@ -262,7 +266,7 @@ class Tools(AppBenchStrategy):
         graph = StateGraph(WorkflowState)
         if self.read_options(ctx).mcp:
             io = self.agent_io(ctx.split, ctx.data_dir)
-            graph.add_node("agent", mcp_agent_node(ctx, io, lambda box: self.mcp_agent(ctx, box)))
+            graph.add_node("agent", mcp_agent_node(ctx, io, self.mcp_agent(ctx)))
         else:
             graph.add_node("agent", agent_node(self.agent(ctx, catalog),
                                                lambda s: task_message(s["inputs"]),
@@ -315,14 +319,6 @@ class ToolsHierarchical(Tools):
                            refuse=refuse, max_turns=options.max_turns,
                            name=f"appbench-{self.name}-agent")
 
-    def mcp_agent(self, ctx: StrategyContext, box: McpToolbox) -> Runnable[Any, Any]:
-        # The session opens the apps and refuses the others' APIs; the agent binds what it
-        # lists, listed again after each round of calls.
-        options = self.read_options(ctx)
-        return react_agent(agent_model(ctx.model, options), box.listed(),
-                           tools_for=lambda messages: box.listed(), lookup=box.tool,
-                           after_tools=box.refresh, max_turns=options.max_turns,
-                           name=f"appbench-{self.name}-agent")
 
     def agent_io(self, split: Split, data_dir: Path | None = None) -> AgentIO:
         if split.benchmark != "appbench":

@@ -31,6 +31,9 @@ TIMEOUT_S = 300.0
 bounds a server that stopped answering)."""
 
 
+EMPTY: dict[str, Any] = {"type": "object", "properties": {}}
+
+
 def _plain(adapter: BaseTool, description: str | None = None,
            schema: dict[str, Any] | None = None) -> StructuredTool:
     """``adapter`` (an MCP tool of ``langchain-mcp-adapters``) answering as the run's tools
@@ -49,10 +52,10 @@ def _plain(adapter: BaseTool, description: str | None = None,
             return content_text(answer.content)
         return content_text(answer)
 
-    return StructuredTool.from_function(
-        coroutine=call, name=adapter.name,
+    return StructuredTool(
+        name=adapter.name, coroutine=call,
         description=adapter.description if description is None else description,
-        args_schema=schema if schema is not None else adapter.args_schema,
+        args_schema=schema if schema is not None else adapter.args_schema or EMPTY,
         handle_tool_error=lambda exc: str(exc))
 
 
@@ -109,7 +112,7 @@ class McpToolbox:
         refusal) as the run does."""
         known = self._made.get(name)
         if known is None:
-            unlisted = types.Tool(name=name, inputSchema={"type": "object", "properties": {}})
+            unlisted = types.Tool(name=name, inputSchema=EMPTY)
             known = self._made[name] = _plain(
                 convert_mcp_tool_to_langchain_tool(self.session, unlisted), "", None)
         return known

@@ -107,7 +107,7 @@ class ExampleSession:
             answer = tool_error(cid, name, refused)
         else:
             answer = await run_tool_call(tool, {"id": cid, "name": name, "args": arguments},
-                                         faults=self.faults)
+                                         faults=self.faults, inline=True)
         text, error = content_text(answer.content), answer.status == "error"
         if tool is not None:
             self.tools.answered(name, error)
