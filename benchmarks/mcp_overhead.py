@@ -43,9 +43,13 @@ from tooleval_agents.tool_execution import run_tool_call
 
 INPUTS = {"input": "Find a Thai restaurant in San Francisco."}
 TOOL, ARGS = "Restaurants__findrestaurants", {"location": "San Francisco", "category": "Thai"}
-PARITY = [("appbench", "plan", s, "tools") for s in ("ss", "sm", "ms", "mm")] + [
-    ("ultratool", "tool_usage", "zh", "tools"), ("ultratool", "tool_usage", "en", "tools"),
-    ("ultratool", "raw", "en", "tools")]
+PARITY = [("appbench", "plan", s, "tools", None) for s in ("ss", "sm", "ms", "mm")] + [
+    ("ultratool", "tool_usage", "zh", "tools", None),
+    ("ultratool", "tool_usage", "en", "tools", None),
+    ("appbench", "plan", "mm", "tools_hierarchical", None),
+    ("ultratool", "raw", "en", "tools", 100)]
+"""(benchmark, task, subset, strategy, examples: None for all): raw plans, creates and uses
+tools per example (seconds each in the process), so 100 of its examples."""
 
 
 async def _timed(calls: int, call: Any) -> tuple[float, float]:
@@ -110,20 +114,20 @@ def a_run(data: Path, examples: int, rounds: int) -> dict[str, Any]:
 def parity(data: Path) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory() as out:
-        for benchmark, task, subset, strategy in PARITY:
+        for benchmark, task, subset, strategy, limit in PARITY:
             scores = []
             for mcp in (False, True):
                 summary = run_experiment(
                     benchmark, task=task, subset=subset, strategy=strategy, model="reference",
                     data_dir=data, out=out, cache=False, progress=False, upload=False,
-                    fresh=True, strategy_options={"mcp": True} if mcp else None)
+                    fresh=True, limit=limit, strategy_options={"mcp": True} if mcp else None)
                 scores.append({r.index: (r.status, r.score, [
                     (t["name"], t["args"], t["output"]) for t in r.outputs.get("trace") or []
                     if t.get("kind") == "tool_call"])
                     for r in RunDir(summary.run_dir).results().values()})  # type: ignore[arg-type]
             differ = sorted(i for i in scores[0] if scores[0][i] != scores[1].get(i))
-            rows.append({"split": f"{benchmark}-{task}-{subset}", "examples": len(scores[0]),
-                         "differ": differ})
+            rows.append({"split": f"{benchmark}-{task}-{subset}", "strategy": strategy,
+                         "examples": len(scores[0]), "differ": differ})
             print(json.dumps(rows[-1]), file=sys.stderr)
     return rows
 

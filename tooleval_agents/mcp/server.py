@@ -12,7 +12,8 @@ number per example, all on that example's state). Every request is checked first
 * **the run's bearer token** (``Authorization: Bearer <token>``, random per server unless
   given; 401 otherwise), which the harness hands to the agent;
 * **the session**: a path of no open session is 404; one of a session that has ended is 404
-  too, and logged as a late call.
+  too, and logged as a late call. A client's MCP sessions end with their example (``DELETE``
+  is answered 405, as the protocol lets a server answer).
 
 Calls are answered and logged by the session (:mod:`tooleval_agents.mcp.sessions`); malformed
 JSON-RPC, unknown methods and bad arguments get the SDK's protocol errors or an ``isError``
@@ -276,6 +277,11 @@ class ToolServer:
             await refused(scope, receive, send)
             return
         live = await self._live_for(str(scope.get("path", "")))
+        if scope.get("method") == "DELETE" and not isinstance(live, Response):
+            # A client's MCP session ends with its example (the protocol's answer for a server
+            # that keeps them is 405): ending it here raced its event stream.
+            live = _error(405, -32600, "the session ends with its example",
+                          {"Allow": "GET, POST"})
         if isinstance(live, Response):
             await live(scope, receive, send)
             return
