@@ -80,6 +80,23 @@ def test_a_scripted_outside_agent_scores_100(samples: Path, tmp_path: Path,
                 and r["session"] == process["session"]] == ["opened", "closed"]
 
 
+def test_tool_faults_reach_an_outside_agent_as_in_a_run(samples: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    path, _ = plans(samples, "sm", tmp_path)
+    monkeypatch.setenv("SCRIPTED_PLANS", str(path))
+    summary = run_experiment("appbench", subset="sm", agent_cmd=SCRIPTED, data_dir=samples,
+                             out=tmp_path, cache=False, progress=False, upload=False,
+                             tool_faults="rate=0.5,kinds=error+malformed,seed=4")
+    assert 0 < summary.metrics["faulted_examples"] < 100
+    assert summary.metrics["success"] < 100  # a faulted call did not reach its service
+    faulted = {(r["session"], r["fault"]) for r in read_log(Path(summary.run_dir) / CALLS)  # type: ignore[arg-type]
+               if r["kind"] == "call" and r["fault"]}
+    drawn = {(t["session"], f["fault"]) for r in results(summary.run_dir)  # type: ignore[arg-type]
+             for t in r.outputs["trace"] if t["kind"] == "agent_process"
+             for f in r.outputs["trace"] if f["kind"] == "tool_fault"}
+    assert faulted == drawn and faulted  # the server drew them, the run scored them
+
+
 DISPATCH = """#!/bin/sh
 mode=$(grep -F "$TOOLEVAL_EXAMPLE" "$MODES" | cut -d' ' -f2)
 case "$mode" in
@@ -177,6 +194,7 @@ def test_the_command_names_its_run_and_gets_its_placeholders(samples: Path,
             str(tmp_path / "runs"), "--no-cache", "--json"]
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.output  # no tool called: measured, and said
+    assert "the agent command made no tool call in 1 example" in first.stderr
     url, env_url, token, env_token, model, usage, env_usage = seen.read_text().splitlines()
     assert url == env_url and "/s/" in url and token == env_token and token
     assert model == "openai:gpt-4o-mini" and usage == env_usage

@@ -59,6 +59,7 @@ from tooleval_agents.mcp.server import ToolServer
 from tooleval_agents.mcp.sessions import request_text
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.retry import current_stats
+from tooleval_agents.models.tool_calls.counts import AGENT_RECORD
 from tooleval_agents.run.faults import current_faults, example_key
 
 MAX_OUTPUT = 1 << 20
@@ -279,6 +280,11 @@ class ExternalAgent:
             raise AgentCommandError(error.error_kind, f"{error} ({len(session.calls)} tool "
                                     f"call(s) in session {session.id})") from None
         outputs = dict(tools.outputs(session.conversation(done.stdout.decode("utf-8").strip())))
+        for record in outputs.get("trace") or []:
+            if isinstance(record, dict) and record.get("kind") == AGENT_RECORD:
+                # Its calls are what its session answered; what it printed is its answer,
+                # never a call to read (JSON it prints is no unread call).
+                record["unread_text_calls"] = 0
         outputs["trace"] = [{"kind": "agent_process", "session": session.id,
                              "calls": len(session.calls), "exit_code": done.returncode,
                              "seconds": round(done.seconds, 3),

@@ -11,6 +11,7 @@ from typing import Any
 
 from tooleval_agents.contracts import ExampleScore, Metrics
 from tooleval_agents.models.tool_calls.counts import (
+    AGENT_USAGE,
     FORMAT_ERRORS,
     CallTally,
     format_notes,
@@ -28,9 +29,6 @@ from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
               "cache_hits")
-AGENT_USAGE = {True: "usage_reported", False: "usage_not_reported"}
-"""Counts of an agent command's run: its examples whose agent reported its token usage, and
-those whose agent did not (their tokens and cost are not known)."""
 
 
 def usage_notes(counts: dict[str, Any]) -> list[str]:
