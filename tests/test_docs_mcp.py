@@ -6,31 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_readme_commands import MARK, NEEDS, REPO, Block, clone, run_blocks
+from test_readme_commands import NEEDS, REPO, blocks, clone, run_blocks
 
 PAGE = REPO / "docs" / "mcp.md"
 
 
-def page_blocks() -> list[Block]:
-    lines = PAGE.read_text(encoding="utf-8").splitlines()
-    found: list[Block] = []
-    i = 0
-    while i < len(lines):
-        if lines[i].strip() == "```bash":
-            end = i + 1
-            while not lines[end].startswith("```"):
-                end += 1
-            before = next((x for x in reversed(lines[:i]) if x.strip()), "")
-            mark = MARK.search(before)
-            found.append(Block(i + 1, "\n".join(lines[i + 1:end]),
-                               mark.group(1) if mark else None))
-            i = end
-        i += 1
-    return found
-
-
 def test_every_block_runs_offline_or_says_what_it_needs(tmp_path: Path) -> None:
-    found = page_blocks()
+    found = blocks(PAGE)
     assert [b.needs for b in found if b.needs not in (None, *NEEDS)] == []
     offline = [b for b in found if b.needs is None]
     assert len(offline) >= 3

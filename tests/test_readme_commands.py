@@ -46,8 +46,9 @@ class Block:
     """What it needs beyond a fresh clone (a key of :data:`NEEDS`); None: runs offline."""
 
 
-def blocks() -> list[Block]:
-    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+def blocks(page: Path = REPO / "README.md") -> list[Block]:
+    """The ``bash`` blocks of a page (the README, or a page of ``docs/``)."""
+    lines = page.read_text(encoding="utf-8").splitlines()
     found: list[Block] = []
     i = 0
     while i < len(lines):
