@@ -59,10 +59,10 @@ def serve_command(
     subset: SubsetArg = None,
     strategy: Annotated[str | None, typer.Option(
         "--strategy", help="Serve this strategy's agent part (e.g. tools_hierarchical: the "
-        "open_<App> tools first); default: the split's own tools.")] = None,
+        "open_APP tools first); default: the split's own tools.")] = None,
     transport: Annotated[Literal["http", "stdio"], typer.Option(
         "--transport", help="http: streamable HTTP, a session per example at "
-        "/s/<index>/mcp; stdio: one example on stdin/stdout.")] = "http",
+        "/s/INDEX/mcp; stdio: one example on stdin/stdout.")] = "http",
     host: Annotated[str, typer.Option(
         "--host", help="Address to listen on (another than 127.0.0.1 opens the tools to "
         "that network: only Host and Origin naming it are served).")] = "127.0.0.1",
@@ -76,7 +76,7 @@ def serve_command(
         "--tool-faults", help="Seeded tool faults rate=R,kinds=K1+K2,seed=S, drawn as in a "
         "run of the same example.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Results root: the call log goes to "
-                                      "OUT/serve-<split>/mcp_calls.jsonl.")] = Path("runs"),
+                                      "OUT/serve-SPLIT/mcp_calls.jsonl.")] = Path("runs"),
     data_dir: DataDirOption = None,
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the server's URL template, token and log as one JSON line on "
