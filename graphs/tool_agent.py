@@ -13,16 +13,14 @@ nothing raises out of the tools node.
 :func:`agent_node` runs an agent (ours or a user's, see :mod:`tooleval_agents.agents`) on one
 example: the messages in, the final state's messages read back as a trajectory.
 
-Under ``--tool-faults`` (:mod:`tooleval_agents.run.faults`) :func:`run_tool_call` draws each
-call's fault first: an error, timeout or rate limit answers as a tool error without running the
-tool; a malformed or empty fault runs it and cuts its answer.
+Every call is answered by :func:`tooleval_agents.tool_execution.run_tool_call` (under
+``--tool-faults`` it draws the call's fault first), as the MCP server answers it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -40,10 +38,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.pregel import Pregel
-from pydantic import ValidationError
 
 from tooleval_agents.agents import (
-    ERROR_PREFIX,
     ToolCallRecord,
     agent_record,
     model_texts,
@@ -54,8 +50,8 @@ from tooleval_agents.graphs.common import NodeUpdate
 from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.models.tool_calls import ToolCallMode
 from tooleval_agents.models.tool_calls.reader import read_tool_calls
-from tooleval_agents.run.faults import MESSAGES as FAULT_ERRORS
 from tooleval_agents.run.faults import current_faults
+from tooleval_agents.tool_execution import run_tool_call
 
 DEFAULT_MAX_TURNS = 12
 """Model answers per example at most (AppBench plans have up to 10 calls; parallel calls
@@ -70,6 +66,11 @@ class ToolCallOptions(Options):
     -- the API's structured calls only; ``auto`` -- tools bound natively, and calls written as
     text read when no structured call came; ``text`` -- the tools described in the prompt and
     the calls read from the text (prompt mode)."""
+    mcp: bool = False
+    """Take the tools over MCP: each example gets a session of the run's MCP server
+    (:mod:`tooleval_agents.mcp`, every call logged in the run directory) and the agent its
+    tools through ``langchain-mcp-adapters`` (:mod:`tooleval_agents.graphs.mcp_agent`); the
+    ``mcp`` extra. ``False``: the tools run in the process."""
 
 
 def agent_model(model: BaseChatModel, options: ToolCallOptions) -> BaseChatModel:
@@ -87,50 +88,6 @@ ToolsFor = Callable[[Sequence[BaseMessage]], Sequence[BaseTool]]
 """The tools bound for the next model answer, from the conversation so far."""
 Refuse = Callable[[str, Sequence[BaseMessage]], str | None]
 """Why a call of this tool may not run now (``None``: it may)."""
-
-
-def tool_error(call_id: str, name: str, text: str) -> ToolMessage:
-    """A tool failure as the model sees it."""
-    return ToolMessage(f"{ERROR_PREFIX}{text}", tool_call_id=call_id, name=name, status="error")
-
-
-def _error_text(exc: BaseException) -> str:
-    if isinstance(exc, ValidationError):
-        parts = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-            parts.append(f"{where}: {err.get('msg')}")
-        return "invalid arguments: " + "; ".join(parts)
-    return f"{type(exc).__name__}: {exc}"
-
-
-async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
-                        refused: str | None = None) -> ToolMessage:
-    """One call run (or refused) as a ``ToolMessage``: the tool's JSON answer, or an error."""
-    cid, name = str(call.get("id") or ""), str(call.get("name") or "")
-    if tool is None:
-        return tool_error(cid, name, f"there is no tool named {name!r}")
-    if refused is not None:
-        return tool_error(cid, name, refused)
-    session = current_faults()
-    args = dict(call.get("args") or {})
-    fault = session.draw(name, args, cid) if session is not None else None
-    if fault is not None and fault.kind in FAULT_ERRORS:  # the service answered with an error
-        return tool_error(cid, name, fault.message)
-    try:
-        # Invoked with the whole call, a tool answers with a ToolMessage that keeps the status
-        # of errors it handles itself (schema violations a stub reports as text).
-        value = await tool.ainvoke({"type": "tool_call", "id": cid, "name": name,
-                                    "args": args})
-    except Exception as exc:  # every failure goes back to the model
-        return tool_error(cid, name, _error_text(exc))
-    if isinstance(value, ToolMessage) and (fault is None or value.status == "error"):
-        return value  # the tool's own error comes first
-    content = value.text if isinstance(value, ToolMessage) else value if isinstance(value, str) \
-        else json.dumps(value, ensure_ascii=False)
-    if fault is not None:  # a malformed or empty payload came back
-        content = fault.payload(content)
-    return ToolMessage(content, tool_call_id=cid, name=name)
 
 
 class FaultyTool(StructuredTool):
@@ -161,12 +118,16 @@ def faulty_tools(tools: Sequence[BaseTool]) -> list[BaseTool]:
 def react_agent(model: BaseChatModel, tools: Sequence[BaseTool], *,
                 tools_for: ToolsFor | None = None, refuse: Refuse | None = None,
                 max_turns: int = DEFAULT_MAX_TURNS, system_prompt: str | None = None,
-                name: str = "agent") -> CompiledStateGraph[Any, Any, Any, Any]:
+                name: str = "agent", lookup: Callable[[str], BaseTool | None] | None = None,
+                after_tools: Callable[[], Awaitable[None]] | None = None,
+                ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A tool-calling agent over ``{"messages": [...]}`` (see the module docstring).
 
     ``tools`` are every tool the agent may call; ``tools_for(messages)`` (default: all of
     them) those bound for the next answer, which may include tools made during the run (they
-    are callable once bound). Calls of one answer run concurrently.
+    are callable once bound). Calls of one answer run concurrently. ``lookup(name)``: the tool
+    a call of a name neither list holds runs on (tools over MCP: the server answers any name);
+    ``after_tools()``: awaited after each round of calls (tools over MCP: list them again).
     """
     by_name = {t.name: t for t in tools}
     bound: dict[tuple[str, ...], Runnable[Any, Any]] = {}
@@ -193,10 +154,18 @@ def react_agent(model: BaseChatModel, tools: Sequence[BaseTool], *,
         # Tools made during the run (created tools) are among the bound ones, not ``tools``.
         known = {**by_name, **{t.name: t for t in tools_for(messages[:-1])}} if tools_for \
             else by_name
-        replies = await asyncio.gather(*(
-            run_tool_call(known.get(str(c.get("name"))), c,
-                          refuse(str(c.get("name")), messages) if refuse is not None else None)
-            for c in calls))
+
+        def answer(call: dict[str, Any]) -> Awaitable[ToolMessage]:
+            name = str(call.get("name"))
+            found = known.get(name)
+            if found is None and lookup is not None:  # not listed: the server answers it
+                return run_tool_call(lookup(name), call, draw=False)
+            return run_tool_call(found, call,
+                                 refuse(name, messages) if refuse is not None else None)
+
+        replies = await asyncio.gather(*(answer(c) for c in calls))
+        if after_tools is not None:
+            await after_tools()
         return {"messages": list(replies)}
 
     def after_model(state: AgentState) -> str:
@@ -233,19 +202,34 @@ def agent_node(agent: Runnable[Any, Any], messages_for: MessagesFor,
     """
 
     async def node(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
-        sent = messages_for(state)
-        result, stopped = await _run_agent(agent, {"messages": sent},
-                                           {**config, "recursion_limit": recursion_limit})
-        messages = result.get("messages") if isinstance(result, dict) else None
-        if not isinstance(messages, list):
-            raise TypeError(f"the agent returned {type(result).__name__} without a 'messages' "
-                            "list; an agent must return a state with its messages")
-        update = agent_outputs(state, messages, read)
-        if stopped:  # scored on the calls it made, as the built-in agent at its turn limit
-            update["trace"][-1]["stopped_at_recursion_limit"] = recursion_limit
-        return update
+        messages, stopped = await agent_messages(agent, messages_for(state), config,
+                                                 recursion_limit)
+        return stopped_at(agent_outputs(state, messages, read), stopped and recursion_limit)
 
     return node
+
+
+async def agent_messages(agent: Runnable[Any, Any], sent: list[BaseMessage],
+                         config: RunnableConfig, recursion_limit: int,
+                         ) -> tuple[list[BaseMessage], bool]:
+    """Run ``agent`` on ``sent``: its final messages, and whether LangGraph stopped it at
+    ``recursion_limit``. An agent that returns no ``messages`` list is an error of the example
+    (a ``TypeError``, recorded by the runner)."""
+    result, stopped = await _run_agent(agent, {"messages": sent},
+                                       {**config, "recursion_limit": recursion_limit})
+    messages = result.get("messages") if isinstance(result, dict) else None
+    if not isinstance(messages, list):
+        raise TypeError(f"the agent returned {type(result).__name__} without a 'messages' "
+                        "list; an agent must return a state with its messages")
+    return messages, stopped
+
+
+def stopped_at(update: NodeUpdate, limit: int | bool) -> NodeUpdate:
+    """``update`` with its agent record marked stopped at recursion ``limit`` (when one):
+    scored on the calls it made, as the built-in agent at its turn limit."""
+    if limit:
+        update["trace"][-1]["stopped_at_recursion_limit"] = limit
+    return update
 
 
 async def _run_agent(agent: Runnable[Any, Any], inputs: dict[str, Any],

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from tooleval_agents.evaluators.ultratool.plan_create_use import score_plan_create_use
-from tooleval_agents.graphs.tool_agent import run_tool_call
 from tooleval_agents.graphs.ultratool.create_tools import CREATE_TOOL, USE_CREATED_TOOL, Workshop
 from tooleval_agents.run.runner import run_experiment
+from tooleval_agents.tool_execution import run_tool_call
 from tooleval_agents.ultratool.loaders import raw_path, read_raw_file
 from tooleval_agents.ultratool.records import ToolSkeleton
 from tooleval_agents.ultratool.skeletons import ToolCallError, validate_args

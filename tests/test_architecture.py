@@ -93,7 +93,8 @@ DEFERRED = {
                             "tooleval_agents.cli.listing", "tooleval_agents.cli.report",
                             "tooleval_agents.cli.run", "tooleval_agents.cli.score_run",
                             "tooleval_agents.cli.view", "tooleval_agents.cli.score_predictions",
-                            "tooleval_agents.cli.upload", "tooleval_agents.cli.export_run"},
+                            "tooleval_agents.cli.upload", "tooleval_agents.cli.export_run",
+                            "tooleval_agents.cli.serve"},
     "tooleval_agents.cli.upload": {"tooleval_agents.run.upload"},  # LangSmith's client
     "tooleval_agents.cli.compare": {"tooleval_agents.results.compare"},
     "tooleval_agents.cli.data_fetch": {"tooleval_agents.data.download"},  # the HTTP client
@@ -108,6 +109,14 @@ DEFERRED = {
                         "tooleval_agents.grids", "tooleval_agents.models.offline"},
     # LangChain, only to re-judge
     "tooleval_agents.results.rescore": {"tooleval_agents.models.specs"},
+    # MCP (the optional mcp extra: the SDK, uvicorn, langchain-mcp-adapters): loaded when a
+    # run serves its tools over MCP (-O mcp=true, --agent-cmd) or `tooleval serve` starts.
+    "tooleval_agents.run.setup": {"tooleval_agents.mcp.external", "tooleval_agents.mcp.server"},
+    "tooleval_agents.graphs.mcp_agent": {"tooleval_agents.mcp.client",
+                                         "tooleval_agents.mcp.server"},
+    "tooleval_agents.cli.serve": {"tooleval_agents.mcp.log", "tooleval_agents.mcp.server",
+                                  "tooleval_agents.mcp.sessions",
+                                  "tooleval_agents.data.langsmith_datasets"},  # LangSmith
 }
 
 

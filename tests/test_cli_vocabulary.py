@@ -108,6 +108,8 @@ DEFAULTS_THAT_DIFFER = {
     "--out": "what a command writes: a runs root, a site or report folder, one file",
     "--limit": "judge agreement judges 50 plans unless told (each costs a judge call)",
     "--format": "the form of what a command writes: compare's tables, export's records",
+    "--port": "view's site keeps one address to bookmark; serve's MCP servers take any free "
+              "port (the URL is printed), so several serve side by side",
 }
 """Shared flags whose default is allowed to differ between commands, and why."""
 

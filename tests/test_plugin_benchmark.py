@@ -1,6 +1,7 @@
 """A third benchmark installed as a plugin gets every command -- list, data fetch / info, run,
-score, score --run, compare, report, view -- with its own data source, report table, scoring
-option and languages, and no core file names it.
+score, score --run, compare, report, view, and ``run --agent-cmd``, its tools served over MCP
+-- with its own data source, report table, scoring option and languages, and no core file
+names it.
 
 The plugin is the package in ``tests/plugins/trivia`` (written against the public names of
 ``tooleval_agents`` only: a test checks it imports no other project module). It is installed
@@ -32,6 +33,8 @@ from http_fixtures import serve_directory
 from tooleval_agents import registry
 
 PACKAGE = Path(__file__).parent / "plugins" / "trivia"
+SCRIPTED = Path(__file__).parent / "scripted_mcp_agent.py"
+"""An outside agent speaking MCP (it plays the plans it is given)."""
 """The plugin's source: a package folder with its ``pyproject.toml``, as its author ships it."""
 
 
@@ -137,6 +140,23 @@ def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tooleval:
                    "--scoring", "fuzzy", "--data-dir", data, "--out", runs)
     assert bad.returncode != 0 and "'lenient' or 'exact'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+    # Served over MCP with no code of its own (its AgentIO), played by an outside agent.
+    plans = tmp_path / "plans.json"
+    questions = [json.loads(line) for line in (plugin["mirror"] / "trivia" / "fr.jsonl")
+                 .read_text(encoding="utf-8").splitlines()]
+    plans.write_text(json.dumps({f"Answer in one word. {q['question']}": {
+        "calls": [{"id": "0", "name": "count_letters", "args": {"text": q["question"]}}],
+        "final": q["answer"]} for q in questions}), encoding="utf-8")
+    outside = tooleval("run", "trivia", "--lang", "fr", "--agent-cmd",
+                       f"SCRIPTED_PLANS={plans} {sys.executable} {SCRIPTED}", "--agent-name",
+                       "scripted", "--data-dir", data, "--out", runs, "--json")
+    assert outside.returncode == 0, outside.stderr
+    assert json.loads(outside.stdout)["metrics"] == {"correct": 100.0}
+    calls = [json.loads(line) for line in (Path(json.loads(outside.stdout)["run_dir"])
+                                           / "mcp_calls.jsonl").read_text().splitlines()]
+    assert sorted(c["arguments"]["text"] for c in calls if c["kind"] == "call") == sorted(
+        q["question"] for q in questions)
 
     gold_dir = runs / "trivia-qa-fr-direct-reference"
     noisy_dir = Path(json.loads(noisy.stdout)["run_dir"])  # named with its scoring's hash

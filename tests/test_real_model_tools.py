@@ -12,6 +12,11 @@ on the ``null`` content) and ended the agent. The format's prompt shows no tool 
 model asked with ``tool_choice`` calls the same tool again on every turn: ``tool_choice_rounds``
 sends it for one round of calls (two for ``tools_hierarchical``: open the app, then call its
 API), after which the model answers in text. One example each, answers capped at 64 tokens.
+``examples/mcp_agent.py`` is scored the same way as an agent command (``--agent-cmd``): it
+takes the example's tools over MCP with ``langchain-mcp-adapters``; the session must log its
+calls, the example be scored on them, and the agent report its usage. It gets one turn
+(``--max-turns 1``: one answer with its calls, no second request).
+
 Marked ``real_model``; skipped where the ``local`` extra is not installed (``.ci/run``
 installs it and requires it).
 """
@@ -20,6 +25,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +35,9 @@ from typing import Any
 import pytest
 from local_model import ALIAS, REQUIRE, TOOL_FORMAT, missing, serve
 
+from tooleval_agents.mcp.log import CALLS, read_log
 from tooleval_agents.models.retry import RetryPolicy
+from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.runner import run_experiment
 
 pytestmark = [pytest.mark.real_model,
@@ -87,6 +96,40 @@ def test_a_real_model_makes_structured_tool_calls(tool_server: str, shared_data:
         row = {"case": f"appbench/{strategy}" + (f" --agent {agent}" if agent else "")
                + " (structured tool calls)", "n": 1, "wall_s": round(seconds, 1),
                "tool_calls": len(calls), "source": "structured", "turns": agent_record["turns"],
+               "usage": summary.usage}
+        with open(REPORT, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row) + "\n")
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mcp_agent.py"
+
+
+def test_the_example_agent_calls_tools_over_mcp(tool_server: str, shared_data: Path,
+                                                tmp_path: Path) -> None:
+    command = shlex.join([
+        sys.executable, str(EXAMPLE), "--model", f"openai:{ALIAS}", "--model-arg",
+        f"base_url={tool_server}", "--model-arg", "api_key=local", "--model-arg",
+        "max_tokens=64", "--model-arg", 'model_kwargs={"tool_choice": "auto"}',
+        "--max-turns", "1"])
+    started = time.perf_counter()
+    summary = run_experiment("appbench", task="plan", subset="ss", agent_cmd=command,
+                             agent_name="mcp-agent", limit=1, max_concurrency=1,
+                             agent_timeout=900, data_dir=shared_data, out=tmp_path,
+                             cache=False, progress=False, upload=False)
+    seconds = time.perf_counter() - started
+    (result,) = RunDir(summary.run_dir).results().values()  # type: ignore[arg-type]
+    assert result.status == "ok", (result.error_kind, result.error)
+    calls = [r for r in read_log(Path(summary.run_dir) / CALLS)  # type: ignore[arg-type]
+             if r["kind"] == "call"]
+    assert calls, "the session logged no tool call"
+    scored = [t for t in result.outputs["trace"] if t["kind"] == "tool_call"]
+    assert [(t["name"], t["args"]) for t in scored] == [(c["tool"], c["arguments"])
+                                                       for c in calls]
+    assert result.usage_reported and result.usage.model_calls >= 1
+    if REPORT:
+        row = {"case": "appbench --agent-cmd examples/mcp_agent.py (MCP, structured tool calls)",
+               "n": 1, "wall_s": round(seconds, 1), "tool_calls": len(calls),
+               "metrics": {k: summary.metrics.get(k) for k in ("success", "executed_success")},
                "usage": summary.usage}
         with open(REPORT, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")

@@ -20,7 +20,7 @@ from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Part
 from tooleval_agents.evaluators.appbench.parse import gold_answer
 from tooleval_agents.graphs.appbench.prompts import PLAN_MARKER, REPAIR_MARKER, SELECT_MARKER
-from tooleval_agents.graphs.tool_agent import FaultyTool, faulty_tools, run_tool_call
+from tooleval_agents.graphs.tool_agent import FaultyTool, faulty_tools
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rescore import rescore_run
@@ -35,6 +35,7 @@ from tooleval_agents.run.faults import (
     parse_tool_faults,
 )
 from tooleval_agents.run.runner import run_experiment
+from tooleval_agents.tool_execution import run_tool_call
 
 
 def _run(samples: Path, out: Path, subset: str, faults: str | None, **kw: Any) -> Any:

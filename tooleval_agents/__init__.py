@@ -18,6 +18,7 @@ from tooleval_agents.contracts import (
     AgentIO,
     ExampleFields,
     ExampleScore,
+    FixedTools,
     GoldAnswer,
     Located,
     OptionError,
@@ -30,6 +31,7 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
     StrategyContext,
+    ToolSession,
 )
 from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.data.fetch import ManifestFile, SourceManifest
@@ -100,6 +102,7 @@ __all__ = [
     "Evaluators",
     "ExampleFields",
     "ExampleScore",
+    "FixedTools",
     "GoldAnswer",
     "GridResult",
     "Located",
@@ -121,6 +124,7 @@ __all__ = [
     "Strategy",
     "StrategyContext",
     "ToolPlan",
+    "ToolSession",
     "ToolevalError",
     "__version__",
     "agent_io_for",

@@ -216,11 +216,25 @@ def trajectory(messages: Sequence[BaseMessage]) -> list[ToolCallRecord]:
         elif kind == "tool":
             answered = by_id.get(str(getattr(message, "tool_call_id", "")))
             if answered is not None:
-                content = message.content
-                answered.output = content if isinstance(content, str) else json.dumps(
-                    content, ensure_ascii=False)
+                answered.output = content_text(message.content)
                 answered.error = getattr(message, "status", "success") == "error"
     return records
+
+
+def content_text(content: Any) -> str:
+    """A tool answer's content as text: a string as it is, a list of text blocks (what MCP
+    tools answer through ``langchain-mcp-adapters``) joined, anything else as JSON.
+
+    >>> content_text([{"type": "text", "text": '{"a": 1}'}])
+    '{"a": 1}'
+    """
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+            isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+            for b in content):
+        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
+    return json.dumps(content, ensure_ascii=False)
 
 
 def agent_record(messages: Sequence[BaseMessage],

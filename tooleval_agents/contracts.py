@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # annotations only: the CLI reads contracts without importing
     from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
 
+    from tooleval_agents.mcp.server import ToolServer
     from tooleval_agents.results.corpus import Corpus
 
 Source = Literal["official", "rebuilt", "sample"]
@@ -206,6 +207,11 @@ class StrategyContext:
     """A user's agent factory ``factory(model, tools) -> Runnable`` over ``{"messages":
     [...]}`` (see :mod:`tooleval_agents.agents`), for strategies that accept one; ``None``:
     the strategy's own agent."""
+    tool_server: Callable[[], ToolServer] | None = None
+    """The run's MCP server (:mod:`tooleval_agents.mcp`: one session per example, every call
+    logged in the run directory), made when first called, for a workflow that serves its
+    tools over MCP (``-O mcp=true``, ``--agent-cmd``). ``None`` outside a run: such a
+    strategy starts one of its own."""
 
 
 class Strategy(ABC):
@@ -238,6 +244,14 @@ class Strategy(ABC):
         e.g. an official prompt set's temperature. A provider model gets each one the user did
         not set (``--model-arg`` wins); a model instance is used as it is. Default: none."""
         return {}
+
+    def agent_io(self, split: Split, data_dir: Path | None = None) -> AgentIO | None:
+        """How any agent plays this strategy's agent part on ``split``: the tools of each
+        example (a :class:`ToolSession`), the messages it is sent, and the outputs read back
+        (``tooleval serve --strategy``, ``--agent-cmd``); ``None``: it has no agent part that
+        another agent could play. ``data_dir``: where the examples come from (a toolset may
+        be read from it)."""
+        return None
 
     def read_options(self, ctx: StrategyContext) -> Any:
         """``ctx.options`` as this strategy's :attr:`options` model (defaults filled in),
@@ -310,6 +324,65 @@ class AgentIO:
     outputs: Callable[[dict[str, Any], Sequence[BaseMessage]], dict[str, Any]]
     """``(inputs, final messages)`` -> the outputs the split's scorer reads (``prediction``,
     ``raw_outputs``, ``trace`` with every tool call), as the ``tools`` strategy records them."""
+    session: Callable[[dict[str, Any]], ToolSession] | None = None
+    """An example's tools as a session with state (apps opened, tools created: what it lists
+    changes as the agent goes); ``None``: :attr:`tools` for every call, read by
+    :attr:`outputs`."""
+
+    def open(self, inputs: dict[str, Any]) -> ToolSession:
+        """The example's :class:`ToolSession`: :attr:`session`'s, or :attr:`tools` as a fixed
+        one."""
+        if self.session is not None:
+            return self.session(inputs)
+        return FixedTools(list(self.tools(inputs)),
+                          lambda messages: self.outputs(inputs, messages))
+
+
+class ToolSession(ABC):
+    """One example's tools while an agent plays it: what it may call now, how a call of any
+    other name is answered, what an answered call changes, and the outputs the split's scorer
+    reads of the final conversation. ``tooleval serve`` and ``--agent-cmd`` serve one per
+    example over MCP (:mod:`tooleval_agents.mcp`), so a plugin's :class:`AgentIO` is served
+    with no code of its own."""
+
+    dynamic: bool = False
+    """Whether :meth:`tools` may change after a call (an app opened, a tool created): MCP
+    clients are told to list the tools again (``notifications/tools/list_changed``)."""
+
+    @abstractmethod
+    def tools(self) -> Sequence[BaseTool]:
+        """The tools the agent may call now, in the order it is shown them."""
+
+    @abstractmethod
+    def outputs(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        """The final conversation (the request, each call with its answer, the final answer)
+        as the outputs the split's scorer reads."""
+
+    def refusal(self, name: str) -> str | None:
+        """Why a call of ``name``, which is not listed now, is refused (``None``: there is
+        no such tool)."""
+        return None
+
+    def answered(self, name: str, error: bool) -> None:
+        """A call of ``name`` was answered (``error``: with an error): what it changes."""
+        return None
+
+
+@dataclass
+class FixedTools(ToolSession):
+    """A session whose tools never change (what :meth:`AgentIO.open` makes of
+    :attr:`AgentIO.tools`)."""
+
+    listed: Sequence[BaseTool]
+    """The tools."""
+    read: Callable[[Sequence[BaseMessage]], dict[str, Any]]
+    """The outputs of the final conversation."""
+
+    def tools(self) -> Sequence[BaseTool]:
+        return self.listed
+
+    def outputs(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        return self.read(messages)
 
 
 # ---------------------------------------------------------------------------------------------

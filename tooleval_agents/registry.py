@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -381,3 +381,47 @@ def agent_strategy(benchmark: str, split: Split) -> str:
         raise ValueError(f"no {benchmark} strategy for task {split.task!r} runs a user's "
                          "agent (--agent)")
     return found[0]
+
+
+def served_agent_io(bench: Benchmark, split: Split, strategy: str | None = None,
+                    ) -> tuple[str, Callable[[Path | None], AgentIO]]:
+    """What an outside agent plays on ``split`` (``tooleval serve``, ``--agent-cmd``): the name
+    of the strategy whose agent part it is, and its :class:`~tooleval_agents.contracts.AgentIO`
+    for a data directory. ``strategy`` named: that strategy's
+    (:meth:`~tooleval_agents.contracts.Strategy.agent_io`); else the benchmark's own
+    (:meth:`Benchmark.agent_io`, named after the strategy a user's agent plays, or ``agent``),
+    else the first strategy's that has one.
+
+    Raises:
+        ValueError: nothing serves the split (or the named strategy has no agent part).
+    """
+    known = strategies(bench.name)
+    if strategy is not None:
+        named = get_strategy(bench.name, strategy)
+        if named.agent_io(split) is None:
+            raise ValueError(f"strategy {strategy!r} has no agent part another agent could "
+                             f"play on {split.name}; strategies that have: "
+                             f"{', '.join(_serving(bench, split)) or 'none'}")
+        return strategy, lambda data_dir: _io(named.agent_io(split, data_dir))
+    own = bench.agent_io(split)
+    if own is not None:
+        name = next((n for n in agent_strategies(bench.name, split)), "agent")
+        return name, lambda data_dir: own
+    serving = _serving(bench, split)
+    if not serving:
+        raise ValueError(f"{split.name} has no tools an agent could be served: neither "
+                         f"{bench.name} (Benchmark.agent_io) nor any of its strategies "
+                         "(Strategy.agent_io) declares them")
+    first = known[(bench.name, serving[0])]
+    return serving[0], lambda data_dir: _io(first.agent_io(split, data_dir))
+
+
+def _serving(bench: Benchmark, split: Split) -> list[str]:
+    return [name for (_, name), s in strategies(bench.name).items()
+            if (s.tasks is None or split.task in s.tasks) and s.agent_io(split) is not None]
+
+
+def _io(io: AgentIO | None) -> AgentIO:
+    if io is None:  # agent_io answered for the split before; a data directory changed that
+        raise ValueError("the strategy's agent part is not available for this data")
+    return io

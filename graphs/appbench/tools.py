@@ -13,7 +13,12 @@ answer, and a summary of turns, calls and tool errors.
 * ``tools_hierarchical``: the paper's app-then-API hierarchy as dynamic tool binding: the agent
   first has only the 15 ``open_<App>`` tools; opening an app binds that app's API tools for the
   following turns. Calling an API of an app that is not open is refused with a message saying
-  which ``open_`` tool to call.
+  which ``open_`` tool to call. Served over MCP (:class:`OpenApps`), the session lists the
+  ``open_`` tools and the APIs of the apps opened so far.
+
+Each strategy's :meth:`~Tools.agent_io` is what ``tooleval serve --strategy`` and
+``--agent-cmd`` serve; with ``-O mcp=true`` the strategy's own agent takes its tools from that
+session over MCP (:mod:`tooleval_agents.graphs.mcp_agent`).
 
 Graph: ``agent -> END`` where ``agent`` runs the whole conversation
 (:func:`tooleval_agents.graphs.tool_agent.agent_node`).
@@ -21,8 +26,10 @@ Graph: ``agent -> END`` where ``agent`` runs the whole conversation
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
@@ -32,6 +39,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field as PydanticField
 
 from tooleval_agents.agents import ToolCallRecord, final_answer, trajectory
+from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.depgraph import sources
 from tooleval_agents.appbench.records import AppBenchSample, Catalog
 from tooleval_agents.appbench.tools import (
@@ -43,7 +51,7 @@ from tooleval_agents.appbench.tools import (
     split_tool_name,
     tool_name,
 )
-from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, StrategyContext
+from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, StrategyContext, ToolSession
 from tooleval_agents.graphs.appbench.planning import (
     AppBenchStrategy,
     instruction_of,
@@ -51,6 +59,7 @@ from tooleval_agents.graphs.appbench.planning import (
 )
 from tooleval_agents.graphs.appbench.prompts import TODAY
 from tooleval_agents.graphs.common import NodeUpdate
+from tooleval_agents.graphs.mcp_agent import mcp_agent_node, session_agent
 from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.graphs.tool_agent import (
     DEFAULT_MAX_TURNS,
@@ -63,6 +72,9 @@ from tooleval_agents.graphs.tool_agent import (
 )
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, Ref, ToolPlan
 from tooleval_agents.run.faults import is_faulted
+
+if TYPE_CHECKING:
+    from tooleval_agents.mcp.client import McpToolbox
 
 TASK_TEMPLATE = """\
 Carry out the request below by calling the app tools you have. Pass each argument as plain \
@@ -93,6 +105,69 @@ def read_trajectory(catalog: Catalog) -> Any:
                 "scratch": {"final_answer": final_answer(messages)}}
 
     return read
+
+
+def not_open(app: str, name: str) -> str:
+    """Why a call of an API of an app that is not open is refused."""
+    return f"the {app} app is not open: call {open_tool_name(app)} first, then {name}"
+
+
+@dataclass
+class OpenApps(ToolSession):
+    """``tools_hierarchical``'s session: the ``open_<App>`` tools, then the APIs of each app
+    an ``open_`` call opened (catalog order, as the strategy binds them); an API of an app
+    that is not open is refused with :func:`not_open`."""
+
+    catalog: Catalog
+    openers: list[BaseTool]
+    by_app: dict[str, list[BaseTool]]
+    read: Callable[[Sequence[BaseMessage]], dict[str, Any]]
+    opened: set[str] = field(default_factory=set)
+    dynamic = True
+
+    def tools(self) -> list[BaseTool]:
+        return [*self.openers, *(t for app in self.catalog.apps if app in self.opened
+                                 for t in self.by_app.get(app, []))]
+
+    def refusal(self, name: str) -> str | None:
+        app, _ = split_tool_name(name)
+        if app is None or app in self.opened or all(t.name != name
+                                                    for t in self.by_app.get(app, [])):
+            return None
+        return not_open(app, name)
+
+    def answered(self, name: str, error: bool) -> None:
+        if name.startswith(OPEN_PREFIX) and not error:
+            self.opened.add(name[len(OPEN_PREFIX):])
+
+    def outputs(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        return self.read(messages)
+
+
+def _by_app(tools: Sequence[BaseTool]) -> dict[str, list[BaseTool]]:
+    by_app: dict[str, list[BaseTool]] = {}
+    for tool in tools:
+        app, _ = split_tool_name(tool.name)
+        if app is not None:
+            by_app.setdefault(app, []).append(tool)
+    return by_app
+
+
+def hierarchical_io(catalog: Catalog) -> AgentIO:
+    """How any agent plays ``tools_hierarchical``: an :class:`OpenApps` session per example,
+    the request as :func:`task_message` words it, the calls read as :func:`agent_io` reads
+    them."""
+    openers, apis = open_tools(catalog), api_tools(catalog)
+    by_app = _by_app(apis)
+    read = read_trajectory(catalog)
+
+    def outputs(inputs: dict[str, Any], messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        return agent_outputs({"inputs": inputs}, list(messages), read)
+
+    return AgentIO(tools=lambda inputs: [*openers, *apis], messages=task_message,
+                   outputs=outputs,
+                   session=lambda inputs: OpenApps(catalog, openers, by_app,
+                                                   lambda m: outputs(inputs, m)))
 
 
 def agent_io(catalog: Catalog) -> AgentIO:
@@ -164,19 +239,38 @@ class Tools(AppBenchStrategy):
         options = self.read_options(ctx)
         model = agent_model(ctx.model, options)
         if ctx.agent is not None:
-            return ctx.agent(model, faulty_tools(tools))
+            return _checked(ctx.agent(model, faulty_tools(tools)))
         return react_agent(model, tools, max_turns=options.max_turns,
                            name=f"appbench-{self.name}-agent")
 
+    def mcp_agent(self, ctx: StrategyContext) -> Callable[[McpToolbox], Runnable[Any, Any]]:
+        """The agent of each example's tools over MCP (``-O mcp=true``): a user's, built on
+        the tools the session lists; the built-in one, built once (every example has the same
+        tools), on the session open where it runs."""
+        options = self.read_options(ctx)
+        model = agent_model(ctx.model, options)
+        if ctx.agent is not None:
+            factory = ctx.agent
+            return lambda box: _checked(factory(model, faulty_tools(box.listed())))
+        agent = session_agent(model, max_turns=options.max_turns,
+                              name=f"appbench-{self.name}-agent")
+        return lambda box: agent
+
+    def agent_io(self, split: Split, data_dir: Path | None = None) -> AgentIO:
+        if split.benchmark != "appbench":
+            raise ValueError(f"strategy appbench/{self.name} cannot run split {split.key}")
+        return agent_io(load_catalog())
+
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         catalog = self._check(ctx).catalog
-        agent = self.agent(ctx, catalog)
-        if not isinstance(agent, Runnable):
-            raise TypeError(f"the agent factory returned {type(agent).__name__}, not a Runnable "
-                            "over {'messages': [...]}")
         graph = StateGraph(WorkflowState)
-        graph.add_node("agent", agent_node(agent, lambda s: task_message(s["inputs"]),
-                                           read_trajectory(catalog)))
+        if self.read_options(ctx).mcp:
+            io = self.agent_io(ctx.split, ctx.data_dir)
+            graph.add_node("agent", mcp_agent_node(ctx, io, self.mcp_agent(ctx)))
+        else:
+            graph.add_node("agent", agent_node(self.agent(ctx, catalog),
+                                               lambda s: task_message(s["inputs"]),
+                                               read_trajectory(catalog)))
         graph.add_edge(START, "agent")
         graph.add_edge("agent", END)
         return graph.compile(name=f"appbench-{self.name}-{ctx.split.subset}")
@@ -207,11 +301,7 @@ class ToolsHierarchical(Tools):
     def agent(self, ctx: StrategyContext, catalog: Catalog) -> Runnable[Any, Any]:
         every = self.tools(catalog)
         openers = [t for t in every if t.name.startswith(OPEN_PREFIX)]
-        by_app: dict[str, list[BaseTool]] = {}
-        for tool in every:
-            app, _ = split_tool_name(tool.name)
-            if app is not None:
-                by_app.setdefault(app, []).append(tool)
+        by_app = _by_app(every)
 
         def tools_for(messages: Sequence[BaseMessage]) -> list[BaseTool]:
             opened = opened_apps(messages)
@@ -222,13 +312,25 @@ class ToolsHierarchical(Tools):
             app, _ = split_tool_name(name)
             if app is None or app in opened_apps(messages):
                 return None
-            return (f"the {app} app is not open: call {open_tool_name(app)} first, then "
-                    f"{name}")
+            return not_open(app, name)
 
         options = self.read_options(ctx)
         return react_agent(agent_model(ctx.model, options), every, tools_for=tools_for,
                            refuse=refuse, max_turns=options.max_turns,
                            name=f"appbench-{self.name}-agent")
+
+
+    def agent_io(self, split: Split, data_dir: Path | None = None) -> AgentIO:
+        if split.benchmark != "appbench":
+            raise ValueError(f"strategy appbench/{self.name} cannot run split {split.key}")
+        return hierarchical_io(load_catalog())
+
+
+def _checked(agent: Any) -> Runnable[Any, Any]:
+    if not isinstance(agent, Runnable):
+        raise TypeError(f"the agent factory returned {type(agent).__name__}, not a Runnable "
+                        "over {'messages': [...]}")
+    return agent
 
 
 STRATEGIES: tuple[Tools, ...] = (Tools(), ToolsHierarchical())

@@ -28,7 +28,7 @@ dependency between calls shows in the trajectory (an argument holding an earlier
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,9 +38,17 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from tooleval_agents.agents import ERROR_PREFIX, ToolCallRecord, final_answer, tool_error_text
+from tooleval_agents.contracts import AgentIO, ToolSession
 from tooleval_agents.graphs.common import NodeUpdate
 from tooleval_agents.graphs.state import WorkflowState
-from tooleval_agents.graphs.tool_agent import agent_node, faulty_tools, react_agent
+from tooleval_agents.graphs.tool_agent import (
+    DEFAULT_MAX_TURNS,
+    agent_messages,
+    agent_outputs,
+    faulty_tools,
+    react_agent,
+    stopped_at,
+)
 from tooleval_agents.graphs.ultratool.plan_create_use import AgentToolset, created_skeleton
 from tooleval_agents.models.reference_tools import PlannedCall, Ref, ToolPlan
 from tooleval_agents.ultratool.records import RawSample, ToolCall, ToolSkeleton, step_id
@@ -174,12 +182,64 @@ def prediction_of(records: Sequence[ToolCallRecord], messages: Sequence[BaseMess
              "created_tools": [t.official() for t in workshop.created.values()]}, traces)
 
 
+def request(lang: str, inputs: Mapping[str, Any]) -> list[BaseMessage]:
+    """What the agent is sent: the guidance, then the question."""
+    return [HumanMessage(f"{GUIDANCE[lang]}\n\n{input_text(lang, inputs)}")]
+
+
+def workshop_outputs(workshop: Workshop, inputs: dict[str, Any],
+                     messages: Sequence[BaseMessage]) -> NodeUpdate:
+    """A finished agent's conversation as the workflow's outputs: its prediction
+    (:func:`prediction_of`), then the trace -- one execution record per call, then the
+    agent's records."""
+    executed: list[dict[str, Any]] = []
+
+    def read(state: WorkflowState, records: list[ToolCallRecord],
+             final: list[BaseMessage]) -> NodeUpdate:
+        prediction, traces = prediction_of(records, final, workshop)
+        executed.extend(traces)
+        return {"prediction": prediction,
+                "parse_error": None if prediction["plan"].strip() else
+                "the agent gave no final answer (its plan)"}
+
+    update = agent_outputs({"inputs": inputs}, list(messages), read)
+    update["trace"] = [*executed, *update["trace"]]
+    return update
+
+
+@dataclass
+class WorkshopSession(ToolSession):
+    """One example's :class:`Workshop` as a session: the toolset and ``create_tool``, then
+    each tool created (listed from the call that made it on)."""
+
+    workshop: Workshop
+    inputs: dict[str, Any]
+    dynamic = True
+
+    def tools(self) -> list[BaseTool]:
+        return self.workshop.bound()
+
+    def outputs(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        return workshop_outputs(self.workshop, self.inputs, messages)
+
+
+def raw_io(lang: str, toolset_of: Callable[[dict[str, Any]], AgentToolset]) -> AgentIO:
+    """How any agent plays plan -> create -> use on UltraTool ``raw`` (``tooleval serve``,
+    ``--agent-cmd``, ``-O mcp=true``): a :class:`WorkshopSession` per example, the request
+    as :data:`GUIDANCE` words it, the outputs as the strategy reads them."""
+
+    def session(inputs: dict[str, Any]) -> WorkshopSession:
+        return WorkshopSession(Workshop(toolset=toolset_of(inputs).tools), dict(inputs))
+
+    return AgentIO(tools=lambda inputs: session(inputs).workshop.fixed(),
+                   messages=lambda inputs: request(lang, inputs),
+                   outputs=lambda inputs, messages: session(inputs).outputs(messages),
+                   session=session)
+
+
 def agent_workflow_node(model: Any, agent: Any, toolset_of: Any, lang: str,
                         max_turns: int) -> Any:
     """The workflow node: a fresh :class:`Workshop` and agent per example."""
-
-    def messages_for(state: WorkflowState) -> list[BaseMessage]:
-        return [HumanMessage(f"{GUIDANCE[lang]}\n\n{input_text(lang, state['inputs'])}")]
 
     async def node(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
         toolset: AgentToolset = toolset_of(state["inputs"])
@@ -188,19 +248,10 @@ def agent_workflow_node(model: Any, agent: Any, toolset_of: Any, lang: str,
             agent(model, faulty_tools(workshop.fixed())) if agent is not None else react_agent(
                 model, workshop.bound(), tools_for=workshop.bound, max_turns=max_turns,
                 name="ultratool-create-tools-agent"))
-        executed: list[dict[str, Any]] = []
-
-        def read(state: WorkflowState, records: list[ToolCallRecord],
-                 messages: list[BaseMessage]) -> NodeUpdate:
-            prediction, traces = prediction_of(records, messages, workshop)
-            executed.extend(traces)
-            return {"prediction": prediction,
-                    "parse_error": None if prediction["plan"].strip() else
-                    "the agent gave no final answer (its plan)"}
-
-        update = await agent_node(runnable, messages_for, read)(state, config)
-        update["trace"] = [*executed, *update["trace"]]
-        return update
+        messages, stopped = await agent_messages(
+            runnable, request(lang, state["inputs"]), config, 4 * DEFAULT_MAX_TURNS + 10)
+        return stopped_at(workshop_outputs(workshop, state["inputs"], messages),
+                          stopped and 4 * DEFAULT_MAX_TURNS + 10)
 
     return node
 
@@ -260,5 +311,6 @@ def _result_keys(trace: Any, step: str) -> set[str]:
     return {k for c in trace.calls if c.step == step and c.result for k in c.result}
 
 
-__all__ = ["CREATE_TOOL", "GUIDANCE", "USE_CREATED_TOOL", "Workshop", "agent_workflow_node",
-           "gold_tool_plan", "input_text", "prediction_of"]
+__all__ = ["CREATE_TOOL", "GUIDANCE", "USE_CREATED_TOOL", "Workshop", "WorkshopSession",
+           "agent_workflow_node", "gold_tool_plan", "input_text", "prediction_of", "raw_io",
+           "request", "workshop_outputs"]

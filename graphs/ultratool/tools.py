@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -31,8 +31,16 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
 from tooleval_agents.agents import ToolCallRecord
-from tooleval_agents.contracts import AgentIO, GoldAnswer, Split, Strategy, StrategyContext
+from tooleval_agents.contracts import (
+    AgentIO,
+    FixedTools,
+    GoldAnswer,
+    Split,
+    Strategy,
+    StrategyContext,
+)
 from tooleval_agents.graphs.common import NodeUpdate, render_json
+from tooleval_agents.graphs.mcp_agent import mcp_agent_node
 from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.graphs.tool_agent import (
     DEFAULT_MAX_TURNS,
@@ -50,6 +58,9 @@ from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, ToolP
 from tooleval_agents.run.faults import is_faulted
 from tooleval_agents.ultratool.records import ToolSkeleton
 from tooleval_agents.ultratool.tools import skeleton_tool
+
+if TYPE_CHECKING:
+    from tooleval_agents.mcp.client import McpToolbox
 
 TASKS = ("tool_usage", "tool_selection", "raw")
 GUIDANCE = {
@@ -135,7 +146,8 @@ def agent_io(split: Split) -> AgentIO:
     """How any agent over ``{"messages": [...]}`` plays the ``tools`` strategy on a
     ``tool_usage`` or ``tool_selection`` split outside a run: the example's toolset as tools
     (:func:`toolset`; an agent per example), the strategy's words, and the final messages read
-    as :func:`answer_from_calls` (with ``raw_outputs`` and ``trace``)."""
+    as :func:`answer_from_calls` (with ``raw_outputs`` and ``trace``; a session's trace also
+    names the skeletons that could not become a tool, as the strategy's does)."""
     task, lang = _task_lang(split)
     if task == "raw":
         raise ValueError("ultratool raw is planned, created and used by its own workflow: "
@@ -147,7 +159,19 @@ def agent_io(split: Split) -> AgentIO:
     def outputs(inputs: dict[str, Any], final: Sequence[BaseMessage]) -> dict[str, Any]:
         return agent_outputs({"inputs": inputs}, list(final), _reader(task))
 
-    return AgentIO(tools=lambda inputs: toolset(inputs)[0], messages=messages, outputs=outputs)
+    def session(inputs: dict[str, Any]) -> FixedTools:
+        tools, skipped = toolset(inputs)
+        return FixedTools(tools, lambda final: with_skipped(outputs(inputs, final), skipped))
+
+    return AgentIO(tools=lambda inputs: toolset(inputs)[0], messages=messages, outputs=outputs,
+                   session=session)
+
+
+def with_skipped(update: NodeUpdate, skipped: list[str]) -> NodeUpdate:
+    """``update`` with a trace record naming the skeletons that could not become a tool."""
+    if skipped:
+        update["trace"] = [*update["trace"], {"kind": "skipped_tools", "tools": skipped}]
+    return update
 
 
 def _reader(task: str) -> Any:
@@ -177,9 +201,19 @@ class UltraToolTools(Strategy):
     def __init__(self) -> None:
         self._data_dirs: dict[str, Path | None] = {}
 
+    def agent_io(self, split: Split, data_dir: Path | None = None) -> AgentIO:
+        task, lang = _task_lang(split)
+        if task != "raw":
+            return agent_io(split)
+        return create_use.raw_io(lang, lambda inputs: example_toolset(
+            inputs, data_dir, cast(PromptLang, lang)))
+
     def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
         task, lang = _task_lang(ctx.split)
-        model = agent_model(ctx.model, self.read_options(ctx))
+        options = self.read_options(ctx)
+        model = agent_model(ctx.model, options)
+        if options.mcp:
+            return self._build_mcp(ctx, model, task, lang)
         if task == "raw":
             return self._build_raw(ctx, model, lang)
 
@@ -197,12 +231,32 @@ class UltraToolTools(Strategy):
                                             else react_agent(model, tools,
                                                              name="ultratool-tools-agent"))
             update = await agent_node(runnable, messages_for, read)(state, config)
-            if skipped:
-                update["trace"] = [*update["trace"], {"kind": "skipped_tools", "tools": skipped}]
-            return update
+            return with_skipped(update, skipped)
 
         graph = StateGraph(WorkflowState)
         graph.add_node("agent", agent)
+        graph.add_edge(START, "agent")
+        graph.add_edge("agent", END)
+        return graph.compile(name=f"ultratool-{self.name}-{task}-{lang}")
+
+    def _build_mcp(self, ctx: StrategyContext, model: BaseChatModel, task: str,
+                   lang: str) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """Each example's agent on its session's tools over MCP (``-O mcp=true``): a user's
+        agent on the tools listed first, the built-in agent on what is listed at each turn
+        (raw: tools created on the server bound from the next turn, as in the process)."""
+        if task == "raw":
+            self._data_dirs[lang] = ctx.data_dir
+
+        def make(box: McpToolbox) -> Runnable[Any, Any]:
+            if ctx.agent is not None:
+                return ctx.agent(model, faulty_tools(box.listed()))
+            return react_agent(model, box.listed(), tools_for=lambda m: box.listed(),
+                               lookup=box.tool, after_tools=box.refresh,
+                               name=f"ultratool-{self.name}-agent")
+
+        graph = StateGraph(WorkflowState)
+        graph.add_node("agent", mcp_agent_node(ctx, self.agent_io(ctx.split, ctx.data_dir),
+                                               make))
         graph.add_edge(START, "agent")
         graph.add_edge("agent", END)
         return graph.compile(name=f"ultratool-{self.name}-{task}-{lang}")

@@ -32,6 +32,7 @@ def wired_app() -> typer.Typer:
         report,
         run,
         score_run,
+        serve,
         upload,
         view,
     )

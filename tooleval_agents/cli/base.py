@@ -178,6 +178,10 @@ def _options(
         # The command line is its own host program: LangSmith's retry warnings (several lines
         # per failed request) would bury the one line each error gets here.
         logging.getLogger("langsmith").setLevel(logging.ERROR)
+        # The MCP SDK's server logs a warning for each call of a tool it did not list and a
+        # traceback when a client closes its event stream: the call log and the run's
+        # results say what happened.
+        logging.getLogger("mcp").setLevel(logging.CRITICAL)
     root = logging.getLogger()
     if not root.handlers:  # the host program has not configured logging: ours, as below
         root.addHandler(_PrintableStderr(logging.WARNING))

@@ -15,6 +15,7 @@ import typer
 
 from tooleval_agents.agents import AgentLoadError
 from tooleval_agents.cli.advice import infra_advice, infra_kinds, judge_advice, local_server_hint
+from tooleval_agents.cli.agent_cmd import command_failures, command_settings, models_of
 from tooleval_agents.cli.base import (
     FLAG,
     CacheOption,
@@ -61,20 +62,21 @@ def one_line(exc: BaseException) -> str:
     return text[:1000]
 
 
-def plan_sweep(benchmark: str, *, models: list[str], strategy_names: list[str] | None,
+def plan_sweep(benchmark: str, *, models: list[str] | None, strategy_names: list[str] | None,
                agents: list[str] | None, options: list[str] | None, task: str | None,
                lang: str | None, category: str | None, subset: str | None,
                samples: str | None, prompts: str | None, scoring: str | None,
                judge: str | None, judge_args: list[str] | None, model_args: list[str] | None,
                max_attempts: int, timeout: float,
-               tool_faults: list[str] | None = None) -> Sweep:
+               tool_faults: list[str] | None = None, agent_cmd: str | None = None) -> Sweep:
     """Every argument of a run command parsed and checked, the grid expanded
     (:func:`~tooleval_agents.run.grid.plan_grid`); a bad one raises (``KeyError``,
     ``ValueError``, ``AgentLoadError``) before any split runs."""
     from tooleval_agents.models.retry import RetryPolicy
 
     return plan_grid(
-        benchmark, models=models, strategy_names=strategy_names, agents=agents,
+        benchmark, models=models_of(models, agent_cmd, agents, model_args),
+        strategy_names=strategy_names, agents=agents, agent_cmd=agent_cmd,
         grid=option_grid(options, "--option"), task=task, lang=lang, category=category,
         subset=subset, samples=samples, prompts=prompts, scoring=scoring, judge=judge,
         judge_kwargs=parse_pairs(judge_args, "--judge-arg"),
@@ -89,7 +91,7 @@ def print_notes(sweep: Sweep, judge: str | None, max_concurrency: int) -> None:
     if judge is not None:
         from tooleval_agents.run.setup import judge_arguments
 
-        _, inherited = judge_arguments(sweep.models[0], sweep.model_kwargs, judge,
+        _, inherited = judge_arguments(sweep.models[0] or "", sweep.model_kwargs, judge,
                                        sweep.judge_kwargs)
         if inherited:
             notes.append(f"the judge {judge} uses the model's {', '.join(inherited)} (same "
@@ -105,7 +107,7 @@ def run_one(sweep: Sweep, run: Cell, settings: dict[str, Any], *,
     agent raised, 3 when it left examples unscored, else 0)."""
     from tooleval_agents.run.runner import run_experiment
 
-    split, _, model_spec, user_agent, _ = run
+    split, _, _, user_agent, _ = run
     try:
         spec = cell_spec(sweep, run, settings)
         summary = run_experiment(spec)
@@ -123,10 +125,10 @@ def run_one(sweep: Sweep, run: Cell, settings: dict[str, Any], *,
                 "subset": split.subset, "error": message}, 0
     out = settings["out"]
     config = RunDir(summary.run_dir or out / summary.experiment).read_config()
-    row = row_of(split, summary, out, config.strategy, model_spec)
+    row = row_of(split, summary, out, config.strategy, config.model.get("spec") or "")
     row["split_examples"] = config.dataset.total
-    if user_agent is not None:
-        row["agent"] = user_agent
+    if user_agent is not None or settings.get("agent_cmd") is not None:
+        row["agent"] = user_agent or config.agent
     if spec.strategy_options:
         row["strategy_options"] = spec.strategy_options
     code, advice = _unscored(row, summary)
@@ -164,7 +166,10 @@ def _unscored(row: dict[str, Any], summary: Any) -> tuple[int, list[str | None]]
         unscored = 3  # a judged task whose judge answered nothing has no score at all
     if tool_calls_unmeasured(counts) or format_unmeasured(counts):
         unscored = 3  # calls written as text and none read, or no answer read at all
-    notes = list(summary.notes)
+    failed = command_failures(row, counts)
+    if failed:  # an agent command that failed on every example measured nothing
+        unscored = 3
+    notes = [failed, *summary.notes] if failed else list(summary.notes)
     scored, agent_errors = int(counts.get("scored", 0)), int(counts.get("agent_errors", 0))
     if scored and agent_errors == scored:
         first = next((n for n in notes if "agent_error" in n), "")
@@ -185,10 +190,10 @@ CALLS = "Model calls"
 RESULTS = "Results and output"
 
 BenchmarkArg = Annotated[str, typer.Argument(help="A registered benchmark.")]
-ModelArg = Annotated[list[str], typer.Option(
+ModelArg = Annotated[list[str] | None, typer.Option(
         "--model", metavar="SPEC", rich_help_panel=WHAT, help="reference, noisy-reference "
         "(a rate: noisy-reference:0.3), or provider:model (e.g. openai:gpt-4o-mini). "
-        "Repeatable: one run per model.")]
+        "Repeatable: one run per model.", show_default=False)]
 TaskArg = Annotated[str | None, typer.Option(
         "--task", metavar="TASK", rich_help_panel=DATA,
         help="Task, or all (default: the benchmark's only task).")]
@@ -264,6 +269,19 @@ ToolFaultsArg = Annotated[list[str] | None, typer.Option(
         "--tool-faults", metavar="SETTING", rich_help_panel=WHAT, help="Seeded tool faults, "
         "e.g. rate=0.2,kinds=error+timeout,seed=0 (kinds: error, timeout, rate_limit, "
         "malformed, empty; rate=0: none). Repeatable: one run each.")]
+AgentCmdArg = Annotated[str | None, typer.Option(
+        "--agent-cmd", metavar="COMMAND", rich_help_panel=WHAT, help="An agent command as "
+        "the system under test (any language): run per example with its MCP session ({url}, "
+        "{token}; TOOLEVAL_MCP_URL...) and the request on stdin; its tool calls are the "
+        "trajectory, what it prints its answer (docs/mcp.md). --model is then only handed "
+        "to it.")]
+AgentNameArg = Annotated[str | None, typer.Option(
+        "--agent-name", metavar="NAME", rich_help_panel=WHAT,
+        help="What the run calls the agent command (default: agent).")]
+AgentTimeoutArg = Annotated[float, typer.Option(
+        "--agent-timeout", metavar="SECONDS", min=0.001, rich_help_panel=CALLS,
+        help="Seconds an agent command may take per example (then its process group is "
+        "killed: agent_timeout).")]
 AllMetricsArg = Annotated[bool, typer.Option(
         "--all-metrics", metavar=FLAG, rich_help_panel=RESULTS, help="With several runs, "
         "also print each run's table of every metric (the table across runs has the "
@@ -279,7 +297,7 @@ RunJson = Annotated[bool, in_panel(JsonOption, RESULTS)]
 @app.command("run")
 def run_command(
     benchmark: BenchmarkArg,
-    model: ModelArg,
+    model: ModelArg = None,
     task: TaskArg = None,
     lang: LangArg = None,
     category: CategoryArg = None,
@@ -308,6 +326,9 @@ def run_command(
     data_dir: RunDataDir = None,
     all_metrics: AllMetricsArg = False,
     json_out: RunJson = False,
+    agent_cmd: AgentCmdArg = None,
+    agent_name: AgentNameArg = None,
+    agent_timeout: AgentTimeoutArg = 300.0,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
     `OUT/<benchmark>-<task>-<subset>-<strategy>[+<agent>]-<model>[-<key>=<value>...]/`
@@ -330,19 +351,21 @@ def run_command(
     argument (nothing ran); 3 when examples were left unscored by provider errors (retry
     them by running the same command again; after a rejected key or an unknown model, fix
     those first), when the judge could judge no example (re-judge with `tooleval score --run
-    DIR --judge ...`), or when a tool-calling run got no tool call while answers hold calls
-    written as text (-O tool_calls=auto reads them); 130 when interrupted.
+    DIR --judge ...`), when a tool-calling run got no tool call while answers hold calls
+    written as text (-O tool_calls=auto reads them), or when an agent command failed on
+    every example (docs/mcp.md); 130 when interrupted.
 
     A model served on this machine (llama.cpp, llama-cpp-python) usually answers one request
     at a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
     """
     try:
+        command = command_settings(agent_cmd, agent_name, agent_timeout)
         sweep = plan_sweep(
             benchmark, models=model, strategy_names=strategy, agents=agent, options=option,
             task=task, lang=lang, category=category, subset=subset, samples=samples,
             prompts=prompts, scoring=scoring, judge=judge, judge_args=judge_arg,
             model_args=model_arg, max_attempts=max_attempts, timeout=timeout,
-            tool_faults=tool_faults)
+            tool_faults=tool_faults, agent_cmd=agent_cmd)
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
     print_notes(sweep, judge, max_concurrency)
@@ -351,7 +374,7 @@ def run_command(
                 "max_concurrency": max_concurrency, "rps": rps, "out": out, "upload": upload,
                 "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,
                 "scoring_options": {"scoring": scoring} if scoring else None,
-                "progress": sys.stderr.isatty() if progress is None else progress}
+                "progress": sys.stderr.isatty() if progress is None else progress, **command}
     run_all(sweep, settings, json_out=json_out, all_metrics=all_metrics)
 
 

@@ -49,8 +49,10 @@ def show_run(row: dict[str, Any], headline: Sequence[str] = (),
         console.print(_metric_table(row, "per example (count)", counted))
     console.print(shown(counts_line(row)), highlight=False)
     usage = row["usage"]
-    console.print(shown(f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
-                  f"{int(usage.get('output_tokens', 0))}, model calls: "
+    tokens = ("tokens: not reported by the agent" if row["counts"].get("usage_reported") == 0
+              else f"tokens in/out: {int(usage.get('input_tokens', 0))}/"
+                   f"{int(usage.get('output_tokens', 0))}")
+    console.print(shown(f"{tokens}, model calls: "
                   f"{int(usage.get('model_calls', 0))}"
                   + (f", judge tokens in/out: {int(usage.get('judge_input_tokens', 0))}/"
                      f"{int(usage.get('judge_output_tokens', 0))} in "

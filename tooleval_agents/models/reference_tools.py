@@ -24,6 +24,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field
 
+from tooleval_agents.agents import content_text
 from tooleval_agents.data.jsonio import parse_json
 
 TOOL_PLAN = "tool_plan"
@@ -139,9 +140,9 @@ def _state(messages: Sequence[BaseMessage]) -> tuple[set[str], dict[str, Any]]:
         elif kind == "tool":
             cid = str(getattr(message, "tool_call_id", ""))
             if cid.startswith(_PREFIX):
-                content = message.content
+                content = content_text(message.content)
                 try:
-                    value = parse_json(content) if isinstance(content, str) else content
+                    value = parse_json(content)
                 except ValueError:
                     value = content
                 answers[cid[len(_PREFIX):]] = value

@@ -178,6 +178,9 @@ class CallStats:
     epoch: int = 0
     """Which attempt of the example this is (``--epochs``): the response cache and the
     offline noisy model key on it."""
+    usage_reported: bool | None = None
+    """Set by an agent outside the harness (``--agent-cmd``): whether it reported its usage
+    (``None``: the harness counted the calls itself)."""
     transcript: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Chat model calls by run id, in call order: messages, tools, output or error
     (:mod:`tooleval_agents.run.transcripts`)."""
@@ -238,6 +241,17 @@ class CallStats:
         with self._lock:
             self.raised.append(error)
 
+
+    def reported(self, usage: tuple[int, int, int, int] | None) -> None:
+        """The usage an agent outside the harness reported (input, output, cached input
+        tokens, model calls; ``None``: it reported none, :attr:`usage_reported` False)."""
+        with self._lock:
+            self.usage_reported = usage is not None
+            if usage is not None:
+                self.input_tokens += usage[0]
+                self.output_tokens += usage[1]
+                self.cached_input_tokens += usage[2]
+                self.calls += usage[3]
 
 
 _STATS: ContextVar[CallStats | None] = ContextVar("tooleval_call_stats", default=None)

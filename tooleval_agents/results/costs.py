@@ -92,10 +92,16 @@ def price_for(model: str | None) -> Price | None:
 
 
 def run_cost(*, model: str | None, judge: str | None, usage: dict[str, float],
-             examples: int, successes: float | None) -> dict[str, Any]:
+             examples: int, successes: float | None,
+             not_reported: bool = False) -> dict[str, Any]:
     """Dollar cost of a run from its summary's ``usage`` totals: the model's, the judge's,
     the total, per example and per success (``None`` where a price is unknown or nothing
-    succeeded), the price dates, and the models whose price is unknown."""
+    succeeded), the price dates, and the models whose price is unknown. ``not_reported``: the
+    model's tokens are not known (an agent command that reported none): no cost."""
+    if not_reported:
+        return {"model_usd": None, "total_usd": None, "per_example_usd": None,
+                "per_success_usd": None, "prices_as_of": [], "unknown_price": [],
+                "not_reported": True}
     out: dict[str, Any] = {}
     unknown: list[str] = []
     dates: set[str] = set()
@@ -128,6 +134,8 @@ def describe(cost: dict[str, Any]) -> str:
     2025-06-01`` or what is unknown."""
     if not cost:
         return "cost: not computed"
+    if cost.get("not_reported"):
+        return "cost: not reported (the agent reported no token usage)"
     if cost.get("total_usd") is None:
         names = ", ".join(cost.get("unknown_price") or [])
         return (f"cost: unknown price for {names} (add it to a price file named by "

@@ -112,8 +112,11 @@ class RunConfig(BaseModel):
     epochs: int = 1
     """Attempts per example (``--epochs``)."""
     agent: str | None = None
-    """The user's agent that played the strategy's agent (``--agent``), by name; ``None``:
-    the strategy's own."""
+    """The user's agent that played the strategy's agent (``--agent``, or ``--agent-name`` of
+    an agent command), by name; ``None``: the strategy's own."""
+    agent_cmd: str | None = None
+    """The agent command that played it (``--agent-cmd``, as given, secrets masked): part of
+    the run's identity."""
     identity: dict[str, Any] | None = None
     """What the run measures (:class:`~tooleval_agents.run.identity.RunIdentity`:
     ``digest`` and ``parts``, the agent's and a user strategy's code among them); one
@@ -204,6 +207,10 @@ class ResultBase(BaseModel):
     tool_calls: ToolCallCounts | None = None
     """How an agent's tool calls came back (structured, read from text, unread text calls);
     ``None``: no agent ran."""
+    usage_reported: bool | None = None
+    """An agent command's example (``--agent-cmd``): whether the agent reported its token
+    usage (its ``usage`` is then what it reported); ``None``: the harness counted the model's
+    calls itself."""
     finished_at: str = Field(default_factory=now)
 
     @model_validator(mode="after")

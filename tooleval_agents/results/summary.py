@@ -11,6 +11,7 @@ from typing import Any
 
 from tooleval_agents.contracts import ExampleScore, Metrics
 from tooleval_agents.models.tool_calls.counts import (
+    AGENT_USAGE,
     FORMAT_ERRORS,
     CallTally,
     format_notes,
@@ -75,6 +76,17 @@ def agent_error_line(result: ResultBase) -> str:
     return f"{result.error or result.error_kind or 'the agent raised'}{where}"
 
 
+def _agent_usage_notes(counts: dict[str, Any]) -> list[str]:
+    """What to know of an agent command's token usage (nothing when it reported it all)."""
+    missing = int(counts.get(AGENT_USAGE[False], 0))
+    if not missing:
+        return []
+    total = missing + int(counts.get(AGENT_USAGE[True], 0))
+    return [f"the agent reported no token usage for {missing} of {total} examples: their "
+            "tokens and cost are not reported (an agent writes them to $TOOLEVAL_USAGE_FILE; "
+            "docs/mcp.md)"]
+
+
 class _Pass:
     """What one pass over a run's results keeps (:func:`summarize`)."""
 
@@ -103,6 +115,8 @@ class _Pass:
         self.spend.add(r)
         if r.status == "agent_error" and self.first_agent_error is None:
             self.first_agent_error = agent_error_line(r)
+        if r.usage_reported is not None:  # an agent command's: its usage is its to report
+            self.counts[AGENT_USAGE[r.usage_reported]] += 1
         for k in USAGE_KEYS:
             self.totals[k] += getattr(r.usage, k)
         self.totals["judge_input_tokens"] += r.judge_usage.input_tokens
@@ -145,6 +159,8 @@ class _Pass:
             "cached": c["cached"], "scoring_errors": c["scoring_errors"],
             FORMAT_ERRORS: c[FORMAT_ERRORS],
             **self.calls.counts(),
+            **({k: c[k] for k in AGENT_USAGE.values()}
+               if c[AGENT_USAGE[True]] or c[AGENT_USAGE[False]] else {}),
         }
         # Judged scorers label each example ``judge``: ok / error / missing_prediction. A run
         # whose judge answered nothing must not pass for one that scored 0 (``tooleval run``).
@@ -234,13 +250,15 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     # A success is a 100 on the first success-type headline metric (e.g. AppBench success).
     success_metric, won = seen.tally.successes(list(headline or metrics))
     cost = run_cost(model=model, judge=judge, usage=usage, examples=seen.recorded,
-                    successes=won)
+                    successes=won,
+                    not_reported=summary_counts.get(AGENT_USAGE[True]) == 0)
     if success_metric is not None:
         cost["success_metric"] = success_metric
     missing = {k: v for k, v in (not_computed or {}).items() if k not in metrics}
     notes = [*tool_call_notes(summary_counts),
              *format_notes(summary_counts, seen.first_format_error),
-             *_usage_notes(summary_counts, usage, seen.first_agent_error)]
+             *_usage_notes(summary_counts, usage, seen.first_agent_error),
+             *_agent_usage_notes(summary_counts)]
     return RunSummary(experiment=experiment, metrics=metrics, counts=summary_counts,
                       format_error_rate=(summary_counts[FORMAT_ERRORS] / seen.scored
                                          if seen.scored else None),

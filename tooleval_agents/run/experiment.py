@@ -88,7 +88,8 @@ def _model_error_kind(exc: BaseException) -> str:
     status = getattr(exc, "status_code", None)
     if status in (400, 422):
         return "bad_request"
-    return type(exc).__name__
+    kind = getattr(exc, "error_kind", None)  # e.g. an agent command's agent_timeout
+    return kind if isinstance(kind, str) else type(exc).__name__
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -374,7 +375,7 @@ class _Experiment:
             reference_outputs=example.outputs or {},
             model_calls=self.prompts.calls(harness.get("transcript") or []),
             data_digest=example_digest(inputs, example.outputs or {}),
-            tool_calls=counts_of(outputs))
+            tool_calls=counts_of(outputs), usage_reported=stats.get("usage_reported"))
         return result
 
     def tally(self, score: ExampleScore) -> None:
@@ -426,7 +427,8 @@ def _stats_dict(stats: CallStats) -> dict[str, Any]:
             "replayed_input_tokens": stats.replayed_input_tokens,
             "replayed_output_tokens": stats.replayed_output_tokens,
             "replayed_cached_input_tokens": stats.replayed_cached_input_tokens,
-            "unknown_usage": stats.unknown_usage, "kinds": list(stats.kinds)}
+            "unknown_usage": stats.unknown_usage, "kinds": list(stats.kinds),
+            "usage_reported": stats.usage_reported}
 
 
 def answers_usage(stats: dict[str, Any]) -> Usage:

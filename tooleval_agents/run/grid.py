@@ -29,6 +29,7 @@ from tooleval_agents.registry import (
     build_scorer,
     get_benchmark,
     get_strategy,
+    served_agent_io,
     strategies,
 )
 from tooleval_agents.run.faults import parse_tool_faults
@@ -130,6 +131,8 @@ class Sweep:
     """The retry policy of every model call (:class:`~tooleval_agents.models.retry.RetryPolicy`)."""
     faults: list[str | None] = field(default_factory=lambda: [None])
     """Each ``--tool-faults`` setting (the grid runs once per setting)."""
+    command: bool = False
+    """An agent command (``--agent-cmd``) plays each run: no strategy options, no model made."""
 
     def runs(self) -> list[Cell]:
         return [(split, strat, m, a, opts) for split, strat in self.plan for m in self.models
@@ -152,9 +155,11 @@ def plan_grid(benchmark: str | Benchmark, *, models: Sequence[Any],
               prompts: str | None = None, scoring: str | None = None,
               judge: Any = None, model_kwargs: dict[str, Any] | None = None,
               judge_kwargs: dict[str, Any] | None = None, policy: Any = None,
-              tool_faults: Sequence[str] | None = None) -> Sweep:
+              tool_faults: Sequence[str] | None = None, agent_cmd: str | None = None) -> Sweep:
     """Every argument of a grid checked, its runs listed; a bad one raises (``KeyError``,
-    ``ValueError``, :class:`~tooleval_agents.agents.AgentLoadError`) before any split runs."""
+    ``ValueError``, :class:`~tooleval_agents.agents.AgentLoadError`) before any split runs.
+    With ``agent_cmd`` (an agent command plays each run), a model is optional (handed to the
+    command) and no strategy option is taken."""
     from tooleval_agents.models.specs import check_model_spec  # deferred: LangChain
 
     bench = benchmark if isinstance(benchmark, Benchmark) else get_benchmark(benchmark)
@@ -177,20 +182,31 @@ def plan_grid(benchmark: str | Benchmark, *, models: Sequence[Any],
         if isinstance(model_spec, str):
             check_model_spec(model_spec)
     for split, named_strategy in plan:
-        _check_split(bench, split, strategy_of(bench, split, named_strategy, bool(agents)),
-                     grid, prompts=prompts, scoring=scoring, judged=judge is not None)
+        if agent_cmd is not None:  # what the command plays: the split's served agent part
+            served_agent_io(bench, split, named_strategy)
+        declared = None if agent_cmd is not None else strategy_of(bench, split,
+                                                                  named_strategy, bool(agents))
+        _check_split(bench, split, declared, grid, prompts=prompts, scoring=scoring,
+                     judged=judge is not None)
     return Sweep(bench, plan, unique(models), named_agents, list(grid), dict(model_kwargs or {}),
                  dict(judge_kwargs or {}), policy,
-                 list(dict.fromkeys(tool_faults)) if tool_faults else [None])
+                 list(dict.fromkeys(tool_faults)) if tool_faults else [None],
+                 command=agent_cmd is not None)
 
 
-def _check_split(bench: Benchmark, split: Split, declared: Strategy,
+def _check_split(bench: Benchmark, split: Split, declared: Strategy | None,
                  grid: Sequence[dict[str, Any]], *, prompts: str | None, scoring: str | None,
                  judged: bool) -> None:
     """Each option set of one split checked: the strategy's options, the prompt set, the
-    scoring options (a split only a judge scores fails here without one)."""
+    scoring options (a split only a judge scores fails here without one). ``declared``
+    ``None``: an agent command plays the split, which takes no strategy option."""
     for opts in grid:
         own, scoring_opts = route_options(bench, split, declared, opts)
+        if declared is None:
+            if own:
+                raise ValueError(f"-O {', '.join(own)}: an agent command takes no strategy "
+                                 "options")
+            continue
         validate_options(f"strategy {declared.name}", declared.options, own)
         if prompts is not None:  # a prompt set nobody offers fails now, not per split
             resolve_options(prompts, strategy=(f"strategy {declared.name}",
@@ -211,12 +227,13 @@ def strategy_of(bench: Benchmark, split: Split, strategy: str | None, agent: boo
                                                  else bench.default_strategy(split)))
 
 
-def route_options(bench: Benchmark, split: Split, strategy: Strategy,
+def route_options(bench: Benchmark, split: Split, strategy: Strategy | None,
                   options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``-O`` options of a run as (strategy's, scorer's): a key only the split's scorer
     declares (e.g. ``scoring``) is a scoring option; every other key is the strategy's (an
-    unknown one is refused there, with the known ones listed)."""
-    declared = strategy.options
+    unknown one is refused there, with the known ones listed). ``strategy`` ``None``: an
+    agent command, which takes none."""
+    declared = strategy.options if strategy is not None else None
     scorer = bench.scoring_options(split)
     scoring_keys = set(scorer.model_fields) if scorer else set()
     strategy_keys = set(declared.model_fields) if declared else set()
@@ -241,7 +258,8 @@ def cell_spec(sweep: Sweep, cell: Cell, settings: dict[str, Any]) -> RunSpec:
     ``RunSpec``; their ``scoring_options`` may hold the profile as ``{"scoring": PROFILE}``)."""
     split, strat, model, agent, given = cell
     options, scoring = route_options(
-        sweep.bench, split, strategy_of(sweep.bench, split, strat, agent is not None), given)
+        sweep.bench, split, None if sweep.command else strategy_of(
+            sweep.bench, split, strat, agent is not None), given)
     profile = (settings.get("scoring_options") or {}).get("scoring")
     return RunSpec(**{**settings, "benchmark": sweep.bench.name, "task": split.task,
                       "subset": split.subset, "strategy": strat, "agent": agent,

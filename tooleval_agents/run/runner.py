@@ -78,9 +78,11 @@ from tooleval_agents.data.langsmith_datasets import (
     to_examples,
 )
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.mcp.log import CALLS
 from tooleval_agents.models.redaction import (
     model_params,
     redact,
+    redact_text,
 )
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.models.server_identity import (
@@ -151,11 +153,13 @@ if TYPE_CHECKING:
     from langsmith import Client
     from langsmith.schemas import Example, TracerSession
 from tooleval_agents.run.setup import (
+    ToolServers,
     _build,
     _Models,
     _models,
     _Plan,
     _plan,
+    model_label_of,
     run_identity_of,
     run_name,
 )
@@ -216,7 +220,8 @@ def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str, identity: Ru
         subset=plan.split.subset, strategy=plan.strategy_name,
         strategy_options=redact(_jsonable(plan.strategy_options), names=False),
         epochs=spec.epochs, agent=plan.agent_name, identity=identity.model_dump(),
-        model={"spec": model_label(spec.model), "params": model_params(models.inner),
+        agent_cmd=None if spec.agent_cmd is None else redact_text(spec.agent_cmd),
+        model={"spec": model_label_of(spec), "params": model_params(models.inner),
                **({"server": models.server.record()} if models.server is not None else {})},
         judge=({"spec": model_label(judge), "params": model_params(judge),
                 **({"from_model": models.judge_inherited} if models.judge_inherited else {})}
@@ -326,13 +331,14 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
                           ScoringContext(data_dir=data, judge=models.judge))
     if spec.faults is not None:
         scorer = with_fault_metrics(scorer)
-    graph = _build(plan, models, data)
     identity, unreadable = run_identity_of(spec, plan, models)
     run_dir = _place(spec, plan, identity, unreadable)
     name = run_dir.path.name
+    servers = ToolServers(run_dir.path / CALLS)  # the MCP server, if the workflow needs one
+    graph = _build(plan, models, data, servers)
     made = [d for d in (run_dir.path, *run_dir.path.parents) if not d.exists()]
     # A second process on this run stops at once; a failed start leaves nothing behind.
-    with run_dir.lock(), _undone_on_failure(run_dir, made):
+    with run_dir.lock(), _undone_on_failure(run_dir, made), servers:
         if spec.fresh:
             for file in (CONFIG, EXAMPLES, SUMMARY):
                 (run_dir.path / file).unlink(missing_ok=True)
@@ -458,13 +464,13 @@ async def _finish(spec: RunSpec, name: str, scorer: Scorer, run_dir: RunDir,
     describes (a smaller selection rewrites nothing), else computed over every result."""
     config = where.config
     judge = config.judge["spec"] if config.judge else None
-    work = session.work(run_dir, model=model_label(spec.model), judge=judge)
+    work = session.work(run_dir, model=model_label_of(spec), judge=judge)
     stored = run_dir.read_summary() if (run_dir.path / SUMMARY).is_file() else None
     if not session.ran and stored is not None and run_dir.summary_is_current(stored):
         return stored.model_copy(update={"session": work})
     summary = summarize(name, scorer, session.held, run_dir,
                         wall_s=time.perf_counter() - started, epochs=spec.epochs,
-                        model=model_label(spec.model), judge=judge)
+                        model=model_label_of(spec), judge=judge)
     summary.notes[:0] = [*notes, *replay_note(endpoint, server, work["cache_hits"])]
     summary = summary.model_copy(update={"session": work})
     run_dir.write_summary(summary)

@@ -20,10 +20,12 @@ from tooleval_agents.contracts import (
     resolve_options,
 )
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.mcp import require_mcp
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.redaction import (
     TRANSPORT_ARGS,
     model_params,
+    redact_text,
     register_secrets_in,
 )
 from tooleval_agents.models.reference import AnswerKey
@@ -54,6 +56,7 @@ from tooleval_agents.registry import (
     get_strategy,
     register,
     resolve_split,
+    served_agent_io,
 )
 from tooleval_agents.run.faults import KINDS
 from tooleval_agents.run.identity import RunIdentity, run_identity
@@ -70,6 +73,8 @@ if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
     from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables import Runnable
+
+    from tooleval_agents.mcp.server import ToolServer
 
 
 def _benchmark(benchmark: str | Benchmark) -> Benchmark:
@@ -154,6 +159,8 @@ def _plan(spec: RunSpec) -> _Plan:
     """Resolve the benchmark, split, strategy (or agent) and options; a bad one raises."""
     bench = _benchmark(spec.benchmark)
     split = resolve_split(bench, spec.task, spec.subset)
+    if spec.agent_cmd is not None:
+        return _command_plan(spec, bench, split)
     factory = resolve_agent(spec.agent) if spec.agent is not None else None
     strategy_name = spec.strategy or (agent_strategy(bench.name, split) if factory is not None
                                       else bench.default_strategy(split))
@@ -182,6 +189,27 @@ def _plan(spec: RunSpec) -> _Plan:
                  dict(strategy_options), dict(scoring_options), offline)
 
 
+def _command_plan(spec: RunSpec, bench: Benchmark, split: Split) -> _Plan:
+    """An agent command playing the agent part the split serves (:mod:`tooleval_agents.mcp.
+    external`): its strategy is :class:`~tooleval_agents.mcp.external.ServedAgent`."""
+    from tooleval_agents.mcp.external import AgentCommand, ServedAgent
+
+    require_mcp()
+    if spec.strategy_options:
+        raise ValueError("strategy options (-O) set the strategy's own agent: an agent "
+                         "command takes none")
+    name, io_for = served_agent_io(bench, split, spec.strategy)
+    agent = spec.agent_name or "agent"
+    command = AgentCommand(spec.agent_cmd or "", agent, spec.agent_timeout,
+                           spec.model if isinstance(spec.model, str) else None)
+    _, scoring_options = resolve_options(
+        spec.prompts, strategy=(f"strategy {name}", None, None),
+        scoring=(f"{bench.name} {split.task} scoring", bench.scoring_options(split),
+                 spec.scoring_options))
+    return _Plan(bench, split, name, ServedAgent(bench.name, name, io_for, command), None,
+                 agent, {}, dict(scoring_options), False)
+
+
 @dataclass
 class _Models:
     """The model under test and the judge, each wrapped once (retries, rate limit,
@@ -202,14 +230,20 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
     kwargs = dict(spec.model_kwargs or {})
     register_secrets_in(kwargs)
     answer_key: AnswerKey | None = None
-    if plan.offline:
+    inner: BaseChatModel
+    if spec.agent_cmd is not None:  # the agent's own model: nothing here calls one
+        from tooleval_agents.mcp.external import AgentsOwnModel  # deferred: the mcp extra
+
+        inner = AgentsOwnModel(model_name=str(spec.model or "agent"))
+    elif plan.offline:
         answer_key = AnswerKey()
-        inner = resolve_model(spec.model, answer_key=answer_key)
+        inner = resolve_model(str(spec.model), answer_key=answer_key)
     elif isinstance(spec.model, str):
         inner = provider_model(spec.model,
                                {**plan.strat.model_defaults(plan.strategy_options), **kwargs},
                                max_tokens=plan.bench.max_tokens(plan.split))
     else:
+        assert spec.model is not None  # RunSpec checks it
         inner = spec.model
     register_secrets_in({k: getattr(inner, k) for k in type(inner).model_fields
                          if "key" in k or "token" in k})
@@ -242,7 +276,8 @@ async def _add_judge(spec: RunSpec, models: _Models,
         raise ValueError(f"judge {spec.judge!r}: the offline models cannot judge; use a "
                          "provider model (provider:model)")
     if isinstance(spec.judge, str):
-        jkw, models.judge_inherited = judge_arguments(spec.model, spec.model_kwargs, spec.judge,
+        jkw, models.judge_inherited = judge_arguments(spec.model or "", spec.model_kwargs,
+                                                      spec.judge,
                                                       spec.judge_kwargs)
         register_secrets_in(jkw)
         judge = provider_model(spec.judge, jkw, max_tokens=JUDGE_MAX_TOKENS)
@@ -259,12 +294,41 @@ async def _add_judge(spec: RunSpec, models: _Models,
         response_cache=judge_cache, server_identity=_key_part(judge_server))
 
 
-def _build(plan: _Plan, models: _Models, data: Path) -> Runnable[Any, Any]:
+class ToolServers:
+    """The run's MCP server (:mod:`tooleval_agents.mcp`), made on first use -- the ``mcp``
+    extra is needed only then -- with its call log in the run directory; stopped with
+    :meth:`stop`."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self.server: ToolServer | None = None
+
+    def __call__(self) -> ToolServer:
+        if self.server is None:
+            from tooleval_agents.mcp.server import ToolServer
+
+            require_mcp()
+            self.server = ToolServer(log=self.log)
+        return self.server
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+
+    def __enter__(self) -> ToolServers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _build(plan: _Plan, models: _Models, data: Path,
+           tool_server: ToolServers | None = None) -> Runnable[Any, Any]:
     try:
         return plan.strat.build(StrategyContext(model=models.wrapped, split=plan.split,
                                                 data_dir=data,
                                                 options=dict(plan.strategy_options),
-                                                agent=plan.factory))
+                                                agent=plan.factory, tool_server=tool_server))
     except Exception as exc:
         if plan.factory is None:
             raise
@@ -291,8 +355,14 @@ def run_name(spec: RunSpec, plan: _Plan) -> str:
         "fault_seed": faults.seed if faults is not None and faults.seed else None,
         "fault_kinds": list(faults.kinds) if faults is not None and faults.kinds != KINDS
         else None}
-    return readable_name(plan.split, plan.strategy_name, model_label(spec.model),
+    return readable_name(plan.split, plan.strategy_name, model_label_of(spec),
                          agent=plan.agent_name, settings=settings)
+
+
+def model_label_of(spec: RunSpec) -> str:
+    """The model a run names: its spec, or ``external`` when an agent command brings its own
+    (``--agent-cmd`` without ``--model``)."""
+    return model_label(spec.model) if spec.model is not None else "external"
 
 
 def _model_part(model: str | BaseChatModel, inner: BaseChatModel | None,
@@ -327,7 +397,10 @@ def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIde
         "strategy": {"name": plan.strategy_name, "files": strategy_files} if strategy_files
         else plan.strategy_name,
         "agent": agent,
-        "model": _model_part(spec.model, models.inner, spec.model_kwargs),
+        "agent_cmd": None if spec.agent_cmd is None else {
+            "name": plan.agent_name, "command": redact_text(spec.agent_cmd)},
+        "model": None if spec.model is None else _model_part(spec.model, models.inner,
+                                                             spec.model_kwargs),
         "judge": None if spec.judge is None else _model_part(
             spec.judge, models.judge_inner, spec.judge_kwargs),
         "strategy_options": plan.strategy_options, "scoring_options": plan.scoring,

@@ -34,8 +34,10 @@ class RunSpec:
 
     benchmark: str | Benchmark
     """A registered benchmark name, or a :class:`~tooleval_agents.registry.Benchmark`."""
-    model: str | BaseChatModel
-    """``reference``, ``noisy-reference[:RATE]``, ``provider:model`` or a chat model."""
+    model: str | BaseChatModel | None = None
+    """``reference``, ``noisy-reference[:RATE]``, ``provider:model`` or a chat model
+    (required unless ``agent_cmd`` is given: that agent brings its own model, and ``model``,
+    a spec then, is only handed to it)."""
     task: str | None = None
     """The split's task (may be omitted when the benchmark has one)."""
     subset: str | None = None
@@ -92,6 +94,15 @@ class RunSpec:
     tool_faults: str | ToolFaults | None = None
     """Seeded tool faults, e.g. ``"rate=0.2,kinds=error+timeout,seed=0"``
     (:mod:`tooleval_agents.run.faults`); ``rate=0`` or ``None``: none."""
+    agent_cmd: str | None = None
+    """An agent command as the system under test (:mod:`tooleval_agents.mcp.external`): run
+    per example with its MCP session's URL and the request; the calls its session answered
+    are the trajectory, what it prints its final answer. Part of the run's identity."""
+    agent_name: str | None = None
+    """What the run calls the agent command (its directory name: ``<strategy>+<name>``;
+    default ``agent``)."""
+    agent_timeout: float = 300.0
+    """Seconds an agent command may take per example (then its process group is killed)."""
 
     @property
     def faults(self) -> ToolFaults | None:
@@ -109,9 +120,32 @@ class RunSpec:
         if self.samples is not None:
             parse_samples(self.samples)
         parse_tool_faults(self.tool_faults)
+        self._check_agent_cmd()
         if self.model_kwargs and not isinstance(self.model, str):
             raise ValueError("model_kwargs apply to a model spec; configure a model instance "
                              "when you create it")
         if self.judge_kwargs and self.judge is not None and not isinstance(self.judge, str):
             raise ValueError("judge_kwargs apply to a judge spec; configure a judge instance "
                              "when you create it")
+
+    def _check_agent_cmd(self) -> None:
+        if self.agent_cmd is None:
+            if self.model is None:
+                raise ValueError("model is required (unless an agent command brings its own: "
+                                 "agent_cmd)")
+            if self.agent_name is not None:
+                raise ValueError("agent_name names an agent command: give agent_cmd")
+            return
+        if not self.agent_cmd.strip():
+            raise ValueError("agent_cmd is empty")
+        if self.agent is not None:
+            raise ValueError("give agent (a factory run in the process) or agent_cmd (a "
+                             "command), not both")
+        if self.model is not None and not isinstance(self.model, str):
+            raise ValueError("with agent_cmd, model is a spec handed to the agent, not a "
+                             "chat model")
+        if self.model_kwargs:
+            raise ValueError("model_kwargs configure a model the harness calls: an agent "
+                             "command configures its own")
+        if not self.agent_timeout > 0:
+            raise ValueError(f"agent_timeout must be > 0, got {self.agent_timeout}")

@@ -35,6 +35,9 @@ AGENT_RECORD = "agent"
 STRUCTURED, TEXT, UNREAD, NO_CALL = ("tool_calls_structured", "tool_calls_text",
                                      "unread_text_calls", "examples_without_tool_calls")
 """The run summary's ``counts`` keys (present in tool-calling runs only)."""
+AGENT_USAGE = {True: "usage_reported", False: "usage_not_reported"}
+"""The summary's counts of an agent command's run (``--agent-cmd``): its examples whose agent
+reported its token usage, and those whose agent did not (their tokens and cost are unknown)."""
 READ_TEXT = "-O tool_calls=auto"
 SERVER_FLAGS = ("llama.cpp's llama-server: --jinja; llama-cpp-python: --chat_format "
                 "chatml-function-calling, which also needs tool_choice sent")
@@ -110,6 +113,10 @@ def tool_call_notes(counts: Mapping[str, Any]) -> list[str]:
                 "server's chat format, not the model's tool use. Read them with "
                 f"{READ_TEXT} (or -O tool_calls=text; a call that is not valid JSON stays "
                 f"unread), or make the server return structured calls ({SERVER_FLAGS})."]
+    if structured + text == 0 and AGENT_USAGE[True] in counts:  # an agent command's run
+        return [f"the agent command made no tool call in {scored} example(s): check that it "
+                "connects to its session ($TOOLEVAL_MCP_URL, with $TOOLEVAL_MCP_TOKEN) and "
+                "calls the tools it lists (docs/mcp.md)."]
     if structured + text == 0:
         return [f"no tool call came back in {scored} example(s), and no answer holds one "
                 "written as text: check that the server gives the model the tools "
@@ -158,6 +165,6 @@ def format_notes(counts: Mapping[str, Any], first: str | None = None) -> list[st
             f"task's format (format_errors{example}): scored as they are, mostly 0."]
 
 
-__all__ = ["AGENT_RECORD", "FORMAT_ERRORS", "NO_CALL", "STRUCTURED", "TEXT", "UNREAD",
-           "CallTally", "ToolCallCounts", "counts_of", "format_notes", "format_unmeasured",
-           "tool_call_notes", "tool_calls_unmeasured"]
+__all__ = ["AGENT_RECORD", "AGENT_USAGE", "FORMAT_ERRORS", "NO_CALL", "STRUCTURED", "TEXT",
+           "UNREAD", "CallTally", "ToolCallCounts", "counts_of", "format_notes",
+           "format_unmeasured", "tool_call_notes", "tool_calls_unmeasured"]

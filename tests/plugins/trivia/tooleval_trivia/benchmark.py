@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from tooleval_agents import (
+    AgentIO,
     Benchmark,
     ExampleFields,
     ExampleScore,
@@ -64,6 +67,16 @@ class Direct(Strategy):
         return [GoldAnswer(MARKER, reference_outputs["answer"], "plan_text")]
 
 
+def count_letters(text: str) -> dict[str, int]:
+    """Count the letters of a text."""
+    return {"letters": sum(c.isalpha() for c in text)}
+
+
+def final_text(messages: Sequence[BaseMessage]) -> str:
+    """The last model answer's text."""
+    return next((m.text for m in reversed(messages) if m.type == "ai"), "")
+
+
 class Trivia(Benchmark):
     """Two splits (fr, es) of one task, ``qa``."""
 
@@ -104,6 +117,15 @@ class Trivia(Benchmark):
 
     def strategies(self) -> list[Strategy]:
         return [Direct()]
+
+    def agent_io(self, split: Split) -> AgentIO:
+        """An agent with one tool plays the questions (served over MCP as it is)."""
+        tool = StructuredTool.from_function(count_letters)
+        return AgentIO(
+            tools=lambda inputs: [tool],
+            messages=lambda inputs: [HumanMessage(f"{MARKER} {inputs['question']}")],
+            outputs=lambda inputs, messages: {"prediction": final_text(messages),
+                                              "raw_outputs": [final_text(messages)]})
 
     def read_predictions(self, split: Split, path: Path, count: int) -> list[dict[str, Any]]:
         return [{"prediction": line} for line in path.read_text(encoding="utf-8").splitlines()]

@@ -1,0 +1,128 @@
+"""A scripted outside agent for the tests: a separate process that plays the gold plan of an
+example through its MCP session (``--agent-cmd``), as the offline ``reference`` model plays it
+in the run. It imports nothing of the project and no MCP SDK: it speaks the protocol's
+JSON-RPC over streamable HTTP with ``httpx`` (as an agent in another language would), which
+also keeps its start-up short.
+
+It reads the request on standard input, finds its plan in ``SCRIPTED_PLANS`` (a JSON object
+the test wrote: request -> the strategy's gold tool plan; the server reveals no gold),
+connects to ``TOOLEVAL_MCP_URL`` with ``TOOLEVAL_MCP_TOKEN``, makes the plan's calls in order
+-- each referenced value taken from the earlier call's answer -- and prints the plan's final
+answer. It writes its usage (one call, 10 and 2 tokens) to ``TOOLEVAL_USAGE_FILE`` when
+``SCRIPTED_USAGE=1``.
+
+Misbehaviours on demand (``SCRIPTED_MODE``): ``late`` (a detached child calls until the
+session has ended, then writes the status it got to ``SCRIPTED_MARKER``), ``kill_me`` (on the
+example whose request holds ``SCRIPTED_KILL``: one call, then write ``SCRIPTED_MARKER`` and wait
+to be killed). ``SCRIPTED_WAIT_FOR``: a file to wait for before answering.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+VERSION = "2025-06-18"
+
+
+class Mcp:
+    """The few JSON-RPC calls an agent needs, over streamable HTTP (JSON responses)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.next_id = url, 0
+        self.http = httpx.Client(headers={"Authorization": f"Bearer {token}",
+                                          "Accept": "application/json, text/event-stream"},
+                                 timeout=120)
+        info = self.request("initialize", {"protocolVersion": VERSION, "capabilities": {},
+                                           "clientInfo": {"name": "scripted", "version": "1"}})
+        assert "capabilities" in info, info
+        self.notify("notifications/initialized")
+
+    def send(self, body: dict[str, Any]) -> httpx.Response:
+        response = self.http.post(self.url, json=body)
+        response.raise_for_status()
+        if sid := response.headers.get("mcp-session-id"):
+            self.http.headers["mcp-session-id"] = sid
+        return response
+
+    def notify(self, method: str) -> None:
+        self.send({"jsonrpc": "2.0", "method": method})
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        reply = self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                           "params": params}).json()
+        return reply["result"]
+
+    def call(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        result = self.request("tools/call", {"name": name, "arguments": args})
+        return "".join(b.get("text", "") for b in result["content"]), bool(result.get("isError"))
+
+
+def play(mcp: Mcp, plan: dict[str, Any], mode: str, request: str) -> None:
+    answers: dict[str, Any] = {}
+    for i, call in enumerate(plan["calls"]):
+        args = dict(call.get("args") or {})
+        for key, ref in (call.get("refs") or {}).items():
+            value = answers.get(ref["call"])
+            args[key] = value.get(ref["key"], "unknown") if isinstance(value, dict) \
+                else "unknown"
+        text, error = mcp.call(call["name"], args)
+        try:
+            answers[call["id"]] = None if error else json.loads(text)
+        except ValueError:
+            answers[call["id"]] = None
+        if i == 0 and mode == "kill_me" and os.environ.get("SCRIPTED_KILL", "\0") in request:
+            Path(os.environ["SCRIPTED_MARKER"]).write_text(str(os.getpid()), encoding="utf-8")
+            time.sleep(3600)
+
+
+def late_call() -> None:
+    """List the tools until the session is gone (404), then mark it done."""
+    url, token = os.environ["TOOLEVAL_MCP_URL"], os.environ["TOOLEVAL_MCP_TOKEN"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Authorization": f"Bearer {token}",
+               "Accept": "application/json, text/event-stream"}
+    status: int | str = 0
+    for _ in range(2400):
+        try:
+            status = httpx.post(url, json=body, headers=headers).status_code
+        except httpx.HTTPError as exc:  # the server is gone: say so
+            status = f"error: {exc}"
+            break
+        if status == 404:
+            break
+        time.sleep(0.05)
+    Path(os.environ["SCRIPTED_MARKER"]).write_text(str(status), encoding="utf-8")
+
+
+def main() -> None:
+    mode = os.environ.get("SCRIPTED_MODE", "")
+    if mode == "late":  # a child that outlives its session (in a session of its own)
+        subprocess.Popen([sys.executable, __file__, "--late"], start_new_session=True,
+                         env=dict(os.environ))
+    request = sys.stdin.read()
+    plans = json.loads(Path(os.environ["SCRIPTED_PLANS"]).read_text(encoding="utf-8"))
+    plan = plans[request]
+    play(Mcp(os.environ["TOOLEVAL_MCP_URL"], os.environ["TOOLEVAL_MCP_TOKEN"]), plan, mode,
+         request)
+    if wait := os.environ.get("SCRIPTED_WAIT_FOR"):  # keep the run going until it exists
+        for _ in range(2400):
+            if Path(wait).exists():
+                break
+            time.sleep(0.05)
+    if os.environ.get("SCRIPTED_USAGE") == "1":
+        Path(os.environ["TOOLEVAL_USAGE_FILE"]).write_text(
+            json.dumps({"input_tokens": 10, "output_tokens": 2, "model_calls": 1}))
+    print(plan["final"])
+
+
+if __name__ == "__main__":
+    late_call() if sys.argv[1:] == ["--late"] else main()

@@ -1,0 +1,55 @@
+"""``tooleval run --agent-cmd``'s options: what they allow with the others, the runs' models,
+and what an agent command that failed on every example is told (:mod:`tooleval_agents.mcp.
+external`; docs/mcp.md)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from tooleval_agents.results.rundir import RunDir
+
+
+def command_settings(agent_cmd: str | None, agent_name: str | None,
+                     agent_timeout: float) -> dict[str, Any]:
+    """The run settings of an agent command (none without one).
+
+    Raises:
+        ValueError: ``--agent-name`` without ``--agent-cmd``, or an empty command.
+    """
+    if agent_cmd is None:
+        if agent_name is not None:
+            raise ValueError("--agent-name names an agent command: give --agent-cmd")
+        return {}
+    if not agent_cmd.strip():
+        raise ValueError("--agent-cmd is empty")
+    return {"agent_cmd": agent_cmd, "agent_name": agent_name, "agent_timeout": agent_timeout}
+
+
+def models_of(models: list[str] | None, agent_cmd: str | None, agents: list[str] | None,
+              model_args: list[str] | None) -> list[str | None]:
+    """The runs' models (their specs are checked with the rest of the grid); with
+    ``--agent-cmd``, what is handed to the agent (none needed)."""
+    if agent_cmd is None:
+        if not models:
+            raise ValueError("give --model (or --agent-cmd: an agent that brings its own)")
+        return list(dict.fromkeys(models))
+    if agents:
+        raise ValueError("give --agent (a factory run in the process) or --agent-cmd (a "
+                         "command), not both")
+    if model_args:
+        raise ValueError("--model-arg configures a model the harness calls: an agent "
+                         "command configures its own")
+    return list(dict.fromkeys(models)) if models else [None]
+
+
+def command_failures(row: dict[str, Any], counts: dict[str, Any]) -> str | None:
+    """What to say when an agent command failed on every example it ran (exit 3)."""
+    if "usage_reported" not in counts or counts.get("ok") or not counts.get("model_errors"):
+        return None
+    kinds = Counter(r.error_kind or "unknown" for r in RunDir(row["run_dir"]).results().values()
+                    if r.status == "model_error")
+    said = ", ".join(f"{k} {n}" for k, n in kinds.most_common())
+    return (f"the agent command failed on every example ({said}): nothing of it was measured. "
+            f"Run it by hand on one example (tooleval serve), and see each error in "
+            f"{row['run_dir']}/examples.jsonl")

@@ -1,0 +1,165 @@
+"""``tooleval serve``: a benchmark split's tools as an MCP server, for any agent or client.
+
+Over streamable HTTP (the default) every example of the split has its own session at
+``/s/<index>/mcp``, opened at its first request and kept until the server stops; over stdio
+one example (``--example``) is served on standard input and output. The served tools, request
+and answers come from the split's :class:`~tooleval_agents.contracts.AgentIO` (``--strategy``:
+that strategy's agent part), so a plugin benchmark is served with no code of its own. Every
+call is logged in ``OUT/serve-<split>/mcp_calls.jsonl``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from tooleval_agents.cli.base import DataDirOption, app, err_console, fail, handle_errors
+from tooleval_agents.cli.run import (
+    CategoryArg,
+    LangArg,
+    SubsetArg,
+    TaskArg,
+    choose_subsets,
+    choose_tasks,
+)
+from tooleval_agents.data.datadir import data_dir_or_samples
+from tooleval_agents.errors import ToolevalError
+from tooleval_agents.mcp import require_mcp
+from tooleval_agents.registry import get_benchmark, served_agent_io
+from tooleval_agents.run.faults import FaultSession, example_key, parse_tool_faults
+from tooleval_agents.terminal import shown
+
+TokenOption = Annotated[str | None, typer.Option(
+    "--token", envvar="TOOLEVAL_MCP_TOKEN", show_default=False,
+    help="The bearer token clients must send (default: a random one, printed).")]
+
+
+def _split(benchmark: str, task: str | None, lang: str | None, category: str | None,
+           subset: str | None) -> Any:
+    """The one split the options name (``all`` is refused: a server serves one split)."""
+    bench = get_benchmark(benchmark)
+    tasks = choose_tasks(bench, None if task == "all" else task, None)
+    chosen = choose_subsets(bench, tasks[0], lang, category, subset)
+    if len(chosen) != 1:
+        raise ValueError("serve one split: name one subset, not all")
+    return bench, bench.split(tasks[0], chosen[0])
+
+
+@app.command("serve")
+def serve_command(
+    benchmark: Annotated[str, typer.Argument(help="A registered benchmark.")],
+    task: TaskArg = None,
+    lang: LangArg = None,
+    category: CategoryArg = None,
+    subset: SubsetArg = None,
+    strategy: Annotated[str | None, typer.Option(
+        "--strategy", help="Serve this strategy's agent part (e.g. tools_hierarchical: the "
+        "open_APP tools first); default: the split's own tools.")] = None,
+    transport: Annotated[Literal["http", "stdio"], typer.Option(
+        "--transport", help="http: streamable HTTP, a session per example at "
+        "/s/INDEX/mcp; stdio: one example on stdin/stdout.")] = "http",
+    host: Annotated[str, typer.Option(
+        "--host", help="Address to listen on (another than 127.0.0.1 opens the tools to "
+        "that network: only Host and Origin naming it are served).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535,
+                                      help="Port (0: a free one).")] = 0,
+    token: TokenOption = None,
+    example: Annotated[int, typer.Option(
+        "--example", min=0, help="The example served over stdio (its index in the split).")
+    ] = 0,
+    tool_faults: Annotated[str | None, typer.Option(
+        "--tool-faults", help="Seeded tool faults rate=R,kinds=K1+K2,seed=S, drawn as in a "
+        "run of the same example.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Results root: the call log goes to "
+                                      "OUT/serve-SPLIT/mcp_calls.jsonl.")] = Path("runs"),
+    data_dir: DataDirOption = None,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the server's URL template, token and log as one JSON line on "
+        "stdout once it listens (http).")] = False,
+) -> None:
+    """Serve a split's tools over MCP: one session per example (its tools and state, its
+    request as the prompt `task` and the resource tooleval://example/request), every call
+    logged. HTTP listens on 127.0.0.1 and needs `Authorization: Bearer <token>`; Ctrl-C stops
+    it (exit 0). See docs/mcp.md."""
+    from tooleval_agents.data.langsmith_datasets import to_examples
+
+    try:
+        require_mcp()
+        bench, split = _split(benchmark, task, lang, category, subset)
+        faults = parse_tool_faults(tool_faults)
+        name, io_for = served_agent_io(bench, split, strategy)
+        data, note = data_dir_or_samples(bench, [split], data_dir)
+        examples = to_examples(split, data)
+        io = io_for(data)
+    except (ToolevalError, KeyError, ValueError, OSError) as exc:
+        raise handle_errors(exc) from None
+    if note:
+        err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
+    log = Path(out) / f"serve-{split.name}" / "mcp_calls.jsonl"
+    active = faults if faults is not None and faults.active else None
+
+    def faults_of(inputs: dict[str, Any]) -> FaultSession | None:
+        return FaultSession(active, example_key(inputs, None)) if active else None
+
+    if transport == "stdio":
+        _serve_stdio(io, examples, example, log, faults_of)
+        return
+    _serve_http(io, examples, split, name, log, faults_of,
+                host=host, port=port, token=token, json_out=json_out)
+
+
+def _serve_stdio(io: Any, examples: Any, index: int, log: Path, faults_of: Any) -> None:
+    from tooleval_agents.mcp.log import CallLog
+    from tooleval_agents.mcp.server import serve_stdio
+    from tooleval_agents.mcp.sessions import ExampleSession
+
+    if index >= len(examples):
+        raise fail(f"--example {index}: the split has {len(examples)} examples", 2)
+    inputs = dict(examples[index].inputs or {})
+    calls = CallLog(log)
+    session = ExampleSession(id=str(index), label=str(index), tools=io.open(inputs),
+                             messages=io.messages(inputs), log=calls, faults=faults_of(inputs))
+    try:
+        asyncio.run(serve_stdio(session))
+    finally:
+        calls.close()
+
+
+def _serve_http(io: Any, examples: Any, split: Any, name: str, log: Path, faults_of: Any, *,
+                host: str, port: int, token: str | None, json_out: bool) -> None:
+    from tooleval_agents.mcp.server import ToolServer
+
+    count = len(examples)
+
+    async def on_demand(sid: str) -> Any:
+        if not sid.isdigit() or int(sid) >= count:
+            return None
+        inputs = dict(examples[int(sid)].inputs or {})
+        return server.session(io.open(inputs), io.messages(inputs), label=sid,
+                              faults=faults_of(inputs), session_id=sid)
+
+    server = ToolServer(log=log, host=host, port=port, token=token, on_demand=on_demand)
+    try:
+        server.start()
+    except ToolevalError as exc:
+        raise handle_errors(exc) from None
+    template = server.url("<index>")
+    if json_out:
+        print(json.dumps({"url": template, "token": server.token, "examples": count,
+                          "log": str(log), "strategy": name}), flush=True)
+    err_console.print(shown(
+        f"serving {split.name} ({name}): {count} examples, each at {template} (index "
+        f"0-{count - 1}); send 'Authorization: Bearer {server.token}'; calls logged in {log}. "
+        "Ctrl-C stops."), highlight=False)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        err_console.print("stopped.", highlight=False)
+    finally:
+        server.stop()

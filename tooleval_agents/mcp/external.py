@@ -1,0 +1,343 @@
+"""An agent command as the system under test: ``tooleval run ... --agent-cmd 'CMD'``.
+
+Per example the harness opens the example's session on the run's MCP server
+(:class:`~tooleval_agents.mcp.server.ToolServer`, with the example's tool faults), runs CMD in
+a shell of its own (a new process group), waits for it, and closes the session. The calls the
+session answered are the trajectory; what CMD printed on standard output is its final answer;
+both are read by the split's :class:`~tooleval_agents.contracts.AgentIO`, as an agent of the
+run is read, so every metric of an ``--agent`` run applies.
+
+What CMD gets (each placeholder is replaced, shell-quoted; each variable is set):
+
+==================  ===========================  =============================================
+placeholder         environment variable         value
+==================  ===========================  =============================================
+``{url}``           ``TOOLEVAL_MCP_URL``         the session's streamable-HTTP URL
+``{token}``         ``TOOLEVAL_MCP_TOKEN``       the run's bearer token
+``{instruction}``   ``TOOLEVAL_INSTRUCTION``     the request (also on standard input)
+``{instruction_file}`` ``TOOLEVAL_INSTRUCTION_FILE`` a file holding the request
+``{usage_file}``    ``TOOLEVAL_USAGE_FILE``      where the agent may write its token usage
+``{model}``         ``TOOLEVAL_MODEL``           ``--model`` when given, else empty
+``{example}``       ``TOOLEVAL_EXAMPLE``         the example's key (its inputs' digest, epoch)
+==================  ===========================  =============================================
+
+An agent that exits non-zero (``agent_exit``), does not finish within ``--agent-timeout``
+(``agent_timeout``: its whole process group is killed) or prints what cannot be read
+(``agent_output``: not UTF-8, or more than :data:`MAX_OUTPUT` bytes) fails its example: the
+failure is recorded with its kind and the example scored as an empty answer, never dropped.
+Whatever is left of its process group once it exits is killed; a call it makes after its
+session ended is answered 404 and logged as a late call.
+
+Token usage is the agent's to report: a JSON object ``{"input_tokens": N, "output_tokens": N,
+"model_calls": N}`` (``cached_input_tokens`` optional), or one such object per line (summed),
+written to ``TOOLEVAL_USAGE_FILE``. Without it the run's tokens and cost are not reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shlex
+import signal
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.runnables import Runnable, RunnableLambda
+
+from tooleval_agents.contracts import AgentIO, Strategy, StrategyContext
+from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.errors import ToolevalError
+from tooleval_agents.mcp.server import ToolServer
+from tooleval_agents.mcp.sessions import request_text
+from tooleval_agents.models.redaction import redact_text
+from tooleval_agents.models.retry import current_stats
+from tooleval_agents.models.tool_calls.counts import AGENT_RECORD
+from tooleval_agents.run.faults import current_faults, example_key
+
+MAX_OUTPUT = 1 << 20
+"""Bytes of standard output an agent may print (its final answer); more is ``agent_output``."""
+STDERR_TAIL = 2000
+"""Characters of the end of its standard error kept for an error message."""
+MAX_USAGE_FILE = 1 << 20
+MAX_ENV = 100_000
+"""Characters of the request put in ``TOOLEVAL_INSTRUCTION`` at most (the file has it all)."""
+KILL_GRACE_S = 2.0
+"""Seconds between SIGTERM and SIGKILL of a process group that timed out."""
+EXIT_POLL_S = 0.01
+PIPE_GRACE_S = 1.0
+"""Seconds the agent's output is still read once its process group is gone."""
+_PLACEHOLDER = re.compile(r"\{(url|token|instruction|instruction_file|usage_file|model|"
+                          r"example)\}")
+USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls")
+
+
+class AgentCommandError(ToolevalError):
+    """The agent command failed its example: ``error_kind`` is ``agent_exit``,
+    ``agent_timeout`` or ``agent_output`` (the runner records it as the example's error)."""
+
+    def __init__(self, error_kind: str, message: str) -> None:
+        super().__init__(message)
+        self.error_kind = error_kind
+
+
+@dataclass(frozen=True)
+class AgentCommand:
+    """What ``--agent-cmd``, ``--agent-name`` and ``--agent-timeout`` asked for."""
+
+    command: str
+    name: str = "agent"
+    timeout: float = 300.0
+    model: str | None = None
+    """The ``--model`` spec handed to the agent (``{model}``), if any."""
+
+
+@dataclass
+class Finished:
+    """How an agent process ended."""
+
+    returncode: int | None
+    stdout: bytes
+    stdout_bytes: int
+    stderr: str
+    timed_out: bool
+    seconds: float
+
+
+def render(template: str, values: dict[str, str]) -> str:
+    """``template`` with each known ``{placeholder}`` replaced by its shell-quoted value (any
+    other brace is left alone).
+
+    >>> render("agent --url {url} --say {x}", {"url": "http://h/s/1/mcp"})
+    'agent --url http://h/s/1/mcp --say {x}'
+    """
+    return _PLACEHOLDER.sub(lambda m: shlex.quote(values.get(m.group(1), "")), template)
+
+
+@dataclass
+class _Sink:
+    """What a process printed on one stream: the first ``keep`` bytes, and how many."""
+
+    keep: int
+    kept: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    async def drain(self, stream: asyncio.StreamReader | None) -> None:
+        while stream is not None and (chunk := await stream.read(1 << 16)):
+            self.total += len(chunk)
+            if len(self.kept) < self.keep:
+                self.kept += chunk[:self.keep - len(self.kept)]
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Wait for the process itself to end (``Process.wait`` also waits for its pipes, which
+    a child that left the group may hold open)."""
+    while proc.returncode is None:
+        await asyncio.sleep(EXIT_POLL_S)
+
+
+async def _feed(stream: asyncio.StreamWriter | None, text: str) -> None:
+    if stream is None:
+        return
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stream.write(text.encode("utf-8"))
+        await stream.drain()
+        stream.close()
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def run_process(command: str, *, env: dict[str, str], stdin: str,
+                      timeout: float) -> Finished:
+    """Run ``command`` in a shell of its own process group; kill the group once it exits or
+    times out (SIGTERM, then SIGKILL)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    proc = await asyncio.create_subprocess_shell(
+        command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
+    out, err = _Sink(MAX_OUTPUT + 1), _Sink(1 << 20)
+    readers = {asyncio.ensure_future(out.drain(proc.stdout)),
+               asyncio.ensure_future(err.drain(proc.stderr))}
+    feed = asyncio.ensure_future(_feed(proc.stdin, stdin))  # an agent may never read it
+    timed_out = False
+    try:
+        await asyncio.wait_for(_exited(proc), timeout)
+    except TimeoutError:
+        timed_out = True
+        _kill_group(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(_exited(proc), KILL_GRACE_S)
+    finally:  # whatever the agent left running, and the agent itself when it timed out
+        _kill_group(proc.pid, signal.SIGKILL)
+        await _exited(proc)
+        feed.cancel()
+        # A child that left the group (a new session) may hold the pipes open: what came
+        # after the agent ended is not its answer.
+        _, pending = await asyncio.wait(readers, timeout=PIPE_GRACE_S)
+        for reader in pending:
+            reader.cancel()
+    return Finished(proc.returncode, bytes(out.kept), out.total,
+                    bytes(err.kept).decode("utf-8", "replace")[-STDERR_TAIL:], timed_out,
+                    loop.time() - started)
+
+
+def failure(done: Finished, timeout: float) -> AgentCommandError | None:
+    """Why an agent's run failed its example (``None``: it did not)."""
+    tail = redact_text(done.stderr.strip()[-500:])
+    said = f"; its stderr ends: {tail}" if tail else ""
+    if done.timed_out:
+        return AgentCommandError("agent_timeout", f"the agent did not finish within "
+                                 f"{timeout:g} s: its process group was killed{said}")
+    if done.returncode != 0:
+        how = (f"was killed by signal {-done.returncode}" if done.returncode is not None
+               and done.returncode < 0 else f"exited with status {done.returncode}")
+        return AgentCommandError("agent_exit", f"the agent {how}{said}")
+    if done.stdout_bytes > MAX_OUTPUT:
+        return AgentCommandError("agent_output", f"the agent printed {done.stdout_bytes} bytes, "
+                                 f"more than the {MAX_OUTPUT} its final answer may have")
+    try:
+        done.stdout.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return AgentCommandError("agent_output", "the agent's output is not UTF-8 text "
+                                 f"(byte {exc.start}): it cannot be read as its answer")
+    return None
+
+
+def read_usage(path: Path) -> dict[str, int] | None:
+    """The usage an agent wrote to its usage file: one JSON object, or one per line, summed;
+    ``None`` when it wrote none or nothing readable."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_USAGE_FILE:
+            return None
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        objects = [parse_json(text)]
+    except ValueError:  # JSON Lines
+        try:
+            objects = [parse_json(line) for line in text.splitlines() if line.strip()]
+        except ValueError:
+            return None
+    total = dict.fromkeys(USAGE_KEYS, 0)
+    found = False
+    for value in objects:
+        for key in USAGE_KEYS:
+            number = value.get(key) if isinstance(value, dict) else None
+            if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
+                total[key] += number
+                found = True
+    return total if found else None
+
+
+@dataclass
+class ExternalAgent:
+    """The workflow of an ``--agent-cmd`` run over one split (see the module docstring)."""
+
+    io: AgentIO
+    server: ToolServer
+    command: AgentCommand
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    async def __call__(self, state: dict[str, Any]) -> dict[str, Any]:
+        inputs = dict(state["inputs"])
+        tools, sent = self.io.open(inputs), self.io.messages(inputs)
+        stats = current_stats()
+        key = example_key(inputs, stats.epoch if stats is not None else None)
+        session = await self.server.open(tools, sent, label=key, faults=current_faults())
+        instruction = request_text(sent)
+        try:
+            with tempfile.TemporaryDirectory(prefix="tooleval-agent-") as tmp:
+                values = {"url": self.server.url(session), "token": self.server.token,
+                          "instruction": instruction, "model": self.command.model or "",
+                          "instruction_file": str(Path(tmp) / "instruction.txt"),
+                          "usage_file": str(Path(tmp) / "usage.json"), "example": key}
+                Path(values["instruction_file"]).write_text(instruction, encoding="utf-8")
+                env = {**self.env, **{f"TOOLEVAL_{k.upper()}": v for k, v in values.items()
+                                      if k not in ("url", "token", "instruction")},
+                       "TOOLEVAL_MCP_URL": values["url"], "TOOLEVAL_MCP_TOKEN": values["token"],
+                       # One variable may hold 128 KiB: a longer request is in the file.
+                       "TOOLEVAL_INSTRUCTION": instruction if len(instruction) < MAX_ENV else ""}
+                done = await run_process(render(self.command.command, values), env=env,
+                                         stdin=instruction, timeout=self.command.timeout)
+                usage = read_usage(Path(values["usage_file"]))
+        finally:
+            await self.server.close(session)
+        _account(usage)  # spent whether or not the agent then failed
+        error = failure(done, self.command.timeout)
+        if error is not None:
+            raise AgentCommandError(error.error_kind, f"{error} ({len(session.calls)} tool "
+                                    f"call(s) in session {session.id})") from None
+        outputs = dict(tools.outputs(session.conversation(done.stdout.decode("utf-8").strip())))
+        for record in outputs.get("trace") or []:
+            if isinstance(record, dict) and record.get("kind") == AGENT_RECORD:
+                # Its calls are what its session answered; what it printed is its answer,
+                # never a call to read (JSON it prints is no unread call).
+                record["unread_text_calls"] = 0
+        outputs["trace"] = [{"kind": "agent_process", "session": session.id,
+                             "calls": len(session.calls), "exit_code": done.returncode,
+                             "seconds": round(done.seconds, 3),
+                             "usage_reported": usage is not None},
+                            *(outputs.get("trace") or [])]
+        return outputs
+
+
+def _account(usage: dict[str, int] | None) -> None:
+    """The agent's reported usage as the example's (``None``: not reported)."""
+    stats = current_stats()
+    if stats is not None:
+        stats.reported(None if usage is None else (
+            usage["input_tokens"], usage["output_tokens"], usage["cached_input_tokens"],
+            usage["model_calls"]))
+
+
+class AgentsOwnModel(BaseChatModel):
+    """The model of an ``--agent-cmd`` run: the agent's own (``model_name``: the ``--model``
+    spec it was handed, or ``agent``). Nothing in the harness calls it."""
+
+    model_name: str = "agent"
+
+    @property
+    def _llm_type(self) -> str:
+        return "agent-cmd"
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        raise ToolevalError("an --agent-cmd run calls no model: the agent brings its own")
+
+
+class ServedAgent(Strategy):
+    """An agent command playing the agent part of a split (the strategy named in the run):
+    its workflow is :class:`ExternalAgent`."""
+
+    accepts_agent = False
+
+    def __init__(self, benchmark: str, name: str, io_for: Callable[[Path | None], AgentIO],
+                 command: AgentCommand) -> None:
+        self.benchmark, self.name = benchmark, name
+        self.io_for, self.command = io_for, command
+
+    def build(self, ctx: StrategyContext) -> Runnable[Any, Any]:
+        if ctx.tool_server is None:
+            raise ToolevalError("--agent-cmd runs inside a run: it needs the run's MCP server")
+        agent = ExternalAgent(self.io_for(ctx.data_dir), ctx.tool_server(), self.command)
+
+        async def run(state: dict[str, Any]) -> dict[str, Any]:
+            return await agent(state)
+
+        return RunnableLambda(run, name=f"agent-cmd-{self.command.name}")
+
+
+__all__ = ["MAX_OUTPUT", "AgentCommand", "AgentCommandError", "AgentsOwnModel", "ExternalAgent",
+           "ServedAgent", "failure", "read_usage", "render", "run_process"]
