@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tooleval_agents.results.rundir import ExampleResult, RunDir
+from tooleval_agents.results.records import ExampleResult
+from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.faults import FaultSession, ToolFaults, example_key
 from tooleval_agents.run.runner import run_experiment
 

@@ -26,16 +26,9 @@ from tooleval_agents.models.corruptions import corrupt
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import compare as compare_module
 from tooleval_agents.results.compare import compare, load_run
+from tooleval_agents.results.records import DatasetRef, ExampleResult, RunConfig, Usage
 from tooleval_agents.results.reports import write_report
-from tooleval_agents.results.rundir import (
-    DatasetRef,
-    ExampleResult,
-    RunConfig,
-    RunDir,
-    RunSummary,
-    Usage,
-    dataset_hash,
-)
+from tooleval_agents.results.rundir import RunDir, RunSummary, dataset_hash
 
 Answer = Callable[[Any, int], str | None]
 

@@ -17,7 +17,8 @@ from tooleval_agents.contracts import ExampleScore, Part, exact_sum
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.results.corpus import Columns, Corpus, as_corpus, counts_of
 from tooleval_agents.results.intervals import bootstrap_intervals, vectorized_intervals
-from tooleval_agents.results.rundir import EXAMPLES, ExampleResult, RunDir
+from tooleval_agents.results.records import ExampleResult
+from tooleval_agents.results.rundir import EXAMPLES, RunDir
 from tooleval_agents.results.summary import summarize
 
 

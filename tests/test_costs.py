@@ -20,10 +20,8 @@ from typer.testing import CliRunner
 from tooleval_agents.cli import app
 from tooleval_agents.results.compare import compare, load_run
 from tooleval_agents.results.costs import ENV, price_for, run_cost
-from tooleval_agents.results.rundir import (
-    RunDir,
-    Usage,
-)
+from tooleval_agents.results.records import Usage
+from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.results.summary import summarize
 
 

@@ -28,13 +28,8 @@ from tooleval_agents.models.tool_calls.counts import (
     format_unmeasured,
 )
 from tooleval_agents.results.compare import compare
-from tooleval_agents.results.rundir import (
-    EMPTY_OUTPUTS,
-    SUMMARY,
-    ExampleResult,
-    ResultHead,
-    RunDir,
-)
+from tooleval_agents.results.records import EMPTY_OUTPUTS, ExampleResult, ResultHead
+from tooleval_agents.results.rundir import SUMMARY, RunDir
 from tooleval_agents.results.summary import summarize
 from tooleval_agents.viewer import build_site
 

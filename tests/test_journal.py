@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 from tooleval_agents.cli import app
 from tooleval_agents.results import journal
 from tooleval_agents.results.journal import JournalFile, JournalWriteError, repair_torn_tail
-from tooleval_agents.results.rundir import EXAMPLES, LOCK, ExampleResult, RunDir
+from tooleval_agents.results.records import ExampleResult
+from tooleval_agents.results.rundir import EXAMPLES, LOCK, RunDir
 from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.run.transcripts import PROMPTS, PromptStore, read_prompts
 

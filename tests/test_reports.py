@@ -26,14 +26,9 @@ from tooleval_agents.evaluators.ultratool.judge.prompts import DIMENSIONS
 from tooleval_agents.registry import Benchmark, get_benchmark
 from tooleval_agents.results.compare import load_run
 from tooleval_agents.results.corpus import as_corpus
+from tooleval_agents.results.records import DatasetRef, ExampleResult, RunConfig
 from tooleval_agents.results.reports import Layout, write_report
-from tooleval_agents.results.rundir import (
-    DatasetRef,
-    ExampleResult,
-    RunConfig,
-    RunDir,
-    RunSummary,
-)
+from tooleval_agents.results.rundir import RunDir, RunSummary
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

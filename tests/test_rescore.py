@@ -15,18 +15,14 @@ from typer.testing import CliRunner
 from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.registry import get_benchmark
+from tooleval_agents.results.records import ExampleResult
 from tooleval_agents.results.rescore import (
     RESCORED_SUMMARY,
     parse_options,
     read_rescored,
     rescore_run,
 )
-from tooleval_agents.results.rundir import (
-    ExampleResult,
-    RunDir,
-    RunSummary,
-    dataset_hash,
-)
+from tooleval_agents.results.rundir import RunDir, RunSummary, dataset_hash
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -18,13 +18,8 @@ from typing import Any
 import pytest
 
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.results.rundir import (
-    CONFIG,
-    EXAMPLES,
-    LOCK,
-    ExampleResult,
-    RunDir,
-)
+from tooleval_agents.results.records import ExampleResult
+from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, RunDir
 from tooleval_agents.run.runner import run_experiment
 
 REPO = Path(__file__).resolve().parents[1]

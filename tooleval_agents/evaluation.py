@@ -45,7 +45,7 @@ from tooleval_agents.registry import (
     resolve_split,
     scoring_options_of,
 )
-from tooleval_agents.results.rundir import EMPTY_OUTPUTS
+from tooleval_agents.results.records import EMPTY_OUTPUTS
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -19,19 +19,13 @@ from typing import Annotated, Any, Literal
 import typer
 
 from tooleval_agents.cli.base import DataDirOption, app, err_console, fail, handle_errors
-from tooleval_agents.cli.run import (
-    CategoryArg,
-    LangArg,
-    SubsetArg,
-    TaskArg,
-    choose_subsets,
-    choose_tasks,
-)
+from tooleval_agents.cli.run import CategoryArg, LangArg, SubsetArg, TaskArg
 from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp import require_mcp
 from tooleval_agents.registry import get_benchmark, served_agent_io
 from tooleval_agents.run.faults import FaultSession, example_key, parse_tool_faults
+from tooleval_agents.run.grid import choose_subsets, choose_tasks
 from tooleval_agents.terminal import shown
 
 TokenOption = Annotated[str | None, typer.Option(

@@ -30,7 +30,7 @@ from pydantic import BaseModel
 
 from tooleval_agents.models.redaction import known_secrets, redact
 from tooleval_agents.results.journal import JournalFile
-from tooleval_agents.results.rundir import now
+from tooleval_agents.results.records import now
 
 CALLS = "mcp_calls.jsonl"
 """The call log's name in a run directory."""

@@ -29,7 +29,7 @@ from pydantic import AnyUrl
 from tooleval_agents.agents import content_text
 from tooleval_agents.contracts import ToolSession
 from tooleval_agents.mcp.log import CallLog, CallRecord
-from tooleval_agents.results.rundir import now
+from tooleval_agents.results.records import now
 from tooleval_agents.run.faults import FaultSession
 from tooleval_agents.tool_execution import run_tool_call, tool_error
 

@@ -35,16 +35,15 @@ from tooleval_agents.errors import UnknownNameError, did_you_mean
 from tooleval_agents.results.compare_view import comparison_markdown, comparison_text
 from tooleval_agents.results.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.results.costs import run_cost
-from tooleval_agents.results.rescore import rescore_results, scorer_for
-from tooleval_agents.results.rundir import (
+from tooleval_agents.results.records import (
     ExampleResult,
     ResultBase,
     ResultHead,
     RunConfig,
-    RunDir,
-    RunSummary,
     ScoreHead,
 )
+from tooleval_agents.results.rescore import rescore_results, scorer_for
+from tooleval_agents.results.rundir import RunDir, RunSummary
 from tooleval_agents.results.summary import Spend
 from tooleval_agents.run.epochs import successes
 

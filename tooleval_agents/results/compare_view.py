@@ -20,7 +20,7 @@ from tooleval_agents.contracts import format_metric
 
 if TYPE_CHECKING:  # annotations only: compare.py renders itself with this module
     from tooleval_agents.results.compare import Comparison, RunData
-    from tooleval_agents.results.rundir import RunConfig
+    from tooleval_agents.results.records import RunConfig
 
 
 def run_traits(config: RunConfig) -> dict[str, str]:

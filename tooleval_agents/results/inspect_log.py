@@ -34,16 +34,8 @@ from pydantic import ValidationError
 from tooleval_agents.data.jsonio import writing
 from tooleval_agents.errors import ToolevalError, UsageError
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.results.rundir import (
-    CONFIG,
-    EXAMPLES,
-    LOCK,
-    SUMMARY,
-    ExampleResult,
-    RunConfig,
-    RunDir,
-    RunSummary,
-)
+from tooleval_agents.results.records import ExampleResult, RunConfig
+from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir, RunSummary
 from tooleval_agents.run.transcripts import PROMPTS, read_prompts
 
 if TYPE_CHECKING:

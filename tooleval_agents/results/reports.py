@@ -46,8 +46,9 @@ from tooleval_agents.results.compare import (
     run_interval,
 )
 from tooleval_agents.results.compare_view import run_traits
+from tooleval_agents.results.records import RunConfig, now
 from tooleval_agents.results.robustness import curve_display, curve_figure, fault_curves
-from tooleval_agents.results.rundir import RunConfig, RunDir, now
+from tooleval_agents.results.rundir import RunDir
 
 DPI = 120
 

@@ -39,18 +39,15 @@ from tooleval_agents.data.jsonio import atomic_write_text, parse_json
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.registry import build_scorer, get_benchmark, scoring_options_of
+from tooleval_agents.results.records import EMPTY_OUTPUTS, ExampleResult, RunConfig, now
 from tooleval_agents.results.rundir import (
     CONFIG,
-    EMPTY_OUTPUTS,
     EXAMPLES,
     SUMMARY,
-    ExampleResult,
-    RunConfig,
     RunDir,
     RunSummary,
     dataset_hash,
     edited_note,
-    now,
 )
 from tooleval_agents.results.summary import summarize, summarize_dir
 from tooleval_agents.run.epochs import epoch_id, split_epoch, with_epochs

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from tooleval_agents.results.compare import RunData, run_interval
 from tooleval_agents.results.compare_view import run_traits
-from tooleval_agents.results.rundir import RunConfig
+from tooleval_agents.results.records import RunConfig
 
 COLUMNS = ["system", "task", "subset", "strategy", "agent", "model", "fault_rate",
            "fault_kinds", "fault_seed", "metric", "value", "ci_low", "ci_high", "n", "run",

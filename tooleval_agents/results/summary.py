@@ -24,14 +24,8 @@ from tooleval_agents.results.dirlock import (
 )
 from tooleval_agents.results.dirlock import RunLockedError as RunLockedError
 from tooleval_agents.results.intervals import bootstrap_intervals, vectorized_intervals
-from tooleval_agents.results.rundir import (
-    ExampleResult,
-    ResultBase,
-    ResultHead,
-    RunDir,
-    RunSummary,
-    ScoreHead,
-)
+from tooleval_agents.results.records import ExampleResult, ResultBase, ResultHead, ScoreHead
+from tooleval_agents.results.rundir import RunDir, RunSummary
 from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",

@@ -40,18 +40,8 @@ from tooleval_agents.models.retry import (
 from tooleval_agents.models.tool_calls.counts import counts_of
 from tooleval_agents.results.corpus import Columns
 from tooleval_agents.results.journal import JournalFile, JournalWriteError
-from tooleval_agents.results.rundir import (
-    EMPTY_OUTPUTS,
-    EXAMPLES,
-    FAILED,
-    ExampleResult,
-    RunDir,
-    RunSummary,
-    Status,
-    Usage,
-    example_digest,
-    result_line,
-)
+from tooleval_agents.results.records import EMPTY_OUTPUTS, FAILED, ExampleResult, Status, Usage
+from tooleval_agents.results.rundir import EXAMPLES, RunDir, RunSummary, example_digest, result_line
 from tooleval_agents.results.summary import summarize_dir
 from tooleval_agents.run.epochs import split_epoch
 from tooleval_agents.run.faults import ToolFaults, fault_session

@@ -5,7 +5,7 @@ code, when it is the user's), the user's agent (its code: :mod:`tooleval_agents.
 the model and its arguments, the options, the judge, epochs and tool faults. Each is a *part*
 (:func:`run_identity` takes them by name, so a new kind of system under test adds a part:
 an external command, a server); the identity's digest is over every part.
-``config.json`` keeps it (:attr:`~tooleval_agents.results.rundir.RunConfig.identity`).
+``config.json`` keeps it (:attr:`~tooleval_agents.results.records.RunConfig.identity`).
 
 One directory holds one identity. A run's directory is ``<out>/<name>/``, its readable name
 (:func:`~tooleval_agents.run.naming.readable_name`); when that directory holds a run of
@@ -30,7 +30,8 @@ from pydantic import BaseModel
 from tooleval_agents.data.paths import inside
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.models.redaction import redact
-from tooleval_agents.results.rundir import CONFIG, EXAMPLES, RunConfig, RunDir
+from tooleval_agents.results.records import RunConfig
+from tooleval_agents.results.rundir import CONFIG, EXAMPLES, RunDir
 from tooleval_agents.run.experiment import _jsonable
 
 

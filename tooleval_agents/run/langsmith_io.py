@@ -21,7 +21,7 @@ from tooleval_agents.data.langsmith_datasets import (
     push,
 )
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.results.rundir import RunConfig
+from tooleval_agents.results.records import RunConfig
 from tooleval_agents.terminal import printable
 
 if TYPE_CHECKING:

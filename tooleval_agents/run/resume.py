@@ -16,13 +16,13 @@ from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.models.server_identity import (
     server_changed,
 )
+from tooleval_agents.results.records import RunConfig
 from tooleval_agents.results.rundir import (
     CONFIG,
     DAMAGED,
     EXAMPLES,
     LOCK,
     SUMMARY,
-    RunConfig,
     RunDir,
     dataset_hash,
     edited_note,

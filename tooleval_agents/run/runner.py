@@ -98,13 +98,11 @@ from tooleval_agents.registry import (
     build_scorer,
     resolve_split,
 )
+from tooleval_agents.results.records import EMPTY_OUTPUTS, DatasetRef, RunConfig
 from tooleval_agents.results.rundir import (
     CONFIG,
-    EMPTY_OUTPUTS,
     EXAMPLES,
     SUMMARY,
-    DatasetRef,
-    RunConfig,
     RunDir,
     RunSummary,
     dataset_hash,

@@ -9,7 +9,7 @@ mix); whatever strategy or agent calls the model under test, its calls are there
 Messages and tool definitions are stored once per run directory in ``prompts.jsonl``
 (:class:`PromptStore`, content-addressed: a system prompt or an API catalog shared by 800
 examples is written once); an example's line holds their ids
-(:class:`~tooleval_agents.results.rundir.ModelCall`).
+(:class:`~tooleval_agents.results.records.ModelCall`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.models.redaction import redact
 from tooleval_agents.results.journal import JournalFile
-from tooleval_agents.results.rundir import ModelCall
+from tooleval_agents.results.records import ModelCall
 
 PROMPTS = "prompts.jsonl"
 

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import ToolevalError, UsageError
 from tooleval_agents.registry import get_benchmark
+from tooleval_agents.results.records import ExampleResult, RunConfig
 from tooleval_agents.results.rescore import current_summary
-from tooleval_agents.results.rundir import ExampleResult, RunConfig, RunDir, RunSummary
+from tooleval_agents.results.rundir import RunDir, RunSummary
 from tooleval_agents.run.experiment import result_feedback
 from tooleval_agents.run.langsmith_io import (
     answer_error,

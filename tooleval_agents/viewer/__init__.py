@@ -36,8 +36,9 @@ from tooleval_agents.data.paths import inside
 from tooleval_agents.models.tool_calls.counts import FORMAT_ERRORS
 from tooleval_agents.results.costs import price_for
 from tooleval_agents.results.dirlock import holder
+from tooleval_agents.results.records import ExampleResult
 from tooleval_agents.results.rescore import current_summary
-from tooleval_agents.results.rundir import CONFIG, ExampleResult, RunDir, RunSummary
+from tooleval_agents.results.rundir import CONFIG, RunDir, RunSummary
 from tooleval_agents.run.transcripts import read_prompts
 from tooleval_agents.verdict import Verdict
 from tooleval_agents.viewer.verdicts import Explainer

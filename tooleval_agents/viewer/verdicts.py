@@ -17,8 +17,9 @@ from typing import Any
 
 from tooleval_agents.contracts import Split
 from tooleval_agents.registry import Benchmark, get_benchmark
+from tooleval_agents.results.records import ExampleResult, RunConfig
 from tooleval_agents.results.rescore import scorer_for
-from tooleval_agents.results.rundir import ExampleResult, RunConfig, RunDir
+from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.verdict import Verdict, generic_verdict
 
 

@@ -5,7 +5,7 @@ Per example, the agent's trace record (``{"kind": "agent", ...}``, written by
 :func:`tooleval_agents.agents.agent_record`) counts the calls that came back structured (the
 API's ``tool_calls``), those read from text (``-O tool_calls=text|auto``), and the answers that
 hold what looks like a call written as text that nobody read. The run keeps those counts on each
-result line (:attr:`~tooleval_agents.results.rundir.ResultBase.tool_calls`) and sums them in its
+result line (:attr:`~tooleval_agents.results.records.ResultBase.tool_calls`) and sums them in its
 summary
 (``counts``); :func:`tool_call_notes` says what they mean.
 
@@ -133,7 +133,7 @@ def tool_call_notes(counts: Mapping[str, Any]) -> list[str]:
 
 FORMAT_ERRORS = "format_errors"
 """The run summary's ``counts`` key: finished answers that could not be read in the task's
-format (:attr:`~tooleval_agents.results.rundir.ExampleResult.format_error`)."""
+format (:attr:`~tooleval_agents.results.records.ExampleResult.format_error`)."""
 
 
 def _no_call_came_back(counts: Mapping[str, Any]) -> bool:
