@@ -43,12 +43,15 @@ def models_of(models: list[str] | None, agent_cmd: str | None, agents: list[str]
     return list(dict.fromkeys(models)) if models else [None]
 
 
-def command_failures(row: dict[str, Any], counts: dict[str, Any]) -> str | None:
-    """What to say when an agent command failed on every example it ran (exit 3)."""
-    if "usage_reported" not in counts or counts.get("ok") or not counts.get("model_errors"):
+def command_failures(row: dict[str, Any]) -> str | None:
+    """What to say when every example of a run ended in ``agent_error`` and an agent command
+    played it (exit 1: it failed on each, nothing of it was measured); ``None``: no command
+    played the run."""
+    run_dir = RunDir(row["run_dir"])
+    if run_dir.read_config().agent_cmd is None:
         return None
-    kinds = Counter(r.error_kind or "unknown" for r in RunDir(row["run_dir"]).results().values()
-                    if r.status == "model_error")
+    kinds = Counter(r.error_kind or "unknown" for r in run_dir.results().values()
+                    if r.status == "agent_error")
     said = ", ".join(f"{k} {n}" for k, n in kinds.most_common())
     return (f"the agent command failed on every example ({said}): nothing of it was measured. "
             f"Run it by hand on one example (tooleval serve), and see each error in "

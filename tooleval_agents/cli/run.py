@@ -166,17 +166,14 @@ def _unscored(row: dict[str, Any], summary: Any) -> tuple[int, list[str | None]]
         unscored = 3  # a judged task whose judge answered nothing has no score at all
     if tool_calls_unmeasured(counts) or format_unmeasured(counts):
         unscored = 3  # calls written as text and none read, or no answer read at all
-    failed = command_failures(row, counts)
-    if failed:  # an agent command that failed on every example measured nothing
-        unscored = 3
-    notes = [failed, *summary.notes] if failed else list(summary.notes)
+    notes = list(summary.notes)
     scored, agent_errors = int(counts.get("scored", 0)), int(counts.get("agent_errors", 0))
     if scored and agent_errors == scored:
         first = next((n for n in notes if "agent_error" in n), "")
         notes = [n for n in notes if n != first]
-        row[AGENT_FAILED] = ("every example ended in agent_error (the agent or strategy "
-                             "raised; nothing was measured); first: "
-                             + first.split("first: ", 1)[-1])
+        row[AGENT_FAILED] = command_failures(row) or (
+            "every example ended in agent_error (the agent or strategy raised; nothing was "
+            "measured); first: " + first.split("first: ", 1)[-1])
         return 1, [advice, judge_note, *notes]
     return unscored, [advice, judge_note, *notes]
 
@@ -347,16 +344,14 @@ def run_command(
     leaves the machine unless uploading.
 
     Exit status (as every command's): 0 when every example was scored; 1 when a split could
-    not run (its error says why) or every example's agent raised (agent_error); 2 for a bad
-    argument (nothing ran); 3 when examples were left unscored by provider errors (retry
-    them by running the same command again; after a rejected key or an unknown model, fix
-    those first), when the judge could judge no example (re-judge with `tooleval score --run
-    DIR --judge ...`), when a tool-calling run got no tool call while answers hold calls
-    written as text (-O tool_calls=auto reads them), or when an agent command failed on
-    every example (docs/mcp.md); 130 when interrupted.
-
-    A model served on this machine (llama.cpp, llama-cpp-python) usually answers one request
-    at a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
+    not run (its error says why) or every example's agent failed (agent_error: it raised, or
+    an agent command failed); 2 for a bad argument (nothing ran); 3 when examples were left
+    unscored by provider errors (retry them by running the same command again; after a
+    rejected key or an unknown model, fix those first), when the judge could judge no
+    example (re-judge with `tooleval score --run DIR --judge ...`), or when a tool-calling
+    run got no tool call while answers hold calls written as text (-O tool_calls=auto reads
+    them); 130 when interrupted. A model served on this machine usually answers one request at
+    a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
     """
     try:
         command = command_settings(agent_cmd, agent_name, agent_timeout)
@@ -369,10 +364,11 @@ def run_command(
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
     print_notes(sweep, judge, max_concurrency)
-    data_dir = data_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan), data_dir)
     settings = {"samples": samples, "epochs": epochs, "judge": judge, "limit": limit,
                 "max_concurrency": max_concurrency, "rps": rps, "out": out, "upload": upload,
-                "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,
+                "data_dir": data_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan),
+                                            data_dir),
+                "prompts": prompts, "cache": cache, "fresh": fresh,
                 "scoring_options": {"scoring": scoring} if scoring else None,
                 "progress": sys.stderr.isatty() if progress is None else progress, **command}
     run_all(sweep, settings, json_out=json_out, all_metrics=all_metrics)

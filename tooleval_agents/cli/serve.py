@@ -18,7 +18,14 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from tooleval_agents.cli.base import DataDirOption, app, err_console, fail, handle_errors
+from tooleval_agents.cli.base import (
+    FLAG,
+    DataDirOption,
+    app,
+    err_console,
+    fail,
+    handle_errors,
+)
 from tooleval_agents.cli.run import CategoryArg, LangArg, SubsetArg, TaskArg
 from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.errors import ToolevalError
@@ -73,8 +80,8 @@ def serve_command(
                                       "OUT/serve-SPLIT/mcp_calls.jsonl.")] = Path("runs"),
     data_dir: DataDirOption = None,
     json_out: Annotated[bool, typer.Option(
-        "--json", help="Print the server's URL template, token and log as one JSON line on "
-        "stdout once it listens (http).")] = False,
+        "--json", metavar=FLAG, help="Print the server's URL template, token and log as one "
+        "JSON line on stdout once it listens (http).")] = False,
 ) -> None:
     """Serve a split's tools over MCP: one session per example (its tools and state, its
     request as the prompt `task` and the resource tooleval://example/request), every call

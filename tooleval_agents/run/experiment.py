@@ -78,8 +78,7 @@ def _model_error_kind(exc: BaseException) -> str:
     status = getattr(exc, "status_code", None)
     if status in (400, 422):
         return "bad_request"
-    kind = getattr(exc, "error_kind", None)  # e.g. an agent command's agent_timeout
-    return kind if isinstance(kind, str) else type(exc).__name__
+    return type(exc).__name__
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -107,6 +106,9 @@ def failure_of(exc: BaseException, stats: CallStats) -> tuple[Status, str, str |
     raised = {id(e) for e in stats.raised}
     if any(id(e) in raised or isinstance(e, OutputParserException) for e in _chain(exc)):
         return "model_error", _model_error_kind(exc), None
+    kind = getattr(exc, "error_kind", None)
+    if isinstance(kind, str):  # a failure that names itself: an agent command's agent_timeout
+        return "agent_error", kind, None
     return "agent_error", type(exc).__name__, user_frame(exc)
 
 
