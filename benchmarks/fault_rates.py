@@ -1,4 +1,4 @@
-"""Seeded tool faults against the offline ``reference``: the README's "Tool faults" figures.
+"""Seeded tool faults against the offline ``reference``: the figures of docs/tool-faults.md.
 
 The ``reference`` model replays the gold calls and never retries, so every injected fault is
 fatal to it: its success at fault rate r should be close to the mean over examples of
@@ -20,7 +20,7 @@ The draws of ``--seed`` are checked against the runs' own records first.
     .venv/bin/python benchmarks/fault_rates.py [--data-dir datasets] [--limit N]
         [--rate 0.1 --rate 0.3] [--seed 0] [--seeds 50]
 
-``--data-dir datasets`` (the default) reads the 22 bundled samples; the README's table over the
+``--data-dir datasets`` (the default) reads the 22 bundled samples; the page's table over the
 real data is ``--data-dir $TOOLEVAL_SHARED_DATA --limit 100``.
 """
 

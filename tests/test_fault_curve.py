@@ -23,7 +23,7 @@ SWEEP = ["--tool-faults", "rate=0", "--tool-faults", "rate=0.1,seed=0",
 @pytest.fixture(scope="module")
 def sweep(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]]:
     """``reference`` and ``noisy-reference`` on the AppBench mm samples at rates 0, 0.1, 0.3,
-    as the README's command makes them."""
+    as the command of docs/tool-faults.md makes them."""
     out = tmp_path_factory.mktemp("runs")
     with pytest.MonkeyPatch.context() as env:  # the autouse isolation is per test
         env.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "user-cache"))

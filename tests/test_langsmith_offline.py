@@ -1,6 +1,8 @@
-"""``langsmith.evaluate`` with no LangSmith: the page ``docs/langsmith-offline.md`` runs as
-written, and the offline models and a split's examples come from the public API
-(:func:`tooleval_agents.reference_model`, :func:`tooleval_agents.examples_for`)."""
+"""``langsmith.evaluate`` with no LangSmith: the recipe of ``docs/langsmith.md`` ("Offline, with
+no LangSmith") contacts nobody, even with LangSmith's settings in the environment (its output is
+checked by ``tests/test_docs_blocks.py``), and the offline models and a split's examples come
+from the public API (:func:`tooleval_agents.reference_model`,
+:func:`tooleval_agents.examples_for`)."""
 
 from __future__ import annotations
 
@@ -8,22 +10,27 @@ import re
 from pathlib import Path
 
 import pytest
+from docs_blocks import REPO, section_blocks
 from fake_langsmith import FakeLangSmith
-from test_compare_from_python import python_blocks, run_block
+from test_compare_from_python import run_block
 
 import tooleval_agents
 
-REPO = Path(__file__).resolve().parents[1]
-PAGE = REPO / "docs" / "langsmith-offline.md"
+PAGE = REPO / "docs" / "langsmith.md"
+SECTION = "Offline, with no LangSmith"
+SHOWN = 'frame[["feedback.success", "feedback.executed_success"]].mean()'
+"""What the page's next block shows (and the docs test checks) of the recipe's results."""
 
 
 def test_the_offline_evaluate_recipe_runs_and_contacts_nobody(tmp_path: Path) -> None:
-    (block,) = python_blocks(PAGE)
+    (block,) = section_blocks(PAGE, SECTION, "python")
     assert "upload_results=False" in block and "reference_model(" in block
+    (shown,) = section_blocks(PAGE, SECTION, "pycon")
+    assert f">>> {SHOWN}" in shown
     with FakeLangSmith() as fake:
         # LangSmith's endpoint is a local server: any request the recipe made would land
         # here, even with tracing asked for
-        done = run_block(block, tmp_path, LANGSMITH_ENDPOINT=fake.url,
+        done = run_block(f"{block}\nprint({SHOWN})\n", tmp_path, LANGSMITH_ENDPOINT=fake.url,
                          LANGSMITH_API_KEY=fake.api_key, LANGSMITH_TRACING="true")
         with fake.lock:
             requests = [(r.method, r.path) for r in fake.requests]

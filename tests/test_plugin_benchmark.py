@@ -198,7 +198,7 @@ def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tooleval:
 
 
 def test_the_plugin_imports_only_public_names() -> None:
-    # What the README tells a plugin author to use: the package ``tooleval_agents`` itself,
+    # What docs/plugins.md tells a plugin author to use: the package ``tooleval_agents`` itself,
     # never one of its modules (they may move; the names it re-exports do not).
     imported = {node.module for path in (PACKAGE / "tooleval_trivia").glob("*.py")
                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))

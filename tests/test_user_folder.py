@@ -2,9 +2,9 @@
 top-level folders are (``evaluators.py``, ``graphs/``, ``tests/``, ``benchmarks.py``,
 ``datasets/``: :mod:`user_folder`), and the wheel's one import name.
 
-* The README's blocks run in such a folder: ``tests/test_readme_commands.py`` and
-  ``tests/test_readme_examples.py`` run them there, and check that none of the user's modules
-  was imported.
+* The blocks of the README and the documentation pages run in such a folder:
+  ``tests/test_docs_blocks.py`` and ``tests/test_docs_examples.py`` run them there, and check
+  that none of the user's modules was imported.
 * A plugin benchmark and an ``--agent file.py:factory`` run there with Python started in the
   folder (``python -m tooleval_agents``): the folder comes first on ``sys.path``, where a
   user's ``graphs`` would shadow an installed top-level ``graphs`` (or be shadowed by it).

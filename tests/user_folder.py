@@ -1,11 +1,11 @@
-"""A folder laid out as a user's own project, where the README's blocks run: it holds modules
-named as the repository's top-level folders are (``evaluators.py``, ``graphs/``, ``tests/``,
-``benchmarks.py``, ``datasets/``), which a Python started in it imports before any installed
-package of that name. None of them may be imported by tooleval-agents: each one, when imported,
-writes its name to :data:`LOG`, and :func:`imported` reads it.
+"""A folder laid out as a user's own project, where the documentation's blocks run: it holds
+modules named as the repository's top-level folders are (``evaluators.py``, ``graphs/``,
+``tests/``, ``benchmarks.py``, ``datasets/``), which a Python started in it imports before any
+installed package of that name. None of them may be imported by tooleval-agents: each one,
+when imported, writes its name to :data:`LOG`, and :func:`imported` reads it.
 
-``datasets/`` is also the data folder the README's commands name (``--data-dir datasets``): it
-holds the bundled samples, as in a clone, beside the user's own files.
+``datasets/`` is also the data folder the documentation's commands name (``--data-dir
+datasets``): it holds the bundled samples, as in a clone, beside the user's own files.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """tooleval-agents: evaluate how LLM agents plan, create and use tools.
 
 The public surface of the core: everything a plugin author or a user running experiments from
-Python needs (README "How it is built"), so no one imports a module of the package. The data
-contracts, the registries, the data directory and the errors load with this import; the names
-whose modules load LangChain, LangSmith, pandas or matplotlib (:func:`run_experiment`,
+Python needs (docs/architecture.md, docs/plugins.md; each name's entry is in
+docs/reference/api.md), so no one imports a module of the package. The data contracts, the
+registries, the data directory and the errors load with this import; the names whose modules
+load LangChain, LangSmith, pandas or matplotlib (:func:`run_experiment`,
 :func:`run_grid`, :func:`compare`, the report and tool-plan types, the offline chat models)
 load on first use, so ``import tooleval_agents`` stays light. Each benchmark's own records and
 loaders live in its package (``tooleval_agents.ultratool``, ``tooleval_agents.appbench``),

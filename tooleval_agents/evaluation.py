@@ -218,8 +218,8 @@ def evaluators_for(benchmark: str | Benchmark, *, task: str | None = None,
 
     ``scoring``: the scoring profile (AppBench ``strict`` or ``paper``); ``options``: other
     scoring options (``{"graph": True}``, UltraTool judge ``{"prompts": "official"}``,
-    read from ``data_dir``). ``outputs`` is what the split's workflow returns (see the README
-    section "In your own LangSmith evaluation"), or an agent's final state
+    read from ``data_dir``). ``outputs`` is what the split's workflow returns (see
+    docs/langsmith.md, "In your own LangSmith evaluation"), or an agent's final state
     ``{"messages": [...]}`` for splits an agent plays (:func:`agent_io_for`).
 
     Example::

@@ -86,10 +86,12 @@ def run_grid(benchmark: str | Benchmark, *, models: Sequence[Any],
             scoring options alike (each goes where the split declares it, as ``-O`` does).
         agents: your agents (``factory(model, tools)``, ``"module:factory"``,
             ``"file.py:factory"``), each played by a tool-calling strategy.
-        task, subset: the split(s); ``subset="all"`` runs every subset of the task.
+        task: the split's task (may be left out when the benchmark has only one).
+        subset: the split's subset; ``"all"`` runs every subset of the task.
         scoring: the scoring profile (e.g. ``"paper"``).
         tool_faults: tool-fault settings (e.g. ``"rate=0.2"``), one run each.
-        n_boot, seed: the comparison's bootstrap.
+        n_boot: the comparison's bootstrap resamples.
+        seed: the seed of the comparison's bootstrap.
         settings: the other fields of :class:`~tooleval_agents.RunSpec` (``limit``,
             ``data_dir``, ``out``, ``judge``, ``model_kwargs``...), the same for every run.
     """

@@ -252,7 +252,7 @@ ModelArgsArg = Annotated[list[str] | None, typer.Option(
         "--model-arg", metavar="KEY=VALUE", rich_help_panel=CALLS, help="init_chat_model "
         "argument (repeatable), e.g. temperature=0 or base_url=URL; keys belong in the "
         "environment (OPENAI_API_KEY). With a base_url also tool_choice, tool_choice_rounds "
-        "and null_content (see A local model).")]
+        "and null_content (see docs/models.md).")]
 OutArg = Annotated[Path, typer.Option("--out", metavar="DIR", rich_help_panel=RESULTS,
                                       help="Results root directory.")]
 UploadArg = Annotated[bool | None, typer.Option(
