@@ -44,7 +44,8 @@ RunsArgument = Annotated[list[Path], typer.Argument(
     help="Run directories (`runs/<experiment>/` with config.json and examples.jsonl), or a "
     "results root holding them (every run directory in it).", show_default=False)]
 MetricOption = Annotated[list[str] | None, typer.Option(
-    "--metric", "-m", help="Metric to compare (repeatable; default: all).", show_default=False)]
+    "--metric", "-m", metavar="METRIC", help="Metric to compare (repeatable; default: the "
+    "headline metrics, --all-metrics every one).", show_default=False)]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 RescoreOption = Annotated[bool, typer.Option(
     "--rescore", metavar=FLAG,
