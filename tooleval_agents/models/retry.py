@@ -72,6 +72,7 @@ from tooleval_agents.models.identity import (
     prompt_key,
     provider_of,
 )
+from tooleval_agents.models.scheduling import PrefixScheduler, request_text
 
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection",
                                        "bad_response"})
@@ -238,6 +239,11 @@ class _Transcript:
                 "messages": [message_record(m) for m in messages],
                 "tools": tools if isinstance(tools, list) and tools else None})
 
+    def sent(self) -> None:
+        """The call's first try leaves now (the order a prefix cache saw the requests in)."""
+        if self.stats is not None:
+            self.stats.update_call(self.key, {"sent_at": time.time()})
+
     def answered(self, result: ChatResult) -> None:
         if self.stats is not None and result.generations:
             self.stats.update_call(self.key,
@@ -295,6 +301,9 @@ class RetryingChatModel(BaseChatModel):
     """Digest of what the model's server reports about itself
     (:mod:`tooleval_agents.models.server_identity`): part of the cache key, so a changed server
     (model file, chat template, build) never replays the old one's answers."""
+    scheduler: PrefixScheduler | None = None
+    """Bounds the tries in flight and orders them so that a request sharing its prefix with
+    the last one sent goes next (:mod:`tooleval_agents.models.scheduling`; async calls)."""
     _rng: random.Random = PrivateAttr(default_factory=random.Random)
     _rng_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _answers_key: str | None = PrivateAttr(default=None)
@@ -393,7 +402,7 @@ class RetryingChatModel(BaseChatModel):
         record = _Transcript(current_stats(), messages, kwargs,
                              run_manager.run_id if run_manager is not None else None)
         try:
-            result = self._answer(messages, stop, kwargs, record.stats)
+            result = self._answer(messages, stop, kwargs, record)
         except BaseException as exc:
             record.failed(exc)
             raise
@@ -406,7 +415,7 @@ class RetryingChatModel(BaseChatModel):
         record = _Transcript(current_stats(), messages, kwargs,
                              run_manager.run_id if run_manager is not None else None)
         try:
-            result = await self._aanswer(messages, stop, kwargs, record.stats)
+            result = await self._aanswer(messages, stop, kwargs, record)
         except BaseException as exc:
             record.failed(exc)
             raise
@@ -414,8 +423,9 @@ class RetryingChatModel(BaseChatModel):
         return result
 
     def _answer(self, messages: list[BaseMessage], stop: list[str] | None,
-                kwargs: dict[str, Any], stats: CallStats | None) -> ChatResult:
+                kwargs: dict[str, Any], record: _Transcript) -> ChatResult:
         """The answer from the cache, else from ``inner`` under the retry policy."""
+        stats = record.stats
         cache = self.response_cache
         key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
         if cache is not None and key is not None:
@@ -427,6 +437,8 @@ class RetryingChatModel(BaseChatModel):
             attempt += 1
             if self.limiter is not None:
                 self.limiter.acquire()
+            if attempt == 1:
+                record.sent()
             try:
                 with _untraced():
                     answer = self.inner.generate([messages], stop=stop, callbacks=[], **kwargs)
@@ -441,29 +453,42 @@ class RetryingChatModel(BaseChatModel):
             return result
 
     async def _aanswer(self, messages: list[BaseMessage], stop: list[str] | None,
-                       kwargs: dict[str, Any], stats: CallStats | None) -> ChatResult:
-        """:meth:`_answer`, asynchronously."""
+                       kwargs: dict[str, Any], record: _Transcript) -> ChatResult:
+        """:meth:`_answer`, asynchronously (each try in a :attr:`scheduler` slot)."""
+        stats = record.stats
         cache = self.response_cache
         key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
         if cache is not None and key is not None:
             hit = await cache.alookup(*key)
             if hit is not None:
                 return _from_cache(hit)
+        order = (request_text(messages, kwargs.get("tools")) if self.scheduler is not None
+                 else "")
         attempt = 0
         while True:
             attempt += 1
-            if self.limiter is not None:
-                await self.limiter.aacquire()
-            try:
-                result = self._checked(await self._atry(messages, stop, kwargs))
-            except Exception as exc:
-                await asyncio.sleep(self._after_failure(attempt, exc, stats))
+            failure: Exception | None = None
+            async with self._slot(order):
+                if self.limiter is not None:
+                    await self.limiter.aacquire()
+                if attempt == 1:
+                    record.sent()
+                try:
+                    result = self._checked(await self._atry(messages, stop, kwargs))
+                except Exception as exc:
+                    failure = exc
+            if failure is not None:  # the wait before the next try holds no slot
+                await asyncio.sleep(self._after_failure(attempt, failure, stats))
                 continue
             if stats is not None:
                 stats.answered(result)
             if cache is not None and key is not None:
                 await cache.aupdate(*key, result.generations)
             return result
+
+    def _slot(self, order: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return (self.scheduler.slot(order) if self.scheduler is not None
+                else contextlib.nullcontext())
 
     async def _atry(self, messages: list[BaseMessage], stop: list[str] | None,
                     kwargs: dict[str, Any]) -> ChatResult:

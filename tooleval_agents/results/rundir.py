@@ -141,6 +141,9 @@ class ModelCall(BaseModel):
     call failed or never answered)."""
     error: str | None = None
     """Why the call failed (the last try's error)."""
+    sent_at: float | None = None
+    """When its first try left (seconds since the epoch; ``None``: answered by the response
+    cache, or written before this was kept): the order requests reached the server in."""
 
 
 class ResultBase(BaseModel):

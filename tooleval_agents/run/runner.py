@@ -146,7 +146,14 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langsmith import Client
     from langsmith.schemas import Example, TracerSession
-from tooleval_agents.run.setup import _build, _Models, _models, _Plan, _plan
+from tooleval_agents.run.setup import (
+    _build,
+    _Models,
+    _models,
+    _Plan,
+    _plan,
+    examples_in_flight,
+)
 
 log = logging.getLogger(__name__)
 
@@ -342,7 +349,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         exp = _experiment(spec, name, plan, scorer, run_dir, resumed, index, graph,
                           progress=(len(ids), len(ids) - len(positions)), upload=where.upload,
                           threaded_scoring=models.judge is not None)
-        await _execute(exp, spec, where, ids, positions)
+        await _execute(exp, spec, where, ids, positions, examples_in_flight(spec, models))
         # The summary reads the results back from the file: the run's data (the split's text,
         # the offline model's answers) and bookkeeping go first, so a large run's peak is
         # one of the two, not both.
@@ -392,7 +399,7 @@ def _experiment(spec: RunSpec, name: str, plan: _Plan, scorer: Scorer, run_dir: 
 
 
 async def _execute(exp: _Experiment, spec: RunSpec, where: _Destination, ids: list[str],
-                   positions: list[int]) -> None:
+                   positions: list[int], in_flight: int) -> None:
     """Run the attempts at ``positions`` (positions, not examples: each pending example is
     made when its batch starts)."""
     if not positions:
@@ -401,7 +408,7 @@ async def _execute(exp: _Experiment, spec: RunSpec, where: _Destination, ids: li
     try:
         await _evaluate(exp, pending, [ids[p] for p in positions], client=where.client,
                         session=where.session, upload=where.upload,
-                        max_concurrency=spec.max_concurrency, metadata=where.metadata)
+                        max_concurrency=in_flight, metadata=where.metadata)
     finally:
         try:
             exp.writer.close()  # raises a failed fsync

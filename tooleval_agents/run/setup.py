@@ -21,6 +21,7 @@ from tooleval_agents.contracts import (
 )
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.cache import SQLiteCache
+from tooleval_agents.models.endpoints import endpoint_key, rate_limiter_for
 from tooleval_agents.models.redaction import (
     register_secrets_in,
 )
@@ -28,8 +29,8 @@ from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.models.retry import (
     RetryingChatModel,
     RetryPolicy,
-    make_rate_limiter,
 )
+from tooleval_agents.models.scheduling import PrefixScheduler
 from tooleval_agents.models.server_identity import (
     ServerIdentity,
     probe_server,
@@ -185,6 +186,25 @@ class _Models:
     judge: BaseChatModel | None = None
     judge_inner: BaseChatModel | None = None
     judge_inherited: list[str] = field(default_factory=list)
+    schedulers: dict[str, PrefixScheduler] = field(default_factory=dict)
+    """The run's request schedulers, one per endpoint (the model's and a judge on the same
+    server share one: together they keep ``max_concurrency`` requests in flight there)."""
+
+    def scheduler_for(self, chat_model: BaseChatModel, slots: int) -> PrefixScheduler:
+        """The scheduler of ``chat_model``'s endpoint (made with ``slots`` the first time)."""
+        return self.schedulers.setdefault(endpoint_key(chat_model), PrefixScheduler(slots))
+
+
+LOOKAHEAD = 16
+"""Examples a run keeps open beyond ``max_concurrency`` when its requests are scheduled
+(:mod:`tooleval_agents.models.scheduling`): their requests wait their turn, so the next one
+sent can be one that shares its prefix with the last (stage-major order at concurrency 1)."""
+
+
+def examples_in_flight(spec: RunSpec, models: _Models) -> int:
+    """How many examples a run works on at once: ``max_concurrency`` requests in flight, and
+    :data:`LOOKAHEAD` more examples to choose the next request from when they are scheduled."""
+    return spec.max_concurrency + (LOOKAHEAD if models.schedulers else 0)
 
 
 async def _models(spec: RunSpec, plan: _Plan) -> _Models:
@@ -217,9 +237,11 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
     server, notes = await _identify(inner, response_cache)
     models = _Models(inner, RetryingChatModel(
         inner=inner, policy=spec.retry or RetryPolicy(),
-        limiter=make_rate_limiter(spec.rps) if spec.rps else None,
+        limiter=rate_limiter_for(inner, spec.rps),
         response_cache=response_cache, server_identity=_key_part(server)), server, notes,
         answer_key)
+    if not plan.offline:  # an offline model has no server whose cache the order could help
+        models.wrapped.scheduler = models.scheduler_for(inner, spec.max_concurrency)
     if spec.judge is not None:
         await _add_judge(spec, models, response_cache_for)
     return models
@@ -245,7 +267,8 @@ async def _add_judge(spec: RunSpec, models: _Models,
     # The judge gets the same retry policy (its failures would become scoring errors).
     models.judge = RetryingChatModel(
         inner=judge, policy=spec.retry or RetryPolicy(),
-        response_cache=judge_cache, server_identity=_key_part(judge_server))
+        response_cache=judge_cache, server_identity=_key_part(judge_server),
+        scheduler=models.scheduler_for(judge, spec.max_concurrency))
 
 
 def _build(plan: _Plan, models: _Models, data: Path) -> Runnable[Any, Any]:
