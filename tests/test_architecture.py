@@ -80,7 +80,8 @@ DEFERRED = {
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).
     "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.run.setup",
-                                "tooleval_agents.models.retry", "tooleval_agents.models.specs"},
+                                "tooleval_agents.models.retry", "tooleval_agents.models.specs",
+                                "tooleval_agents.cli.run_many"},
     # `tooleval run` imports its own command module only; any other command line, all of them.
     "tooleval_agents.cli": {"tooleval_agents.cli.compare", "tooleval_agents.cli.data_fetch",
                             "tooleval_agents.cli.data_info", "tooleval_agents.cli.data_push",

@@ -267,29 +267,58 @@ def run_one(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[st
     error said in one line) and 1 when it left examples unscored, else 0."""
     from tooleval_agents.run.runner import run_experiment
 
+    try:
+        summary = run_experiment(sweep.bench.name, **cell_arguments(sweep, run, settings))
+    except KeyboardInterrupt:
+        raise interrupted() from None
+    except OptionError as exc:  # a bad argument only the split's data shows (--samples)
+        raise fail(f"{run[0].name}: {error_text(exc)}", 2) from None
+    except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
+        return failed_row(run[0], exc), 0
+    return finished_row(sweep, run, settings, summary, show=show)
+
+
+def interrupted() -> typer.Exit:
+    """What Ctrl-C ends a run command with (said on stderr): exit 130."""
+    err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
+                      "same command again to resume.")
+    return typer.Exit(130)
+
+
+def cell_arguments(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[str, Any]],
+                   settings: dict[str, Any]) -> dict[str, Any]:
+    """``run_experiment`` keyword arguments of one run of the grid (after the benchmark)."""
     split, strat, model_spec, user_agent, given = run
     options, scoring = route_options(
         sweep.bench, split, strategy_of(sweep.bench, split, strat, user_agent is not None), given)
-    try:
-        summary = run_experiment(
-            sweep.bench.name, task=split.task, subset=split.subset, strategy=strat,
-            agent=user_agent, model=model_spec, strategy_options=options,
-            retry=sweep.policy, model_kwargs=sweep.model_kwargs,
-            judge_kwargs=sweep.judge_kwargs, **{
-                **settings, "scoring_options": with_profile(
-                    scoring, (settings["scoring_options"] or {}).get("scoring")) or None})
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
-                          "same command again to resume.")
-        raise typer.Exit(130) from None
-    except OptionError as exc:  # a bad argument only the split's data shows (--samples)
-        raise fail(f"{split.name}: {error_text(exc)}", 2) from None
-    except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
-        message = one_line(exc)
-        err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {message}')}",
-                          highlight=False)
-        return {"experiment": None, "benchmark": split.benchmark, "task": split.task,
-                "subset": split.subset, "error": message}, 0
+    return {"task": split.task, "subset": split.subset, "strategy": strat,
+            "agent": user_agent, "model": model_spec, "strategy_options": options,
+            "retry": sweep.policy, "model_kwargs": sweep.model_kwargs,
+            "judge_kwargs": sweep.judge_kwargs,
+            **{k: v for k, v in settings.items() if k not in SWEEP_SETTINGS},
+            "scoring_options": with_profile(
+                scoring, (settings["scoring_options"] or {}).get("scoring")) or None}
+
+
+SWEEP_SETTINGS = ("max_runs",)
+"""Settings of the command that are not a run's."""
+
+
+def failed_row(split: Split, exc: BaseException) -> dict[str, Any]:
+    """The row of a run that could not run, its error said on stderr in one line."""
+    message = one_line(exc)
+    err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {message}')}",
+                      highlight=False)
+    return {"experiment": None, "benchmark": split.benchmark, "task": split.task,
+            "subset": split.subset, "error": message}
+
+
+def finished_row(sweep: Sweep, run: tuple[Split, str | None, str, str | None, dict[str, Any]],
+                 settings: dict[str, Any], summary: Any, *,
+                 show: bool) -> tuple[dict[str, Any], int]:
+    """The row of a run that ran, and 1 when it left examples unscored (advice on stderr)."""
+    split, _, model_spec, user_agent, _ = run
+    options = cell_arguments(sweep, run, settings)["strategy_options"]
     out = settings["out"]
     config = RunDir(out / summary.experiment).read_config()
     row = row_of(split, summary, out, config.strategy, model_spec)
@@ -394,6 +423,10 @@ ToolFaultsArg = Annotated[list[str] | None, typer.Option(
         "--tool-faults", help="Seeded tool faults rate=R,kinds=K1+K2,seed=S (kinds: error, "
         "timeout, rate_limit, malformed, empty; rate=0: none). Repeatable: one run each.")
     ]
+MaxRunsArg = Annotated[int, typer.Option(
+        "--max-runs", min=1, help="Runs of a sweep going at once in this process, each with "
+        "its own --max-concurrency (runs on the same endpoint share its --rps); the results "
+        "are those of one run after the other.")]
 AllMetricsArg = Annotated[bool, typer.Option(
         "--all-metrics", help="With several runs, also print each run's table of every "
         "metric (the table across runs has the headline metrics).")]
@@ -418,6 +451,7 @@ def run_command(
     samples: SamplesArg = None,
     epochs: EpochsArg = 1,
     max_concurrency: MaxConcurrencyOption = 8,
+    max_runs: MaxRunsArg = 1,
     rps: RpsArg = None,
     max_attempts: MaxAttemptsArg = 6,
     timeout: TimeoutArg = 300.0,
@@ -438,7 +472,8 @@ def run_command(
     arguments when given).
 
     Repeated --model, --strategy, --agent, --tool-faults and swept options (-O k=3,4,5) run
-    the grid, one run each, one after the other, then print their comparison.
+    the grid, one run each, one after the other (--max-runs N: up to N at once), then print
+    their comparison.
 
     Re-running the same command resumes: finished examples are kept (no model call), provider
     failures (429, 5xx, timeouts, unreadable replies) are retried, and a result line edited
@@ -472,7 +507,8 @@ def run_command(
     if data_note:
         err_console.print(f"[yellow]note:[/] {shown(data_note)}", highlight=False)
     settings = {"samples": samples, "epochs": epochs, "judge": judge, "limit": limit,
-                "max_concurrency": max_concurrency, "rps": rps, "out": out, "upload": upload,
+                "max_concurrency": max_concurrency, "max_runs": max_runs, "rps": rps,
+                "out": out, "upload": upload,
                 "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,
                 "scoring_options": {"scoring": scoring} if scoring else None,
                 "progress": sys.stderr.isatty() if progress is None else progress}
@@ -481,14 +517,19 @@ def run_command(
 
 def run_all(sweep: Sweep, settings: dict[str, Any], *, json_out: bool,
             all_metrics: bool) -> None:
-    """Every run of the grid, one after the other, then the table across them (or JSON);
-    exit 1 when a split could not run, 3 when examples were left unscored."""
+    """Every run of the grid, one after the other or up to ``max_runs`` at once, then the
+    table across them (or JSON); exit 1 when a split could not run, 3 when examples were left
+    unscored."""
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
     runs = [(f, r) for f in sweep.faults for r in sweep.runs()]
-    for faults, run in runs:
-        row, left_unscored = run_one(sweep, run, {**settings, "tool_faults": faults},
-                                     show=not json_out and (all_metrics or len(runs) == 1))
+    show = not json_out and (all_metrics or len(runs) == 1)
+    if settings.get("max_runs", 1) > 1 and len(runs) > 1:
+        done = _at_once(sweep, runs, settings, show=show)
+    else:
+        done = [run_one(sweep, run, {**settings, "tool_faults": faults}, show=show)
+                for faults, run in runs]
+    for (faults, _), (row, left_unscored) in zip(runs, done, strict=True):
         if faults is not None:
             row["tool_faults"] = faults
         rows.append(row)
@@ -502,3 +543,27 @@ def run_all(sweep: Sweep, settings: dict[str, Any], *, json_out: bool,
         raise typer.Exit(1)
     if unscored:
         raise typer.Exit(3)
+
+
+def _at_once(sweep: Sweep,
+             runs: list[tuple[str | None, tuple[Split, str | None, str, str | None,
+                                                dict[str, Any]]]],
+             settings: dict[str, Any], *, show: bool) -> list[tuple[dict[str, Any], int]]:
+    """The grid's runs up to ``--max-runs`` at once (:mod:`tooleval_agents.cli.run_many`), their
+    rows in the grid's order (tables printed after all of them, as a sequential sweep would)."""
+    from tooleval_agents.cli.run_many import run_at_once
+
+    cells = [(" ".join(filter(None, (split.name, strat, model, agent, faults))),
+              sweep.bench.name, cell_arguments(sweep, (split, strat, model, agent, opts),
+                                               {**settings, "tool_faults": faults}))
+             for faults, (split, strat, model, agent, opts) in runs]
+    try:
+        outcomes = run_at_once(cells, max_runs=settings["max_runs"],
+                               progress=bool(settings["progress"]))
+    except KeyboardInterrupt:
+        raise interrupted() from None
+    except OptionError as exc:  # a bad argument only a split's data shows (--samples)
+        raise fail(error_text(exc), 2) from None
+    return [(failed_row(run[0], outcome), 0) if isinstance(outcome, Exception) else
+            finished_row(sweep, run, {**settings, "tool_faults": faults}, outcome, show=show)
+            for (faults, run), outcome in zip(runs, outcomes, strict=True)]

@@ -51,6 +51,7 @@ from tooleval_agents.results.rundir import (
     result_line,
 )
 from tooleval_agents.results.summary import summarize as results_summarize
+from tooleval_agents.run.board import ProgressBoard, current_row
 from tooleval_agents.run.epochs import split_epoch
 from tooleval_agents.run.faults import ToolFaults, fault_session
 from tooleval_agents.run.transcripts import PromptStore
@@ -98,8 +99,15 @@ class _Progress:
     title: str
     _bar: Any = None
     _task: Any = None
+    _board: ProgressBoard | None = None
 
     def __enter__(self) -> _Progress:
+        on_board = current_row()
+        if self.enabled and on_board is not None:  # one of several runs at once: its row
+            board, row = on_board
+            self._board = board
+            self._task = board.start(row, self.title, self.total, self.done)
+            return self
         if self.enabled:
             from rich.console import Console
             from rich.progress import (
@@ -121,7 +129,9 @@ class _Progress:
         return self
 
     def advance(self, headline: str | None) -> None:
-        if self._bar is not None:
+        if self._board is not None:
+            self._board.advance(self._task, headline)
+        elif self._bar is not None:
             fields = {"headline": shown(headline)} if headline is not None else {}
             self._bar.update(self._task, advance=1, **fields)
 
@@ -455,6 +465,25 @@ async def _aevaluate(exp: _Experiment, pending: Sequence[Example], *, client: Cl
                    max_concurrency=max_concurrency, metadata=metadata)
 
 
+_QUIET: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+
+def _quiet_lock() -> asyncio.Lock:
+    """One lock per event loop around :func:`_quiet`: stdout and the warning filters are the
+    process's, and runs that go at once (``--max-runs``) must not interleave their saving
+    and restoring."""
+    return _QUIET.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+
+
+@contextlib.asynccontextmanager
+async def _quiet() -> Any:
+    # aevaluate prints the experiment name and warns that upload_results=False is beta:
+    # neither belongs on our stdout.
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        yield
+
+
 BATCH = 256
 """Examples per ``aevaluate`` call at least: LangSmith keeps every row of a call (run, example,
 feedback) until the call ends, so a run holds one batch of them, not all."""
@@ -472,10 +501,7 @@ async def _consume(exp: _Experiment, target: Callable[..., Any], pending: Sequen
         for start in range(0, len(pending), size):
             if exp.halted is not None:  # a write failed: no batch starts after it
                 break
-            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-                # aevaluate prints the experiment name and warns that upload_results=False is
-                # beta: neither belongs on our stdout.
-                warnings.simplefilter("ignore")
+            async with _quiet_lock(), _quiet():
                 results = await aevaluate(
                     target, data=list(pending[start:start + size]),  # made batch by batch
                     evaluators=[_RowEvaluator(exp)],
