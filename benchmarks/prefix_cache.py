@@ -63,8 +63,9 @@ def _render(call: dict[str, Any], prompts: dict[str, Any]) -> str:
         tools = json.dumps(prompts.get(call["tools"]), ensure_ascii=False, sort_keys=True)
         parts.append(f"<|im_start|>system\n{tools}<|im_end|>\n")
     for mid in call.get("messages") or []:
-        message = prompts.get(mid) or {}
-        role = {"human": "user", "ai": "assistant"}.get(message.get("role"), message.get("role"))
+        message = prompts.get(str(mid)) or {}
+        role = str(message.get("role"))
+        role = {"human": "user", "ai": "assistant"}.get(role, role)
         content = message.get("content")
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         if message.get("tool_calls"):

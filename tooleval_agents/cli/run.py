@@ -41,6 +41,7 @@ from tooleval_agents.contracts import (
 )
 from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.errors import ToolevalError, did_you_mean
+from tooleval_agents.models.batch.settings import BatchSettings
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import format_unmeasured, tool_calls_unmeasured
 from tooleval_agents.registry import (
@@ -427,6 +428,16 @@ MaxRunsArg = Annotated[int, typer.Option(
         "--max-runs", min=1, help="Runs of a sweep going at once in this process, each with "
         "its own --max-concurrency (runs on the same endpoint share its --rps); the results "
         "are those of one run after the other.")]
+BatchArg = Annotated[bool, typer.Option(
+        "--batch", help="Send the model's and the judge's calls as provider batches (OpenAI "
+        "and OpenAI-compatible: the Batch API), at batch prices; answers come within the "
+        "provider's window (up to 24 h), and the same command resumes by polling the batches "
+        "sent (docs/cost.md).")]
+BatchSizeArg = Annotated[int, typer.Option(
+        "--batch-size", min=1, help="With --batch: requests per batch at most.")]
+BatchWaitArg = Annotated[float, typer.Option(
+        "--batch-wait", min=0.0, help="With --batch: seconds a batch waits for more requests "
+        "after its first (and between status checks, 30 s at most).")]
 AllMetricsArg = Annotated[bool, typer.Option(
         "--all-metrics", help="With several runs, also print each run's table of every "
         "metric (the table across runs has the headline metrics).")]
@@ -452,6 +463,9 @@ def run_command(
     epochs: EpochsArg = 1,
     max_concurrency: MaxConcurrencyOption = 8,
     max_runs: MaxRunsArg = 1,
+    batch: BatchArg = False,
+    batch_size: BatchSizeArg = 100,
+    batch_wait: BatchWaitArg = 30.0,
     rps: RpsArg = None,
     max_attempts: MaxAttemptsArg = 6,
     timeout: TimeoutArg = 300.0,
@@ -501,6 +515,13 @@ def run_command(
             tool_faults=tool_faults)
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
+    if batch:
+        from tooleval_agents.models.specs import is_offline
+
+        offline = [m for m in sweep.models if is_offline(m)]
+        if offline:
+            raise fail(f"--batch: the offline model {offline[0]} answers at once; batches are "
+                       "for provider models", 2)
     print_notes(sweep, judge, max_concurrency)
     data_dir, data_note = data_dir_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan),
                                               data_dir)
@@ -508,6 +529,8 @@ def run_command(
         err_console.print(f"[yellow]note:[/] {shown(data_note)}", highlight=False)
     settings = {"samples": samples, "epochs": epochs, "judge": judge, "limit": limit,
                 "max_concurrency": max_concurrency, "max_runs": max_runs, "rps": rps,
+                "batch": BatchSettings(size=batch_size, wait=batch_wait,
+                                       poll=max(0.05, min(30.0, batch_wait))) if batch else False,
                 "out": out, "upload": upload,
                 "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,
                 "scoring_options": {"scoring": scoring} if scoring else None,

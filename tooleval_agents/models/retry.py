@@ -142,6 +142,12 @@ class CallStats:
     output_tokens: int = 0
     cached_input_tokens: int = 0
     """Input tokens served from the provider's prompt cache (part of ``input_tokens``)."""
+    batched_calls: int = 0
+    """Answers that came through a provider batch (``--batch``; part of ``calls``)."""
+    batched_input_tokens: int = 0
+    batched_output_tokens: int = 0
+    batched_cached_input_tokens: int = 0
+    """The tokens of those answers (part of the totals above), priced at batch rates."""
     kinds: list[str] = field(default_factory=list)
     """Infrastructure kind of each failed try, in order."""
     epoch: int = 0
@@ -173,6 +179,14 @@ class CallStats:
             self.input_tokens += tokens_in
             self.output_tokens += tokens_out
             self.cached_input_tokens += cached
+
+    def batched(self, tokens_in: int, tokens_out: int, cached: int) -> None:
+        """An answer came through a provider batch, with these tokens."""
+        with self._lock:
+            self.batched_calls += 1
+            self.batched_input_tokens += tokens_in
+            self.batched_output_tokens += tokens_out
+            self.batched_cached_input_tokens += cached
 
     def failed(self, kind: str | None, retrying: bool,
                exc: BaseException | None = None) -> None:

@@ -127,6 +127,12 @@ class Usage(BaseModel):
     model_calls: int = 0
     cache_hits: int = 0
     """Model answers served by the response cache (no tokens, no call)."""
+    batched_calls: int = 0
+    """Model calls answered through a provider batch (``--batch``; part of ``model_calls``)."""
+    batched_input_tokens: int = 0
+    batched_output_tokens: int = 0
+    batched_cached_input_tokens: int = 0
+    """The tokens of the batched calls (part of the totals above), priced at batch rates."""
 
 
 class ModelCall(BaseModel):

@@ -27,7 +27,14 @@ from tooleval_agents.results.rundir import ExampleResult, ResultHead, RunSummary
 from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
-              "cache_hits")
+              "cache_hits", "batched_calls", "batched_input_tokens", "batched_output_tokens",
+              "batched_cached_input_tokens")
+
+
+JUDGE_KEYS = {"input_tokens": "judge_input_tokens", "output_tokens": "judge_output_tokens",
+              "cached_input_tokens": "judge_cached_input_tokens", "model_calls": "judge_calls",
+              **{k: f"judge_{k}" for k in USAGE_KEYS if k.startswith("batched_")}}
+"""The judge's usage fields and their keys in a summary's ``usage``."""
 
 
 class _Pass:
@@ -36,8 +43,7 @@ class _Pass:
     def __init__(self, *, epochs: int, headline: Sequence[str]) -> None:
         self.epochs, self.headline = epochs, headline
         self.counts = Counter[str]()
-        self.totals = dict.fromkeys([*USAGE_KEYS, "judge_input_tokens", "judge_output_tokens",
-                                     "judge_cached_input_tokens", "judge_calls"], 0.0)
+        self.totals = dict.fromkeys([*USAGE_KEYS, *JUDGE_KEYS.values()], 0.0)
         self.latencies: list[float] = []
         self.columns = Columns()  # a few numbers per example, not the scores
         # Per scored attempt: its example and the scores success counting and epochs read.
@@ -55,10 +61,8 @@ class _Pass:
         self.counts["cached"] += r.usage.cache_hits > 0 and r.usage.model_calls == 0
         for k in USAGE_KEYS:
             self.totals[k] += getattr(r.usage, k)
-        self.totals["judge_input_tokens"] += r.judge_usage.input_tokens
-        self.totals["judge_output_tokens"] += r.judge_usage.output_tokens
-        self.totals["judge_cached_input_tokens"] += r.judge_usage.cached_input_tokens
-        self.totals["judge_calls"] += r.judge_usage.model_calls
+        for field, key in JUDGE_KEYS.items():
+            self.totals[key] += getattr(r.judge_usage, field)
         if r.status != "infra_error":
             self._score(r)
 

@@ -64,8 +64,10 @@ class ProgressBoard:
         return task
 
     def advance(self, task: Any, headline: str | None) -> None:
-        fields = {"headline": shown(headline)} if headline is not None else {}
-        self.progress.update(task, advance=1, **fields)
+        if headline is None:
+            self.progress.update(task, advance=1)
+        else:
+            self.progress.update(task, advance=1, headline=shown(headline))
 
     def finish(self, row: int, note: str) -> None:
         """Row ``row``'s run ended (``note``: its headline, or why it stopped)."""

@@ -347,11 +347,12 @@ class _Experiment:
                         output_tokens=stats.get("output_tokens", 0),
                         cached_input_tokens=stats.get("cached_input_tokens", 0),
                         model_calls=stats.get("calls", 0),
-                        cache_hits=stats.get("cache_hits", 0)),
+                        cache_hits=stats.get("cache_hits", 0),
+                        **{k: stats.get(k, 0) for k in BATCHED}),
             judge_usage=Usage() if judge is None else Usage(
                 input_tokens=judge.input_tokens, output_tokens=judge.output_tokens,
                 cached_input_tokens=judge.cached_input_tokens, model_calls=judge.calls,
-                cache_hits=judge.cache_hits),
+                cache_hits=judge.cache_hits, **{k: getattr(judge, k) for k in BATCHED}),
             latency_s=float(harness.get("latency_s") or 0.0),
             retries=int(stats.get("retries", 0)),
             attempt=prev.attempt + 1 if prev is not None else 1,
@@ -405,11 +406,16 @@ class _RowEvaluator(RunEvaluator):
         return list(self.experiment.scorer.headline)
 
 
+BATCHED = ("batched_calls", "batched_input_tokens", "batched_output_tokens",
+           "batched_cached_input_tokens")
+"""The usage of calls answered through a provider batch (``--batch``)."""
+
+
 def _stats_dict(stats: CallStats) -> dict[str, Any]:
     return {"calls": stats.calls, "retries": stats.retries, "failures": stats.failures,
             "cache_hits": stats.cache_hits, "input_tokens": stats.input_tokens,
             "output_tokens": stats.output_tokens, "cached_input_tokens": stats.cached_input_tokens,
-            "kinds": list(stats.kinds)}
+            "kinds": list(stats.kinds), **{k: getattr(stats, k) for k in BATCHED}}
 
 
 def result_feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:

@@ -75,6 +75,7 @@ from tooleval_agents.data.langsmith_datasets import (
 )
 from tooleval_agents.data.paths import inside
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.models.batch.ledger import BATCHES, open_batches
 from tooleval_agents.models.redaction import (
     model_params,
     redact,
@@ -338,7 +339,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     # A second process on this run stops at once; a failed start leaves nothing behind.
     with run_dir.lock(), _undone_on_failure(run_dir, made):
         if spec.fresh:
-            for file in (CONFIG, EXAMPLES, SUMMARY):
+            for file in (CONFIG, EXAMPLES, SUMMARY, BATCHES):
                 (run_dir.path / file).unlink(missing_ok=True)
         resumed = _resume(run_dir, _config(spec, plan, models, name, examples, len(every),
                                            ds_hash, data), every)
@@ -349,7 +350,8 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         exp = _experiment(spec, name, plan, scorer, run_dir, resumed, index, graph,
                           progress=(len(ids), len(ids) - len(positions)), upload=where.upload,
                           threaded_scoring=models.judge is not None)
-        await _execute(exp, spec, where, ids, positions, examples_in_flight(spec, models))
+        async with open_batches(models.batches, run_dir.path, name):
+            await _execute(exp, spec, where, ids, positions, examples_in_flight(spec, models))
         # The summary reads the results back from the file: the run's data (the split's text,
         # the offline model's answers) and bookkeeping go first, so a large run's peak is
         # one of the two, not both.

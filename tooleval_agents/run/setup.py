@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,8 @@ from tooleval_agents.contracts import (
     resolve_options,
 )
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.models.batch.openai_http import batch_clients, openai_backend
+from tooleval_agents.models.batch.queue import BatchQueue
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.endpoints import endpoint_key, rate_limiter_for
 from tooleval_agents.models.redaction import (
@@ -186,6 +189,9 @@ class _Models:
     judge: BaseChatModel | None = None
     judge_inner: BaseChatModel | None = None
     judge_inherited: list[str] = field(default_factory=list)
+    batches: list[BatchQueue] = field(default_factory=list)
+    """The batch queues of the model and the judge (``--batch``; one per model: a provider
+    batch holds one model's requests)."""
     schedulers: dict[str, PrefixScheduler] = field(default_factory=dict)
     """The run's request schedulers, one per endpoint (the model's and a judge on the same
     server share one: together they keep ``max_concurrency`` requests in flight there)."""
@@ -203,17 +209,57 @@ sent can be one that shares its prefix with the last (stage-major order at concu
 
 def examples_in_flight(spec: RunSpec, models: _Models) -> int:
     """How many examples a run works on at once: ``max_concurrency`` requests in flight, and
-    :data:`LOOKAHEAD` more examples to choose the next request from when they are scheduled."""
+    :data:`LOOKAHEAD` more examples to choose the next request from when they are scheduled;
+    with ``--batch``, enough to fill a batch."""
+    batch = spec.batching
+    if batch is not None and models.batches:
+        return max(spec.max_concurrency, batch.size)
     return spec.max_concurrency + (LOOKAHEAD if models.schedulers else 0)
+
+
+def _batched(spec: RunSpec, model_spec: str, kwargs: dict[str, Any], max_tokens: int | None,
+             what: str) -> tuple[BaseChatModel, BatchQueue]:
+    """A provider model whose async calls go through a new batch queue (``--batch``)."""
+    batch = spec.batching
+    assert batch is not None
+    queue = BatchQueue(batch)
+    url = next((kwargs[k] for k in ENDPOINT_ARGS if isinstance(kwargs.get(k), str)), None)
+    model = provider_model(model_spec, {**kwargs, **batch_clients(queue, url)},
+                           max_tokens=max_tokens)
+    backend = openai_backend(model)
+    if backend is None:
+        raise ValueError(f"--batch: {what} {model_spec} has no batch interface here (OpenAI "
+                         "and OpenAI-compatible models: the Batch API)")
+    queue.backend = backend
+    return model, queue
+
+
+def _policy(spec: RunSpec, batched: bool) -> RetryPolicy:
+    """The retry policy of a model; a batched call has no timeout of its own (its batch
+    answers within the provider's window)."""
+    policy = spec.retry or RetryPolicy()
+    return dataclasses.replace(policy, timeout=None) if batched else policy
 
 
 async def _models(spec: RunSpec, plan: _Plan) -> _Models:
     kwargs = dict(spec.model_kwargs or {})
     register_secrets_in(kwargs)
     answer_key: AnswerKey | None = None
+    batches: list[BatchQueue] = []
+    if spec.batching is not None and not isinstance(spec.model, str):
+        raise ValueError("--batch needs a model spec (provider:model): a chat model instance "
+                         "is called as it was made")
+    if spec.batching is not None and plan.offline:
+        raise ValueError(f"--batch: the offline model {spec.model!r} answers at once; batches "
+                         "are for provider models")
     if plan.offline:
         answer_key = AnswerKey()
         inner = resolve_model(spec.model, answer_key=answer_key)
+    elif isinstance(spec.model, str) and spec.batching is not None:
+        inner, queue = _batched(spec, spec.model,
+                                {**plan.strat.model_defaults(plan.strategy_options), **kwargs},
+                                plan.bench.max_tokens(plan.split), "model")
+        batches.append(queue)
     elif isinstance(spec.model, str):
         inner = provider_model(spec.model,
                                {**plan.strat.model_defaults(plan.strategy_options), **kwargs},
@@ -236,11 +282,11 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
     response_cache = response_cache_for(inner)
     server, notes = await _identify(inner, response_cache)
     models = _Models(inner, RetryingChatModel(
-        inner=inner, policy=spec.retry or RetryPolicy(),
+        inner=inner, policy=_policy(spec, bool(batches)),
         limiter=rate_limiter_for(inner, spec.rps),
         response_cache=response_cache, server_identity=_key_part(server)), server, notes,
-        answer_key)
-    if not plan.offline:  # an offline model has no server whose cache the order could help
+        answer_key, batches=batches)
+    if not plan.offline and not batches:  # offline: no server whose cache the order helps
         models.wrapped.scheduler = models.scheduler_for(inner, spec.max_concurrency)
     if spec.judge is not None:
         await _add_judge(spec, models, response_cache_for)
@@ -256,7 +302,11 @@ async def _add_judge(spec: RunSpec, models: _Models,
         jkw, models.judge_inherited = judge_arguments(spec.model, spec.model_kwargs, spec.judge,
                                                       spec.judge_kwargs)
         register_secrets_in(jkw)
-        judge = provider_model(spec.judge, jkw, max_tokens=JUDGE_MAX_TOKENS)
+        if spec.batching is not None:
+            judge, queue = _batched(spec, spec.judge, jkw, JUDGE_MAX_TOKENS, "judge")
+            models.batches.append(queue)
+        else:
+            judge = provider_model(spec.judge, jkw, max_tokens=JUDGE_MAX_TOKENS)
     else:
         assert spec.judge is not None
         judge = spec.judge
@@ -265,10 +315,11 @@ async def _add_judge(spec: RunSpec, models: _Models,
     judge_server, judge_notes = await _identify(judge, judge_cache)
     models.notes += [n for n in judge_notes if n not in models.notes]
     # The judge gets the same retry policy (its failures would become scoring errors).
+    batched = spec.batching is not None and isinstance(spec.judge, str)
     models.judge = RetryingChatModel(
-        inner=judge, policy=spec.retry or RetryPolicy(),
+        inner=judge, policy=_policy(spec, batched),
         response_cache=judge_cache, server_identity=_key_part(judge_server),
-        scheduler=models.scheduler_for(judge, spec.max_concurrency))
+        scheduler=None if batched else models.scheduler_for(judge, spec.max_concurrency))
 
 
 def _build(plan: _Plan, models: _Models, data: Path) -> Runnable[Any, Any]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tooleval_agents.models.batch.settings import BatchSettings
 from tooleval_agents.run.faults import ToolFaults, parse_tool_faults
 from tooleval_agents.run.selection import parse_samples
 
@@ -90,6 +91,19 @@ class RunSpec:
     tool_faults: str | ToolFaults | None = None
     """Seeded tool faults, e.g. ``"rate=0.2,kinds=error+timeout,seed=0"``
     (:mod:`tooleval_agents.run.faults`); ``rate=0`` or ``None``: none."""
+    batch: BatchSettings | bool = False
+    """Send the model's and the judge's calls as provider batches (``True``: default
+    :class:`~tooleval_agents.models.batch.BatchSettings`): OpenAI-compatible models through
+    the Batch API, at batch prices; answers come within the provider's window (hours), the
+    batches' ids are kept in the run directory and a resume polls them
+    (:mod:`tooleval_agents.models.batch`)."""
+
+    @property
+    def batching(self) -> BatchSettings | None:
+        """:attr:`batch` as settings; ``None`` when calls are not batched."""
+        if self.batch is True:
+            return BatchSettings()
+        return self.batch if isinstance(self.batch, BatchSettings) else None
 
     @property
     def faults(self) -> ToolFaults | None:
