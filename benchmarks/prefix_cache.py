@@ -42,7 +42,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+try:
+    import llama_cpp
+except ImportError:  # the local extra is not installed: tokens are estimated
+    llama_cpp = None  # type: ignore[assignment]
+
+from fake_openai import FakeOpenAI
+from local_model import ALIAS, gguf, serve_logged
+from reference_server import ReferenceResponder
+
 from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.run.transcripts import read_prompts
 
 ROWS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -92,19 +102,13 @@ def requests_sent(run_dir: Path) -> list[str]:
 
 def tokenizer() -> tuple[str, Callable[[str], list[int]]]:
     """SmolLM2's tokenizer when the ``local`` extra is installed, else 4 characters a token."""
-    try:
-        import llama_cpp
-        from local_model import gguf
-
-        path = gguf()
-        if path is None:
-            raise ImportError("no model")
+    path = gguf()
+    if llama_cpp is not None and path is not None:
         llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
         return "SmolLM2 tokens", lambda text: llm.tokenize(text.encode(), add_bos=False,
                                                             special=True)
-    except ImportError:
-        return "~tokens (chars/4)", lambda text: [hash(text[i:i + 4])
-                                                  for i in range(0, len(text), 4)]
+    return "~tokens (chars/4)", lambda text: [hash(text[i:i + 4])
+                                              for i in range(0, len(text), 4)]
 
 
 def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
@@ -156,11 +160,6 @@ def cacheable(texts: Sequence[str], tokenize: Callable[[str], list[int]]) -> Sha
 
 def run_rows(data_dir: Path, out: Path, category: str, limit: int) -> list[tuple[str, Path]]:
     """Each row of :data:`ROWS` run against the reference model on 127.0.0.1."""
-    from fake_openai import FakeOpenAI
-    from reference_server import ReferenceResponder
-
-    from tooleval_agents.run.runner import run_experiment
-
     done = []
     for strategy, options in ROWS:
         responder = ReferenceResponder("appbench", category, strategy, data_dir=data_dir,
@@ -199,8 +198,6 @@ def server_figures(log: str) -> dict[str, float]:
 
 def measure_server(args: argparse.Namespace) -> dict[str, Any]:
     """One ``tooleval run`` against llama-cpp-python's server (see the module docstring)."""
-    from local_model import ALIAS, gguf, serve_logged
-
     model = gguf()
     if model is None:
         raise SystemExit("the local extra is not installed (pip install -e \".[local]\")")

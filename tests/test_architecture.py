@@ -82,6 +82,8 @@ DEFERRED = {
     "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.run.setup",
                                 "tooleval_agents.models.retry", "tooleval_agents.models.specs",
                                 "tooleval_agents.cli.run_many"},
+    # --batch with an offline model is refused before anything runs.
+    "tooleval_agents.cli.cost_options": {"tooleval_agents.models.specs"},
     # `tooleval run` imports its own command module only; any other command line, all of them.
     "tooleval_agents.cli": {"tooleval_agents.cli.compare", "tooleval_agents.cli.data_fetch",
                             "tooleval_agents.cli.data_info", "tooleval_agents.cli.data_push",

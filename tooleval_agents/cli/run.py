@@ -30,6 +30,13 @@ from tooleval_agents.cli.base import (
     print_json,
     with_profile,
 )
+from tooleval_agents.cli.cost_options import (
+    BatchArg,
+    BatchSizeArg,
+    BatchWaitArg,
+    MaxRunsArg,
+    batch_settings,
+)
 from tooleval_agents.cli.options import option_grid, parse_pairs
 from tooleval_agents.cli.run_output import headline_of, row_of, show_run, show_sweep
 from tooleval_agents.contracts import (
@@ -41,7 +48,6 @@ from tooleval_agents.contracts import (
 )
 from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.errors import ToolevalError, did_you_mean
-from tooleval_agents.models.batch.settings import BatchSettings
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import format_unmeasured, tool_calls_unmeasured
 from tooleval_agents.registry import (
@@ -424,20 +430,6 @@ ToolFaultsArg = Annotated[list[str] | None, typer.Option(
         "--tool-faults", help="Seeded tool faults rate=R,kinds=K1+K2,seed=S (kinds: error, "
         "timeout, rate_limit, malformed, empty; rate=0: none). Repeatable: one run each.")
     ]
-MaxRunsArg = Annotated[int, typer.Option(
-        "--max-runs", min=1, help="Runs of a sweep going at once in this process, each with "
-        "its own --max-concurrency (runs on the same endpoint share its --rps); the results "
-        "are those of one run after the other.")]
-BatchArg = Annotated[bool, typer.Option(
-        "--batch", help="Send the model's and the judge's calls as provider batches (OpenAI "
-        "and OpenAI-compatible: the Batch API), at batch prices; answers come within the "
-        "provider's window (up to 24 h), and the same command resumes by polling the batches "
-        "sent (docs/cost.md).")]
-BatchSizeArg = Annotated[int, typer.Option(
-        "--batch-size", min=1, help="With --batch: requests per batch at most.")]
-BatchWaitArg = Annotated[float, typer.Option(
-        "--batch-wait", min=0.0, help="With --batch: seconds a batch waits for more requests "
-        "after its first (and between status checks, 30 s at most).")]
 AllMetricsArg = Annotated[bool, typer.Option(
         "--all-metrics", help="With several runs, also print each run's table of every "
         "metric (the table across runs has the headline metrics).")]
@@ -486,8 +478,7 @@ def run_command(
     arguments when given).
 
     Repeated --model, --strategy, --agent, --tool-faults and swept options (-O k=3,4,5) run
-    the grid, one run each, one after the other (--max-runs N: up to N at once), then print
-    their comparison.
+    the grid, one run each, in turn (--max-runs N: N at once), then print their comparison.
 
     Re-running the same command resumes: finished examples are kept (no model call), provider
     failures (429, 5xx, timeouts, unreadable replies) are retried, and a result line edited
@@ -515,27 +506,25 @@ def run_command(
             tool_faults=tool_faults)
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
-    if batch:
-        from tooleval_agents.models.specs import is_offline
-
-        offline = [m for m in sweep.models if is_offline(m)]
-        if offline:
-            raise fail(f"--batch: the offline model {offline[0]} answers at once; batches are "
-                       "for provider models", 2)
+    batching = batch_settings(sweep.models, batch, batch_size, batch_wait)
     print_notes(sweep, judge, max_concurrency)
-    data_dir, data_note = data_dir_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan),
-                                              data_dir)
-    if data_note:
-        err_console.print(f"[yellow]note:[/] {shown(data_note)}", highlight=False)
+    data_dir = _data_dir(sweep, data_dir)
     settings = {"samples": samples, "epochs": epochs, "judge": judge, "limit": limit,
                 "max_concurrency": max_concurrency, "max_runs": max_runs, "rps": rps,
-                "batch": BatchSettings(size=batch_size, wait=batch_wait,
-                                       poll=max(0.05, min(30.0, batch_wait))) if batch else False,
-                "out": out, "upload": upload,
+                "batch": batching, "out": out, "upload": upload,
                 "data_dir": data_dir, "prompts": prompts, "cache": cache, "fresh": fresh,
                 "scoring_options": {"scoring": scoring} if scoring else None,
                 "progress": sys.stderr.isatty() if progress is None else progress}
     run_all(sweep, settings, json_out=json_out, all_metrics=all_metrics)
+
+
+def _data_dir(sweep: Sweep, given: Path | None) -> Path:
+    """The data directory of the runs (the bundled samples when nothing is fetched, said)."""
+    data_dir, note = data_dir_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan),
+                                         given)
+    if note:
+        err_console.print(f"[yellow]note:[/] {shown(note)}", highlight=False)
+    return data_dir
 
 
 def run_all(sweep: Sweep, settings: dict[str, Any], *, json_out: bool,
