@@ -104,6 +104,13 @@ class FakeBatchAPI:
             return len(self.batches)
 
     @property
+    def requests_in_batches(self) -> int:
+        """Requests of every batch created (one sent twice counts twice)."""
+        with self._lock:
+            return sum(len(self.files[b.input_file_id].splitlines())
+                       for b in self.batches.values())
+
+    @property
     def base_url(self) -> str:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
@@ -165,9 +172,17 @@ class FakeBatchAPI:
                     "message": "This request could not be executed before the completion "
                                "window expired."}})
             else:
+                try:
+                    reply = self.responder(body)
+                except Exception as exc:  # the request is refused, as a provider would
+                    errors.append({"id": f"req-{i}", "custom_id": cid, "response": {
+                        "status_code": 400, "request_id": f"r{i}", "body": {"error": {
+                            "message": str(exc)[:300], "type": "invalid_request_error",
+                            "param": None, "code": None}}}, "error": None})
+                    continue
                 out.append({"id": f"req-{i}", "custom_id": cid, "response": {
                     "status_code": 200, "request_id": f"r{i}",
-                    "body": completion(body, self.responder(body), i)}, "error": None})
+                    "body": completion(body, reply, i)}, "error": None})
         for rows, attr in ((out, "output_file_id"), (errors, "error_file_id")):
             if rows:
                 fid = self._new_id("file")

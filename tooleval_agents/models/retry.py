@@ -74,6 +74,8 @@ from tooleval_agents.models.identity import (
 )
 from tooleval_agents.models.scheduling import PrefixScheduler, request_text
 
+REFUSES_ALL: frozenset[str] = frozenset({"auth", "not_found"})
+"""Kinds an endpoint answers every request with (a rejected key, an unknown model)."""
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection",
                                        "bad_response"})
 """Kinds worth another try; ``auth``, ``not_found`` and ``context_overflow`` fail the same way
@@ -491,6 +493,8 @@ class RetryingChatModel(BaseChatModel):
                     result = self._checked(await self._atry(messages, stop, kwargs))
                 except Exception as exc:
                     failure = exc
+                    if self.scheduler is not None and classify(exc) in REFUSES_ALL:
+                        self.scheduler.close(exc)  # the requests waiting would fail alike
             if failure is not None:  # the wait before the next try holds no slot
                 await asyncio.sleep(self._after_failure(attempt, failure, stats))
                 continue

@@ -66,6 +66,16 @@ def request_text(messages: Sequence[BaseMessage], tools: Any = None) -> str:
     return "\n".join(parts)
 
 
+class EndpointClosed(Exception):
+    """A request that was not sent: the endpoint refused a request the way it refuses every
+    one (a rejected key, an unknown model), and the scheduler was closed with that reason."""
+
+    def __init__(self, reason: BaseException) -> None:
+        super().__init__(f"not sent: the endpoint refused an earlier request "
+                         f"({type(reason).__name__}: {reason})"[:500])
+        self.reason = reason
+
+
 @dataclass(eq=False)
 class _Waiter:
     key: str
@@ -85,6 +95,7 @@ class PrefixScheduler:
         self.sent = 0
         """Requests let through so far."""
         self._free = slots
+        self._closed: BaseException | None = None
         self._last = ""
         self._waiting: list[_Waiter] = []
         self._order = itertools.count()
@@ -98,7 +109,18 @@ class PrefixScheduler:
         finally:
             self._release()
 
+    def close(self, reason: BaseException) -> None:
+        """Send nothing more: every waiting and later request raises :class:`EndpointClosed`
+        (``reason``: the failure every request would meet)."""
+        self._closed = reason
+        for waiter in self._waiting:
+            if not waiter.granted.done():
+                waiter.granted.set_exception(EndpointClosed(reason))
+        self._waiting.clear()
+
     async def _acquire(self, key: str) -> None:
+        if self._closed is not None:
+            raise EndpointClosed(self._closed)
         if self._free > 0 and not self._waiting:
             self._free -= 1
             self._sent(key)
@@ -130,4 +152,4 @@ class PrefixScheduler:
         self._free += 1
 
 
-__all__ = ["PrefixScheduler", "common_prefix", "request_text"]
+__all__ = ["EndpointClosed", "PrefixScheduler", "common_prefix", "request_text"]

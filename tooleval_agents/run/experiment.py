@@ -36,6 +36,7 @@ from tooleval_agents.models.retry import (
     classify,
     collect_stats,
 )
+from tooleval_agents.models.scheduling import EndpointClosed
 from tooleval_agents.models.tool_calls.counts import counts_of
 from tooleval_agents.results.corpus import Columns
 from tooleval_agents.results.journal import JournalFile, JournalWriteError
@@ -80,6 +81,16 @@ def _jsonable(value: Any) -> Any:
 def _error_text(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
     return redact_text(text)[:_MAX_ERROR]
+
+
+def _not_sent(exc: BaseException) -> bool:
+    """Whether a failure is a request the scheduler never sent (:class:`EndpointClosed`)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None or isinstance(seen, EndpointClosed):
+            return seen is not None
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _model_error_kind(exc: BaseException) -> str:
@@ -223,14 +234,18 @@ class _Experiment:
             except asyncio.CancelledError:
                 if not self._halted_in(task):
                     raise
-                status, kind, error = "infra_error", "aborted", f"not run: {self.halted}"
+                status, kind = "infra_error", "aborted"
+                error = f"not run: {self.halted or self.fatal}"
             except Exception as exc:  # every failure is recorded, none ends the run
                 infra = classify(exc)
                 status = "infra_error" if infra else "model_error"
                 kind = infra or _model_error_kind(exc)
                 error = _error_text(exc)
-                if infra in FATAL_KINDS and self.fatal is None:
+                if _not_sent(exc):  # waited its turn behind a refused key: never sent
+                    kind, error = "aborted", f"not run: {error}"
+                elif infra in FATAL_KINDS and self.fatal is None:
                     self.fatal = error
+                    self._stop_others(task)
             finally:
                 self._running.discard(task)
         latency = time.perf_counter() - start
@@ -257,9 +272,18 @@ class _Experiment:
             for task in list(self._running):
                 task.cancel()
 
+    def _stop_others(self, task: asyncio.Task[Any] | None) -> None:
+        """A failure that fails every call alike (a refused key, an unknown model): the
+        examples in flight -- those waiting their turn to send too -- stop as not run."""
+        for other in list(self._running):
+            if other is not task:
+                other.cancel()
+
     def _halted_in(self, task: asyncio.Task[Any] | None) -> bool:
-        """Whether ``task`` was cancelled by :meth:`halt` alone (then it goes on)."""
-        if self.halted is None or task is None or task.cancelling() != 1:
+        """Whether ``task`` was cancelled by :meth:`halt` or a fatal failure alone (then it
+        goes on, recorded as not run)."""
+        if (self.halted is None and self.fatal is None) or task is None or \
+                task.cancelling() != 1:
             return False
         task.uncancel()
         return True
