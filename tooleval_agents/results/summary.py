@@ -29,7 +29,12 @@ from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
               "cache_hits", "batched_calls", "batched_input_tokens", "batched_output_tokens",
               "batched_cached_input_tokens")
+"""Per-example usage fields summed into a summary's ``usage``."""
 
+
+BATCHED = ("batched_calls", "batched_input_tokens", "batched_output_tokens",
+           "batched_cached_input_tokens")
+"""The usage of calls answered through a provider batch (``--batch``), priced at batch rates."""
 
 JUDGE_KEYS = {"input_tokens": "judge_input_tokens", "output_tokens": "judge_output_tokens",
               "cached_input_tokens": "judge_cached_input_tokens", "model_calls": "judge_calls",

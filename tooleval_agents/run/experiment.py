@@ -51,6 +51,7 @@ from tooleval_agents.results.rundir import (
     example_digest,
     result_line,
 )
+from tooleval_agents.results.summary import BATCHED
 from tooleval_agents.results.summary import summarize as results_summarize
 from tooleval_agents.run.board import ProgressBoard, current_row
 from tooleval_agents.run.epochs import split_epoch
@@ -428,11 +429,6 @@ class _RowEvaluator(RunEvaluator):
     @property
     def feedback_keys(self) -> list[str]:
         return list(self.experiment.scorer.headline)
-
-
-BATCHED = ("batched_calls", "batched_input_tokens", "batched_output_tokens",
-           "batched_cached_input_tokens")
-"""The usage of calls answered through a provider batch (``--batch``)."""
 
 
 def _stats_dict(stats: CallStats) -> dict[str, Any]:
