@@ -24,7 +24,8 @@ from tooleval_agents.models.retry import RetryPolicy
 from tooleval_agents.results.costs import describe
 from tooleval_agents.run.runner import run_experiment
 
-FAST = BatchSettings(size=100, wait=0.2, poll=0.05)
+FAST = BatchSettings(size=6, wait=60, poll=0.05)
+"""The six SS samples' requests make one batch, whenever they come (a full batch leaves)."""
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def test_a_resume_sends_again_only_what_its_batch_did_not_answer(gold: Any, samp
     with FakeBatchAPI(gold, mode="expire") as api:
         first = _run(api, samples, tmp_path)
         api.mode = "complete"
-        again = _run(api, samples, tmp_path)
+        again = _run(api, samples, tmp_path, batch=BatchSettings(size=3, wait=60, poll=0.05))
     assert first.counts["infra_errors"] == 3 and again.counts["ok"] == 6
     assert api.created == 2  # the expired half, and nothing else
     assert again.session["ran"] == 3
@@ -95,7 +96,8 @@ def test_a_resume_sends_again_only_what_its_batch_did_not_answer(gold: Any, samp
 def _cli(base_url: str, samples: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "tooleval_agents.cli", "run", "appbench", "--category", "ss",
             "--strategy", "flat", "--model", "openai:gpt-4o-mini", "--model-arg",
-            f"base_url={base_url}", "--batch", "--batch-wait", "0.2", "--data-dir",
+            f"base_url={base_url}", "--batch", "--batch-size", "6", "--batch-wait", "0.2",
+            "--data-dir",
             str(samples), "--out", str(out), "--no-cache", "--no-progress", "--json"]
 
 

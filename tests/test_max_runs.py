@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -53,20 +54,30 @@ def _server(samples: Path, latency: float) -> FakeOpenAI:
 
 
 def test_the_runs_of_a_sweep_are_in_flight_together(samples: Path, tmp_path: Path) -> None:
-    with _server(samples, 0.15) as one:
+    gold = ReferenceResponder("appbench", "ss", "flat", data_dir=samples)
+    both = threading.Event()
+    first_of: dict[str, int] = {}
+
+    def responder(request: Any) -> Any:
+        # No answer until both runs have sent a request: one after the other, the second
+        # would only start once the first had its answers.
+        first_of.setdefault(request.body["model"], request.n)
+        if len(first_of) == 2:
+            both.set()
+        both.wait(timeout=30)
+        return gold(request)
+
+    with FakeOpenAI(responder) as server:
         result = CliRunner().invoke(app, [
             "run", "appbench", "--category", "ss", "--strategy", "flat", "--model",
-            "openai:m1", "--model", "openai:m2", "--model-arg", f"base_url={one.base_url}",
+            "openai:m1", "--model", "openai:m2", "--model-arg", f"base_url={server.base_url}",
             "--max-runs", "2", "--max-concurrency", "1", "--limit", "3", "--data-dir",
             str(samples), "--out", str(tmp_path), "--no-cache", "--json"],
             env={"OPENAI_API_KEY": "sk-test"})
         assert result.exit_code == 0, result.output
-    # Both models went to the first endpoint: its log holds both runs' requests, and with one
-    # request in flight per run, the two runs' requests alternate rather than follow in turn.
-    models = [r.body["model"] for r in one.log]
-    assert sorted(models) == ["m1"] * 3 + ["m2"] * 3
-    first_m2 = models.index("m2")
-    assert first_m2 < models.index("m1", models.index("m1") + 1)  # m2 started before m1 ended
+    assert both.is_set()
+    assert sorted(first_of.values()) == [0, 1]  # each run's first request before any answer
+    assert sorted(r.body["model"] for r in server.log) == ["m1"] * 3 + ["m2"] * 3
 
 
 def test_runs_on_one_endpoint_share_its_rate_limit() -> None:
