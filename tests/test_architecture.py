@@ -84,9 +84,11 @@ DEFERRED = {
     # The command line imports what a command runs when it runs (`tooleval --help` and a
     # rejected argument stay fast).
     "tooleval_agents.cli.run": {"tooleval_agents.run.runner", "tooleval_agents.run.setup",
-                                "tooleval_agents.models.retry"},
+                                "tooleval_agents.models.retry", "tooleval_agents.cli.run_many"},
     # A grid checks its model specs (LangChain) when it is planned, not when the CLI starts.
     "tooleval_agents.run.grid": {"tooleval_agents.models.specs"},
+    # --batch with an offline model is refused before anything runs.
+    "tooleval_agents.cli.cost_options": {"tooleval_agents.models.specs"},
     # `tooleval run` imports its own command module only; any other command line, all of them.
     "tooleval_agents.cli": {"tooleval_agents.cli.compare", "tooleval_agents.cli.data_fetch",
                             "tooleval_agents.cli.data_info", "tooleval_agents.cli.data_push",

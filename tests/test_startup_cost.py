@@ -40,7 +40,8 @@ def test_a_run_command_line_loads_the_run_command_alone() -> None:
     loaded = _loaded("from tooleval_agents.cli import app_for\napp_for(['run', 'appbench'])")
     assert [m for m in loaded if m.startswith("tooleval_agents.cli.")] == [
         "tooleval_agents.cli.advice", "tooleval_agents.cli.agent_cmd", "tooleval_agents.cli.base",
-        "tooleval_agents.cli.options", "tooleval_agents.cli.run", "tooleval_agents.cli.run_output"]
+        "tooleval_agents.cli.cost_options", "tooleval_agents.cli.options",
+        "tooleval_agents.cli.run", "tooleval_agents.cli.run_output"]
     everything = _loaded("from tooleval_agents.cli import app_for\napp_for(['--help'])")
     assert {"tooleval_agents.cli.compare", "tooleval_agents.cli.view",
             "tooleval_agents.ultratool.build_cli"} <= set(everything)

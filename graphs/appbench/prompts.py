@@ -22,6 +22,10 @@ being 2019-03-01. Deliberate differences:
 * the example's instruction sits inside ``<input>`` tags, demonstrations inside ``<example>``
   tags (how the ``reference`` model recognises the example);
 * the repair prompt (strategy ``execute_repair``) is ours: the paper has no execution feedback.
+* what examples share comes first and the example last, so a prefix cache (a provider's, a
+  local server's) serves the shared part: the rules before the catalog (hierarchical stage 2
+  shows each example its own apps, and every example the same rules), and in the repair prompt
+  the request before the previous plan (the repair prompt starts as the planning prompt did).
 
 Every prompt ends with a distinct marker phrase (:data:`SELECT_MARKER`, :data:`PLAN_MARKER`,
 :data:`REPAIR_MARKER`) that no other prompt contains.
@@ -84,11 +88,11 @@ Shop: [item_id, price = finditem(#city='Paris', #name='desk lamp')]
 Shop: [order_id, total = buyitem(#item_id=item_id, #quantity='2')]"""
 
 PLAN_TEMPLATE = """\
-You plan the API calls that carry out a user's request, using the apps and APIs below.
-
-{catalog}
+You plan the API calls that carry out a user's request, using the apps and APIs listed below.
 
 {rules}
+
+{catalog}
 {demos}
 The user's request:
 {input_block}
@@ -105,11 +109,14 @@ Calls:
 {calls}"""
 
 REPAIR_TEMPLATE = """\
-You plan the API calls that carry out a user's request, using the apps and APIs below.
+You plan the API calls that carry out a user's request, using the apps and APIs listed below.
+
+{rules}
 
 {catalog}
 
-{rules}
+The user's request:
+{input_block}
 
 Your previous plan for this request was:
 {plan}
@@ -118,9 +125,6 @@ Running it on the apps gave these errors:
 {errors}
 
 Fix the errors and keep what was right. Give every call of the plan, not only the changed ones.
-
-The user's request:
-{input_block}
 {marker}"""
 
 

@@ -32,6 +32,13 @@ from tooleval_agents.cli.base import (
     in_panel,
     print_json,
 )
+from tooleval_agents.cli.cost_options import (
+    BatchArg,
+    BatchSizeArg,
+    BatchWaitArg,
+    MaxRunsArg,
+    batch_settings,
+)
 from tooleval_agents.cli.options import option_grid, parse_pairs
 from tooleval_agents.cli.run_output import (
     count_metrics_of,
@@ -40,12 +47,13 @@ from tooleval_agents.cli.run_output import (
     show_run,
     show_sweep,
 )
-from tooleval_agents.contracts import OptionError
+from tooleval_agents.contracts import OptionError, Split
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import format_unmeasured, tool_calls_unmeasured
-from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.results.rundir import RunDir, RunSummary
 from tooleval_agents.run.grid import Cell, Sweep, cell_spec, plan_grid
+from tooleval_agents.run.spec import RunSpec
 from tooleval_agents.terminal import shown
 
 
@@ -104,30 +112,46 @@ def run_one(sweep: Sweep, run: Cell, settings: dict[str, Any], *,
             show: bool) -> tuple[dict[str, Any], int]:
     """One run of the grid: its row (``experiment`` None when the split could not run, its
     error said in one line) and its exit status (:func:`_unscored`: 1 when every example's
-    agent raised, 3 when it left examples unscored, else 0)."""
+    agent failed, 3 when it left examples unscored, else 0)."""
     from tooleval_agents.run.runner import run_experiment
 
-    split, _, _, user_agent, _ = run
+    spec = cell_spec(sweep, run, settings)
     try:
-        spec = cell_spec(sweep, run, settings)
         summary = run_experiment(spec)
     except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
-                          "same command again to resume.")
-        raise typer.Exit(130) from None
+        raise interrupted() from None
     except OptionError as exc:  # a bad argument only the split's data shows (--samples)
-        raise fail(f"{split.name}: {error_text(exc)}", 2) from None
+        raise fail(f"{run[0].name}: {error_text(exc)}", 2) from None
     except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
-        message = one_line(exc)
-        err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {message}')}",
-                          highlight=False)
-        return {"experiment": None, "benchmark": split.benchmark, "task": split.task,
-                "subset": split.subset, "error": message}, 0
-    out = settings["out"]
+        return failed_row(run[0], exc), 0
+    return finished_row(sweep, run, spec, summary, show=show)
+
+
+def interrupted() -> typer.Exit:
+    """What Ctrl-C ends a run command with (said on stderr): exit 130."""
+    err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
+                      "same command again to resume.")
+    return typer.Exit(130)
+
+
+def failed_row(split: Split, exc: BaseException) -> dict[str, Any]:
+    """The row of a run that could not run, its error said on stderr in one line."""
+    message = one_line(exc)
+    err_console.print(f"[bold red]error:[/] {shown(f'{split.name}: {message}')}",
+                      highlight=False)
+    return {"experiment": None, "benchmark": split.benchmark, "task": split.task,
+            "subset": split.subset, "error": message}
+
+
+def finished_row(sweep: Sweep, run: Cell, spec: RunSpec, summary: RunSummary, *,
+                 show: bool) -> tuple[dict[str, Any], int]:
+    """The row of a run that ran, and its exit status (advice on stderr)."""
+    split, _, _, user_agent, _ = run
+    out = Path(spec.out)
     config = RunDir(summary.run_dir or out / summary.experiment).read_config()
     row = row_of(split, summary, out, config.strategy, config.model.get("spec") or "")
     row["split_examples"] = config.dataset.total
-    if user_agent is not None or settings.get("agent_cmd") is not None:
+    if user_agent is not None or spec.agent_cmd is not None:
         row["agent"] = user_agent or config.agent
     if spec.strategy_options:
         row["strategy_options"] = spec.strategy_options
@@ -285,6 +309,10 @@ AllMetricsArg = Annotated[bool, typer.Option(
         "headline metrics).")]
 RunCache = Annotated[bool, in_panel(CacheOption, CALLS)]
 RunConcurrency = Annotated[int, in_panel(MaxConcurrencyOption, CALLS)]
+RunMaxRuns = Annotated[int, in_panel(MaxRunsArg, CALLS)]
+RunBatch = Annotated[bool, in_panel(BatchArg, CALLS)]
+RunBatchSize = Annotated[int, in_panel(BatchSizeArg, CALLS)]
+RunBatchWait = Annotated[float, in_panel(BatchWaitArg, CALLS)]
 RunScoring = Annotated[str | None, in_panel(ScoringOption, SCORING)]
 RunProgress = Annotated[bool | None, in_panel(ProgressOption, RESULTS)]
 RunDataDir = Annotated[Path | None, in_panel(DataDirOption, DATA)]
@@ -310,6 +338,10 @@ def run_command(
     samples: SamplesArg = None,
     epochs: EpochsArg = 1,
     max_concurrency: RunConcurrency = 8,
+    max_runs: RunMaxRuns = 1,
+    batch: RunBatch = False,
+    batch_size: RunBatchSize = 100,
+    batch_wait: RunBatchWait = 30.0,
     rps: RpsArg = None,
     max_attempts: MaxAttemptsArg = 6,
     timeout: TimeoutArg = 300.0,
@@ -334,24 +366,18 @@ def run_command(
     edited agent), the run goes to a numbered sibling (-v2) and says why.
 
     Repeated --model, --strategy, --agent, --tool-faults and swept options (-O k=3,4,5) run
-    the grid, one run each, one after the other, then print their comparison.
+    the grid, one run each, in turn (--max-runs N: N at once), then print their comparison.
 
-    Re-running the same command resumes (and says "resumed N of M"): finished examples are
-    kept (no model call), a smaller --limit runs and rewrites nothing, provider failures
-    (429, 5xx, timeouts, unreadable replies) are retried, and a result line edited after it
-    was written runs again. Infrastructure errors are counted apart from wrong
-    answers. A failed write (a full disk) stops the run at once, naming the file. Nothing
-    leaves the machine unless uploading.
+    Re-running the same command resumes ("resumed N of M"): finished examples are kept (no
+    model call), a smaller --limit rewrites nothing, provider failures are retried, a result
+    line edited after it was written runs again. Nothing leaves the machine unless uploading.
 
-    Exit status (as every command's): 0 when every example was scored; 1 when a split could
-    not run (its error says why) or every example's agent failed (agent_error: it raised, or
-    an agent command failed); 2 for a bad argument (nothing ran); 3 when examples were left
-    unscored by provider errors (retry them by running the same command again; after a
-    rejected key or an unknown model, fix those first), when the judge could judge no
-    example (re-judge with `tooleval score --run DIR --judge ...`), or when a tool-calling
-    run got no tool call while answers hold calls written as text (-O tool_calls=auto reads
-    them); 130 when interrupted. A model served on this machine usually answers one request at
-    a time: use --max-concurrency 1 there, or queued requests wait out --timeout.
+    Exit status: 0 when every example was scored; 1 when a split could not run or every
+    example's agent failed (agent_error); 2 for a bad argument (nothing ran); 3 when examples
+    were left unscored (provider errors: run the same command again; a judge that judged
+    nothing; tool calls written as text and not read); 130 when interrupted (docs:
+    running.md#exit-statuses). A model served on this machine usually answers one request
+    at a time: use --max-concurrency 1 there.
     """
     try:
         command = command_settings(agent_cmd, agent_name, agent_timeout)
@@ -366,24 +392,30 @@ def run_command(
     print_notes(sweep, judge, max_concurrency)
     settings = {"samples": samples, "epochs": epochs, "judge": judge, "limit": limit,
                 "max_concurrency": max_concurrency, "rps": rps, "out": out, "upload": upload,
+                "batch": batch_settings(sweep.models, batch, batch_size, batch_wait),
                 "data_dir": data_or_samples(sweep.bench, dict.fromkeys(s for s, _ in sweep.plan),
                                             data_dir),
                 "prompts": prompts, "cache": cache, "fresh": fresh,
                 "scoring_options": {"scoring": scoring} if scoring else None,
                 "progress": sys.stderr.isatty() if progress is None else progress, **command}
-    run_all(sweep, settings, json_out=json_out, all_metrics=all_metrics)
+    run_all(sweep, settings, json_out=json_out, all_metrics=all_metrics, max_runs=max_runs)
 
 
-def run_all(sweep: Sweep, settings: dict[str, Any], *, json_out: bool,
-            all_metrics: bool) -> None:
-    """Every run of the grid, one after the other, then the table across them (or JSON);
-    exit 1 when a split could not run, 3 when examples were left unscored."""
+def run_all(sweep: Sweep, settings: dict[str, Any], *, json_out: bool, all_metrics: bool,
+            max_runs: int = 1) -> None:
+    """Every run of the grid, one after the other or up to ``max_runs`` at once, then the
+    table across them (or JSON); exit 1 when a split could not run or every example's agent
+    failed, 3 when examples were left unscored."""
     rows: list[dict[str, Any]] = []
     failed = unscored = 0
     runs = [(f, r) for f in sweep.faults for r in sweep.runs()]
-    for faults, run in runs:
-        row, code = run_one(sweep, run, {**settings, "tool_faults": faults},
-                            show=not json_out and (all_metrics or len(runs) == 1))
+    show = not json_out and (all_metrics or len(runs) == 1)
+    if max_runs > 1 and len(runs) > 1:
+        done = _at_once(sweep, runs, settings, show=show, max_runs=max_runs)
+    else:
+        done = [run_one(sweep, run, {**settings, "tool_faults": faults}, show=show)
+                for faults, run in runs]
+    for (faults, _), (row, code) in zip(runs, done, strict=True):
         if faults is not None:
             row["tool_faults"] = faults
         rows.append(row)
@@ -397,3 +429,25 @@ def run_all(sweep: Sweep, settings: dict[str, Any], *, json_out: bool,
         raise typer.Exit(1)
     if unscored:
         raise typer.Exit(3)
+
+
+def _at_once(sweep: Sweep, runs: list[tuple[str | None, Cell]], settings: dict[str, Any], *,
+             show: bool, max_runs: int) -> list[tuple[dict[str, Any], int]]:
+    """The grid's runs up to ``--max-runs`` at once (:mod:`tooleval_agents.cli.run_many`), their
+    rows in the grid's order (tables printed after all of them, as a sequential sweep would)."""
+    from tooleval_agents.cli.run_many import run_at_once
+
+    specs = [cell_spec(sweep, run, {**settings, "tool_faults": faults}) for faults, run in runs]
+    labels = [" ".join(filter(None, (split.name, strat, str(model or ""), str(agent or ""),
+                                     faults)))
+              for faults, (split, strat, model, agent, _) in runs]
+    try:
+        outcomes = run_at_once(list(zip(labels, specs, strict=True)), max_runs=max_runs,
+                               progress=bool(settings["progress"]))
+    except KeyboardInterrupt:
+        raise interrupted() from None
+    except OptionError as exc:  # a bad argument only a split's data shows (--samples)
+        raise fail(error_text(exc), 2) from None
+    return [(failed_row(run[0], outcome), 0) if isinstance(outcome, Exception) else
+            finished_row(sweep, run, spec, outcome, show=show)
+            for (_, run), spec, outcome in zip(runs, specs, outcomes, strict=True)]

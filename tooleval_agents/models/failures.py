@@ -7,11 +7,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 InfraKind = Literal["rate_limit", "server_error", "timeout", "connection", "bad_response",
-                    "auth", "not_found", "context_overflow"]
-"""Provider failures: not the model's fault, counted apart from wrong answers."""
+                    "auth", "not_found", "context_overflow", "batch_expired", "batch_failed",
+                    "batch_cancelled"]
+"""Provider failures: not the model's fault, counted apart from wrong answers. The ``batch_``
+kinds are requests a provider batch did not run (``--batch``): it expired, was cancelled, or
+was refused as a whole."""
+
+BATCH_KINDS: frozenset[str] = frozenset({"batch_expired", "batch_failed", "batch_cancelled"})
 
 
 # What providers and local servers say when a prompt exceeds the context window: OpenAI
@@ -118,7 +123,12 @@ def classify(exc: BaseException) -> InfraKind | None:
     >>> classify(ValueError("bad JSON")) is None
     True
     """
-    for item in _chain(exc):
+    chain = list(_chain(exc))
+    for item in chain:  # a batch's verdict, however the client wrapped it
+        kind = getattr(item, "kind", None)
+        if kind in BATCH_KINDS and type(item).__name__ == "BatchRequestError":
+            return cast(InfraKind, kind)
+    for item in chain:
         kind = _classify_one(item)
         if kind is not None:
             return kind

@@ -72,7 +72,10 @@ from tooleval_agents.models.identity import (
     prompt_key,
     provider_of,
 )
+from tooleval_agents.models.scheduling import PrefixScheduler, request_text
 
+REFUSES_ALL: frozenset[str] = frozenset({"auth", "not_found"})
+"""Kinds an endpoint answers every request with (a rejected key, an unknown model)."""
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection",
                                        "bad_response"})
 """Kinds worth another try; ``auth``, ``not_found`` and ``context_overflow`` fail the same way
@@ -173,6 +176,12 @@ class CallStats:
     replayed_cached_input_tokens: int = 0
     unknown_usage: int = 0
     """Replayed answers whose cache entry recorded no usage."""
+    batched_calls: int = 0
+    """Answers that came through a provider batch (``--batch``; part of ``calls``)."""
+    batched_input_tokens: int = 0
+    batched_output_tokens: int = 0
+    batched_cached_input_tokens: int = 0
+    """The tokens of those answers (part of the totals above), priced at batch rates."""
     kinds: list[str] = field(default_factory=list)
     """Infrastructure kind of each failed try, in order."""
     epoch: int = 0
@@ -223,6 +232,13 @@ class CallStats:
             self.replayed_input_tokens += tokens_in
             self.replayed_output_tokens += tokens_out
             self.replayed_cached_input_tokens += cached
+    def batched(self, tokens_in: int, tokens_out: int, cached: int) -> None:
+        """An answer came through a provider batch, with these tokens."""
+        with self._lock:
+            self.batched_calls += 1
+            self.batched_input_tokens += tokens_in
+            self.batched_output_tokens += tokens_out
+            self.batched_cached_input_tokens += cached
 
     def failed(self, kind: str | None, retrying: bool,
                exc: BaseException | None = None) -> None:
@@ -302,6 +318,11 @@ class _Transcript:
                 "messages": [message_record(m) for m in messages],
                 "tools": tools if isinstance(tools, list) and tools else None})
 
+    def sent(self) -> None:
+        """The call's first try leaves now (the order a prefix cache saw the requests in)."""
+        if self.stats is not None:
+            self.stats.update_call(self.key, {"sent_at": time.time()})
+
     def answered(self, result: ChatResult) -> None:
         if self.stats is not None and result.generations:
             self.stats.update_call(self.key,
@@ -360,6 +381,9 @@ class RetryingChatModel(BaseChatModel):
     """Digest of what the model's server reports about itself
     (:mod:`tooleval_agents.models.server_identity`): part of the cache key, so a changed server
     (model file, chat template, build) never replays the old one's answers."""
+    scheduler: PrefixScheduler | None = None
+    """Bounds the tries in flight and orders them so that a request sharing its prefix with
+    the last one sent goes next (:mod:`tooleval_agents.models.scheduling`; async calls)."""
     _rng: random.Random = PrivateAttr(default_factory=random.Random)
     _rng_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _answers_key: str | None = PrivateAttr(default=None)
@@ -458,7 +482,7 @@ class RetryingChatModel(BaseChatModel):
         record = _Transcript(current_stats(), messages, kwargs,
                              run_manager.run_id if run_manager is not None else None)
         try:
-            result = self._answer(messages, stop, kwargs, record.stats)
+            result = self._answer(messages, stop, kwargs, record)
         except BaseException as exc:
             record.failed(exc)
             raise
@@ -471,7 +495,7 @@ class RetryingChatModel(BaseChatModel):
         record = _Transcript(current_stats(), messages, kwargs,
                              run_manager.run_id if run_manager is not None else None)
         try:
-            result = await self._aanswer(messages, stop, kwargs, record.stats)
+            result = await self._aanswer(messages, stop, kwargs, record)
         except BaseException as exc:
             record.failed(exc)
             raise
@@ -479,8 +503,9 @@ class RetryingChatModel(BaseChatModel):
         return result
 
     def _answer(self, messages: list[BaseMessage], stop: list[str] | None,
-                kwargs: dict[str, Any], stats: CallStats | None) -> ChatResult:
+                kwargs: dict[str, Any], record: _Transcript) -> ChatResult:
         """The answer from the cache, else from ``inner`` under the retry policy."""
+        stats = record.stats
         cache = self.response_cache
         key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
         if cache is not None and key is not None:
@@ -492,6 +517,8 @@ class RetryingChatModel(BaseChatModel):
             attempt += 1
             if self.limiter is not None:
                 self.limiter.acquire()
+            if attempt == 1:
+                record.sent()
             try:
                 with _untraced():
                     answer = self.inner.generate([messages], stop=stop, callbacks=[], **kwargs)
@@ -506,29 +533,44 @@ class RetryingChatModel(BaseChatModel):
             return result
 
     async def _aanswer(self, messages: list[BaseMessage], stop: list[str] | None,
-                       kwargs: dict[str, Any], stats: CallStats | None) -> ChatResult:
-        """:meth:`_answer`, asynchronously."""
+                       kwargs: dict[str, Any], record: _Transcript) -> ChatResult:
+        """:meth:`_answer`, asynchronously (each try in a :attr:`scheduler` slot)."""
+        stats = record.stats
         cache = self.response_cache
         key = self.cache_key(messages, stop, **kwargs) if cache is not None else None
         if cache is not None and key is not None:
             hit = await cache.alookup(*key)
             if hit is not None:
                 return _replay(hit, stats)
+        order = (request_text(messages, kwargs.get("tools")) if self.scheduler is not None
+                 else "")
         attempt = 0
         while True:
             attempt += 1
-            if self.limiter is not None:
-                await self.limiter.aacquire()
-            try:
-                result = self._checked(await self._atry(messages, stop, kwargs))
-            except Exception as exc:
-                await asyncio.sleep(self._after_failure(attempt, exc, stats))
+            failure: Exception | None = None
+            async with self._slot(order):
+                if self.limiter is not None:
+                    await self.limiter.aacquire()
+                if attempt == 1:
+                    record.sent()
+                try:
+                    result = self._checked(await self._atry(messages, stop, kwargs))
+                except Exception as exc:
+                    failure = exc
+                    if self.scheduler is not None and classify(exc) in REFUSES_ALL:
+                        self.scheduler.close(exc)  # the requests waiting would fail alike
+            if failure is not None:  # the wait before the next try holds no slot
+                await asyncio.sleep(self._after_failure(attempt, failure, stats))
                 continue
             if stats is not None:
                 stats.answered(result)
             if cache is not None and key is not None:
                 await cache.aupdate(*key, result.generations)
             return result
+
+    def _slot(self, order: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return (self.scheduler.slot(order) if self.scheduler is not None
+                else contextlib.nullcontext())
 
     async def _atry(self, messages: list[BaseMessage], stop: list[str] | None,
                     kwargs: dict[str, Any]) -> ChatResult:

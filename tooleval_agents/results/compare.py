@@ -44,7 +44,7 @@ from tooleval_agents.results.records import (
 )
 from tooleval_agents.results.rescore import rescore_results, scorer_for
 from tooleval_agents.results.rundir import RunDir, RunSummary
-from tooleval_agents.results.summary import Spend
+from tooleval_agents.results.summary import BATCHED, Spend
 from tooleval_agents.run.epochs import successes
 
 
@@ -518,7 +518,10 @@ def costs(runs: Sequence[RunData]) -> pd.DataFrame:
                  "judge_output_tokens": sum(r.judge_usage.output_tokens for r in recorded),
                  "judge_cached_input_tokens": sum(r.judge_usage.cached_input_tokens
                                                   for r in recorded),
-                 "judge_calls": sum(r.judge_usage.model_calls for r in recorded)}
+                 "judge_calls": sum(r.judge_usage.model_calls for r in recorded),
+                 **{f"{who}{k}": sum(getattr(getattr(r, part), k) for r in recorded)
+                    for who, part in (("", "usage"), ("judge_", "judge_usage"))
+                    for k in BATCHED}}  # priced at batch rates
         _, won = successes([dict(s.scores) for s in run.scores.values()],
                            list(run.scorer.headline))
         cost = run_cost(model=run.config.model.get("spec"),

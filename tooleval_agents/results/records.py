@@ -117,6 +117,12 @@ class Usage(BaseModel):
     """Model answers served by the response cache."""
     unknown_usage: int = 0
     """Replayed answers whose cache entry recorded no token usage: their tokens are missing."""
+    batched_calls: int = 0
+    """Model calls answered through a provider batch (``--batch``; part of ``model_calls``)."""
+    batched_input_tokens: int = 0
+    batched_output_tokens: int = 0
+    batched_cached_input_tokens: int = 0
+    """The tokens of the batched calls (part of the totals above), priced at batch rates."""
 
 
 class ModelCall(BaseModel):
@@ -131,6 +137,9 @@ class ModelCall(BaseModel):
     call failed or never answered)."""
     error: str | None = None
     """Why the call failed (the last try's error)."""
+    sent_at: float | None = None
+    """When its first try left (seconds since the epoch; ``None``: answered by the response
+    cache, or written before this was kept): the order requests reached the server in."""
 
 
 class ResultBase(BaseModel):

@@ -29,13 +29,22 @@ from tooleval_agents.results.rundir import RunDir, RunSummary
 from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
-              "unknown_usage")
+              "unknown_usage", "batched_calls", "batched_input_tokens", "batched_output_tokens",
+              "batched_cached_input_tokens")
 """The answers' usage a summary totals (the same on a cold and a warm response cache; how
 many came from the cache is in ``spent`` and ``session``)."""
+BATCHED = ("batched_calls", "batched_input_tokens", "batched_output_tokens",
+           "batched_cached_input_tokens")
+"""The usage of calls answered through a provider batch (``--batch``), priced at batch rates."""
 SPENT_KEYS = ("model_calls", "input_tokens", "output_tokens", "cached_input_tokens",
               "cache_hits", "judge_calls", "judge_input_tokens", "judge_output_tokens",
-              "judge_cached_input_tokens")
-"""What was paid for results (:class:`Spend`): provider calls, their tokens, cache hits."""
+              "judge_cached_input_tokens", *BATCHED, *(f"judge_{k}" for k in BATCHED))
+"""What was paid for results (:class:`Spend`): provider calls, their tokens, cache hits, and
+what of them went through a batch."""
+JUDGE_KEYS = {"input_tokens": "judge_input_tokens", "output_tokens": "judge_output_tokens",
+              "cached_input_tokens": "judge_cached_input_tokens", "model_calls": "judge_calls",
+              **{k: f"judge_{k}" for k in BATCHED}}
+"""The judge's usage fields and their keys in a summary's ``usage``."""
 
 
 class Spend:
@@ -54,6 +63,8 @@ class Spend:
                 t[f"{prefix}input_tokens"] += paid.input_tokens
                 t[f"{prefix}output_tokens"] += paid.output_tokens
                 t[f"{prefix}cached_input_tokens"] += paid.cached_input_tokens
+                for k in BATCHED:
+                    t[f"{prefix}{k}"] += getattr(paid, k)
         t["cache_hits"] += r.spent.cache_hits if r.spent is not None else 0
 
     def priced(self, *, model: str | None, judge: str | None) -> dict[str, Any]:
@@ -87,8 +98,7 @@ class _Pass:
     def __init__(self, *, epochs: int, headline: Sequence[str]) -> None:
         self.epochs, self.headline = epochs, headline
         self.counts = Counter[str]()
-        self.totals = dict.fromkeys([*USAGE_KEYS, "judge_input_tokens", "judge_output_tokens",
-                                     "judge_cached_input_tokens", "judge_calls"], 0.0)
+        self.totals = dict.fromkeys([*USAGE_KEYS, *JUDGE_KEYS.values()], 0.0)
         self.spend = Spend()
         self.first_agent_error: str | None = None  # quoted by the note on agent errors
         self.latencies: list[float] = []
@@ -113,10 +123,8 @@ class _Pass:
             self.counts[AGENT_USAGE[r.usage_reported]] += 1
         for k in USAGE_KEYS:
             self.totals[k] += getattr(r.usage, k)
-        self.totals["judge_input_tokens"] += r.judge_usage.input_tokens
-        self.totals["judge_output_tokens"] += r.judge_usage.output_tokens
-        self.totals["judge_cached_input_tokens"] += r.judge_usage.cached_input_tokens
-        self.totals["judge_calls"] += r.judge_usage.model_calls
+        for field, key in JUDGE_KEYS.items():
+            self.totals[key] += getattr(r.judge_usage, field)
         if r.status != "infra_error":
             self._score(r)
 

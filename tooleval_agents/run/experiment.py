@@ -37,12 +37,14 @@ from tooleval_agents.models.retry import (
     classify,
     collect_stats,
 )
+from tooleval_agents.models.scheduling import EndpointClosed
 from tooleval_agents.models.tool_calls.counts import counts_of
 from tooleval_agents.results.corpus import Columns
 from tooleval_agents.results.journal import JournalFile, JournalWriteError
 from tooleval_agents.results.records import EMPTY_OUTPUTS, FAILED, ExampleResult, Status, Usage
 from tooleval_agents.results.rundir import EXAMPLES, RunDir, RunSummary, example_digest, result_line
-from tooleval_agents.results.summary import summarize_dir
+from tooleval_agents.results.summary import BATCHED, summarize_dir
+from tooleval_agents.run.board import ProgressBoard, current_row
 from tooleval_agents.run.epochs import split_epoch
 from tooleval_agents.run.faults import ToolFaults, fault_session
 from tooleval_agents.run.transcripts import PromptStore
@@ -72,6 +74,16 @@ def _jsonable(value: Any) -> Any:
 def _error_text(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
     return redact_text(text)[:_MAX_ERROR]
+
+
+def _not_sent(exc: BaseException) -> bool:
+    """Whether a failure is a request the scheduler never sent (:class:`EndpointClosed`)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None or isinstance(seen, EndpointClosed):
+            return seen is not None
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _model_error_kind(exc: BaseException) -> str:
@@ -122,8 +134,15 @@ class _Progress:
     title: str
     _bar: Any = None
     _task: Any = None
+    _board: ProgressBoard | None = None
 
     def __enter__(self) -> _Progress:
+        on_board = current_row()
+        if self.enabled and on_board is not None:  # one of several runs at once: its row
+            board, row = on_board
+            self._board = board
+            self._task = board.start(row, self.title, self.total, self.done)
+            return self
         if self.enabled:
             from rich.console import Console
             from rich.progress import (
@@ -145,7 +164,9 @@ class _Progress:
         return self
 
     def advance(self, headline: str | None) -> None:
-        if self._bar is not None:
+        if self._board is not None:
+            self._board.advance(self._task, headline)
+        elif self._bar is not None:
             fields = {"headline": shown(headline)} if headline is not None else {}
             self._bar.update(self._task, advance=1, **fields)
 
@@ -237,12 +258,17 @@ class _Experiment:
             except asyncio.CancelledError:
                 if not self._halted_in(task):
                     raise
-                status, kind, error = "infra_error", "aborted", f"not run: {self.halted}"
+                status, kind = "infra_error", "aborted"
+                error = f"not run: {self.halted or self.fatal}"
             except Exception as exc:  # every failure is recorded, none ends the run
                 status, kind, where = failure_of(exc, stats)
                 error = _error_text(exc)
-                if status == "infra_error" and kind in FATAL_KINDS and self.fatal is None:
+                if _not_sent(exc):  # waited its turn behind a refused key: never sent
+                    status, kind, where = "infra_error", "aborted", None
+                    error = f"not run: {error}"
+                elif status == "infra_error" and kind in FATAL_KINDS and self.fatal is None:
                     self.fatal = error
+                    self._stop_others(task)
             finally:
                 self._running.discard(task)
         latency = time.perf_counter() - start
@@ -270,9 +296,18 @@ class _Experiment:
             for task in list(self._running):
                 task.cancel()
 
+    def _stop_others(self, task: asyncio.Task[Any] | None) -> None:
+        """A failure that fails every call alike (a refused key, an unknown model): the
+        examples in flight -- those waiting their turn to send too -- stop as not run."""
+        for other in list(self._running):
+            if other is not task:
+                other.cancel()
+
     def _halted_in(self, task: asyncio.Task[Any] | None) -> bool:
-        """Whether ``task`` was cancelled by :meth:`halt` alone (then it goes on)."""
-        if self.halted is None or task is None or task.cancelling() != 1:
+        """Whether ``task`` was cancelled by :meth:`halt` or a fatal failure alone (then it
+        goes on, recorded as not run)."""
+        if (self.halted is None and self.fatal is None) or task is None or \
+                task.cancelling() != 1:
             return False
         task.uncancel()
         return True
@@ -420,12 +455,13 @@ def _stats_dict(stats: CallStats) -> dict[str, Any]:
             "replayed_output_tokens": stats.replayed_output_tokens,
             "replayed_cached_input_tokens": stats.replayed_cached_input_tokens,
             "unknown_usage": stats.unknown_usage, "kinds": list(stats.kinds),
-            "usage_reported": stats.usage_reported}
+            "usage_reported": stats.usage_reported, **{k: getattr(stats, k) for k in BATCHED}}
 
 
 def answers_usage(stats: dict[str, Any]) -> Usage:
     """The answers' usage of an example's :class:`CallStats` (as :func:`_stats_dict`): made
-    and replayed answers alike, replayed ones with the tokens recorded when they were made."""
+    and replayed answers alike, replayed ones with the tokens recorded when they were made
+    (those made through a batch this session are counted as batched)."""
     return Usage(input_tokens=stats.get("input_tokens", 0)
                  + stats.get("replayed_input_tokens", 0),
                  output_tokens=stats.get("output_tokens", 0)
@@ -434,15 +470,18 @@ def answers_usage(stats: dict[str, Any]) -> Usage:
                  + stats.get("replayed_cached_input_tokens", 0),
                  model_calls=stats.get("calls", 0) + stats.get("cache_hits", 0),
                  cache_hits=stats.get("cache_hits", 0),
-                 unknown_usage=stats.get("unknown_usage", 0))
+                 unknown_usage=stats.get("unknown_usage", 0),
+                 **{k: stats.get(k, 0) for k in BATCHED})
 
 
 def paid_usage(stats: dict[str, Any]) -> Usage:
-    """What this session paid of an example's :class:`CallStats`: provider calls and tokens."""
+    """What this session paid of an example's :class:`CallStats`: provider calls and tokens
+    (those that went through a batch apart, at batch prices)."""
     return Usage(input_tokens=stats.get("input_tokens", 0),
                  output_tokens=stats.get("output_tokens", 0),
                  cached_input_tokens=stats.get("cached_input_tokens", 0),
-                 model_calls=stats.get("calls", 0), cache_hits=stats.get("cache_hits", 0))
+                 model_calls=stats.get("calls", 0), cache_hits=stats.get("cache_hits", 0),
+                 **{k: stats.get(k, 0) for k in BATCHED})
 
 
 def result_feedback(result: ExampleResult, score: Any = None) -> list[dict[str, Any]]:
@@ -497,6 +536,25 @@ async def _aevaluate(exp: _Experiment, pending: Sequence[Example], *, client: Cl
                    max_concurrency=max_concurrency, metadata=metadata)
 
 
+_QUIET: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+
+def _quiet_lock() -> asyncio.Lock:
+    """One lock per event loop around :func:`_quiet`: stdout and the warning filters are the
+    process's, and runs that go at once (``--max-runs``) must not interleave their saving
+    and restoring."""
+    return _QUIET.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+
+
+@contextlib.asynccontextmanager
+async def _quiet() -> Any:
+    # aevaluate prints the experiment name and warns that upload_results=False is beta:
+    # neither belongs on our stdout.
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        yield
+
+
 BATCH = 256
 """Examples per ``aevaluate`` call at least: LangSmith keeps every row of a call (run, example,
 feedback) until the call ends, so a run holds one batch of them, not all."""
@@ -514,10 +572,7 @@ async def _consume(exp: _Experiment, target: Callable[..., Any], pending: Sequen
         for start in range(0, len(pending), size):
             if exp.halted is not None:  # a write failed: no batch starts after it
                 break
-            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-                # aevaluate prints the experiment name and warns that upload_results=False is
-                # beta: neither belongs on our stdout.
-                warnings.simplefilter("ignore")
+            async with _quiet_lock(), _quiet():
                 results = await aevaluate(
                     target, data=list(pending[start:start + size]),  # made batch by batch
                     evaluators=[_RowEvaluator(exp)],

@@ -79,6 +79,7 @@ from tooleval_agents.data.langsmith_datasets import (
 )
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp.log import CALLS
+from tooleval_agents.models.batch.ledger import BATCHES, open_batches
 from tooleval_agents.models.redaction import (
     model_params,
     redact,
@@ -157,6 +158,7 @@ from tooleval_agents.run.setup import (
     _models,
     _Plan,
     _plan,
+    examples_in_flight,
     model_label_of,
     run_identity_of,
     run_name,
@@ -338,7 +340,7 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     # A second process on this run stops at once; a failed start leaves nothing behind.
     with run_dir.lock(), _undone_on_failure(run_dir, made), servers:
         if spec.fresh:
-            for file in (CONFIG, EXAMPLES, SUMMARY):
+            for file in (CONFIG, EXAMPLES, SUMMARY, BATCHES):
                 (run_dir.path / file).unlink(missing_ok=True)
         resumed = read_prior(run_dir, every, identity.digest)
         held = _hold(plan, models, every, resumed, selected, spec.epochs)
@@ -357,7 +359,9 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
         exp = _experiment(spec, name, plan, scorer, run_dir, resumed, held.index, graph,
                           progress=(len(held.selected), len(held.selected) - len(positions)),
                           upload=where.upload, threaded_scoring=models.judge is not None)
-        await _execute(exp, spec, where, held.ids, positions)
+        async with open_batches(models.batches, run_dir.path, name):
+            await _execute(exp, spec, where, held.ids, positions,
+                           examples_in_flight(spec, models))
         # The summary reads the results back from the file: the run's data (the split's text,
         # the offline model's answers) and bookkeeping go first, so a large run's peak is
         # one of the two, not both.
@@ -434,7 +438,7 @@ def _experiment(spec: RunSpec, name: str, plan: _Plan, scorer: Scorer, run_dir: 
 
 
 async def _execute(exp: _Experiment, spec: RunSpec, where: _Destination, ids: list[str],
-                   positions: list[int]) -> None:
+                   positions: list[int], in_flight: int) -> None:
     """Run the attempts at ``positions`` (positions, not examples: each pending example is
     made when its batch starts)."""
     if not positions:
@@ -443,7 +447,7 @@ async def _execute(exp: _Experiment, spec: RunSpec, where: _Destination, ids: li
     try:
         await _evaluate(exp, pending, [ids[p] for p in positions], client=where.client,
                         session=where.session, upload=where.upload,
-                        max_concurrency=spec.max_concurrency, metadata=where.metadata)
+                        max_concurrency=in_flight, metadata=where.metadata)
     finally:
         try:
             exp.writer.close()  # raises a failed fsync

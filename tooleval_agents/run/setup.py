@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,10 @@ from tooleval_agents.contracts import (
 )
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp import require_mcp
+from tooleval_agents.models.batch.openai_http import batch_clients, openai_backend
+from tooleval_agents.models.batch.queue import BatchQueue
 from tooleval_agents.models.cache import SQLiteCache
+from tooleval_agents.models.endpoints import endpoint_key, rate_limiter_for
 from tooleval_agents.models.redaction import (
     TRANSPORT_ARGS,
     model_params,
@@ -32,8 +36,8 @@ from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.models.retry import (
     RetryingChatModel,
     RetryPolicy,
-    make_rate_limiter,
 )
+from tooleval_agents.models.scheduling import PrefixScheduler
 from tooleval_agents.models.server_identity import (
     ServerIdentity,
     probe_server,
@@ -224,6 +228,56 @@ class _Models:
     judge: BaseChatModel | None = None
     judge_inner: BaseChatModel | None = None
     judge_inherited: list[str] = field(default_factory=list)
+    batches: list[BatchQueue] = field(default_factory=list)
+    """The batch queues of the model and the judge (``--batch``; one per model: a provider
+    batch holds one model's requests)."""
+    schedulers: dict[str, PrefixScheduler] = field(default_factory=dict)
+    """The run's request schedulers, one per endpoint (the model's and a judge on the same
+    server share one: together they keep ``max_concurrency`` requests in flight there)."""
+
+    def scheduler_for(self, chat_model: BaseChatModel, slots: int) -> PrefixScheduler:
+        """The scheduler of ``chat_model``'s endpoint (made with ``slots`` the first time)."""
+        return self.schedulers.setdefault(endpoint_key(chat_model), PrefixScheduler(slots))
+
+
+LOOKAHEAD = 16
+"""Examples a run keeps open beyond ``max_concurrency`` when its requests are scheduled
+(:mod:`tooleval_agents.models.scheduling`): their requests wait their turn, so the next one
+sent can be one that shares its prefix with the last (stage-major order at concurrency 1)."""
+
+
+def examples_in_flight(spec: RunSpec, models: _Models) -> int:
+    """How many examples a run works on at once: ``max_concurrency`` requests in flight, and
+    :data:`LOOKAHEAD` more examples to choose the next request from when they are scheduled;
+    with ``--batch``, enough to fill a batch."""
+    batch = spec.batching
+    if batch is not None and models.batches:
+        return max(spec.max_concurrency, batch.size)
+    return spec.max_concurrency + (LOOKAHEAD if models.schedulers else 0)
+
+
+def _batched(spec: RunSpec, model_spec: str, kwargs: dict[str, Any], max_tokens: int | None,
+             what: str) -> tuple[BaseChatModel, BatchQueue]:
+    """A provider model whose async calls go through a new batch queue (``--batch``)."""
+    batch = spec.batching
+    assert batch is not None
+    queue = BatchQueue(batch)
+    url = next((kwargs[k] for k in ENDPOINT_ARGS if isinstance(kwargs.get(k), str)), None)
+    model = provider_model(model_spec, {**kwargs, **batch_clients(queue, url)},
+                           max_tokens=max_tokens)
+    backend = openai_backend(model)
+    if backend is None:
+        raise ValueError(f"--batch: {what} {model_spec} has no batch interface here (OpenAI "
+                         "and OpenAI-compatible models: the Batch API)")
+    queue.backend = backend
+    return model, queue
+
+
+def _policy(spec: RunSpec, batched: bool) -> RetryPolicy:
+    """The retry policy of a model; a batched call has no timeout of its own (its batch
+    answers within the provider's window)."""
+    policy = spec.retry or RetryPolicy()
+    return dataclasses.replace(policy, timeout=None) if batched else policy
 
 
 async def _models(spec: RunSpec, plan: _Plan) -> _Models:
@@ -231,6 +285,14 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
     register_secrets_in(kwargs)
     answer_key: AnswerKey | None = None
     inner: BaseChatModel
+    batches: list[BatchQueue] = []
+    if spec.batching is not None and not isinstance(spec.model, str):
+        raise ValueError("--batch needs a model spec (provider:model): a chat model instance "
+                         "is called as it was made")
+    if spec.batching is not None and (plan.offline or spec.agent_cmd is not None):
+        raise ValueError(f"--batch: the model {spec.model!r} is not called here (an offline "
+                         "model answers at once, an agent command calls its own); batches "
+                         "are for provider models")
     if spec.agent_cmd is not None:  # the agent's own model: nothing here calls one
         from tooleval_agents.mcp.external import AgentsOwnModel  # deferred: the mcp extra
 
@@ -238,6 +300,11 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
     elif plan.offline:
         answer_key = AnswerKey()
         inner = resolve_model(str(spec.model), answer_key=answer_key)
+    elif isinstance(spec.model, str) and spec.batching is not None:
+        inner, queue = _batched(spec, spec.model,
+                                {**plan.strat.model_defaults(plan.strategy_options), **kwargs},
+                                plan.bench.max_tokens(plan.split), "model")
+        batches.append(queue)
     elif isinstance(spec.model, str):
         inner = provider_model(spec.model,
                                {**plan.strat.model_defaults(plan.strategy_options), **kwargs},
@@ -261,10 +328,12 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
     response_cache = response_cache_for(inner)
     server, notes = await _identify(inner, response_cache)
     models = _Models(inner, RetryingChatModel(
-        inner=inner, policy=spec.retry or RetryPolicy(),
-        limiter=make_rate_limiter(spec.rps) if spec.rps else None,
+        inner=inner, policy=_policy(spec, bool(batches)),
+        limiter=rate_limiter_for(inner, spec.rps),
         response_cache=response_cache, server_identity=_key_part(server)), server, notes,
-        answer_key)
+        answer_key, batches=batches)
+    if not plan.offline and not batches and spec.agent_cmd is None:  # a server to order for
+        models.wrapped.scheduler = models.scheduler_for(inner, spec.max_concurrency)
     if spec.judge is not None:
         await _add_judge(spec, models, response_cache_for)
     return models
@@ -280,7 +349,11 @@ async def _add_judge(spec: RunSpec, models: _Models,
                                                       spec.judge,
                                                       spec.judge_kwargs)
         register_secrets_in(jkw)
-        judge = provider_model(spec.judge, jkw, max_tokens=JUDGE_MAX_TOKENS)
+        if spec.batching is not None:
+            judge, queue = _batched(spec, spec.judge, jkw, JUDGE_MAX_TOKENS, "judge")
+            models.batches.append(queue)
+        else:
+            judge = provider_model(spec.judge, jkw, max_tokens=JUDGE_MAX_TOKENS)
     else:
         assert spec.judge is not None
         judge = spec.judge
@@ -289,9 +362,11 @@ async def _add_judge(spec: RunSpec, models: _Models,
     judge_server, judge_notes = await _identify(judge, judge_cache)
     models.notes += [n for n in judge_notes if n not in models.notes]
     # The judge gets the same retry policy (its failures would become scoring errors).
+    batched = spec.batching is not None and isinstance(spec.judge, str)
     models.judge = RetryingChatModel(
-        inner=judge, policy=spec.retry or RetryPolicy(),
-        response_cache=judge_cache, server_identity=_key_part(judge_server))
+        inner=judge, policy=_policy(spec, batched),
+        response_cache=judge_cache, server_identity=_key_part(judge_server),
+        scheduler=None if batched else models.scheduler_for(judge, spec.max_concurrency))
 
 
 class ToolServers:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tooleval_agents.models.batch.settings import BatchSettings
 from tooleval_agents.run.faults import ToolFaults, parse_tool_faults
 from tooleval_agents.run.selection import parse_samples
 
@@ -103,6 +104,19 @@ class RunSpec:
     default ``agent``)."""
     agent_timeout: float = 300.0
     """Seconds an agent command may take per example (then its process group is killed)."""
+    batch: BatchSettings | bool = False
+    """Send the model's and the judge's calls as provider batches (``True``: default
+    :class:`~tooleval_agents.models.batch.BatchSettings`): OpenAI-compatible models through
+    the Batch API, at batch prices; answers come within the provider's window (hours), the
+    batches' ids are kept in the run directory and a resume polls them
+    (:mod:`tooleval_agents.models.batch`)."""
+
+    @property
+    def batching(self) -> BatchSettings | None:
+        """:attr:`batch` as settings; ``None`` when calls are not batched."""
+        if self.batch is True:
+            return BatchSettings()
+        return self.batch if isinstance(self.batch, BatchSettings) else None
 
     @property
     def faults(self) -> ToolFaults | None:

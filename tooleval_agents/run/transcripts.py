@@ -97,7 +97,7 @@ class PromptStore:
                 tools=self.put(tools) if tools else None,
                 output=redact(output, shapes=False, names=False, secrets=self.secrets)
                 if output is not None else None,
-                error=call.get("error")))
+                error=call.get("error"), sent_at=call.get("sent_at")))
         return out
 
 
