@@ -70,7 +70,7 @@ def wrapped(server: FakeOpenAI, attempts: int = 2) -> RetryingChatModel:
     inner = ChatOpenAI(base_url=server.base_url, api_key=KEY,  # type: ignore[arg-type]
                        model="fake", max_retries=0)
     return RetryingChatModel(inner=inner, policy=RetryPolicy(
-        max_attempts=attempts, base_delay=0.001, jitter=False, timeout=5))
+        max_attempts=attempts, base_delay=0.001, jitter=False, timeout=None))
 
 
 @pytest.mark.parametrize("fault", [MALFORMED, EMPTY_CHOICES,

@@ -37,7 +37,8 @@ from tooleval_agents.models.retry import RetryingChatModel, RetryPolicy, collect
 from tooleval_agents.run.runner import model_label
 from tooleval_agents.run.transcripts import PromptStore, read_prompts
 
-NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False, timeout=5)
+NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False,
+                      timeout=None)
 SECRET = "sk-test-SECRET123"
 
 
