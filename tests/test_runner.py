@@ -112,7 +112,7 @@ def test_experiment_name_is_path_safe() -> None:
 
 
 def test_runner_and_cli_know_no_benchmark_by_name() -> None:
-    # DEVELOPERS.md: adding a third benchmark touches neither the runner nor the CLI.
+    # Adding a third benchmark touches neither the runner nor the CLI (the layering rule).
     # Docstrings may use them as examples; code (string constants, names) may not.
     for file in ("tooleval_agents/run/runner.py", "tooleval_agents/cli/run.py"):
         tree = ast.parse((REPO / file).read_text(encoding="utf-8"))
@@ -437,7 +437,7 @@ def test_no_api_key_in_any_file(toy: Path, tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- event loops
 
 def test_repeated_sync_runs_with_chatopenai_share_one_loop(toy: Path, tmp_path: Path) -> None:
-    # Notes: a second asyncio.run() with ChatOpenAI fails "Event loop is closed".
+    # A second asyncio.run() with ChatOpenAI failed "Event loop is closed".
     with FakeOpenAI(rules=[(r"item \d+", echo_answer)]) as server:
         for out in ("a", "b"):
             summary = run_experiment(

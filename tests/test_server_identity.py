@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,10 +75,8 @@ def test_the_probe_never_fails_a_run() -> None:
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    start = time.perf_counter()
     down = probe_server(ChatOpenAI(model="m", api_key="sk-x",
-                                   base_url=f"http://127.0.0.1:{port}/v1"), timeout=0.5)
-    assert time.perf_counter() - start < 5
+                                   base_url=f"http://127.0.0.1:{port}/v1"))
     assert down is not None and not down.informative and down.model == {} and down.props == {}
     with FakeOpenAI(default="x") as server:  # no /props, an empty model list
         plain = probe_server(model_for(server))
