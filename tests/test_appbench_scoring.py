@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import WEATHER, WEATHER_LINE, weather
+from helpers import WEATHER_GOLD as GOLD
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -401,21 +403,6 @@ def test_paper_alone_skips_the_graph_metrics_and_keeps_its_numbers(
         {k: v for k, v in full.metrics.items() if k not in graph_keys}
     assert alone.by_scale == full.by_scale
     assert alone.counts["gold_calls"] == full.counts["gold_calls"]
-
-
-WEATHER_LINE = "temperature = getweather(#city='Paris')"
-
-
-WEATHER = {"used_app": ["Weather"], "used_api": [{"getweather": {"city": "Paris"}}],
-           "result_arguments": [["temperature"]], "api_results": [WEATHER_LINE],
-           "middle_arguments": ["temperature"], "user_aware_arguments": {"city": "Paris"}}
-
-
-GOLD = f"Weather: [{WEATHER_LINE}]"
-
-
-def weather() -> AppBenchSample:
-    return AppBenchSample(input="Weather in Paris?", output=AppBenchOutput(**WEATHER))
 
 
 def test_unparsed_piece_is_a_wrong_predicted_call_under_strict() -> None:

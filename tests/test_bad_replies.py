@@ -25,18 +25,16 @@ from fake_openai import (
 )
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
-from test_runner import echo_answer, register_toy, write_toy
+from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.models.failures import BadResponseError, classify, unreadable_reply
 from tooleval_agents.models.retry import (
     RETRYABLE,
-    BadResponseError,
     RetryingChatModel,
     RetryPolicy,
-    classify,
     collect_stats,
-    unreadable_reply,
 )
 from tooleval_agents.results.rundir import EXAMPLES
 

@@ -21,6 +21,7 @@ from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Scorer, Split
 from tooleval_agents.data.langsmith_datasets import push, to_examples
 from tooleval_agents.evaluation import score_one, scorer_evaluators
+from tooleval_agents.evaluators.base import langsmith_evaluators
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.models.specs import resolve_model
 from tooleval_agents.registry import get_benchmark, get_strategy
@@ -258,3 +259,8 @@ def test_summary_reuses_the_row_scores() -> None:
     assert summary([{"q": "3"}], [{"a": "z"}], [{"a": "z"}]) == [{"key": "exact", "score": 100}]
     assert score_one(Scorer(score=score, aggregate=aggregate), {"q": "4"}, {"a": "boom"},
                      {}).error == "scoring failed: RuntimeError: the judge fell over"
+    # An evaluator family's adapter (two pure functions) gives the same two evaluators.
+    family_row, family_summary = langsmith_evaluators("toy", score, aggregate)
+    assert family_row({"q": "5"}, {"a": "x"}, {"a": "x"}) == feedback[0]
+    assert family_summary(*map(list, zip(*rows, strict=True))) == [{"key": "exact",
+                                                                      "score": 50.0}]

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_judges import DIMENSIONS, VERDICT
 from fake_langsmith import openai_on_loopback
 from fake_openai import ChatRequest, FakeOpenAI
-from test_judge_endpoint import DIMENSIONS, VERDICT
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_compare import appbench_gold, kv_gold, make_run
+from run_dirs import appbench_gold, kv_gold, make_run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app

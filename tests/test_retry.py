@@ -19,15 +19,13 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.failures import ModelCallTimeout, classify, retry_after
 from tooleval_agents.models.retry import (
     CallStats,
-    ModelCallTimeout,
     RetryingChatModel,
     RetryPolicy,
-    classify,
     collect_stats,
     make_rate_limiter,
-    retry_after,
 )
 
 NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False,

@@ -34,7 +34,7 @@ from tooleval_agents.models.identity import answers_key, model_name_of, provider
 from tooleval_agents.models.redaction import model_params
 from tooleval_agents.models.reference import AnswerKey, ReferenceChatModel
 from tooleval_agents.models.retry import RetryingChatModel, RetryPolicy, collect_stats
-from tooleval_agents.run.runner import model_label
+from tooleval_agents.run.naming import model_label
 from tooleval_agents.run.transcripts import PromptStore, read_prompts
 
 NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False,

@@ -7,12 +7,13 @@ import os
 import signal
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Fault, FaultShare
-from helpers import HANG_GUARD_S, SECRET, TESTS, assert_no_secret, wait_until
+from helpers import HANG_GUARD_S, SECRET, TESTS, assert_no_secret, cli, wait_until
 from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner, Result
 
@@ -25,8 +26,8 @@ def _toy(monkeypatch: pytest.MonkeyPatch) -> None:
     register_toy(monkeypatch)
 
 
-def invoke(*args: str | Path) -> Any:
-    return CliRunner().invoke(app, ["run", *map(str, args)])
+invoke = partial(cli, "run")
+"""``tooleval run ARGS``."""
 
 
 def test_json_output_has_the_score_shape(tmp_path: Path) -> None:

@@ -42,14 +42,10 @@ from tooleval_agents.models.retry import RetryPolicy
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir
 from tooleval_agents.run.loop import LoopThread
-from tooleval_agents.run.runner import (
-    ResumeError,
-    arun_experiment,
-    dataset_hash,
-    experiment_name,
-    identity_suffix,
-    run_experiment,
-)
+from tooleval_agents.run.naming import experiment_name, identity_suffix
+from tooleval_agents.run.resume import ResumeError
+from tooleval_agents.run.runner import arun_experiment, dataset_hash, run_experiment
+from tooleval_agents.run.spec import RunSpec
 from tooleval_agents.run.transcripts import PROMPTS
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, jitter=False,
@@ -109,6 +105,20 @@ def test_experiment_name_is_path_safe() -> None:
     assert experiment_name(split, "hierarchical", "openai:gpt-4o-mini") == \
         "appbench-plan-ss-hierarchical-openai_gpt-4o-mini"
     assert "/" not in experiment_name(split, "flat", "openrouter:meta/llama-3:free")
+
+
+def test_a_run_spec_refuses_settings_that_cannot_run() -> None:
+    for bad, match in (({"max_concurrency": 0}, "max_concurrency must be >= 1"),
+                       ({"limit": 0}, "limit must be >= 1"),
+                       ({"epochs": 0}, "epochs must be >= 1"),
+                       ({"model": scripted(), "model_kwargs": {"temperature": 0}},
+                        "model_kwargs apply to a model spec")):
+        with pytest.raises(ValueError, match=match):
+            RunSpec(**{"benchmark": "toy", "model": "reference", **bad})
+    spec = RunSpec(benchmark="toy", model="reference", tool_faults="rate=0")
+    assert spec.faults is None  # no call can fail
+    assert RunSpec(benchmark="toy", model="reference",
+                   tool_faults="rate=0.5,kinds=error,seed=1").faults is not None
 
 
 def test_runner_and_cli_know_no_benchmark_by_name() -> None:

@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 from fake_langsmith import loopback_only
 from fake_openai import FakeOpenAI
+from helpers import SAMPLES
+from helpers import run as offline_run
 from langchain_openai import ChatOpenAI
 
 from tooleval_agents.models.server_identity import probe_server
-from tooleval_agents.run.runner import ResumeError, run_experiment
+from tooleval_agents.run.runner import ResumeError
 
 KEY = "sk-local-server-key-7781"
 LLAMA_CPP_MODELS = [{"id": "qwen", "object": "model", "created": 1_700_000_000,
@@ -88,11 +90,10 @@ A_PLAN = "Weather: [forecast = getweather(#city='Seattle')]"
 
 
 def run(server: FakeOpenAI, out: Path, cache: Path, **kw: Any) -> Any:
-    return run_experiment("appbench", subset="ss", strategy="flat", model="openai:qwen",
-                          model_kwargs={"base_url": server.base_url, "temperature": 0},
-                          limit=2, data_dir=Path(__file__).resolve().parents[1] / "datasets",
-                          out=out, cache=cache, upload=False, progress=False,
-                          max_concurrency=1, **kw)
+    return offline_run("appbench", SAMPLES, out, subset="ss", strategy="flat",
+                       model="openai:qwen",
+                       model_kwargs={"base_url": server.base_url, "temperature": 0},
+                       limit=2, cache=cache, max_concurrency=1, **kw)
 
 
 @pytest.mark.usefixtures("_loopback")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_viewer import CHROMIUM, needs_chromium, run
+from helpers import CHROMIUM, needs_chromium, run
 
 from tooleval_agents.results.dirlock import LOCK, holder
 from tooleval_agents.viewer import build_site
@@ -32,7 +32,7 @@ def _puts(site: Path) -> dict[str, Any]:
 def going(samples: Path, tmp_path: Path) -> Path:
     """A run caught in the middle: 2 of its 6 examples written, no summary yet, its lock held
     by a live process (this one)."""
-    path = Path(run(samples, tmp_path / "runs", "appbench", subset="ss",
+    path = Path(run("appbench", samples, tmp_path / "runs", subset="ss",
                     model="reference").run_dir)
     lines = (path / "examples.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     assert len(lines) == 6

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from test_viewer import CHROMIUM, needs_chromium, run
+from helpers import CHROMIUM, needs_chromium, run
 from typer.testing import CliRunner
 
 from tooleval_agents.appbench.explain import explain as appbench
@@ -97,8 +97,8 @@ def test_the_generic_verdict_reads_status_format_tool_errors_then_scores() -> No
 @pytest.fixture(scope="module")
 def site(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = tmp_path_factory.mktemp("runs")
-    run(samples, runs, "appbench", subset="ss", model="noisy-reference:1.0")
-    run(samples, runs, "appbench", subset="mm", strategy="tools", model="noisy-reference:0.6")
+    run("appbench", samples, runs, subset="ss", model="noisy-reference:1.0")
+    run("appbench", samples, runs, subset="mm", strategy="tools", model="noisy-reference:0.6")
     out = tmp_path_factory.mktemp("site")
     build_site([runs], out)
     return out
