@@ -171,12 +171,15 @@ def test_run_with_only_infra_errors_has_no_metrics(tmp_path: Path, samples: Path
 
 
 def _per_resample(run: Any, ids: Any, seed: int, n_boot: int, names: Any) -> Any:
-    """The reference for ``compare._boot_metrics``: the aggregate of each resample's list of
-    scores, one resample at a time (the same draws)."""
+    """The reference for ``compare._boot_metrics``, a plain loop: ``n_boot`` resamples of the
+    examples with replacement (numpy ``default_rng(seed)``, as ``compare`` documents), each
+    scored with the run's aggregate over its list of scores; n/a as NaN."""
     scores = [run.scores[i] for i in ids]
-    rows = [[compare_module._floats(run.scorer.aggregate([scores[i] for i in row])).get(
-                m, np.nan) for m in names]
-            for block in compare_module._draws(seed, n_boot, len(ids)) for row in block]
+    drawn = np.random.default_rng(seed).integers(0, len(ids), size=(n_boot, len(ids)))
+    rows = []
+    for row in drawn:
+        metrics = run.scorer.aggregate([scores[i] for i in row])
+        rows.append([np.nan if metrics.get(m) is None else float(metrics[m]) for m in names])
     return np.array(rows, dtype=float).reshape(n_boot, len(names))
 
 
