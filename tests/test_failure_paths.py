@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import typer
+from helpers import HANG_GUARD_S
 
 from tooleval_agents.cli import app
 from tooleval_agents.cli.base import DEBUG, run_cli
@@ -34,7 +35,7 @@ def tooleval(*args: str | Path, env: dict[str, str] | None = None
              ) -> subprocess.CompletedProcess[str]:
     """``tooleval ARGS`` as a real process."""
     return subprocess.run([sys.executable, "-m", "tooleval_agents.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=120,
+                          capture_output=True, text=True, timeout=HANG_GUARD_S,
                           env={**os.environ, **(env or {})}, cwd=REPO)
 
 

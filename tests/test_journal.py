@@ -247,7 +247,7 @@ def test_the_lock_file_goes_with_its_holder(tmp_path: Path) -> None:
         holder = subprocess.run(
             [sys.executable, "-c", "from tooleval_agents.results.rundir import RunDir\n"
              f"with RunDir({str(rd.path)!r}).lock(): pass"],
-            capture_output=True, text=True, cwd=REPO, timeout=60)
+            capture_output=True, text=True, cwd=REPO, timeout=HANG_GUARD_S)
         assert holder.returncode == 1 and "is in use by process" in holder.stderr
     assert not (rd.path / LOCK).exists()
     with pytest.raises(RuntimeError), rd.lock():

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import CHROMIUM, needs_chromium, run
+from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
@@ -30,7 +30,7 @@ def render(page: Path, route: str = "") -> str:
          "--disable-component-update", "--disable-sync",
          f"--user-data-dir={page.parent / '.chromium'}", "--virtual-time-budget=10000",
          "--dump-dom", page.as_uri() + route],
-        capture_output=True, text=True, timeout=120, check=False)
+        capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 

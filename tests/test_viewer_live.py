@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CHROMIUM, needs_chromium, run
+from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, run
 
 from tooleval_agents.results.dirlock import LOCK, holder
 from tooleval_agents.viewer import build_site
@@ -82,7 +82,7 @@ def _dom(url: str, profile: Path) -> str:
          "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
          "--virtual-time-budget=5000", "--dump-dom", url],
-        capture_output=True, text=True, timeout=120, check=False)
+        capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
