@@ -21,7 +21,7 @@ from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import compare as compare_module
-from tooleval_agents.results.compare import compare, load_run
+from tooleval_agents.results.compare import BLOCK, _draws, compare, load_run
 from tooleval_agents.results.reports import write_report
 from tooleval_agents.results.rundir import (
     RunDir,
@@ -193,9 +193,9 @@ def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
     noisy = make_run(tmp_path, "noisy", subset=subset, data_dir=shared_data, source="official",
                      answer=appbench_noisy(0.5), model="noisy-reference:0.5", only=first)
     runs = [load_run(gold), load_run(noisy)]
-    fast = compare(runs, n_boot=150, seed=5).differences  # two blocks and a part
+    fast = compare(runs, n_boot=BLOCK + 21, seed=5).differences  # a block and a part
     monkeypatch.setattr(compare_module, "_boot_metrics", _per_resample)
-    slow = compare(runs, n_boot=150, seed=5).differences
+    slow = compare(runs, n_boot=BLOCK + 21, seed=5).differences
     assert len(fast) > 20 and list(fast["metric"]) == list(slow["metric"])
     for column in ("a", "b", "diff", "ci_low", "ci_high"):
         x, y = fast[column].to_numpy(float), slow[column].to_numpy(float)
@@ -206,8 +206,6 @@ def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
 
 
 def test_resamples_are_drawn_in_blocks_with_the_numbers_of_one_draw() -> None:
-    from tooleval_agents.results.compare import BLOCK, _draws
-
     whole = np.random.default_rng(3).integers(0, 37, size=(2 * BLOCK + 5, 37))
     assert np.array_equal(np.concatenate(list(_draws(3, 2 * BLOCK + 5, 37))), whole)
 
