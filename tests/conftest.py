@@ -60,8 +60,8 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
 
 # ----------------------------------------------------------------------------- the headline tests
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
+def pytest_collection_finish(session: pytest.Session) -> None:
+    for item in session.items:  # the selected ones
         for marker in REQUIRED:
             if item.get_closest_marker(marker) is not None:
                 _MARKED[item.nodeid] = marker

@@ -230,13 +230,16 @@ def test_numbering_checks_what_the_list_of_allowed_numbers_checked(
 
 
 @_SETTINGS
-@given(_texts("1.2 -*\tab", 20))
+@given(_texts("1.2 -*\tab中", 20))
 def test_plan_lines_read_what_the_lazy_pattern_read(line: str) -> None:
-    old = re.match(r"^\s*(?:[-*]\s*)?(\d+(?:\.\d+)*)(\.?)\s+(\S.*?)\s*$", line)
+    # The step text read to the line's end and stripped after the match, against the lazy
+    # ``(\S.*?)\s*$`` that tried the rest of the line after every character.
+    old = re.match(r"^\s*(?:[-*]\s*)?(?>(\d+(?:\.\d+)+)|(\d+)(?=[.\s]))(\.?+)(?!\d)\s*"
+                   r"(\S.*?)\s*$", line)
     new = _STEP_LINE.match(line)
     assert (old is None) == (new is None)
     if old is not None and new is not None:
-        assert old.groups() == (new.group(1), new.group(2), new.group(3).rstrip())
+        assert old.groups() == (new["dotted"], new["lone"], new["dot"], new["text"].rstrip())
 
 
 _LITERAL_PIECES = [
