@@ -10,7 +10,8 @@ categories, 7209 answers) it compares the official numbers of the answer (the hi
 behind app and API F1, and ``complete_match``; ``tests/appbench_official.py`` runs the
 official functions) with ours (``score_example(..., scoring="paper")``), and each answer
 set's corpus app F1, API F1 and success with ``get_appbench_analysis`` of the set. Prints how
-many answers and sets differ, and the first differences.
+many answers and sets differ, and the first differences. The suite runs the same comparison
+(``appbench_official.compare_category``) in full: ``tests/test_appbench_paper_parity.py``.
 
 ``--record`` writes ``tests/fixtures/appbench_official_parity.json``: per category and answer
 set, a digest of the answers, the official corpus figures and a digest of the official
@@ -27,12 +28,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from appbench_answers import answer_sets
-from appbench_official import Official, digest, paper_numbers
+from appbench_official import Official, compare_category, digest
 
-from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
-from tooleval_agents.evaluators.appbench.scoring import score_appbench
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / \
     "appbench_official_parity.json"
@@ -46,25 +44,17 @@ def main() -> None:
     answers_n = differ = sets_differ = 0
     shown = 0
     for category in CATEGORIES:
-        samples, raw = load_category(data, category), official.records(category)
-        for name, answers in answer_sets(samples, seed=category):
-            report = score_appbench(samples, answers, scoring="paper")
-            got = paper_numbers(report)
-            want = [official.per_sample(r, a) for r, a in zip(raw, answers, strict=True)]
-            corpus = official.corpus(raw, answers)
-            mine = {k: report.metrics[k] for k in ("app_f1", "api_f1", "success")}
-            answers_n += len(answers)
-            bad = [i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w]
-            differ += len(bad)
-            sets_differ += corpus is not None and any(
-                abs((mine[k] or 0.0) - corpus[k]) > 1e-9 for k in corpus)
-            for i in bad[:max(0, 5 - shown)]:
-                print(f"{category} {name} #{i}: ours {got[i]}, official {want[i]}\n"
-                      f"  {answers[i]!r}")
+        for c in compare_category(official, data, category):
+            answers_n += len(c.answers)
+            differ += len(c.differ)
+            sets_differ += c.corpus_differs
+            for i, ours, want in c.differ[:max(0, 5 - shown)]:
+                print(f"{category} {c.name} #{i}: ours {ours}, official {want}\n"
+                      f"  {c.answers[i]!r}")
                 shown += 1
-            record.setdefault(category, {})[name] = {
-                "answers": digest(answers), "official": corpus,
-                "per_answer": digest([list(w) for w in want])}
+            record.setdefault(category, {})[c.name] = {
+                "answers": digest(c.answers), "official": c.corpus,
+                "per_answer": digest([list(w) for w in c.official])}
     print(f"{answers_n} answers compared, {differ} differ; {sets_differ} of "
           f"{sum(len(v) for v in record.values())} answer sets differ in corpus app F1, "
           "API F1 or success")

@@ -404,9 +404,14 @@ def parse_answer(text: Any, *, mode: ParserMode = "robust",
 # Plans (the planning task): numbered text, one step per line.
 
 _CHAT_TOKENS = ("<|im_end|>", "<|im_end|", "<|im_start|>", "<|im_start|")
-# The step text runs to the line's end, its trailing blanks stripped after the match (a lazy
-# ``(\S.*?)\s*$`` tried the rest of the line after every character: quadratic on a blank run).
-_STEP_LINE = re.compile(r"^\s*(?:[-*]\s*)?(\d+(?:\.\d+)*)(\.?)\s+(\S.*)$")
+# A step line: an optional bullet, the number -- ``1.2``/``1.2.3`` (then anything but a digit,
+# so ``1.1写入`` counts) or a lone ``1`` followed by a dot or a blank (so ``10个`` does not) --,
+# an optional dot, then the text, a blank between them or not (``1.创建文件``). The text runs
+# to the line's end, its trailing blanks stripped after the match (a lazy ``(\S.*?)\s*$``
+# tried the rest of the line after every character: quadratic on a blank run).
+_STEP_LINE = re.compile(
+    r"^\s*(?:[-*]\s*)?(?>(?P<dotted>\d+(?:\.\d+)+)|(?P<lone>\d+)(?=[.\s]))"
+    r"(?P<dot>\.?+)(?!\d)\s*(?P<text>\S.*)$")
 
 
 class PlanStepText(BaseModel):
@@ -532,7 +537,7 @@ def plan_failure_kind(answer: Any) -> ParseFailureKind | None:
         return "empty_output"
     for line in clean_plan_text(answer).splitlines():
         m = _STEP_LINE.match(line)
-        if m is not None and step_number(m.group(1)) is not None:
+        if m is not None and step_number(m["dotted"] or m["lone"]) is not None:
             return None
     return "no_list_found"
 
@@ -554,7 +559,7 @@ def parse_plan(answer: Any) -> ParsedPlan | ParseFailure:
         if m is None:
             unnumbered += bool(line.strip())
             continue
-        label, dot, body = m.group(1), m.group(2), m.group(3).rstrip()
+        label, dot, body = m["dotted"] or m["lone"], m["dot"], m["text"].rstrip()
         number = step_number(label)
         if number is None:
             unnumbered += 1

@@ -22,6 +22,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from appbench_answers import answer_sets
+from helpers import REQUIRE_SHARED_DATA
+
+from tooleval_agents.appbench.loaders import load_category
+from tooleval_agents.evaluators.appbench.scoring import score_appbench
 
 CODE = Path("appbench", "code", "appbench")
 FETCH = "tooleval data fetch appbench --include 'code/appbench/*.py'"
@@ -145,10 +150,54 @@ def _load(data_dir: Path) -> Official:
 
 
 def official_scorer(shared_data: Path) -> Official:
-    """The official functions of the fetched copy under ``shared_data``; the test skips with
-    the command that fetches them where they are absent."""
+    """The official functions of the fetched copy under ``shared_data``. Where they are absent
+    the test skips with the command that fetches them -- or fails, where
+    ``TOOLEVAL_REQUIRE_SHARED_DATA`` is set (CI: the shared copy holds them)."""
     if not all((shared_data / CODE / name).is_file() for name in ("utils.py", "evaluation.py")):
-        pytest.skip(f"the official AppBench scorer is not in {shared_data / CODE} (get it "
-                    f"with `{FETCH}`)")
+        message = (f"the official AppBench scorer is not in {shared_data / CODE} (get it with "
+                   f"`{FETCH}`)")
+        if REQUIRE_SHARED_DATA:
+            pytest.fail(message + "; TOOLEVAL_REQUIRE_SHARED_DATA is set, so this is an error")
+        pytest.skip(message)
     return _load(shared_data)
+
+
+class Comparison(NamedTuple):
+    """One answer set's comparison with the official scorer."""
+
+    name: str
+    """The answer set (``appbench_answers.answer_sets``)."""
+    answers: list[str]
+    differ: list[tuple[int, PerSample, PerSample]]
+    """``(index, ours, official)`` of each answer whose numbers differ."""
+    official: list[PerSample]
+    """The official numbers of each answer."""
+    corpus: dict[str, float] | None
+    """The official corpus app F1, API F1 and success (``None``: it divides by zero)."""
+    ours: dict[str, float | None]
+    """Ours, under the same names."""
+
+    @property
+    def corpus_differs(self) -> bool:
+        return self.corpus is not None and any(
+            abs((self.ours[k] or 0.0) - v) > 1e-9 for k, v in self.corpus.items())
+
+
+def compare_category(official: Official, data_dir: Path, category: str) -> list[Comparison]:
+    """Every answer set of a category (the gold, wrong values, ``noisy-reference``
+    corruptions, the shapes real models wrote) scored by ``--scoring paper`` and by the
+    official functions, answer by answer and as a corpus."""
+    samples, raw = load_category(data_dir, category), official.records(category)
+    out = []
+    for name, answers in answer_sets(samples, seed=category):
+        report = score_appbench(samples, answers, scoring="paper")
+        ours = paper_numbers(report)
+        want = [official.per_sample(r, a) for r, a in zip(raw, answers, strict=True)]
+        out.append(Comparison(
+            name=name, answers=answers, official=want,
+            differ=[(i, g, w) for i, (g, w) in enumerate(zip(ours, want, strict=True))
+                    if g != w],
+            corpus=official.corpus(raw, answers),
+            ours={k: report.metrics[k] for k in ("app_f1", "api_f1", "success")}))
+    return out
 

@@ -1,18 +1,29 @@
-"""Shared fixtures. The real benchmark data is read from ../shared/data (never copied here)."""
+"""Shared fixtures, and the summary of the tests behind the headline claims.
+
+The real benchmark data is read from ../shared/data (never copied here). The tests marked
+``parity`` (the official scorer's numbers) and ``real_model`` (a real model's answers) are
+summed up at the end of the run -- how many ran, and their figures: answers compared, ``ok``
+examples per case -- and, where CI requires them (``TOOLEVAL_REQUIRE_SHARED_DATA``,
+``TOOLEVAL_REQUIRE_REAL_MODEL``), a skipped one fails the run.
+"""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from helpers import REQUIRE_SHARED_DATA, SAMPLES, SHARED_DATA
+from local_model import REQUIRE as REQUIRE_REAL_MODEL
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("TOOLEVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
-
-
-# CI has the data and sets this, so a missing copy fails there instead of skipping silently.
-REQUIRE_SHARED_DATA = os.environ.get("TOOLEVAL_REQUIRE_SHARED_DATA", "") not in ("", "0")
+REQUIRED = {"parity": ("TOOLEVAL_REQUIRE_SHARED_DATA", REQUIRE_SHARED_DATA,
+                       "parity with the official AppBench scorer"),
+            "real_model": ("TOOLEVAL_REQUIRE_REAL_MODEL", REQUIRE_REAL_MODEL,
+                           "a real model (SmolLM2-135M on 127.0.0.1)")}
+"""Marker -> (the variable that requires its tests, whether it is set, what they show)."""
+_MARKED: dict[str, str] = {}
+"""Node id -> its marker among :data:`REQUIRED`."""
+_OUTCOMES: dict[str, tuple[str, list[tuple[str, object]]]] = {}
+"""Node id -> (outcome, recorded properties) of each marked test that ran."""
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +44,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def samples() -> Path:
     """The hand-written samples in ``datasets/``."""
-    return REPO / "datasets"
+    return SAMPLES
 
 
 @pytest.fixture(autouse=True)
@@ -45,3 +56,64 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.delenv("TOOLEVAL_DATA_DIR", raising=False)
     monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
     monkeypatch.delenv("LANGCHAIN_API_KEY", raising=False)
+
+
+# ----------------------------------------------------------------------------- the headline tests
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    for item in session.items:  # the selected ones
+        for marker in REQUIRED:
+            if item.get_closest_marker(marker) is not None:
+                _MARKED[item.nodeid] = marker
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.nodeid not in _MARKED:
+        return
+    outcome = "failed" if report.failed else "skipped" if report.skipped else "passed"
+    if report.when == "call" or outcome != "passed":
+        previous = _OUTCOMES.get(report.nodeid, ("passed", []))[0]
+        if previous == "passed" or outcome == "failed":  # a teardown error fails it too
+            _OUTCOMES[report.nodeid] = (outcome, list(report.user_properties))
+
+
+def _counts(marker: str) -> dict[str, int]:
+    counts = {"passed": 0, "skipped": 0, "failed": 0}
+    for nodeid, (outcome, _) in _OUTCOMES.items():
+        if _MARKED[nodeid] == marker:
+            counts[outcome] += 1
+    return counts
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for marker, (_, required, _) in REQUIRED.items():
+        if required and _counts(marker)["skipped"] and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for marker, (variable, required, what) in REQUIRED.items():
+        if not any(m == marker for m in _MARKED.values()):
+            continue  # none selected
+        counts = _counts(marker)
+        figures = [(nodeid, dict(props)) for nodeid, (outcome, props) in _OUTCOMES.items()
+                   if _MARKED[nodeid] == marker]
+        line = (f"{what}: {counts['passed']} passed, {counts['skipped']} skipped, "
+                f"{counts['failed']} failed ({marker} tests)")
+        compared = sum(int(str(p.get("answers_compared", 0))) for _, p in figures)
+        if compared:
+            line += f"; {compared} answers compared with the official scorer, answer by answer"
+        terminalreporter.write_sep("-", f"{marker} summary")
+        terminalreporter.write_line(line)
+        for nodeid, props in figures:
+            if "ok" in props:
+                terminalreporter.write_line(
+                    f"  {props.get('case', nodeid)}: ok {props['ok']}/{props.get('n')}, "
+                    f"{props.get('model_calls')} model calls, {props.get('input_tokens')} "
+                    f"input tokens" + (f", judge verdicts {props['verdicts']}"
+                                       if "verdicts" in props else ""))
+        if required and counts["skipped"]:
+            terminalreporter.write_line(
+                f"{counts['skipped']} {marker} test(s) skipped though {variable} is set: the "
+                "run fails", red=True)

@@ -22,8 +22,10 @@ Faults (HTTP errors and stalls) are scripted three ways, checked in this order:
   ``share`` fail on their first ``attempts`` tries and then succeed, so which examples fail does
   not depend on arrival order.
 
-A ``Fault`` with ``stall`` seconds waits before answering (to trigger client timeouts);
-``status=200`` with a stall answers normally after the wait. Error answers carry
+A ``Fault`` with ``stall=True`` holds its answer until the test releases it
+(:meth:`FakeOpenAI.release`) or the server stops, so only a client timeout ends the wait
+(:meth:`FakeOpenAI.wait_stalled` waits for stalled requests to arrive); ``status=200`` with a
+stall answers normally once released. Error answers carry
 ``retry-after-ms`` (10 ms by default) so the OpenAI client's retries are quick. Besides HTTP
 errors, a fault may be a broken reply (``kind``): ``MALFORMED`` (HTTP 200, the JSON cut off),
 ``EMPTY_CHOICES`` (HTTP 200, ``"choices": []``) or ``RESET`` (the connection closed with a TCP
@@ -66,9 +68,9 @@ class Fault:
     """A scripted failure."""
 
     status: int = 429
-    """HTTP status (200 with ``stall`` = a slow but normal answer)."""
-    stall: float = 0.0
-    """Seconds to wait before answering."""
+    """HTTP status (200 with ``stall`` = a normal answer, once released)."""
+    stall: bool = False
+    """Hold the answer until :meth:`FakeOpenAI.release` or the server stops."""
     retry_after_ms: int | None = 10
     """``retry-after-ms`` header of an error answer (``None``: no header, client backoff)."""
     message: str = "scripted failure"
@@ -201,6 +203,9 @@ class FakeOpenAI:
         """Paths of the GET requests, in arrival order."""
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._released = threading.Event()
+        self._stalls = threading.Condition()
+        self._stalled = 0
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -216,6 +221,7 @@ class FakeOpenAI:
         return self
 
     def stop(self) -> None:
+        self._released.set()  # a held answer ends with the server
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -238,6 +244,22 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self.port}/v1"
 
     # -- scripting and inspection -------------------------------------------------------
+
+    def release(self) -> None:
+        """Let every stalled answer, held now or later, go out."""
+        self._released.set()
+
+    def wait_stalled(self, n: int = 1) -> None:
+        """Wait until ``n`` requests in all have stalled (an event, not a time: a stalled
+        answer is held until released, so nothing is racing it)."""
+        with self._stalls:
+            self._stalls.wait_for(lambda: self._stalled >= n)
+
+    def _stall(self) -> None:
+        with self._stalls:
+            self._stalled += 1
+            self._stalls.notify_all()
+        self._released.wait()
 
     def fail_next(self, *faults: Fault | int) -> None:
         """Answer the next requests with these faults (a status or a Fault), in order."""
@@ -365,7 +387,7 @@ class FakeOpenAI:
                 if fault is not None:
                     req.fault = fault
                     if fault.stall:
-                        time.sleep(fault.stall)
+                        fake._stall()
                     if fault.kind != "http":
                         self._broken(req, fault)
                         return

@@ -99,7 +99,7 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 16384,
-          timeout: float = 180.0, chat_format: str | None = None,
+          timeout: float = 600.0, chat_format: str | None = None,
           threads: int = 2, log_file: Path | None = None,
           extra: tuple[str, ...] = ()) -> Iterator[str]:
     """The server's base URL (``http://127.0.0.1:PORT/v1``) while it runs (``gguf_file``:

@@ -8,12 +8,14 @@ import asyncio
 import json
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_langsmith import loopback_only
 from fake_openai import ChatRequest, FakeOpenAI
+from helpers import run as offline_run
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
@@ -37,7 +39,6 @@ from tooleval_agents.graphs.tool_agent import agent_node, agent_outputs, react_a
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.reference_tools import ToolPlan, corrupt_plan, next_turn
 from tooleval_agents.results.rundir import RunDir
-from tooleval_agents.run.runner import run_experiment
 
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 AGENT_FILE = '''\
@@ -49,9 +50,7 @@ def build(model, tools):
 '''
 
 
-def run(data: Path, out: Path, **kw: Any) -> Any:
-    return run_experiment("appbench", data_dir=data, out=out, upload=False, cache=False,
-                          progress=False, **kw)
+run = partial(offline_run, "appbench")
 
 
 # ----------------------------------------------------------------------------- the tools

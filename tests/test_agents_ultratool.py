@@ -3,10 +3,11 @@ trajectory evaluators users can put in their own ``langsmith.evaluate``."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import run as offline_run
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from tooleval_agents.evaluators.trajectory import (
@@ -16,15 +17,12 @@ from tooleval_agents.evaluators.trajectory import (
     tool_calls_of,
     trajectory_match,
 )
-from tooleval_agents.run.runner import run_experiment
 
 TASKS = ("tool_usage", "tool_selection")
 HEADLINE = {"tool_usage": "tool_usage", "tool_selection": "tool_selection_local"}
 
 
-def run(data: Path, out: Path, **kw: Any) -> Any:
-    return run_experiment("ultratool", data_dir=data, out=out, upload=False, cache=False,
-                          progress=False, strategy="tools", **kw)
+run = partial(offline_run, "ultratool", strategy="tools")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

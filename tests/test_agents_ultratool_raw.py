@@ -7,14 +7,15 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run as offline_run
 
 from tooleval_agents.evaluators.ultratool.plan_create_use import score_plan_create_use
 from tooleval_agents.graphs.ultratool.create_tools import CREATE_TOOL, USE_CREATED_TOOL, Workshop
-from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.tool_execution import run_tool_call
 from tooleval_agents.ultratool.loaders import raw_path, read_raw_file
 from tooleval_agents.ultratool.records import ToolSkeleton
@@ -30,9 +31,7 @@ RATE = {"name": "exchange_rate", "description": "Exchange rate of a currency.",
         "results": {"type": "object", "properties": {"rate": {"type": "number"}}}}
 
 
-def run(data: Path, out: Path, **kw: Any) -> Any:
-    return run_experiment("ultratool", task="raw", data_dir=data, out=out, upload=False,
-                          cache=False, progress=False, strategy="tools", **kw)
+run = partial(offline_run, "ultratool", task="raw", strategy="tools")
 
 
 def gold_calls_fit(data: Path, lang: str, only: Iterable[int]) -> dict[int, list[bool]]:

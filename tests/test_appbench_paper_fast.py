@@ -1,16 +1,18 @@
 """The fast ``paper`` path gives exactly the numbers of a straightforward computation.
 
-The reference below is the ``paper`` profile written the plain way (the official driver's
-reading as regular expressions, ``Counter`` multisets, one validated :class:`ArgOutcome` per
-judged argument, the Table-4 parts from :func:`error_part`, the gold's scales from the
-networkx DAG, the corpus from the score records). Every report field of
-:func:`score_appbench` must equal it, bit for bit, on the real test sets of all four
-categories under several kinds of answers. (``test_appbench_paper_parity.py`` checks both
-against the official functions themselves.)
+The reference below is the ``paper`` profile written the plain way, from the definitions alone
+and none of the scorer's own functions: the official driver's reading as regular expressions,
+``Counter`` multisets, one validated :class:`ArgOutcome` per judged argument, the Table-4
+flags and time/space shares, F1 as ``200 * hits / (predicted + gold)``, the corpus pooled
+and averaged with ``math.fsum`` over the score records, success per scale grouped by hand, the
+gold's scales from the networkx DAG. Every report field of :func:`score_appbench` must equal
+it, bit for bit, on the real test sets of all four categories under several kinds of answers.
+(``test_appbench_paper_parity.py`` checks both against the official functions themselves.)
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections import Counter
@@ -26,12 +28,7 @@ from tooleval_agents.appbench.loaders import load_category
 from tooleval_agents.appbench.names import CATEGORIES
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.contracts import ExampleScore, Part
-from tooleval_agents.evaluators.appbench.errors import (
-    ArgOutcome,
-    ArgStatus,
-    error_counts,
-    error_part,
-)
+from tooleval_agents.evaluators.appbench.errors import ArgOutcome, ArgStatus
 from tooleval_agents.evaluators.appbench.paper import (
     PRED_CORRECTIONS,
     clear_gold_cache,
@@ -42,13 +39,10 @@ from tooleval_agents.evaluators.appbench.paper_read import extract_call, read_an
 from tooleval_agents.evaluators.appbench.parse import gold_answer, official_gold_answer
 from tooleval_agents.evaluators.appbench.scoring import (
     AppBenchReport,
-    aggregate,
-    by_scale,
+    ScaleCell,
     score_appbench,
     score_example,
 )
-from tooleval_agents.evaluators.metrics_common import f1
-from tooleval_agents.results.corpus import Columns
 
 # --- the reference: the official driver and scorer, the plain way ----------------------------
 
@@ -133,6 +127,78 @@ def _ref_judge(sample: AppBenchSample, pred_args: dict[str, dict[str, str]],
     return outcomes, complete == len(gold_by_api)
 
 
+_REF_TIME_WORDS = {"date", "time", "year", "day"}
+_REF_SPACE_WORDS = {"location", "city", "address", "from", "to", "where", "origin",
+                    "destination", "airport", "station", "area", "venue"}
+_REF_TIME_VALUE = re.compile(r"\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}:\d{2}(\s*[ap]\.?m\.?)?)\s*",
+                             re.I)
+
+
+def _ref_f1(hits: float, n_pred: float, n_gold: float) -> float:
+    return 200.0 * hits / (n_pred + n_gold) if n_pred + n_gold else 0.0
+
+
+def _ref_errors(outcomes: list[ArgOutcome]) -> tuple[dict[str, float], dict[str, Part]]:
+    """Table 4 for one sample: a 0/100 flag per error and argument kind; of its value errors,
+    how many are time-related (a key word or a date/clock literal) and space-related (a key
+    word); of its judged arguments, how many are dependencies."""
+    flags = {f"{status}_{kind}": 100.0 * any(o.status == status and o.kind == kind
+                                             for o in outcomes)
+             for status in ("key_error", "value_error")
+             for kind in ("independent", "dependent")}
+    wrong = [o for o in outcomes if o.status == "value_error"]
+    time = [o for o in wrong if _REF_TIME_WORDS & set(o.key.lower().split("_"))
+            or _REF_TIME_VALUE.fullmatch(o.gold)]
+    space = [o for o in wrong if _REF_SPACE_WORDS & set(o.key.lower().split("_"))]
+    return flags, {
+        "value_error_time_share": Part(hits=len(time), total=len(wrong)),
+        "value_error_space_share": Part(hits=len(space), total=len(wrong)),
+        "dependent_args": Part(hits=sum(o.kind == "dependent" for o in outcomes),
+                               total=len(outcomes))}
+
+
+def _ref_corpus(examples: list[ExampleScore]) -> dict[str, float | None]:
+    """The corpus metrics: F1s pooled over the examples' parts, success and the exact matches
+    and Table-4 flags averaged over every example (the dependent flags n/a without a judged
+    dependency), the time/space shares pooled; n/a where nothing is counted. The graph
+    metrics belong to ``strict`` (no example has their parts here): n/a."""
+    def parts(name: str, field: str) -> float:
+        return math.fsum(getattr(e.parts[name], field) for e in examples if name in e.parts)
+
+    def ratio(num: float, den: float) -> float | None:
+        return num / den if den else None
+
+    def mean(key: str) -> float | None:
+        if not any(key in e.scores for e in examples):
+            return None
+        return ratio(math.fsum(e.scores.get(key, 0.0) for e in examples), len(examples))
+
+    out: dict[str, float | None] = {
+        f"{kind}_f1": ratio(200.0 * parts(f"{kind}_precision", "hits"),
+                            parts(f"{kind}_precision", "total")
+                            + parts(f"{kind}_recall", "total")) for kind in ("app", "api")}
+    out.update({key: mean(key) for key in ("success", "app_em", "api_em")})
+    dependent = parts("dependent_args", "hits")
+    for key in ("key_error_independent", "key_error_dependent", "value_error_independent",
+                "value_error_dependent"):
+        out[key] = None if key.endswith("_dependent") and not dependent else mean(key)
+    for key in ("value_error_time_share", "value_error_space_share"):
+        out[key] = ratio(100.0 * parts(key, "hits"), parts(key, "total"))
+    out.update(node_f1=None, edge_f1=None, graph_em=None, pred_topological=None)
+    return out
+
+
+def _ref_by_scale(examples: list[ExampleScore]) -> list[ScaleCell]:
+    """Success per gold (parallel, sequential) scale, the cells in order."""
+    cells: dict[tuple[int, float], list[float]] = {}
+    for e in examples:
+        if "parallel_scale" in e.labels:
+            key = (int(e.labels["parallel_scale"]), float(e.labels["sequential_scale"]))
+            cells.setdefault(key, []).append(e.scores.get("success", 0.0))
+    return [ScaleCell(parallel=p, sequential=q, samples=len(v),
+                      success=math.fsum(v) / len(v)) for (p, q), v in sorted(cells.items())]
+
+
 def _ref_example(sample: AppBenchSample, output: object) -> ExampleScore:
     apps, apis = _ref_read(output)
     names = [c[0] if (c := _ref_call(a)) else "" for a in apis]
@@ -151,12 +217,12 @@ def _ref_example(sample: AppBenchSample, output: object) -> ExampleScore:
     why = [msg for ok, msg in ((app_em, "apps differ from used_app"),
                                (api_em, "API names differ"),
                                (args_ok, "an argument is missing or wrong")) if not ok]
-    flags, error_parts = error_part(outcomes)
+    flags, error_parts = _ref_errors(outcomes)
     parallel, sequential = scales(sample.calls)
     return ExampleScore(
         scores={"success": 100.0 * (app_em and api_em and args_ok),
-                "app_f1": f1(app_hit, len(apps), len(used_app)),
-                "api_f1": f1(api_hit, len(apis), len(gold)),
+                "app_f1": _ref_f1(app_hit, len(apps), len(used_app)),
+                "api_f1": _ref_f1(api_hit, len(apis), len(gold)),
                 "app_em": 100.0 * app_em, "api_em": 100.0 * api_em, **flags},
         parts={"app_precision": Part(hits=app_hit, total=len(apps)),
                "app_recall": Part(hits=app_hit, total=len(used_app)),
@@ -174,16 +240,22 @@ def _ref_report(samples: list[AppBenchSample], outputs: list[str | None], *,
     kept = [(s, o) for s, o in zip(samples, outputs, strict=True)
             if not (o is None and drop_errors)]
     examples = [_ref_example(s, o or "") for s, o in kept]
+
+    def parts(name: str, field: str) -> float:
+        return math.fsum(getattr(e.parts[name], field) for e in examples if name in e.parts)
+
     counts = {"samples": len(samples), "scored": len(examples),
               "dropped": len(samples) - len(kept),
               "empty_answers": sum(not isinstance(o, str) or not o.strip() for _, o in kept),
               "unparsed_lines": sum(int(e.labels["unparsed"]) for e in examples),
               "pred_calls": sum(int(e.labels["pred_calls"]) for e in examples),
               "gold_calls": sum(int(e.labels["gold_calls"]) for e in examples),
-              **error_counts(examples)}
+              "value_error_args": int(parts("value_error_time_share", "total")),
+              "value_error_time_args": int(parts("value_error_time_share", "hits")),
+              "value_error_space_args": int(parts("value_error_space_share", "hits"))}
     return AppBenchReport(category=samples[0].meta.task if samples[0].meta else None,
-                          scoring="paper", metrics=aggregate(examples), counts=counts,
-                          by_scale=by_scale(examples), examples=examples)
+                          scoring="paper", metrics=_ref_corpus(examples), counts=counts,
+                          by_scale=_ref_by_scale(examples), examples=examples)
 
 
 # --- answers ------------------------------------------------------------------------------------
@@ -270,7 +342,7 @@ def test_corpus_sums_equal_the_records_sums(data: dict[str, list[AppBenchSample]
         pool = [line for s in samples for line in official_gold_answer(s).split("\n")]
         report = score_appbench(samples, [_perturbed(rng, s, pool) for s in samples],
                                 scoring="paper")
-        assert report.metrics == aggregate(Columns(report.examples).corpus()), category
+        assert report.metrics == _ref_corpus(report.examples), category
 
 
 def test_the_answer_reader_agrees_with_the_plain_patterns() -> None:
@@ -354,5 +426,5 @@ def test_a_changed_gold_is_read_again_and_a_broken_one_fails(
                             scoring="paper")
     assert report.examples[3].error == r.error
     want = [_ref_example(s, official_gold_answer(s)) for s in good] + [r]
-    assert report.metrics == aggregate(want) and report.examples == want
-    assert report.by_scale == by_scale(want)
+    assert report.metrics == _ref_corpus(want) and report.examples == want
+    assert report.by_scale == _ref_by_scale(want)

@@ -1,22 +1,25 @@
 """``--scoring paper`` counts what the official AppBench driver counts, answer by answer.
 
 The official functions (``discompose_app_api``, ``extract_name_params``,
-``get_appbench_analysis``) are run from the fetched upstream copy (``appbench_official.py``;
-those tests skip, naming the fetch command, where the copy lacks the scorer). Their numbers on
-the answer corpus (``appbench_answers.py``, 7209 answers) are also recorded in
+``get_appbench_analysis``) are run from the fetched upstream copy (``appbench_official.py``).
+Those tests are marked ``parity``: they skip, naming the fetch command, where the copy lacks
+the scorer, and fail where ``TOOLEVAL_REQUIRE_SHARED_DATA`` is set (CI). The whole answer
+corpus (``appbench_answers.py``, 7209 answers: ``benchmarks/appbench_parity.py``'s comparison)
+is compared answer by answer. The official numbers are also recorded in
 ``fixtures/appbench_official_parity.json`` (``benchmarks/appbench_parity.py --record``), which
-the scorer is checked against everywhere.
+the scorer is checked against everywhere, the official code present or not.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
 import pytest
 from appbench_answers import answer_sets
-from appbench_official import digest, official_scorer, paper_numbers
+from appbench_official import compare_category, digest, official_scorer, paper_numbers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -74,6 +77,7 @@ def test_a_line_without_an_api_name_counts_as_a_predicted_app_and_api(
     assert metrics["success"] == 99.5
 
 
+@pytest.mark.parity
 def test_the_issue_cases_give_the_official_numbers(shared_data: Path) -> None:
     official = official_scorer(shared_data)
     samples, record = load_category(shared_data, "ss"), official.records("ss")[0]
@@ -105,24 +109,25 @@ def test_paper_gives_the_recorded_official_numbers(shared_data: Path, category: 
                 pytest.approx(want["official"], abs=1e-9), f"{category} {name}"
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("category", CATEGORIES)
-def test_paper_equals_the_official_scorer_answer_by_answer(shared_data: Path,
-                                                           category: str) -> None:
+def test_paper_equals_the_official_scorer_answer_by_answer(
+        shared_data: Path, category: str, record_property: Callable[[str, object], None]) -> None:
+    """``benchmarks/appbench_parity.py``'s comparison, whole: every answer set of the category,
+    each answer's numbers and each set's corpus figures."""
     official = official_scorer(shared_data)
-    samples, sets = _corpus(shared_data, category)
-    records = official.records(category)
-    for name, answers in sets:
-        got = paper_numbers(score_appbench(samples, answers, scoring="paper"))
-        want = [official.per_sample(r, a) for r, a in zip(records, answers, strict=True)]
-        differ = [(i, answers[i], g, w) for i, (g, w) in enumerate(zip(got, want, strict=True))
-                  if g != w]
-        assert not differ, f"{category} {name}: {len(differ)} differ, first {differ[0]}"
+    compared = compare_category(official, shared_data, category)
+    assert {c.name for c in compared} == set(RECORDED[category]), RERECORD
+    for c in compared:
+        assert not c.differ, f"{category} {c.name}: {len(c.differ)} differ, first {c.differ[0]}"
+        assert not c.corpus_differs, (category, c.name, c.ours, c.corpus)
         # the recorded numbers are the official ones
-        assert digest([list(w) for w in want]) == RECORDED[category][name]["per_answer"]
-        corpus = official.corpus(records, answers)
-        assert corpus == RECORDED[category][name]["official"]
+        assert digest([list(w) for w in c.official]) == RECORDED[category][c.name]["per_answer"]
+        assert c.corpus == RECORDED[category][c.name]["official"]
+    record_property("answers_compared", sum(len(c.answers) for c in compared))
 
 
+@pytest.mark.parity
 def test_real_model_answers_score_as_the_official_scorer_scores_them(
         shared_data: Path) -> None:
     """The answers real models wrote (``fixtures/real_model``), each against the first 25
@@ -144,6 +149,7 @@ _PIECES = st.sampled_from(["Hotels", ": [", ":", "[", "]", "(", ")", "#k=", "'",
                            "Book_X", "_", "#", "- **", "app1", "\u00e9", "\u0663", "\u00a0"])
 
 
+@pytest.mark.parity
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(st.text(), st.lists(_PIECES, max_size=40).map("".join)))
 def test_the_reader_equals_the_official_functions(shared_data: Path, text: str) -> None:

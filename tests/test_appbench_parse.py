@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import WEATHER_GOLD as GOLD
+from helpers import weather
 from hypothesis import given
 from hypothesis import strategies as st
-from test_appbench_scoring import GOLD, weather
 
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.loaders import load_category

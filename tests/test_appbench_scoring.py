@@ -1,4 +1,4 @@
-"""AppBench scoring: the official figures for gold answers (notes), both profiles' reactions to
+"""AppBench scoring: the official scorer's figures for gold answers, both profiles' reactions to
 hand-made wrong answers, bounds, LangSmith evaluators and the CLI."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import WEATHER, WEATHER_LINE, weather
+from helpers import WEATHER_GOLD as GOLD
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -34,8 +36,9 @@ from tooleval_agents.graphs.appbench.planning import read_plan
 from tooleval_agents.registry import get_benchmark
 
 PROFILES: tuple[Scoring, ...] = ("paper", "strict")
-# notes/appbench.md: "Gold answers therefore score F1 = 100 / 45.15 / 36.61 / 27.47 (app)".
-NOTES_GOLD_APP_F1 = {"ss": 100.0, "sm": 45.15, "ms": 36.61, "mm": 27.47}
+# The official scorer (get_appbench_analysis of the upstream evaluation.py, which caps app hits
+# at one per sample) gives the gold answers an app F1 of 100 / 45.15 / 36.61 / 27.47.
+OFFICIAL_GOLD_APP_F1 = {"ss": 100.0, "sm": 45.15, "ms": 36.61, "mm": 27.47}
 
 
 def _metrics(sample: AppBenchSample, answer: str, scoring: Scoring) -> dict[str, float]:
@@ -65,9 +68,9 @@ def test_paper_reproduces_the_official_gold_figures(data: dict[str, list[AppBenc
     samples = data[category]
     report = score_appbench(samples, [official_gold_answer(s) for s in samples],
                             scoring="paper")
-    assert round(report.metrics["app_f1"], 2) == NOTES_GOLD_APP_F1[category]
+    assert round(report.metrics["app_f1"], 2) == OFFICIAL_GOLD_APP_F1[category]
     failed = [i for i, e in enumerate(report.examples) if e.scores["success"] < 100]
-    # MM #10 (notes: 5 apps for 7 calls): its apps and API lines cannot both match.
+    # MM #10 (5 apps listed for 7 calls): its apps and API lines cannot both match.
     assert failed == ([10] if category == "mm" else [])
     assert report.metrics["success"] == pytest.approx(100 * (len(samples) - len(failed))
                                                       / len(samples))
@@ -83,7 +86,7 @@ def test_paper_on_every_gold_line_counts_calls_against_used_app(
     n_gold = sum(len(s.output.used_app) for s in samples)
     assert report.metrics["app_f1"] == pytest.approx(100 * 2 * len(samples) / (n_pred + n_gold))
     if category != "mm":  # MM #10 has 7 lines but 5 used_app: 2*200/(730+728), not 27.47
-        assert round(report.metrics["app_f1"], 2) == NOTES_GOLD_APP_F1[category]
+        assert round(report.metrics["app_f1"], 2) == OFFICIAL_GOLD_APP_F1[category]
     failed = [i for i, e in enumerate(report.examples) if e.scores["success"] < 100]
     assert failed == ([10] if category == "mm" else [])
     if category == "mm":
@@ -375,7 +378,7 @@ def test_cli_scores_a_predictions_file(data: dict[str, list[AppBenchSample]], sh
                                 str(as_list), "--data-dir", str(shared_data), "--scoring",
                                 "paper", "--json"])
     assert paper.exit_code == 0, paper.output
-    assert round(json.loads(paper.stdout)["metrics"]["app_f1"], 2) == NOTES_GOLD_APP_F1["sm"]
+    assert round(json.loads(paper.stdout)["metrics"]["app_f1"], 2) == OFFICIAL_GOLD_APP_F1["sm"]
 
     short = tmp_path / "short.json"
     short.write_text(json.dumps(["x"] * 3), encoding="utf-8")
@@ -400,21 +403,6 @@ def test_paper_alone_skips_the_graph_metrics_and_keeps_its_numbers(
         {k: v for k, v in full.metrics.items() if k not in graph_keys}
     assert alone.by_scale == full.by_scale
     assert alone.counts["gold_calls"] == full.counts["gold_calls"]
-
-
-WEATHER_LINE = "temperature = getweather(#city='Paris')"
-
-
-WEATHER = {"used_app": ["Weather"], "used_api": [{"getweather": {"city": "Paris"}}],
-           "result_arguments": [["temperature"]], "api_results": [WEATHER_LINE],
-           "middle_arguments": ["temperature"], "user_aware_arguments": {"city": "Paris"}}
-
-
-GOLD = f"Weather: [{WEATHER_LINE}]"
-
-
-def weather() -> AppBenchSample:
-    return AppBenchSample(input="Weather in Paris?", output=AppBenchOutput(**WEATHER))
 
 
 def test_unparsed_piece_is_a_wrong_predicted_call_under_strict() -> None:
@@ -515,7 +503,8 @@ def test_paper_profile_reads_the_raw_answer_in_cli_and_runner(weather_dir: Path,
                                               options={"scoring": "paper"})
     runner = scorer.aggregate([scorer.score({"input": "q"}, outputs, WEATHER)])
     assert {k: runner[k] for k in MAIN_METRICS} == {k: cli[k] for k in MAIN_METRICS}
-    # Official reading (notes): the app is the text before ":", bullet and bold included.
+    # The official reading (discompose_app_api of the upstream utils.py): the app is the text
+    # before ":", bullet and bold included.
     assert cli["app_f1"] == 0.0 and cli["success"] == 0.0 and cli["api_f1"] == 100.0
     strict = get_benchmark("appbench").scorer(Split("appbench", "plan", "ss"))
     assert strict.score({"input": "q"}, outputs, WEATHER).scores["success"] == 100.0

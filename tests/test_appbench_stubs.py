@@ -16,7 +16,7 @@ from tooleval_agents.appbench.stubs import AppExecutor, ExecutionTrace
 # Data quirks found by the catalog helper (tests/test_catalog.py): MM 16 and 169-199 use slots
 # outside the catalog; MM 12, 36, 49 and 58 have dependencies that no earlier gold call returns.
 MM_QUIRKS = {12, 16, 36, 49, 58, *range(169, 200)}
-# Size of each test file (notes: 200/200/201/200).
+# Size of each published test file (MS has one sample more than the paper's 200).
 SIZES = {"ss": 200, "sm": 200, "ms": 201, "mm": 200}
 
 

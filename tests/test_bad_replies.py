@@ -25,18 +25,16 @@ from fake_openai import (
 )
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
-from test_runner import echo_answer, register_toy, write_toy
+from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.models.failures import BadResponseError, classify, unreadable_reply
 from tooleval_agents.models.retry import (
     RETRYABLE,
-    BadResponseError,
     RetryingChatModel,
     RetryPolicy,
-    classify,
     collect_stats,
-    unreadable_reply,
 )
 from tooleval_agents.results.rundir import EXAMPLES
 
@@ -70,7 +68,7 @@ def wrapped(server: FakeOpenAI, attempts: int = 2) -> RetryingChatModel:
     inner = ChatOpenAI(base_url=server.base_url, api_key=KEY,  # type: ignore[arg-type]
                        model="fake", max_retries=0)
     return RetryingChatModel(inner=inner, policy=RetryPolicy(
-        max_attempts=attempts, base_delay=0.001, jitter=False, timeout=5))
+        max_attempts=attempts, base_delay=0.001, jitter=False, timeout=None))
 
 
 @pytest.mark.parametrize("fault", [MALFORMED, EMPTY_CHOICES,

@@ -27,7 +27,7 @@ from tooleval_agents.errors import DataFormatError, DatasetMissingError
 
 _KEY = re.compile(r"^(\w+)(?: \((\w+)\))?$")
 
-# From the notes (appbench.md): the 5 APIs that are not "intent name lowercased".
+# The 5 APIs whose name is not their SGD intent name lowercased (read from the data by hand).
 RENAMED = {
     ("Services", "find_stylist_provider"): ("Services_1", "FindProvider"),
     ("Services", "find_therapist_provider"): ("Services_4", "FindProvider"),
@@ -56,7 +56,7 @@ def upstream(shared_data: Path) -> dict:
     return json.loads((shared_data / "appbench/derived/apps_apis.json").read_text("utf-8"))
 
 
-def test_mapping_follows_names_and_notes() -> None:
+def test_mapping_follows_intent_names_and_the_renamed_five() -> None:
     assert {a: tuple(apis) for a, apis in API_INTENTS.items()} == APP_APIS
     plain = {(app, api) for app, apis in API_INTENTS.items()
              for api, (_, intent) in apis.items() if intent.lower() == api}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from helpers import HANG_GUARD_S
 
 SCRIPT = Path(sys.executable).parent / "tooleval"
 
@@ -22,7 +23,7 @@ SCRIPT = Path(sys.executable).parent / "tooleval"
 ], ids=["-m tooleval_agents", "-m tooleval_agents.cli", "tooleval"])
 def test_every_entry_point_is_the_same_command(command: list[str]) -> None:
     done = subprocess.run([*command, "list", "--json"], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     assert '"benchmark": "appbench"' in done.stdout
 
@@ -33,11 +34,11 @@ def test_a_table_sent_to_a_pipe_keeps_its_headers(samples: Path, tmp_path: Path)
     args = [sys.executable, "-m", "tooleval_agents", "run", "appbench", "--category", "all",
             "--model", "reference", "--limit", "1", "--data-dir", str(samples),
             "--out", str(tmp_path)]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run(args, capture_output=True, text=True, timeout=HANG_GUARD_S, env=env)
     assert done.returncode == 0, done.stderr
     assert "executed_success" in done.stdout and "tokens/example" in done.stdout
     assert "…" not in done.stdout
-    narrow = subprocess.run(args, capture_output=True, text=True, timeout=300,
+    narrow = subprocess.run(args, capture_output=True, text=True, timeout=HANG_GUARD_S,
                             env={**env, "COLUMNS": "80"})
     table = [line for line in narrow.stdout.splitlines() if line[:1] in "┏┃┡│└"]
     assert table and max(map(len, table)) <= 80  # COLUMNS still decides

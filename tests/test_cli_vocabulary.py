@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import typer
+from helpers import cli
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app, wired_app
@@ -17,40 +18,36 @@ from tooleval_agents.cli import app, wired_app
 REPO = Path(__file__).resolve().parents[1]
 
 
-def invoke(*args: str | Path) -> object:
-    return CliRunner().invoke(app, list(map(str, args)))
-
-
 def test_list_shows_benchmarks_tasks_strategies_and_metrics() -> None:
-    rows = json.loads(invoke("list", "strategies", "--json").stdout)  # type: ignore[attr-defined]
+    rows = json.loads(cli("list", "strategies", "--json").stdout)  # type: ignore[attr-defined]
     few_shot = next(r for r in rows if r["strategy"] == "few_shot")
     assert few_shot["options"] == ("prompts ('ours' | 'official', default 'ours'), "
                                    "k (int, default 3), pool (str | None, default None)"
                                    ) and few_shot["offline_models"] is True
-    tasks = json.loads(invoke("list", "tasks", "--json").stdout)  # type: ignore[attr-defined]
+    tasks = json.loads(cli("list", "tasks", "--json").stdout)  # type: ignore[attr-defined]
     plan = next(r for r in tasks if r["benchmark"] == "appbench")
     assert plan["scoring_options"] == ("scoring ('strict' | 'paper', default 'strict'), "
                                        "graph (bool | None, default None)")
     assert {r["benchmark"] for r in json.loads(
-        invoke("list", "--json").stdout)} >= {"ultratool", "appbench"}  # type: ignore[attr-defined]
-    metrics = json.loads(invoke("list", "metrics", "--json").stdout)  # type: ignore[attr-defined]
+        cli("list", "--json").stdout)} >= {"ultratool", "appbench"}  # type: ignore[attr-defined]
+    metrics = json.loads(cli("list", "metrics", "--json").stdout)  # type: ignore[attr-defined]
     assert next(r for r in metrics if r["benchmark"] == "appbench")["headline_metrics"][0] == \
         "success"
 
 
 def test_subset_and_hints(samples: Path, tmp_path: Path) -> None:
-    ok = invoke("run", "appbench", "--subset", "ss", "--model", "reference", "--limit", "1",
-                "--data-dir", samples, "--out", tmp_path, "--no-cache", "--json")
+    ok = cli("run", "appbench", "--subset", "ss", "--model", "reference", "--limit", "1",
+             "--data-dir", samples, "--out", tmp_path, "--no-cache", "--json")
     assert ok.exit_code == 0, ok.output  # type: ignore[attr-defined]
-    hint = invoke("run", "ultratool", "--task", "plan_create_use", "--lang", "en", "--model",
-                  "reference", "--data-dir", samples, "--out", tmp_path)
+    hint = cli("run", "ultratool", "--task", "plan_create_use", "--lang", "en", "--model",
+               "reference", "--data-dir", samples, "--out", tmp_path)
     assert "--task raw --strategy plan_create_use" in hint.output  # type: ignore[attr-defined]
 
 
 def test_a_judged_task_without_judge_fails_before_anything_runs(samples: Path,
                                                                 tmp_path: Path) -> None:
-    result = invoke("run", "ultratool", "--task", "all", "--lang", "en", "--model", "reference",
-                    "--data-dir", samples, "--out", tmp_path)
+    result = cli("run", "ultratool", "--task", "all", "--lang", "en", "--model", "reference",
+                 "--data-dir", samples, "--out", tmp_path)
     assert result.exit_code == 2  # type: ignore[attr-defined]  (a usage error)
     assert "tool_creation is scored by an LLM judge" in result.output  # type: ignore[attr-defined]
     assert not any(tmp_path.iterdir())  # no split ran
@@ -59,14 +56,14 @@ def test_a_judged_task_without_judge_fails_before_anything_runs(samples: Path,
 def test_compare_and_report_expand_a_runs_root_and_take_capital_o(samples: Path,
                                                                    tmp_path: Path) -> None:
     for model in ("reference", "noisy-reference:0.5"):
-        assert invoke("run", "appbench", "--subset", "ss", "--model", model, "--data-dir",
-                      samples, "--out", tmp_path / "runs", "--no-cache"
-                      ).exit_code == 0  # type: ignore[attr-defined]
-    compared = invoke("compare", tmp_path / "runs", "--rescore", "-O", "scoring=paper",
-                      "--data-dir", samples, "--n-boot", "10", "--json")
+        assert cli("run", "appbench", "--subset", "ss", "--model", model, "--data-dir",
+                   samples, "--out", tmp_path / "runs", "--no-cache"
+                   ).exit_code == 0  # type: ignore[attr-defined]
+    compared = cli("compare", tmp_path / "runs", "--rescore", "-O", "scoring=paper",
+                   "--data-dir", samples, "--n-boot", "10", "--json")
     assert compared.exit_code == 0, compared.output  # type: ignore[attr-defined]
     assert len(json.loads(compared.stdout)["runs"]) == 2  # type: ignore[attr-defined]
-    report = invoke("report", tmp_path / "runs", "--out", tmp_path / "rep", "--n-boot", "10")
+    report = cli("report", tmp_path / "runs", "--out", tmp_path / "rep", "--n-boot", "10")
     assert report.exit_code == 0, report.output  # type: ignore[attr-defined]
     assert (tmp_path / "rep" / "report.md").is_file()
 
@@ -76,11 +73,11 @@ def test_score_run_reads_the_data_directory_the_run_used(samples: Path, tmp_path
 
     data = tmp_path / "my-data"
     shutil.copytree(samples / "appbench", data / "appbench")
-    run = invoke("run", "appbench", "--subset", "sm", "--model", "reference", "--data-dir",
-                 data, "--out", tmp_path / "runs", "--no-cache", "--json")
+    run = cli("run", "appbench", "--subset", "sm", "--model", "reference", "--data-dir",
+              data, "--out", tmp_path / "runs", "--no-cache", "--json")
     assert run.exit_code == 0, run.output  # type: ignore[attr-defined]
     run_dir = json.loads(run.stdout)["run_dir"]  # type: ignore[attr-defined]
-    again = invoke("score", "--run", run_dir, "--json")  # no --data-dir
+    again = cli("score", "--run", run_dir, "--json")  # no --data-dir
     assert again.exit_code == 0, again.output  # type: ignore[attr-defined]
     assert json.loads(again.stdout)["summary"]["metrics"]["success"] == 100.0  # type: ignore[attr-defined]
 

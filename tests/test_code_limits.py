@@ -1,4 +1,4 @@
-"""Limits the code keeps (DEVELOPERS.md "How we write code"), read from the source with ``ast``.
+"""Limits the code keeps (the project's working rules), read from the source with ``ast``.
 
 * No module over :data:`MAX_MODULE_LINES` lines and no function over :data:`MAX_FUNCTION_LINES`
   (its ``def`` to its last line, docstring included), outside the allow-lists below, each entry

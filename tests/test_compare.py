@@ -1,107 +1,29 @@
 """compare(): metric table, paired bootstrap CIs, intersections, costs; ``tooleval compare``.
 
-Run directories are built here with :class:`RunDir` from real scorer outputs (gold, corrupted
-and empty answers scored through the registry), so these tests depend only on the
-``results.py`` contract, not on the runner. The helpers are shared with test_rescore.py and
-test_reports.py.
+Run directories are built with :mod:`run_dirs` from real scorer outputs (gold, corrupted and
+empty answers scored through the registry), so these tests depend only on the run-directory
+contract, not on the runner.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Container
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from run_dirs import appbench_noisy, empty, make_run
 from typer.testing import CliRunner
 
-from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
-from tooleval_agents.evaluators.appbench.parse import gold_answer
-from tooleval_agents.models.corruptions import corrupt
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import compare as compare_module
-from tooleval_agents.results.compare import compare, load_run
-from tooleval_agents.results.records import DatasetRef, ExampleResult, RunConfig, Usage
+from tooleval_agents.results.compare import BLOCK, _draws, compare, load_run
 from tooleval_agents.results.reports import write_report
-from tooleval_agents.results.rundir import RunDir, RunSummary, dataset_hash
-
-Answer = Callable[[Any, int], str | None]
-
-
-def appbench_gold(example: Any, index: int) -> str:
-    sample = AppBenchSample(input=example.inputs["input"],
-                            output=AppBenchOutput.model_validate(example.outputs))
-    return gold_answer(sample)
-
-
-def appbench_noisy(rate: float) -> Answer:
-    def answer(example: Any, index: int) -> str:
-        return corrupt(appbench_gold(example, index), "call_lines", rate=rate, seed=index)
-    return answer
-
-
-def empty(example: Any, index: int) -> str:
-    return ""
-
-
-def kv_gold(example: Any, index: int) -> str:
-    return json.dumps(example.outputs["reference"], ensure_ascii=False)
-
-
-def make_run(root: Path, name: str, *, benchmark: str = "appbench", task: str = "plan",
-             subset: str = "ss", data_dir: Path, answer: Answer = appbench_gold,
-             strategy: str = "hierarchical", model: str = "reference",
-             scoring_options: dict[str, Any] | None = None, source: str = "sample",
-             infra: Container[int] = (), only: Container[int] | None = None,
-             tokens: tuple[int, int, int] = (100, 20, 2),
-             judge: dict[str, Any] | None = None,
-             extra_score: Callable[[int], Any] | None = None) -> Path:
-    """A finished run directory: every example answered by ``answer``, scored with the
-    benchmark's scorer; indices in ``infra`` are infra errors (no score); ``only`` keeps a
-    subset of the examples. The summary holds ``scorer.aggregate`` of the stored scores."""
-    split = get_benchmark(benchmark).split(task, subset)
-    options = scoring_options or {}
-    scorer = get_benchmark(benchmark).scorer(split, options=options)
-    examples = to_examples(split, data_dir)
-    rd = RunDir(root / name)
-    rd.write_config(RunConfig(
-        experiment=f"{split.name}-{strategy}-{model}", benchmark=benchmark, task=task,
-        subset=subset, strategy=strategy, model={"spec": model, "params": {}}, judge=judge,
-        scoring_options=options,
-        dataset=DatasetRef(name=split.name, examples=len(examples),
-                           hash=dataset_hash(examples), source=source)))
-    scores = []
-    for i, ex in enumerate(examples):
-        if only is not None and i not in only:
-            continue
-        inp, out, calls = tokens
-        usage = Usage(input_tokens=inp, output_tokens=out, model_calls=calls)
-        if i in infra:
-            rd.append(ExampleResult(example_id=str(ex.id), index=i, status="infra_error",
-                                    error="429", error_kind="rate_limit"))
-            continue
-        text = answer(ex, i)
-        outputs = {"output": text, "prediction": text, "raw_outputs": [text]}
-        score = scorer.score(dict(ex.inputs), outputs, dict(ex.outputs))
-        if extra_score is not None:  # e.g. recorded judge scores next to the offline ones
-            extra = extra_score(i)
-            score = score.model_copy(update={"scores": {**score.scores, **extra.scores},
-                                             "parts": {**score.parts, **extra.parts}})
-        scores.append(score)
-        rd.append(ExampleResult(example_id=str(ex.id), index=i, status="ok", outputs=outputs,
-                                score=score.model_dump(mode="json"), usage=usage,
-                                latency_s=0.5))
-    rd.write_summary(RunSummary(
-        experiment=f"{split.name}-{strategy}-{model}",
-        metrics=dict(scorer.aggregate(scores)),
-        counts={"examples": len(examples), "scored": len(scores), "retried": 0}))
-    return rd.path
-
+from tooleval_agents.results.rundir import RunDir
 
 # ------------------------------------------------------------------------------------- tests
 
@@ -247,12 +169,15 @@ def test_run_with_only_infra_errors_has_no_metrics(tmp_path: Path, samples: Path
 
 
 def _per_resample(run: Any, ids: Any, seed: int, n_boot: int, names: Any) -> Any:
-    """The reference for ``compare._boot_metrics``: the aggregate of each resample's list of
-    scores, one resample at a time (the same draws)."""
+    """The reference for ``compare._boot_metrics``, a plain loop: ``n_boot`` resamples of the
+    examples with replacement (numpy ``default_rng(seed)``, as ``compare`` documents), each
+    scored with the run's aggregate over its list of scores; n/a as NaN."""
     scores = [run.scores[i] for i in ids]
-    rows = [[compare_module._floats(run.scorer.aggregate([scores[i] for i in row])).get(
-                m, np.nan) for m in names]
-            for block in compare_module._draws(seed, n_boot, len(ids)) for row in block]
+    drawn = np.random.default_rng(seed).integers(0, len(ids), size=(n_boot, len(ids)))
+    rows = []
+    for row in drawn:
+        metrics = run.scorer.aggregate([scores[i] for i in row])
+        rows.append([np.nan if metrics.get(m) is None else float(metrics[m]) for m in names])
     return np.array(rows, dtype=float).reshape(n_boot, len(names))
 
 
@@ -266,9 +191,9 @@ def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
     noisy = make_run(tmp_path, "noisy", subset=subset, data_dir=shared_data, source="official",
                      answer=appbench_noisy(0.5), model="noisy-reference:0.5", only=first)
     runs = [load_run(gold), load_run(noisy)]
-    fast = compare(runs, n_boot=150, seed=5).differences  # two blocks and a part
+    fast = compare(runs, n_boot=BLOCK + 21, seed=5).differences  # a block and a part
     monkeypatch.setattr(compare_module, "_boot_metrics", _per_resample)
-    slow = compare(runs, n_boot=150, seed=5).differences
+    slow = compare(runs, n_boot=BLOCK + 21, seed=5).differences
     assert len(fast) > 20 and list(fast["metric"]) == list(slow["metric"])
     for column in ("a", "b", "diff", "ci_low", "ci_high"):
         x, y = fast[column].to_numpy(float), slow[column].to_numpy(float)
@@ -279,8 +204,6 @@ def test_bootstrap_on_arrays_gives_the_numbers_of_one_aggregate_per_resample(
 
 
 def test_resamples_are_drawn_in_blocks_with_the_numbers_of_one_draw() -> None:
-    from tooleval_agents.results.compare import BLOCK, _draws
-
     whole = np.random.default_rng(3).integers(0, 37, size=(2 * BLOCK + 5, 37))
     assert np.array_equal(np.concatenate(list(_draws(3, 2 * BLOCK + 5, 37))), whole)
 

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tooleval_agents.appbench.corruptions import FORMATS as APPBENCH_FORMATS
 from tooleval_agents.appbench.lines import parse_call_line
 from tooleval_agents.appbench.names import API_APPS, APP_APIS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall
@@ -37,6 +38,7 @@ from tooleval_agents.models.reference import (
     AnswerKey,
     NoisyReferenceChatModel,
 )
+from tooleval_agents.registry import get_benchmark
 from tooleval_agents.ultratool.corruptions import next_step_id
 from tooleval_agents.ultratool.records import step_id
 
@@ -282,6 +284,17 @@ def one_changed(out: str) -> tuple[AppCall, AppCall]:
     pairs = [(a, b) for a, b in zip(calls_of(CALLS), calls_of(out), strict=True) if a != b]
     assert len(pairs) == 1, out
     return pairs[0]
+
+
+def test_appbench_declares_its_two_answer_formats() -> None:
+    # The benchmark declares them (no core file names AppBench's formats); each kind applies.
+    assert get_benchmark("appbench").answer_formats() == APPBENCH_FORMATS
+    assert {name: kinds for name, (kinds, _) in APPBENCH_FORMATS.items()} == {
+        "app_list": ("drop_app", "add_app", "replace_app"),
+        "call_lines": ("wrong_app", "wrong_api", "drop_argument", "mutate_value",
+                       "broken_dependency", "drop_call", "add_call", "swap_lines")}
+    for kind in APPBENCH_FORMATS["call_lines"][0]:
+        assert each_seed(CALLS, "call_lines", kind)
 
 
 def test_call_lines_app_and_api() -> None:

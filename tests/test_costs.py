@@ -7,17 +7,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from fake_judges import VERDICT, is_judge
 from fake_langsmith import openai_on_loopback
 from fake_openai import ChatRequest, FakeOpenAI
-from test_compare import make_run
-from test_judge_endpoint import VERDICT, is_judge
-from test_runner import _appbench_responder
-from typer.testing import CliRunner
+from helpers import appbench_responder, cli
+from run_dirs import make_run
 
-from tooleval_agents.cli import app
 from tooleval_agents.results.compare import compare, load_run
 from tooleval_agents.results.costs import ENV, price_for, run_cost
 from tooleval_agents.results.records import Usage
@@ -31,20 +28,16 @@ def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
 
 
-def invoke(*args: str | Path) -> Any:
-    return CliRunner().invoke(app, list(map(str, args)))
-
-
 def test_judge_tokens_are_counted_apart_and_priced_with_the_judges_model(
         samples: Path, tmp_path: Path) -> None:
     def respond(req: ChatRequest) -> str:
         return VERDICT if is_judge(req) else "1. Find the file\n2. Open it"
 
     with FakeOpenAI(respond) as server:
-        result = invoke("run", "ultratool", "--task", "planning", "--lang", "en", "--model",
-                        "reference", "--judge", "openai:gpt-4o-mini", "--judge-arg",
-                        f"base_url={server.base_url}", "--data-dir", samples, "--out",
-                        tmp_path, "--no-cache", "--json")
+        result = cli("run", "ultratool", "--task", "planning", "--lang", "en", "--model",
+                     "reference", "--judge", "openai:gpt-4o-mini", "--judge-arg",
+                     f"base_url={server.base_url}", "--data-dir", samples, "--out",
+                     tmp_path, "--no-cache", "--json")
         sent, answered = server.usage()
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -57,7 +50,7 @@ def test_judge_tokens_are_counted_apart_and_priced_with_the_judges_model(
     assert cost["model_usd"] == 0.0  # the offline model is free
     assert cost["judge_usd"] == pytest.approx((sent * 0.15 + answered * 0.60) / 1e6)
     assert cost["total_usd"] == cost["judge_usd"] and cost["prices_as_of"] == ["2025-06-01"]
-    shown = invoke("compare", report["run_dir"], "--n-boot", "0", "--json")
+    shown = cli("compare", report["run_dir"], "--n-boot", "0", "--json")
     assert shown.exit_code == 0, shown.output
     [row] = json.loads(shown.stdout)["costs"].values()
     assert row["cost_usd"] == pytest.approx(cost["total_usd"])
@@ -68,18 +61,18 @@ def test_an_unknown_price_is_said_and_a_users_price_file_fixes_it(
         samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     args = ("run", "appbench", "--category", "ss", "--model", "openai:fake-model",
             "--data-dir", samples, "--out", tmp_path, "--no-cache")
-    with FakeOpenAI(_appbench_responder(samples)) as server:
+    with FakeOpenAI(appbench_responder(samples)) as server:
         url = ("--model-arg", f"base_url={server.base_url}")
-        shown = invoke(*args, *url)
+        shown = cli(*args, *url)
         assert shown.exit_code == 0, shown.output
         assert "cost: unknown price for openai:fake-model" in shown.output
-        compared = invoke("compare", *tmp_path.iterdir(), "--n-boot", "0", "--json")
+        compared = cli("compare", *tmp_path.iterdir(), "--n-boot", "0", "--json")
         assert [r["cost_usd"] for r in json.loads(compared.stdout)["costs"].values()] == [None]
         prices = tmp_path.parent / "prices.json"
         prices.write_text(json.dumps({"as_of": "2026-11-01", "models": {
             "openai:fake-model": {"input": 1.0, "output": 2.0}}}))
         monkeypatch.setenv(ENV, str(prices))
-        priced = json.loads(invoke(*args, *url, "--json", "--fresh").stdout)
+        priced = json.loads(cli(*args, *url, "--json", "--fresh").stdout)
         sent, answered = server.usage()
     cost = priced["cost"]
     assert priced["metrics"]["success"] == 100.0

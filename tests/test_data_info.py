@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_loaders import appbench_file
+from helpers import appbench_file
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app

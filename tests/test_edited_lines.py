@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_runner import echo_answer, register_toy, write_toy
+from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import HANG_GUARD_S
 
 from tooleval_agents import Benchmark, ExampleFields, Located, Scorer, Split
 from tooleval_agents.appbench.sgd_paths import read_dialogues
@@ -32,7 +33,7 @@ SS = Path("appbench/data/test/test_ss.json")
 
 def tooleval(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "tooleval_agents.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=180, cwd=REPO)
+                          capture_output=True, text=True, timeout=HANG_GUARD_S, cwd=REPO)
 
 
 def assert_one_line(result: subprocess.CompletedProcess[str], *needles: str) -> str:

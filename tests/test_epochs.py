@@ -3,10 +3,11 @@ attempts of the offline noisy model, re-scoring, and the 95% intervals every sum
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import run as offline_run
 
 from tooleval_agents.results.intervals import bootstrap_intervals
 from tooleval_agents.results.rescore import rescore_run
@@ -14,10 +15,7 @@ from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.epochs import EPOCH_KEY, epoch_summary
 from tooleval_agents.run.runner import run_experiment
 
-
-def run(samples: Path, out: Path, **kw: Any) -> Any:
-    return run_experiment("appbench", subset="mm", strategy="hierarchical", data_dir=samples,
-                          out=out, upload=False, cache=False, progress=False, **kw)
+run = partial(offline_run, "appbench", subset="mm", strategy="hierarchical")
 
 
 def test_three_epochs_give_pass_at_k_and_pass_hat_k_deterministically(samples: Path,

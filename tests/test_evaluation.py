@@ -21,6 +21,7 @@ from tooleval_agents.cli import app
 from tooleval_agents.contracts import ExampleScore, Scorer, Split
 from tooleval_agents.data.langsmith_datasets import push, to_examples
 from tooleval_agents.evaluation import score_one, scorer_evaluators
+from tooleval_agents.evaluators.base import langsmith_evaluators
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.models.specs import resolve_model
 from tooleval_agents.registry import get_benchmark, get_strategy
@@ -111,23 +112,35 @@ def test_appbench_ss_answers_score_as_tooleval_score(fake: FakeLangSmith, shared
     assert {"success", "app_f1", "api_f1", "executed_success"} <= keys
 
 
+ULTRATOOL_FIRST = 200
+"""The first UltraTool tool-usage examples of the 1000 (with GPT-4's published answers to them:
+right, partly right and unreadable ones); LangSmith's ``evaluate`` of all 1000 took five
+times as long for the same comparison."""
+
+
 def test_ultratool_tool_usage_answers_score_as_tooleval_score(
         fake: FakeLangSmith, shared_data: Path, tmp_path: Path) -> None:
     split = get_benchmark("ultratool").split("tool_usage", "en")
-    examples = to_examples(split, shared_data)
+    source = get_benchmark("ultratool").locate(split, shared_data).path
+    data = tmp_path / "data"
+    subset = data / source.relative_to(shared_data)
+    subset.parent.mkdir(parents=True)
+    subset.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)
+                              [:ULTRATOOL_FIRST]), encoding="utf-8")
+    examples = to_examples(split, data)
     published = shared_data / "ultratool" / "predictions" / "English-dataset" / "gpt-4"
     lines = (published / "tool_usage.json").read_text(encoding="utf-8").splitlines()
     texts = [json.loads(line)["init output"] for line in lines if line.strip()]
-    assert len(texts) == len(examples)
+    assert len(texts) == 1000 and len(examples) == ULTRATOOL_FIRST
     by_input = {_key(e.inputs): texts[i] for i, e in enumerate(examples)}
     path = tmp_path / "tool_usage.json"
     path.write_text(json.dumps([by_input[_key(e.inputs)] for e in examples]), encoding="utf-8")
 
-    pooled, keys, n = evaluated(fake, split, shared_data,
+    pooled, keys, n = evaluated(fake, split, data,
                                 lambda inputs: {"output": by_input[_key(inputs)]})
     assert n == len(examples)
     report = cli_score("ultratool", "--task", "tool_usage", "--lang", "en", "--predictions",
-                       str(path), "--data-dir", str(shared_data))
+                       str(path), "--data-dir", str(data))
     metrics = report.get("metrics") or report["results"][0]["metrics"]
     assert_same(pooled, metrics, ("tool_usage", "json_format_rate"))
     assert 0 < pooled["tool_usage"] < 100
@@ -258,3 +271,8 @@ def test_summary_reuses_the_row_scores() -> None:
     assert summary([{"q": "3"}], [{"a": "z"}], [{"a": "z"}]) == [{"key": "exact", "score": 100}]
     assert score_one(Scorer(score=score, aggregate=aggregate), {"q": "4"}, {"a": "boom"},
                      {}).error == "scoring failed: RuntimeError: the judge fell over"
+    # An evaluator family's adapter (two pure functions) gives the same two evaluators.
+    family_row, family_summary = langsmith_evaluators("toy", score, aggregate)
+    assert family_row({"q": "5"}, {"a": "x"}, {"a": "x"}) == feedback[0]
+    assert family_summary(*map(list, zip(*rows, strict=True))) == [{"key": "exact",
+                                                                      "score": 50.0}]

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
 from tooleval_agents.results.rundir import RunDir
-from tooleval_agents.run.runner import run_experiment
 
 HAVE_INSPECT = importlib.util.find_spec("inspect_ai") is not None
 # CI installs the extra and sets this, so a missing inspect_ai fails there instead of skipping.
@@ -37,8 +37,7 @@ def read_log() -> Callable[[Path], Any]:
 
 
 def _run(samples: Path, out: Path, benchmark: str, **kw: Any) -> Path:
-    summary = run_experiment(benchmark, data_dir=samples, out=out, upload=False, cache=False,
-                             progress=False, **kw)
+    summary = run(benchmark, samples, out, **kw)
     assert summary.run_dir is not None
     return Path(summary.run_dir)
 

@@ -14,12 +14,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
+from helpers import HANG_GUARD_S
 
 from tooleval_agents.cli import app
 from tooleval_agents.cli.base import DEBUG, run_cli
@@ -35,7 +35,7 @@ def tooleval(*args: str | Path, env: dict[str, str] | None = None
              ) -> subprocess.CompletedProcess[str]:
     """``tooleval ARGS`` as a real process."""
     return subprocess.run([sys.executable, "-m", "tooleval_agents.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=120,
+                          capture_output=True, text=True, timeout=HANG_GUARD_S,
                           env={**os.environ, **(env or {})}, cwd=REPO)
 
 
@@ -109,8 +109,7 @@ def test_a_lock_left_by_a_killed_process_is_taken_over(
         stdout=subprocess.PIPE, text=True, cwd=REPO)
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     os.kill(holder.pid, signal.SIGKILL)
-    holder.wait(timeout=10)
-    time.sleep(0.1)
+    holder.wait()
     assert (run_dir / ".lock").read_text().strip() == str(holder.pid)  # left behind
     result = tooleval_here(capsys, monkeypatch, *RUN, "--model", "reference", "--out", tmp_path,
                            "--no-cache")

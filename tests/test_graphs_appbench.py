@@ -147,7 +147,7 @@ def test_reference_model_on_bundled_samples(samples: Path) -> None:
 def test_reference_model_on_real_data(shared_data: Path, category: str) -> None:
     split, records, examples = _split(shared_data, category)
     left_out = [i for i in range(len(records)) if i not in set(_unique(records))]
-    # Only the leaked generation prompts (notes: 6 SS inputs are one) are ambiguous, and the
+    # Only the leaked generation prompts (6 SS inputs are one) are ambiguous, and the
     # reference model refuses them rather than answer with another sample's gold.
     assert all(records[i].input.startswith("Generate a complex instruction") for i in left_out)
     key = _key("flat", split, examples)

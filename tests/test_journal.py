@@ -9,13 +9,14 @@ import os
 import re
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_runner import register_toy, scripted, write_toy
+from helpers import HANG_GUARD_S
+from toy_benchmark import register_toy, scripted, write_toy
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
@@ -247,7 +248,7 @@ def test_the_lock_file_goes_with_its_holder(tmp_path: Path) -> None:
         holder = subprocess.run(
             [sys.executable, "-c", "from tooleval_agents.results.rundir import RunDir\n"
              f"with RunDir({str(rd.path)!r}).lock(): pass"],
-            capture_output=True, text=True, cwd=REPO, timeout=60)
+            capture_output=True, text=True, cwd=REPO, timeout=HANG_GUARD_S)
         assert holder.returncode == 1 and "is in use by process" in holder.stderr
     assert not (rd.path / LOCK).exists()
     with pytest.raises(RuntimeError), rd.lock():
@@ -330,13 +331,16 @@ def test_a_group_commit_covers_the_lines_of_a_moment_with_one_fsync(
         synced.append(fd)
         real(fd)
 
-    monkeypatch.setattr(journal, "GROUP_WINDOW_S", 5.0)  # close must not wait for it
+    # A window far longer than the test's guard: close returns because it ends the wait, not
+    # because the window ran out.
+    monkeypatch.setattr(journal, "GROUP_WINDOW_S", 100 * HANG_GUARD_S)
     monkeypatch.setattr(journal.os, "fsync", fsync)
     out = JournalFile(tmp_path / "examples.jsonl", sync="group")
     for n in range(20):
         out.append(f'{{"n": {n}}}')
-    started = time.monotonic()
-    out.close()
-    assert time.monotonic() - started < 2.0
+    closing = threading.Thread(target=out.close)
+    closing.start()
+    closing.join(HANG_GUARD_S)
+    assert not closing.is_alive(), "close waited for the group window"
     assert len(synced) == 1  # one fsync for the 20 lines, at close
     assert len((tmp_path / "examples.jsonl").read_bytes().splitlines()) == 20

@@ -9,6 +9,7 @@ import warnings
 from typing import Any
 
 import pytest
+from fake_judges import StepJudge
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.language_models import BaseChatModel
@@ -21,18 +22,22 @@ from pydantic import Field
 from tooleval_agents import ScoringContext
 from tooleval_agents.contracts import ExampleScore, Split
 from tooleval_agents.evaluators.ultratool.judge.judge import (
-    aggregate_planning,
-    aggregate_tool_creation,
     ajudge_plan,
     create_async_planning_judge,
     create_planning_judge,
     create_tool_creation_judge,
     judge_plan,
-    judgment_from_object,
-    parse_judge_output,
-    planning_example_score,
 )
 from tooleval_agents.evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask, build_prompt
+from tooleval_agents.evaluators.ultratool.judge.reading import (
+    judgment_from_object,
+    parse_judge_output,
+)
+from tooleval_agents.evaluators.ultratool.judge.scores import (
+    aggregate_planning,
+    aggregate_tool_creation,
+    planning_example_score,
+)
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.ultratool.benchmark import BENCHMARK as ULTRATOOL
 from tooleval_agents.ultratool.records import Lang
@@ -319,23 +324,6 @@ def test_example_score_type() -> None:
     j = parse_judge_output("nothing", "planning", lang="en")
     assert isinstance(planning_example_score(j), ExampleScore)
     assert planning_example_score(j).error is not None
-
-
-class StepJudge(BaseChatModel):
-    """Overall 9 for a reviewed text holding GOOD, 0 (rejected) for BROKEN, else 3; dims 5."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "step-judge"
-
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        prompt = str(messages[-1].content)
-        tail = prompt.rsplit("Plan to review", 1)[-1].rsplit("Created tool", 1)[-1]
-        overall = 0 if "BROKEN" in tail else 9 if "GOOD" in tail else 3
-        task: JudgeTask = "tool_creation" if "Created tool" in prompt else "planning"
-        items = [{d.score_key("en"): 5} for d in DIMENSIONS[task]] + [{"Overall": overall}]
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(json.dumps(items)))])
 
 
 SMALL_TOOL = {"name": "t", "description": "d", "arguments": {"type": "object", "properties": {}},

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_judges import DIMENSIONS, VERDICT, is_judge
 from fake_langsmith import openai_on_loopback
 from fake_openai import ChatRequest, FakeOpenAI, Fault
+from helpers import cli
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
@@ -19,10 +22,6 @@ from tooleval_agents.models.specs import judge_model
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.setup import judge_arguments
 
-DIMENSIONS = ("accuracy", "completeness", "executability", "syntactic_soundness",
-              "structural_rationality", "efficiency", "overall")
-VERDICT = json.dumps({d: {"reason": "fine", "score": 8} for d in DIMENSIONS})
-
 
 @pytest.fixture(autouse=True)
 def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -30,12 +29,8 @@ def _loopback(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
 
 
-def run_cli(*args: str | Path) -> Any:
-    return CliRunner().invoke(app, ["run", *map(str, args)])
-
-
-def is_judge(request: ChatRequest) -> bool:
-    return "response_format" in request.body or "tools" in request.body
+run_cli = partial(cli, "run")
+"""``tooleval run ARGS``."""
 
 
 def test_judge_arguments_default_to_temperature_0_and_inherit_the_endpoint() -> None:

@@ -5,17 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from test_judge import StepJudge
+from fake_judges import StepJudge
 
 from tooleval_agents.contracts import ExampleScore
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.evaluators.ultratool.judge.prompts import DIMENSIONS, JudgeTask
+from tooleval_agents.evaluators.ultratool.judge.entry import ultratool_judge
+from tooleval_agents.evaluators.ultratool.judge.prompts import DIMENSIONS
 from tooleval_agents.evaluators.ultratool.judge.replay import (
     ascore_planning,
     ascore_tool_creation,
@@ -25,6 +22,7 @@ from tooleval_agents.evaluators.ultratool.judge.replay import (
     score_planning,
     score_tool_creation,
 )
+from tooleval_agents.evaluators.ultratool.judge.verdicts import JUDGE_ERROR
 from tooleval_agents.ultratool.loaders import load_task
 from tooleval_agents.ultratool.records import Lang
 
@@ -117,29 +115,11 @@ def test_without_judge_only_structure_metrics(shared_data: Path) -> None:
     assert any("absent (not 0)" in note for note in report.notes)
 
 
-class PromptJudge(BaseChatModel):
-    """Scripted judge: overall 9 when the reviewed text says GOOD, else 3; dims 5; 'BROKEN'
-    always gets 0 (rejected). Answers from the prompt, not from call order."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "prompt-judge"
-
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        prompt = str(messages[-1].content)
-        tail = prompt.rsplit("Plan to review", 1)[-1].rsplit("Created tool", 1)[-1]
-        overall = 0 if "BROKEN" in tail else 9 if "GOOD" in tail else 3
-        task: JudgeTask = "tool_creation" if "Created tool" in prompt else "planning"
-        items = [{d.score_key("en"): 5} for d in DIMENSIONS[task]] + [{"Overall": overall}]
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(json.dumps(items)))])
-
-
 def test_live_planning_judgments_round_trip_through_replay(tmp_path: Path) -> None:
     records = [{"input": f"task {i}", "reference": "1. a\n1.1 b"} for i in range(4)]
     outputs = ["1. GOOD a\n1.1 b", "1. so-so", None, {"output": "1. BROKEN"}]
     out = tmp_path / "judgments.jsonl"
-    live = score_planning(records, outputs, judge=PromptJudge(), lang="en", max_retries=1,
+    live = score_planning(records, outputs, judge=StepJudge(), lang="en", max_retries=1,
                           judgments_out=out)
     # 90 + 30 + 0 (no plan) + 0 (judge error), over all 4 samples.
     assert live.metrics["planning"] == pytest.approx((90 + 30) / 4)
@@ -162,7 +142,7 @@ def test_tool_creation_live_replay_and_structure_only(tmp_path: Path) -> None:
     outputs = [[{"step": "1.1 make a", "tool": {**TOOL, "name": "GOOD"}}],
                "[{'step': '2.1 make c', 'tool': {'name': 'meh'}}]"]
     out = tmp_path / "tools.jsonl"
-    live = score_tool_creation(records, outputs, judge=PromptJudge(), lang="en",
+    live = score_tool_creation(records, outputs, judge=StepJudge(), lang="en",
                                judgments_out=out)
     # Pooled over the 3 gold steps: 90 (GOOD) + 0 (no tool for 1.2) + 30.
     assert live.metrics["tool_creation"] == pytest.approx(120 / 3)
@@ -174,6 +154,28 @@ def test_tool_creation_live_replay_and_structure_only(tmp_path: Path) -> None:
     assert offline.mode == "structure_only" and "tool_creation" not in offline.metrics
     assert offline.metrics["tool_creation_answered"] == pytest.approx(200 / 3)
     assert offline.metrics["tool_creation_schema_valid"] == pytest.approx(100 / 3)
+
+
+def test_one_entry_judges_live_replays_or_scores_the_structure(tmp_path: Path) -> None:
+    records = [{"input": f"task {i}", "reference": "1. a\n1.1 b"} for i in range(2)]
+    outputs = ["1. GOOD a\n1.1 b", "1. so-so"]
+    out = tmp_path / "judgments.jsonl"
+    live = ultratool_judge("planning", lang="en", model=StepJudge())
+    assert live.mode == "judge"
+    judged = live.score(records, outputs, judgments_out=out)
+    assert judged.metrics["planning"] == pytest.approx((90 + 30) / 2)
+    one = live.score_example(records[0], {"prediction": outputs[0]}, records[0])
+    assert one.scores["planning"] == 90.0 and one.labels.get("judge") != JUDGE_ERROR
+    replayed = ultratool_judge("planning", lang="en", judgments=out)
+    assert replayed.mode == "replay" and replayed.score(records, outputs).metrics == \
+        judged.metrics
+    assert replayed.replay().metrics["planning"] == judged.metrics["planning"]
+    offline = ultratool_judge("planning", lang="en")
+    assert offline.mode == "structure_only"
+    with pytest.raises(ValueError, match="pass a judge model"):
+        offline.score_example(records[0], {"prediction": outputs[0]}, records[0])
+    with pytest.raises(ValueError, match="planning or tool_creation"):
+        ultratool_judge("tool_usage")  # type: ignore[arg-type]
 
 
 def test_ascore_planning_and_tool_creation() -> None:

@@ -28,7 +28,7 @@ from tooleval_agents.registry import benchmarks, get_benchmark
 # Per-test secret: if it shows up in output, logs or files, it leaked.
 SECRET = f"lsv2_pt_secret_{uuid.uuid4().hex}"
 APPBENCH_SIZES = {"ss": 200, "sm": 200, "ms": 201, "mm": 200}
-"""Official AppBench test-set sizes (notes/appbench.md)."""
+"""Official AppBench test-set sizes (the published test files)."""
 
 
 def all_splits() -> list[Split]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import appbench_file
 
 from tooleval_agents.appbench import records as appbench_records
 from tooleval_agents.appbench.lines import parse_call_line
@@ -191,18 +192,6 @@ def test_a_run_reads_records_lazily_and_a_bad_one_fails_when_read(tmp_path: Path
     with pytest.raises(DataFormatError) as info:
         list(records)
     assert info.value.line == 2 and info.value.field == "reference"
-
-
-def appbench_file(tmp_path: Path, shared_data: Path, line: str | None = None) -> Path:
-    """The first three SS samples, the second one's first gold line replaced by ``line``."""
-    src = shared_data / "appbench" / "data" / "test" / "test_ss.json"
-    items = json.loads(src.read_text(encoding="utf-8"))[:3]
-    if line is not None:
-        items[1]["output"]["api_results"][0] = line
-    path = tmp_path / "appbench" / "data" / "test" / "test_ss.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(items), encoding="utf-8")
-    return path
 
 
 def test_bad_gold_line_is_reported_at_load_with_file_record_and_line(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -13,9 +14,8 @@ from typing import Any
 import pytest
 from fake_langsmith import loopback_only
 from fake_openai import ChatRequest, FakeOpenAI, Fault
-from typer.testing import CliRunner
+from helpers import cli
 
-from tooleval_agents.cli import app
 from tooleval_agents.cli.advice import local_server_hint
 from tooleval_agents.models.retry import CallStats, classify, reported_usage
 from tooleval_agents.registry import get_benchmark
@@ -94,8 +94,8 @@ def _net(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     assert refused == [], f"tried to reach {refused}"
 
 
-def run_cli(*args: str | Path) -> Any:
-    return CliRunner().invoke(app, ["run", *map(str, args)])
+run_cli = partial(cli, "run")
+"""``tooleval run ARGS``."""
 
 
 def _cap(request: ChatRequest) -> Any:

@@ -46,6 +46,11 @@ from tooleval_agents.graphs.appbench.official import (
     load_official,
     read_app_classes,
 )
+from tooleval_agents.graphs.ultratool.official import (
+    load_templates,
+    official_prompt,
+    template_key,
+)
 from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.ultratool.records import TASKS
@@ -126,6 +131,18 @@ def test_ultratool_official_run_with_reference_scores_100(shared_data: Path,
                           limit=5, data_dir=shared_data, out=tmp_path, upload=False,
                           cache=False, progress=False)
     assert ours.run_dir != summary.run_dir
+
+
+def test_ultratool_official_template_follows_the_fields_a_sample_has(shared_data: Path) -> None:
+    # Upstream's choice: by the fields present, never by the task's name.
+    assert template_key({"question": "q", "toolset": "[t]"}) == "prompt_input_tool"
+    assert template_key({"question": "", "toolset": "[t]"}) == "prompt_input"
+    assert template_key({"question": "q"}) == "prompt_no_input"
+    templates = load_templates(shared_data, "en")
+    assert set(TASKS) <= set(templates.instructions)
+    assert {"prompt_input_tool", "prompt_input", "prompt_no_input"} <= set(templates.inputs)
+    with pytest.raises(UpstreamError, match="the official planning prompt needs"):
+        official_prompt(templates, "planning", {"question": "q", "toolset": "[t]"}, {})
 
 
 def test_ultratool_official_sampling_defaults_and_user_wins() -> None:

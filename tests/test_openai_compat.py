@@ -53,10 +53,20 @@ def test_null_content_of_an_assistant_turn(mode: Any, expected: dict[str, Any]) 
 def test_tool_choice_goes_only_with_tools() -> None:
     assert "tool_choice" not in rewrite_body({"messages": [], "tool_choice": "auto"})
     assert "tool_choice" not in rewrite_body({"messages": [], "tools": [], "tool_choice": "auto"})
-    kept = rewrite_body({"messages": [], "tools": TOOLS, "tool_choice": "required"})
+    kept = rewrite_body({"messages": [], "tools": [*TOOLS, *TOOLS], "tool_choice": "required"})
     assert kept["tool_choice"] == "required"
     assert rewrite_body({"messages": [], "functions": [{}], "tool_choice": "auto"})[
         "tool_choice"] == "auto"
+
+
+def test_a_required_call_among_one_tool_names_it() -> None:
+    # What with_structured_output sends through a wrapping model (a run's judge): a forced call
+    # of its one schema tool. Named, llama-cpp-python decodes it under the schema's grammar.
+    body = {"messages": [], "tools": TOOLS, "tool_choice": "required"}
+    assert rewrite_body(body)["tool_choice"] == {"type": "function", "function": {"name": "f"}}
+    assert body["tool_choice"] == "required"  # the input is not modified
+    for choice in ("auto", "none", {"type": "function", "function": {"name": "f"}}):
+        assert rewrite_body({**body, "tool_choice": choice})["tool_choice"] == choice
 
 
 def test_tool_choice_for_the_first_rounds_only() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from fake_openai import (
     Usage,
     count_tokens,
 )
+from helpers import ClockLoop, run_on_clock
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
@@ -148,18 +148,33 @@ def test_retries_run_out() -> None:
     assert server.statuses() == [429] * 4
 
 
+TIMEOUT = 60.0
+"""The client's timeout: beyond any real delay, reached only when the test moves the clock."""
+
+
 def test_stall_times_out_then_retry_succeeds() -> None:
-    with FakeOpenAI(rules=RULES) as server:
-        server.fail_next(Fault(status=200, stall=0.6))
-        start = time.monotonic()
-        message = chat(server, max_retries=1, timeout=0.2).invoke(
-            "What is the capital of France?")
+    # The client's own timeout and retries (async: httpx times reads on the loop's clock; one
+    # loop for both calls, as LangChain's OpenAI clients keep their pools on the loop).
+    async def ask(clock: ClockLoop, server: FakeOpenAI, retries: int, stalls: int) -> Any:
+        call = asyncio.ensure_future(chat(server, max_retries=retries, timeout=TIMEOUT).ainvoke(
+            "What is the capital of France?"))
+        await clock.run_in_executor(None, server.wait_stalled, stalls)
+        clock.advance(TIMEOUT)  # the stalled request's time is up
+        return await call
+
+    async def both(clock: ClockLoop, server: FakeOpenAI) -> None:
+        server.fail_next(Fault(status=200, stall=True))  # held until the server stops
+        message = await ask(clock, server, 1, 1)
         assert message.content == "Paris"
-        assert time.monotonic() - start < 5
         assert len(server.log) == 2 and server.log[0].fault is not None
-        server.fail_next(Fault(status=200, stall=0.6))
+        assert [r.status for r in server.log] == [0, 200]  # the stalled answer never went out
+        server.fail_next(Fault(status=200, stall=True))
         with pytest.raises(openai.APITimeoutError):
-            chat(server, max_retries=0, timeout=0.2).invoke("What is the capital of France?")
+            await ask(clock, server, 0, 2)
+        assert len(server.log) == 3
+
+    with FakeOpenAI(rules=RULES) as server:
+        run_on_clock(lambda clock: both(clock, server))
 
 
 def test_counter_share_fails_an_exact_fraction() -> None:

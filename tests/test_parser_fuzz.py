@@ -1,355 +1,57 @@
 """Every parser of model, judge and data text is total and linear-time (issue 22, item 4).
 
-:data:`PARSERS` lists each parser with its documented failure: the only exceptions it may
-raise. Each is fed adversarial long inputs (:data:`FAMILIES`: blank runs, deep nesting, huge
-numbers, unbalanced quotes, NUL and control characters, repeated openers and tags), at 10k and
-100k characters, and random compositions of such pieces (hypothesis, bounded and
-derandomized). A call must raise nothing but its documented failure, take at most
-:data:`MAX_RATIO` times as long at 100k characters as at 10k (a quadratic parser takes ~100
-times as long) and, on the families, under :data:`LIMIT_100K` seconds at 100k characters (a
-parser whose work is per record or per call it reads is held to the ratio only).
-
-Timings are CPU time of this process (``time.process_time``, best of a few calls where a call
-is near a limit), so a busy machine's other processes count less (see :func:`_slowness` for the
-garbage collector). To cover a new parser, add a :class:`Case` to :data:`PARSERS`.
+:data:`parser_cases.PARSERS` lists each parser with its documented failure: the only exceptions
+it may raise. Each is fed adversarial long inputs (:data:`parser_cases.FAMILIES`: blank runs,
+deep nesting, huge numbers, unbalanced quotes, NUL and control characters, repeated openers and
+tags) and random compositions of such pieces (hypothesis, bounded and derandomized). A call
+must raise nothing but its documented failure and take at most :data:`growth.MAX_RATIO` times as
+long on an input ten times as long (a quadratic parser takes ~100 times as long). No time limit:
+``benchmarks/parser_inputs.py --all`` times each parser against the 100k-character target.
 """
 
 from __future__ import annotations
 
-import gc
-import tempfile
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
 import pytest
+from growth import LARGE, superlinear
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from tooleval_agents.appbench import build_models, lines
-from tooleval_agents.appbench import cli as appbench_cli
-from tooleval_agents.appbench.catalog import load_catalog
-from tooleval_agents.appbench.loaders import read_file
-from tooleval_agents.appbench.records import AppBenchSample
-from tooleval_agents.data import answers, jsonio
-from tooleval_agents.errors import ToolevalError
-from tooleval_agents.evaluators import parsing
-from tooleval_agents.evaluators.appbench import paper as appbench_paper
-from tooleval_agents.evaluators.appbench import paper_read as appbench_paper_read
-from tooleval_agents.evaluators.appbench import parse as appbench_parse
-from tooleval_agents.evaluators.appbench.strict import score_strict
-from tooleval_agents.evaluators.trajectory import tool_calls_of
-from tooleval_agents.evaluators.ultratool import planning_structure as structure
-from tooleval_agents.evaluators.ultratool.judge import judge
-from tooleval_agents.evaluators.ultratool.judge import replay as judge_replay
-from tooleval_agents.evaluators.ultratool.kv import (
-    score_awareness,
-    score_tool_selection,
-    score_tool_usage,
-)
-from tooleval_agents.evaluators.ultratool.scoring import load_predictions
-from tooleval_agents.graphs.appbench import build_prompts as build_prompts
-from tooleval_agents.graphs.appbench import planning as appbench_graph
-from tooleval_agents.graphs.ultratool import build as ultratool_build
-from tooleval_agents.graphs.ultratool import protocol as ultratool_graph
-from tooleval_agents.models.tool_calls.parse import looks_like_tool_call, parse_tool_calls
-from tooleval_agents.ultratool import calls, skeletons, stubs
-
-REPO = Path(__file__).resolve().parents[1]
-LIMIT_100K = 0.2
-"""Seconds of CPU one call may take on a 100k-character input."""
-MAX_RATIO = 15.0
-"""How many times longer a call on the 100k input may take than on the 10k one."""
-FLOOR = 0.002
-"""Timings under this many seconds count as this much in the ratio (below it, noise rules)."""
+from parser_cases import FAMILIES, NESTED_AND_HUGE, PARSERS, Case
 
 
-@dataclass(frozen=True)
-class Case:
-    """A parser under test."""
-
-    name: str
-    parse: Callable[[str], object]
-    """Reads one text (a file parser gets it as the content of a file)."""
-    failures: tuple[type[BaseException], ...] = ()
-    """Its documented failure: the only exceptions it may raise (none: it never raises)."""
-    per_record: bool = False
-    """Its work is in proportion to the calls or records it reads (a scorer scoring each
-    predicted call, a file reader making a record of each line): held to linear time, not to
-    :data:`LIMIT_100K`."""
-
-
-@cache
-def _sample() -> AppBenchSample:
-    return read_file(REPO / "datasets/appbench/data/test/test_ss.json", "ss")[0]
-
-
-_GOLD = {"reference": [{"step": "1.1 Find a hotel", "tool": "search_hotel(city='Paris')"},
-                       {"step": "1.2 Book it", "tool": "book_hotel(hotel=<hotel>)"}]}
-_AWARE_GOLD = {"reference": [{"step": "1.1 Find a hotel", "tool": "1"}]}
-_TMP = Path(tempfile.mkdtemp(prefix="parser-fuzz-"))
-
-
-def _file(read: Callable[[Path], object]) -> Callable[[str], object]:
-    """A file reader as a text parser: the text is the file's content."""
+def _total(case: Case) -> Callable[[str], object]:
+    """``case.parse``, failing the test with the input on an undocumented exception."""
     def parse(text: str) -> object:
-        path = _TMP / "input.json"
-        path.write_text(text, encoding="utf-8", errors="surrogatepass")
-        return read(path)
+        try:
+            return case.parse(text)
+        except case.failures:
+            raise
+        except Exception as exc:  # the test's point: name the input that broke the parser
+            pytest.fail(f"{case.name} raised {type(exc).__name__} on {text[:60]!r}... "
+                        f"({len(text)} characters): {exc}")
     return parse
 
 
-def _annotation(text: str) -> object:
-    return ultratool_build.read_annotation(text, ["1. Find", "2. Book"], [], "en")
-
-
-PARSERS: list[Case] = [
-    # Tool calls written as text (-O tool_calls=text|auto), and the check for unread ones
-    Case("parse_tool_calls", parse_tool_calls),
-    Case("parse_tool_calls bound", lambda t: parse_tool_calls(t, {"get_weather", "f"})),
-    Case("looks_like_tool_call", looks_like_tool_call),
-    # UltraTool answers
-    Case("parse_list", parsing.parse_list),
-    Case("parse_list_official aware", lambda t: parsing.parse_list_official(t, family="aware")),
-    Case("parse_list_official param", lambda t: parsing.parse_list_official(t, family="param")),
-    Case("parse_plan", parsing.parse_plan),
-    Case("plan_failure_kind", parsing.plan_failure_kind),
-    Case("ultratool parse_model_answer planning",
-         lambda t: ultratool_graph.parse_model_answer("planning", t)),
-    Case("ultratool parse_model_answer tool_usage",
-         lambda t: ultratool_graph.parse_model_answer("tool_usage", t)),
-    Case("score_awareness", lambda t: score_awareness({}, {"output": t}, _AWARE_GOLD),
-         per_record=True),
-    Case("score_tool_selection", lambda t: score_tool_selection({}, {"output": t}, _GOLD),
-         per_record=True),
-    Case("score_tool_usage", lambda t: score_tool_usage({}, {"output": t}, _GOLD),
-         per_record=True),
-    Case("plan structure check_numbering", structure.check_numbering),
-    Case("plan structure rouge_l", lambda t: structure.rouge_l(t, "1. Find a hotel")),
-    Case("ultratool parse_call", calls.parse_call),
-    Case("step_annotations", stubs.step_annotations),
-    Case("coerce", lambda t: skeletons.coerce(t, ["array"])),
-    # UltraTool construction answers
-    Case("parse_object", ultratool_build.parse_object, (ultratool_build.StageFailure,)),
-    Case("normalise_steps", lambda t: ultratool_build.normalise_steps(t.split("\n")),
-         (ultratool_build.StageFailure,)),
-    Case("read_created", lambda t: ultratool_build.read_created(t, []),
-         (ultratool_build.StageFailure,)),
-    Case("read_annotation", _annotation, (ultratool_build.StageFailure,)),
-    # AppBench answers
-    Case("appbench parse_answer", appbench_parse.parse_answer),
-    Case("parse_call_line", lines.parse_call_line, (ValueError,)),
-    Case("split_calls", lines.split_calls),
-    Case("paper read_answer", appbench_paper_read.read_answer),
-    Case("paper extract_call", appbench_paper_read.extract_call),
-    Case("appbench read_plan", appbench_graph.read_plan),
-    Case("parse_app_list", lambda t: appbench_graph.parse_app_list(t, load_catalog())),
-    Case("score_strict", lambda t: score_strict(_sample(), t), per_record=True),
-    Case("score_paper", lambda t: appbench_paper.score_paper(_sample(), t), per_record=True),
-    # AppBench construction answers
-    Case("read_instruction", build_prompts.read_instruction),
-    Case("read_scores", build_prompts.read_scores),
-    Case("read_block", lambda t: build_models.read_block("values", t)),
-    # Judge answers
-    Case("parse_judge_output planning en",
-         lambda t: judge.parse_judge_output(t, "planning", lang="en")),
-    Case("parse_judge_output tool_creation zh",
-         lambda t: judge.parse_judge_output(t, "tool_creation", lang="zh")),
-    # Tool calls of a trajectory in the OpenAI wire format: arguments are model text
-    Case("tool_calls_of wire arguments", lambda t: tool_calls_of(
-        [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": t}}]}])),
-    # Data files and prediction files
-    Case("parse_json", jsonio.parse_json, (ValueError,)),
-    Case("load_json", _file(jsonio.load_json), (ToolevalError,)),
-    Case("appbench read_file", _file(lambda p: list(read_file(p, "ss"))), (ToolevalError,)),
-    Case("read_answers", _file(lambda p: answers.read_answers(p, 3)), (ToolevalError,)),
-    Case("appbench read_predictions", _file(lambda p: appbench_cli.read_predictions(p, 3)),
-         (ToolevalError,)),
-    Case("ultratool load_predictions", _file(lambda p: load_predictions(p, [])),
-         (ToolevalError,)),
-    Case("read_judgments", _file(judge_replay.read_judgments), (ToolevalError,),
-         per_record=True),
-]
-"""Every parser of model, judge and data text, with its documented failure."""
-
-
-def _repeat(piece: str) -> Callable[[int], str]:
-    return lambda n: piece * max(1, n // len(piece))
-
-
-def _blank_run(head: str, tail: str) -> Callable[[int], str]:
-    return lambda n: head + " " * n + tail
-
-
-_BLANK_RUN_PLACES = [
-    ("x: ", "!"), ("[{'a': ", "!"), ("1. a", "b"), ("- ", "x"), ("App: [a", "b"),
-    ("App: [r = f(#a='", "b"), ("f(#a=", "b"), ("a(", ")x"), ("{", "}x"), ('"a"', "x"),
-    ("Accuracy", ": 7"), ("(a: b,", ")"), ("```", "x"), ("<think>", ""), ("1.", "1 a"),
-]
-"""Where a long blank run goes (the issue's input is the first): ``\\s*...\\s*$`` and
-``(.*?)\\s*$`` patterns retried the run from each of its blanks."""
-
-FAMILIES: dict[str, Callable[[int], str]] = {
-    **{f"blank run after {head!r}": _blank_run(head, tail) for head, tail in _BLANK_RUN_PLACES},
-    "newlines": _repeat("\n"),
-    "short lines": _repeat("x\n"),
-    "tabs and odd blanks": _repeat("\t\u00a0\u2028 \x0b"),
-    # nesting and openers that never close
-    "deep lists": lambda n: "[" * (n // 2) + "]" * (n // 2),
-    "deep objects": lambda n: '{"a":' * (n // 5) + "1" + "}" * (n // 5),
-    "open lists": _repeat("["),
-    "open objects": _repeat("{"),
-    "open parentheses": _repeat("("),
-    "closers": _repeat("]"),
-    "lists closed by braces": lambda n: "[" * (n // 2) + "}" * (n // 2),
-    "nested steps": lambda n: "[" + '{"step": ' * (n // 9),
-    # numbers beyond int()
-    "digits": _repeat("1"),
-    "long number in a list": lambda n: "[" + "9" * n + "]",
-    "long score": lambda n: '{"fluency": ' + "9" * n + "}",
-    "long step number": lambda n: "1" * n + ". Find a hotel",
-    # quotes
-    "double quotes": _repeat('"'),
-    "single quotes": _repeat("'"),
-    "open string": lambda n: '["' + "a" * n,
-    "apostrophes": lambda n: "['" + "a'" * (n // 2),
-    "backslashes": lambda n: '"' + "\\" * n,
-    # NUL, control characters, surrogates
-    "NUL": _repeat("\x00"),
-    "terminal escapes": _repeat("\x1b]0;pwned\x07\x1b[2J"),
-    "lone surrogates": _repeat("\ud800"),
-    # tags and fences
-    "instruction tags": _repeat("<instruction>"),
-    "think tags": _repeat("<think>"),
-    "open fence": lambda n: "```" + "a" * n,
-    "fences": _repeat("```"),
-    "angle brackets": _repeat("<"),
-    # call-like text
-    "app openers": _repeat("App: ["),
-    "calls": _repeat("a("),
-    "arguments": _repeat("f(#a="),
-    "colons in parentheses": lambda n: "(" + ":" * n + ")",
-    "annotation blanks": lambda n: "(a: b," + " " * n + ")",
-    "returns": _repeat("a, "),
-    # list-like and plan-like text
-    "step numbers": _repeat("1. "),
-    "dotted numbers": _repeat("1."),
-    "deep step numbers": lambda n: ("1." * (n // 4) + "1 a\n") * 2,
-    "commas": lambda n: "[" + ", " * (n // 2),
-    "list items": lambda n: "[" + "{'a': 1}, " * (n // 10),
-    "bare objects": _repeat('{"a": 1} '),
-    "glued objects": lambda n: "{" + "}{" * (n // 2),
-    "empty objects": _repeat("{}"),
-    "words in a list": _repeat("[a"),
-    "score lines": _repeat("Accuracy Score: "),
-    "equals": _repeat("= "),
-}
-"""Adversarial inputs of about ``n`` characters."""
-
-EXACT_INPUTS: dict[str, str] = {
-    "3000 nested lists": "[" * 3000 + "]" * 3000,
-    "3000 nested objects": '{"a": ' * 3000 + "1" + "}" * 3000,
-    "3000 nested lists in an object": '{"fluency": ' + "[" * 3000 + "]" * 3000 + "}",
-    "3000 nested parentheses": "(" * 3000 + ")" * 3000,
-    "5000-digit number": "1" * 5000,
-    "5000-digit score": '{"fluency": ' + "1" * 5000 + ', "diversity": 5, "consistency": 5}',
-    "5000-digit list": "[" + "1" * 5000 + "]",
-    "5000-digit step": "1" * 5000 + ". Find a hotel\n1.1 Book",
-}
-"""The fixed-size inputs of the issue (nesting, Python's int-from-string limit)."""
-
-def _run(case: Case, text: str, *, collector: bool = True) -> float:
-    """CPU seconds of one call (``collector=False``: with the cyclic garbage collector paused);
-    fails the test on an undocumented exception."""
-    # The objects earlier tests left in this process (inspect_ai's modules, loaded data sets)
-    # are frozen: a full collection during the call would walk them too, a cost of the test
-    # process (it doubled parse_list's times in CI), not of the parser or of a run.
-    gc.freeze()
-    if not collector:
-        gc.disable()
-    start = time.process_time()
-    try:
-        case.parse(text)
-    except case.failures:
-        pass
-    except Exception as exc:  # the test's point: name the input that broke the parser
-        pytest.fail(f"{case.name} raised {type(exc).__name__} on {text[:60]!r}... "
-                    f"({len(text)} characters): {exc}")
-    finally:
-        elapsed = time.process_time() - start
-        gc.enable()
-        gc.unfreeze()
-    return elapsed
-
-
-def _best(case: Case, text: str, *, tries: int = 3, enough: float = 0.0) -> float:
-    """The best of up to ``tries`` timings (collector running), stopping at one under
-    ``enough``."""
-    best = _run(case, text)
-    for _ in range(tries - 1):
-        if best <= enough:
-            break
-        best = min(best, _run(case, text))
-    return best
-
-
-def _paired(case: Case, small: str, large: str, *, pairs: int = 5) -> tuple[float, float]:
-    """The best timings of ``small`` and ``large`` over up to ``pairs`` interleaved calls
-    (collector paused), stopping at the first pair within :data:`MAX_RATIO`.
-
-    Interleaved and equal in number, the two minimums see the same machine: a burst of load
-    on a shared machine slows a call of either size, not only the large ones (with more tries
-    of one size than of the other, noise alone pushed the ratio past the limit).
-    """
-    t_small = t_large = float("inf")
-    for _ in range(pairs):
-        t_small = min(t_small, _run(case, small, collector=False))
-        t_large = min(t_large, _run(case, large, collector=False))
-        if t_large <= MAX_RATIO * max(t_small, FLOOR):
-            break
-    return t_small, t_large
-
-
-def _slowness(case: Case, make: Callable[[int], str], *, bounded: bool) -> str | None:
-    """Why ``case`` is too slow on the inputs ``make`` gives, or None.
-
-    When ``bounded``, the 100k input must take at most :data:`LIMIT_100K` seconds, garbage
-    collection included (what a run pays). The 100k input must also take at most
-    :data:`MAX_RATIO` times the 10k input's time, measured with the collector paused: its
-    passes over a heap of many new objects (one record per line of a 50,000-line file) grow a
-    little faster than the heap, which is not the parser's doing and would hide what the ratio
-    looks for, a quadratic parser (about 100 times).
-    """
-    small, large = make(10_000), make(100_000)
-    if bounded:
-        # Within the ratio with the collector running, it is within it paused as well.
-        ratio_limit = MAX_RATIO * max(_run(case, small, collector=False), FLOOR)
-        t_large = _best(case, large, enough=min(LIMIT_100K, ratio_limit), tries=5)
-        if t_large > LIMIT_100K:
-            return f"{t_large * 1000:.0f} ms at 100k characters"
-        if t_large <= ratio_limit:
-            return None
-    t_small, t_large = _paired(case, small, large)
-    if t_large <= MAX_RATIO * max(t_small, FLOOR):
-        return None
-    return (f"{t_small * 1000:.1f} ms at 10k, {t_large * 1000:.1f} ms at 100k characters "
-            "(garbage collector paused)")
+def _scaled(make: Callable[[int], str], size: int) -> Callable[[int], str]:
+    """``make`` at ``size`` for the large input of :func:`growth.superlinear` (a tenth of it
+    for the small one)."""
+    return lambda n: make(size * n // LARGE)
 
 
 @pytest.mark.parametrize("case", PARSERS, ids=lambda c: c.name)
 def test_adversarial_inputs_are_read_in_linear_time(case: Case) -> None:
     slow = [f"{family}: {why}" for family, make in FAMILIES.items()
-            if (why := _slowness(case, make, bounded=not case.per_record)) is not None]
-    assert not slow, f"{case.name} is slow or superlinear on: " + "; ".join(slow)
+            if (why := superlinear(_total(case), make, failures=case.failures)) is not None]
+    assert not slow, f"{case.name} is superlinear on: " + "; ".join(slow)
 
 
 @pytest.mark.parametrize("case", PARSERS, ids=lambda c: c.name)
 def test_deep_nesting_and_huge_numbers_give_the_documented_failure(case: Case) -> None:
-    for name, text in EXACT_INPUTS.items():
-        limit = LIMIT_100K * max(0.25, len(text) / 100_000)  # linear, with a floor for noise
-        assert _best(case, text, enough=limit) <= limit, f"{case.name} is slow on {name}"
+    """The issue's sizes (3000 levels, 5000 digits) against a tenth of them."""
+    for name, (make, size) in NESTED_AND_HUGE.items():
+        why = superlinear(_total(case), _scaled(make, size), failures=case.failures)
+        assert why is None, f"{case.name} is superlinear on {name}: {why}"
 
 
 _PIECES = st.sampled_from([
@@ -370,13 +72,13 @@ def test_random_compositions_are_total_and_linear(head: list[str], unit: list[st
                                                   tail: list[str]) -> None:
     """A random unit of pieces repeated to 10k and 100k characters, between a random head and
     tail (so the text may open a list, a string or a fence and never close it): no exception
-    but the documented one, and the 100k text read in at most :data:`MAX_RATIO` times the
-    10k text's time."""
+    but the documented one, and the 100k text read in at most :data:`growth.MAX_RATIO` times
+    the 10k text's time."""
     repeated = "".join(unit)
 
     def make(n: int) -> str:
         return "".join(head) + repeated * max(1, n // len(repeated)) + "".join(tail)
 
     slow = [f"{case.name}: {why}" for case in PARSERS
-            if (why := _slowness(case, make, bounded=False)) is not None]
+            if (why := superlinear(_total(case), make, failures=case.failures)) is not None]
     assert not slow, f"superlinear on {make(100)[:100]!r}...: " + "; ".join(slow)

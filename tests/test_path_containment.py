@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import HANG_GUARD_S
 from http_fixtures import serve_directory
 from langchain_core.runnables import RunnableLambda
 
@@ -119,7 +120,7 @@ def fetch(plugin: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str
     return subprocess.run(
         [sys.executable, "-m", "tooleval_agents.cli", "data", "fetch", "evil", "--data-dir",
          "data", "--base-url", plugin["server"].url + "/{path}", "--no-progress", *args],
-        env=plugin["env"], cwd=plugin["work"], capture_output=True, text=True, timeout=120)
+        env=plugin["env"], cwd=plugin["work"], capture_output=True, text=True, timeout=HANG_GUARD_S)
 
 
 def assert_one_line(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
@@ -350,7 +351,7 @@ def test_ids_and_names_in_a_run_directory_do_not_lead_the_viewer_out(names: Any,
     site = tmp_path / "deep" / "site"
     result = subprocess.run([sys.executable, "-m", "tooleval_agents.cli", "view",
                              str(run_dir), "--out", str(site)],
-                            capture_output=True, text=True, timeout=120, cwd=REPO)
+                            capture_output=True, text=True, timeout=HANG_GUARD_S, cwd=REPO)
     assert result.returncode == 0, result.stderr
     inside_site = {p for p in site.rglob("*")}
     assert all(p.is_relative_to(site) for p in inside_site)

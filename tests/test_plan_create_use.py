@@ -30,14 +30,13 @@ from tooleval_agents.evaluators.ultratool.plan_create_use import (
     gold_tool_names,
     score_plan_create_use,
 )
-from tooleval_agents.graphs.ultratool.plan_create_use import (
-    GUARD_SIMILARITY,
-    STAGE_TASKS,
-    PlanCreateUse,
-    agent_toolsets,
-    to_call,
-)
+from tooleval_agents.graphs.ultratool.plan_create_use import STAGE_TASKS, PlanCreateUse, to_call
 from tooleval_agents.graphs.ultratool.prompts import MARKERS, PromptLang
+from tooleval_agents.graphs.ultratool.toolsets import (
+    GUARD_SIMILARITY,
+    agent_toolsets,
+    example_toolset,
+)
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.reference import (
     AnswerKey,
@@ -191,6 +190,11 @@ def test_explicit_toolset_wins_and_unknown_questions_fail(samples: Path) -> None
     assert json.loads(gold[MARKERS["tool_creation"]["en"]]) == []
     with pytest.raises(LookupError, match="no toolset"):
         strategy.toolset(split, {"question": "not a question of the data", "domain": "x"})
+    # The lookup itself: by question, its stray whitespace ignored; a toolset must be a list.
+    found = example_toolset({"question": f" {examples[0].inputs['question']}\n"}, samples, "en")
+    assert found == agent_toolsets(samples, "en")[examples[0].inputs["question"].strip()]
+    with pytest.raises(ValueError, match="must be a list"):
+        example_toolset({"question": "q", "toolset": "search"}, samples, "en")
     graph = _graph(ScriptedChatModel(rules=[], default="1. x"), split, samples)
     with pytest.raises(LookupError, match="not in"):
         graph.invoke({"inputs": {"question": "not a question of the data", "domain": "x"}})

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tooleval_agents.evaluators.parsing import ParsedPlan, parse_plan, plan_failure_kind
 from tooleval_agents.evaluators.ultratool.planning_structure import (
     check_numbering,
     clean_plan,
@@ -14,6 +15,7 @@ from tooleval_agents.evaluators.ultratool.planning_structure import (
     rouge_l,
     score_plan_structure,
 )
+from tooleval_agents.evaluators.ultratool.planning_structure import parse_plan as plan_lines
 from tooleval_agents.ultratool.loaders import load_task
 from tooleval_agents.ultratool.records import Lang
 
@@ -105,11 +107,16 @@ def test_planning_structure_reads_steps_without_a_space() -> None:
     assert check_numbering(PLAN_NO_SPACE).valid and count_steps(PLAN_NO_SPACE) == 3
 
 
-@pytest.mark.xfail(strict=True, reason="tooleval_agents.evaluators.parsing._STEP_LINE needs "
-                   "whitespace after the number (change reported to the lead); remove this "
-                   "mark once it agrees")
 def test_parsing_parse_plan_agrees_on_steps_without_a_space() -> None:
-    from tooleval_agents.evaluators.parsing import ParsedPlan, parse_plan
-
     plan = parse_plan(PLAN_NO_SPACE)
-    assert isinstance(plan, ParsedPlan) and [s.number for s in plan.steps] == [(1,), (1, 1), (2,)]
+    assert isinstance(plan, ParsedPlan)
+    assert [(s.label, s.text) for s in plan.steps] == [("1.", "创建文件"), ("1.1", "写入内容"),
+                                                        ("2.", "保存")]
+    assert plan.numbering_valid and plan.unnumbered_lines == 0
+    assert plan_failure_kind(PLAN_NO_SPACE) is None
+    # Both readers agree line by line, on what is a step and what is not.
+    for text in (PLAN_NO_SPACE, "1.1创建\n10个苹果\n2.5kg", "1. a\n1.1b\n2.c\n3 d"):
+        steps = [(s.number, s.text) for s in plan_lines(text) if s.number is not None]
+        parsed = parse_plan(text)
+        assert steps == ([(s.number, s.text) for s in parsed.steps]
+                         if isinstance(parsed, ParsedPlan) else []), text

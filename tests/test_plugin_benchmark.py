@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import HANG_GUARD_S
 from http_fixtures import serve_directory
 
 from tooleval_agents import registry
@@ -106,7 +107,7 @@ def tooleval(plugin: dict[str, Any]) -> Iterator[Any]:
         watchdog.cancel()
         stdin.close()
         child.kill()  # its interpreter's shutdown (LangSmith threads) proves nothing here
-        child.wait(timeout=60)
+        child.wait(timeout=HANG_GUARD_S)
 
 
 def test_a_plugin_benchmark_gets_every_command(plugin: dict[str, Any], tooleval: Any,

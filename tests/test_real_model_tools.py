@@ -28,11 +28,12 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import HANG_GUARD_S
 from local_model import ALIAS, REQUIRE, TOOL_FORMAT, missing, serve
 
 from tooleval_agents.mcp.log import CALLS, read_log
@@ -68,18 +69,27 @@ def tool_run(url: str, data_dir: Path, out: Path, strategy: str, agent: str | No
         model_kwargs={"base_url": url, "api_key": "local", "temperature": 0, "max_tokens": 64,
                       "tool_choice": "auto", "tool_choice_rounds": rounds},
         limit=1, max_concurrency=1, data_dir=data_dir, out=out, upload=False, cache=False,
-        progress=False, retry=RetryPolicy(max_attempts=1, timeout=300))
+        progress=False, retry=RetryPolicy(max_attempts=1, timeout=HANG_GUARD_S))
 
 
 @pytest.mark.parametrize(("strategy", "agent", "rounds"), CASES)
 def test_a_real_model_makes_structured_tool_calls(tool_server: str, shared_data: Path,
                                                   tmp_path: Path, strategy: str,
-                                                  agent: str | None, rounds: int) -> None:
+                                                  agent: str | None, rounds: int,
+                                                  record_property: Callable[[str, object], None]
+                                                  ) -> None:
     started = time.perf_counter()
     summary = tool_run(tool_server, shared_data, tmp_path, strategy, agent, rounds)
     seconds = time.perf_counter() - started
+    case = (f"appbench/{strategy}" + (f" --agent {agent}" if agent else "")
+            + " (structured tool calls)")
+    for key, value in (("case", case), ("n", 1), ("ok", summary.counts["ok"]),
+                       ("model_calls", summary.usage.get("model_calls")),
+                       ("input_tokens", summary.usage.get("input_tokens"))):
+        record_property(key, value)
     (result,) = summary.results()
     assert result.status == "ok", (result.error_kind, result.error)
+    assert result.usage.model_calls > 0 and result.usage.input_tokens > 0, result.usage
     trace = result.outputs["trace"]
     agent_record = next(r for r in trace if r.get("kind") == "agent")
     calls = [r for r in trace if r.get("kind") == "tool_call"]
@@ -93,8 +103,7 @@ def test_a_real_model_makes_structured_tool_calls(tool_server: str, shared_data:
     assert {c["turn"] for c in calls} <= set(range(rounds)), calls
     assert agent_record["turns"] == max(c["turn"] for c in calls) + 2
     if REPORT:
-        row = {"case": f"appbench/{strategy}" + (f" --agent {agent}" if agent else "")
-               + " (structured tool calls)", "n": 1, "wall_s": round(seconds, 1),
+        row = {"case": case, "n": 1, "ok": summary.counts["ok"], "wall_s": round(seconds, 1),
                "tool_calls": len(calls), "source": "structured", "turns": agent_record["turns"],
                "usage": summary.usage}
         with open(REPORT, "a", encoding="utf-8") as fh:

@@ -154,7 +154,7 @@ def test_creation_awareness_labels_follow_the_toolset_and_upstream_removals(
         assert "1" in labels
         positives += labels.count("1")
     meta = json.loads(meta_path(out).read_text(encoding="utf-8"))
-    # notes/ultratool.md: tool_creation asks for 1544 steps (one per removed tool).
+    # tool_creation asks for 1544 steps (one per tool removed from the published data).
     assert meta["counts"]["removed_tools"] == 1544
     assert meta["counts"]["labels_1"] == positives
     assert meta["removal"]["path"].endswith("tool_creation.json")

@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_runner import SECRET
+from helpers import SECRET
 
 from tooleval_agents.results.rescore import rescore_run
 from tooleval_agents.results.rundir import EXAMPLES

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from matplotlib.image import imread
-from test_compare import appbench_noisy, empty, kv_gold, make_run
+from run_dirs import appbench_noisy, empty, kv_gold, make_run
 from typer.testing import CliRunner
 
 from tooleval_agents import registry

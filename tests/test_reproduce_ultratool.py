@@ -113,7 +113,6 @@ def test_cli_rejects_predictions_of_another_language(shared_data: Path) -> None:
 
 
 def test_planning_through_the_judge_hook(shared_data: Path) -> None:
-    pytest.importorskip("tooleval_agents.evaluators.ultratool.judge.replay")
     model_dir = shared_data / "ultratool" / "predictions" / "English-dataset" / "gpt-4"
     records = _records(shared_data, "planning", "en")
     outputs = load_predictions(model_dir / "planning.json", records)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_compare import appbench_gold, kv_gold, make_run
+from run_dirs import appbench_gold, kv_gold, make_run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
@@ -52,7 +52,7 @@ def test_ultratool_run_rescores_to_its_summary(tmp_path: Path, samples: Path) ->
 
 def test_scoring_options_change_the_summary(tmp_path: Path, shared_data: Path) -> None:
     """Gold answers on real SM: strict F1 app 100; the official (paper) scorer caps hits at one
-    per sample and gives 45.15 (notes/appbench.md)."""
+    per sample and gives 45.15."""
     run = make_run(tmp_path, "sm", subset="sm", data_dir=shared_data, source="official")
     assert RunDir(run).read_summary().metrics["app_f1"] == pytest.approx(100.0)
     paper = rescore_run(run, scoring_options={"scoring": "paper"}, data_dir=shared_data)

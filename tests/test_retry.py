@@ -5,30 +5,31 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from typing import Any
 
 import httpx
 import openai
 import pytest
 from fake_openai import FakeOpenAI, Fault
+from helpers import ClockLoop, run_on_clock
+from langchain_core.caches import InMemoryCache
 from langchain_core.messages import AIMessage
+from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from tooleval_agents.models.chat_models import ScriptedChatModel
+from tooleval_agents.models.failures import ModelCallTimeout, classify, retry_after
 from tooleval_agents.models.retry import (
     CallStats,
-    ModelCallTimeout,
     RetryingChatModel,
     RetryPolicy,
-    classify,
     collect_stats,
     make_rate_limiter,
-    retry_after,
 )
 
-NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False, timeout=5)
+NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False,
+                      timeout=None)
 
 
 def _response(status: int, headers: dict[str, str] | None = None) -> httpx.Response:
@@ -169,37 +170,63 @@ def test_model_errors_and_auth_are_not_retried() -> None:
         assert inner.calls == 1 and stats.retries == 0
 
 
+TIMEOUT = 60.0
+"""A try's timeout: beyond any real delay, reached only when the test moves the clock."""
+
+
 def test_slow_calls_time_out_and_are_retried() -> None:
     with FakeOpenAI(default="fine") as server:
-        server.fail_next(Fault(200, stall=1.0))
+        server.fail_next(Fault(200, stall=True))  # held until the server stops
         inner = ChatOpenAI(model="m", base_url=server.base_url, api_key="sk-x-000000",
                            max_retries=0)
-        policy = RetryPolicy(max_attempts=2, base_delay=0.0, jitter=False, timeout=0.2)
+        policy = RetryPolicy(max_attempts=2, base_delay=0.0, jitter=False, timeout=TIMEOUT)
         model = RetryingChatModel(inner=inner, policy=policy)
 
-        async def go() -> tuple[Any, CallStats]:
+        async def go(clock: ClockLoop) -> tuple[Any, CallStats]:
             with collect_stats() as stats:
-                return await model.ainvoke("hi"), stats
+                call = asyncio.ensure_future(model.ainvoke("hi"))
+                await clock.run_in_executor(None, server.wait_stalled)
+                clock.advance(TIMEOUT)  # the stalled try's time is up
+                return await call, stats
 
-        started = time.perf_counter()
-        answer, stats = asyncio.run(go())
+        answer, stats = run_on_clock(go)
         assert answer.content == "fine"
-        assert time.perf_counter() - started < 1.0
         assert stats.kinds == ["timeout"] and stats.retries == 1
+        # The stalled answer was never sent: the timeout, not the server, ended that try.
+        assert [r.status for r in server.log] == [0, 200]
 
 
-def test_rate_limiter_paces_calls() -> None:
-    model = RetryingChatModel(inner=ScriptedChatModel(rules=[(".", "ok")]),
-                              limiter=make_rate_limiter(20.0))
+class CountingLimiter(BaseRateLimiter):
+    """A rate limiter that lets every call through and counts them."""
 
-    async def go() -> None:
-        await asyncio.gather(*(model.ainvoke(f"q{i}") for i in range(9)))
+    def __init__(self) -> None:
+        self.acquired = 0
 
-    started = time.perf_counter()
-    asyncio.run(go())
-    elapsed = time.perf_counter() - started
-    # 20 requests/s without bursts: 9 calls need at least 8 intervals of 50 ms.
-    assert elapsed >= 0.38
+    def acquire(self, *, blocking: bool = True) -> bool:
+        self.acquired += 1
+        return True
+
+    async def aacquire(self, *, blocking: bool = True) -> bool:
+        return self.acquire(blocking=blocking)
+
+
+def test_the_rate_limiter_paces_every_provider_call_and_no_cache_hit() -> None:
+    # Every try takes a slot (retries too), a cached answer none.
+    limiter = CountingLimiter()
+    inner = _failing(_status_error(openai.RateLimitError, 429))
+    inner.rules = [(".", "ok")]
+    model = RetryingChatModel(inner=inner, policy=NO_WAIT, limiter=limiter,
+                              response_cache=InMemoryCache())
+    assert asyncio.run(model.ainvoke("q1")).content == "ok"
+    assert (inner.calls, limiter.acquired) == (2, 2)
+    assert model.invoke("q1").content == "ok"  # from the cache
+    assert (inner.calls, limiter.acquired) == (2, 2)
+    asyncio.run(model.ainvoke("q2"))
+    assert (inner.calls, limiter.acquired) == (3, 3)
+    # --rps N: N calls a second, no bursts (a bucket of one; LangChain's limiter paces them).
+    paced = make_rate_limiter(20.0)
+    assert (paced.requests_per_second, paced.max_bucket_size) == (20.0, 1)
+    assert paced.check_every_n_seconds <= 1 / 20.0
     with pytest.raises(ValueError):
         make_rate_limiter(0)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -16,6 +15,7 @@ import openai
 import pytest
 from fake_langsmith import FakeLangSmith
 from fake_openai import FakeOpenAI, Fault
+from helpers import wait_until
 from langchain_core.caches import InMemoryCache
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.load import dumpd
@@ -34,10 +34,11 @@ from tooleval_agents.models.identity import answers_key, model_name_of, provider
 from tooleval_agents.models.redaction import model_params
 from tooleval_agents.models.reference import AnswerKey, ReferenceChatModel
 from tooleval_agents.models.retry import RetryingChatModel, RetryPolicy, collect_stats
-from tooleval_agents.run.runner import model_label
+from tooleval_agents.run.naming import model_label
 from tooleval_agents.run.transcripts import PromptStore, read_prompts
 
-NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False, timeout=5)
+NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False,
+                      timeout=None)
 SECRET = "sk-test-SECRET123"
 
 
@@ -94,17 +95,16 @@ def test_langsmith_sees_one_llm_run_per_call_so_tokens_count_once(
     assert extra.get("metadata", {}).get("ls_provider") == "openai"
 
 
-def _llm_runs_once_ended(smith: FakeLangSmith, wait: float = 10.0) -> list[dict[str, Any]]:
+def _llm_runs_once_ended(smith: FakeLangSmith) -> list[dict[str, Any]]:
     """The LLM runs LangSmith received, once the wrapper's run has ended (the tracer posts in
     the background; tries made during the run would have been posted before its end)."""
-    deadline = time.monotonic() + wait
-    while True:
+    def runs() -> list[dict[str, Any]]:
         with smith.lock:
-            runs = [dict(r) for r in smith.runs.values() if r.get("run_type") == "llm"]
-        if any(r.get("name") == "RetryingChatModel" and r.get("end_time") for r in runs) or (
-                time.monotonic() > deadline):
-            return runs
-        time.sleep(0.05)
+            return [dict(r) for r in smith.runs.values() if r.get("run_type") == "llm"]
+
+    wait_until(lambda: any(r.get("name") == "RetryingChatModel" and r.get("end_time")
+                           for r in runs()), "the wrapper's run to end in LangSmith")
+    return runs()
 
 
 def test_tools_and_structured_output_through_the_wrapper_against_a_server() -> None:
@@ -143,7 +143,7 @@ def test_tools_and_structured_output_through_the_wrapper_against_a_server() -> N
 def test_the_wrappers_cache_is_any_basecache_keyed_on_public_data() -> None:
     cache = InMemoryCache()
     with FakeOpenAI(default="pong") as server:
-        first = RetryingChatModel(inner=_openai(server, timeout=3), response_cache=cache)
+        first = RetryingChatModel(inner=_openai(server, timeout=30), response_cache=cache)
         # Another key, timeout and retry count: the same answers.
         second = RetryingChatModel(inner=ChatOpenAI(
             model="gpt-4o-mini", base_url=server.base_url, api_key="sk-other-999",

@@ -7,19 +7,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Fault, FaultShare
-from test_runner import SECRET, assert_no_secret, echo_answer, register_toy, write_toy
+from helpers import HANG_GUARD_S, SECRET, TESTS, assert_no_secret, cli, wait_until
+from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner, Result
 
 from tooleval_agents.cli import app
 from tooleval_agents.results.rundir import EXAMPLES, RunDir
-
-TESTS = Path(__file__).resolve().parent
 
 
 @pytest.fixture(autouse=True)
@@ -27,8 +26,8 @@ def _toy(monkeypatch: pytest.MonkeyPatch) -> None:
     register_toy(monkeypatch)
 
 
-def invoke(*args: str | Path) -> Any:
-    return CliRunner().invoke(app, ["run", *map(str, args)])
+invoke = partial(cli, "run")
+"""``tooleval run ARGS``."""
 
 
 def test_json_output_has_the_score_shape(tmp_path: Path) -> None:
@@ -115,8 +114,8 @@ def test_provider_faults_via_cli_and_no_key_written(tmp_path: Path,
 
 
 def _cli_script(args: list[str]) -> list[str]:
-    code = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import test_runner; "
-            "test_runner.register_toy(); from tooleval_agents.cli import main; "
+    code = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import toy_benchmark; "
+            "toy_benchmark.register_toy(); from tooleval_agents.cli import main; "
             f"sys.argv = ['tooleval', *{args!r}]; main()")
     return [sys.executable, "-c", code]
 
@@ -126,38 +125,43 @@ def _run_dir(root: Path) -> Path:
     return next(root.glob("toy-echo-en-echo-reference*"), root / "not-yet")
 
 
+def _wait_for_lines(root: Path, n: int, proc: subprocess.Popen[Any]) -> Path:
+    """The run directory, once its examples file has ``n`` lines (the run is held there)."""
+    def written() -> bool:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        file = _run_dir(root) / EXAMPLES
+        return file.is_file() and len(file.read_text().splitlines()) >= n
+
+    wait_until(written, f"{n} results in {root}")
+    return _run_dir(root)
+
+
 def test_kill_9_then_rerun_resumes_without_redoing_finished_examples(tmp_path: Path) -> None:
-    data = write_toy(tmp_path / "data", n=12, boom=(5,))
+    data = write_toy(tmp_path / "data", n=12, boom=(2,))
     log = tmp_path / "calls.log"
     args = ["run", "toy", "--lang", "en", "--model", "reference", "--out",
             str(tmp_path / "runs"), "--data-dir", str(data), "--no-cache", "--no-progress",
-            "--max-concurrency", "2", "-O", "delay=0.25", "-O", f"call_log={log}", "--json"]
-    env = {**os.environ, "TOY_RUN": "1"}
+            "--max-concurrency", "12", "-O", f"call_log={log}", "--json"]
+    # Examples 4-11 wait for ever: the kill lands after exactly 0-3 (2 a model error).
+    env = {**os.environ, "TOY_RUN": "1", "TOY_HOLD_FROM": "4"}
     proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        run_dir = _run_dir(tmp_path / "runs")
-        file = run_dir / EXAMPLES
-        if file.is_file() and len(file.read_text().splitlines()) >= 4:
-            break
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        time.sleep(0.02)
+    run_dir = _wait_for_lines(tmp_path / "runs", 4, proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
     finished = {r.index for r in RunDir(run_dir).results().values()}
-    assert 4 <= len(finished) < 12
+    assert finished == {0, 1, 2, 3}
 
-    env["TOY_RUN"] = "2"
+    env = {**os.environ, "TOY_RUN": "2"}
     done = subprocess.run(_cli_script(args), env=env, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     resumed = json.loads(done.stdout)
     rerun = [line.split("\t")[1] for line in log.read_text().splitlines()
              if line.startswith("2\t")]
     asked = {int(q.split()[3].rstrip("?")) for q in rerun}
-    assert asked == set(range(12)) - finished  # finished examples made no model call
+    assert asked == set(range(4, 12))  # finished examples made no model call
     assert len(rerun) == len(asked)
 
     # The same summary as an uninterrupted run.
@@ -171,31 +175,26 @@ def test_kill_9_then_rerun_resumes_without_redoing_finished_examples(tmp_path: P
 
 
 def test_ctrl_c_mid_run_is_one_line_and_resumes(tmp_path: Path) -> None:
-    # 40 examples of 0.25 s, 2 at a time: ~5 s, so the interrupt lands mid-run even on a busy
-    # machine that notices the third finished example late.
     data = write_toy(tmp_path / "data", n=40)
     args = ["run", "toy", "--lang", "en", "--model", "reference", "--out",
             str(tmp_path / "runs"), "--data-dir", str(data), "--no-cache", "--no-progress",
-            "--max-concurrency", "2", "-O", "delay=0.25", "--json"]
-    env = {**os.environ, "TOY_RUN": "1"}
+            "--max-concurrency", "40", "--json"]
+    # Examples 3-39 wait for ever: the interrupt lands mid-run, whatever the machine's load.
+    env = {**os.environ, "TOY_RUN": "1", "TOY_HOLD_FROM": "3"}
     # A shell's background job starts with SIGINT ignored, and a child inherits that: give
     # the run the default handling a terminal's Ctrl-C meets.
     proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        file = _run_dir(tmp_path / "runs") / EXAMPLES
-        if file.is_file() and len(file.read_text().splitlines()) >= 3:
-            break
-        time.sleep(0.02)
+    _wait_for_lines(tmp_path / "runs", 3, proc)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=HANG_GUARD_S)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
     assert "cannot schedule new futures" not in err
+    env = {**os.environ, "TOY_RUN": "2"}
     done = subprocess.run(_cli_script(args), env=env, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["counts"]["scored"] == 40
 

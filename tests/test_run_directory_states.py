@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import HANG_GUARD_S
 
 from tooleval_agents.errors import DataFormatError
 from tooleval_agents.results.records import ExampleResult
@@ -35,7 +36,7 @@ def tooleval(*args: str | Path, env: dict[str, str] | None = None,
              ) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k not in LANGSMITH_VARS}
     return subprocess.run([sys.executable, "-m", "tooleval_agents.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=180, cwd=REPO,
+                          capture_output=True, text=True, timeout=HANG_GUARD_S, cwd=REPO,
                           env={**environ, **(env or {})})
 
 

@@ -1,10 +1,9 @@
 """The experiment runner (tooleval_agents/run/runner.py): results directory, model errors, resume,
 cache, retries against a fake OpenAI server with scripted faults, secrets.
 
-Most tests use a tiny ``toy`` benchmark and ``echo`` strategy registered here (the runner must
-know no benchmark by name); the real AppBench workflows run against the bundled samples. The
-toy helpers are imported by the other runner test modules and by the subprocess of the
-kill -9 test.
+Most tests use the tiny ``toy`` benchmark and ``echo`` strategy of :mod:`toy_benchmark`
+(the runner must know no benchmark by name); the real AppBench workflows run against the
+bundled samples.
 """
 
 from __future__ import annotations
@@ -13,38 +12,25 @@ import ast
 import asyncio
 import json
 import os
-import re
 import signal
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAI, Fault, FaultShare
+from fake_openai import RESET, FakeOpenAI, Fault, FaultShare
+from helpers import HANG_GUARD_S, REPO, SECRET, appbench_responder, assert_no_secret
 from langchain_core.language_models import BaseChatModel
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel
-
-from tooleval_agents import ScoringContext
-from tooleval_agents.contracts import (
-    ExampleFields,
-    ExampleScore,
-    GoldAnswer,
-    Located,
-    Options,
-    Part,
-    RecordMeta,
-    Scorer,
-    Split,
-    Strategy,
-    StrategyContext,
+from toy_benchmark import (
+    LINES_SEEN,
+    echo_answer,
+    register_toy,
+    scripted,
+    write_toy,
 )
-from tooleval_agents.errors import DatasetMissingError
-from tooleval_agents.graphs.common import NodeUpdate, build_messages, input_block, model_call_node
-from tooleval_agents.graphs.state import WorkflowState
+
+from tooleval_agents.contracts import Split
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.redaction import (
     model_params,
@@ -52,205 +38,18 @@ from tooleval_agents.models.redaction import (
     redact_text,
     register_secret,
 )
-from tooleval_agents.models.reference import AnswerKey, last_input_block
 from tooleval_agents.models.retry import RetryPolicy
-from tooleval_agents.registry import Benchmark, get_benchmark, get_strategy, register
-from tooleval_agents.results.corpus import as_corpus
+from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir
-from tooleval_agents.run.naming import readable_name
-from tooleval_agents.run.runner import (
-    ResumeError,
-    arun_experiment,
-    dataset_hash,
-    experiment_name,
-    run_experiment,
-    run_sync,
-)
+from tooleval_agents.run.loop import LoopThread
+from tooleval_agents.run.naming import experiment_name, readable_name
+from tooleval_agents.run.resume import ResumeError
+from tooleval_agents.run.runner import arun_experiment, dataset_hash, run_experiment
+from tooleval_agents.run.spec import RunSpec
 from tooleval_agents.run.transcripts import PROMPTS
 
-REPO = Path(__file__).resolve().parents[1]
-SECRET = "sk-test-SECRET123"
-"""A fake API key: if it shows up in any file a run writes, it leaked."""
-MARKER = "Answer the question."
-LINES_SEEN: list[int] = []
-FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, jitter=False, timeout=5)
-
-
-# ----------------------------------------------------------------------------- the toy benchmark
-
-class ToyRecord(BaseModel):
-    """One toy question with its answer."""
-
-    question: str
-    answer: str
-    meta: RecordMeta | None = None
-
-
-class ToyBenchmark(Benchmark):
-    """``toy/echo/{en,c1}``: questions with one-word answers, read from
-    ``<data_dir>/toy/<subset>.jsonl``. One subset is a language, the other a category."""
-
-    name = "toy"
-
-    def splits(self) -> list[Split]:
-        return [Split(self.name, "echo", "en", "language"), Split(self.name, "echo", "c1")]
-
-    def strategies(self) -> list[Strategy]:
-        return [EchoStrategy()]
-
-    def locate(self, split: Split, data_dir: Path) -> Located:
-        path = Path(data_dir) / "toy" / f"{split.subset}.jsonl"
-        if not path.is_file():
-            raise DatasetMissingError("toy", path, Path(data_dir))
-        return Located(path, "sample")
-
-    def load(self, split: Split, data_dir: Path) -> list[ToyRecord]:
-        path = self.locate(split, data_dir).path
-        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-        return [ToyRecord(**json.loads(ln), meta=RecordMeta(benchmark="toy", task=split.task,
-                                                            index=i, source="sample"))
-                for i, ln in enumerate(lines)]
-
-    def to_example(self, split: Split, record: Any) -> ExampleFields:
-        return ExampleFields(inputs={"question": record.question},
-                             outputs={"answer": record.answer})
-
-    def scorer(self, split: Split, *, options: dict[str, Any] | None = None,
-               context: ScoringContext | None = None) -> Scorer:
-        """``context.judge``: a chat model asked whether the answer is right (``judged``)."""
-        judge = context.judge if context is not None else None
-
-        def score(inputs: dict[str, Any], outputs: dict[str, Any],
-                  reference_outputs: dict[str, Any]) -> ExampleScore:
-            hit = float(outputs.get("prediction") == reference_outputs["answer"])
-            result = ExampleScore(scores={"accuracy": 100.0 * hit},
-                                  parts={"accuracy": Part(hits=hit, total=1.0)})
-            if judge is not None:
-                verdict = float(judge.invoke(f"Is {outputs.get('prediction')} right?").text
-                                == "yes")
-                result.scores["judged"] = 100.0 * verdict
-                result.parts["judged"] = Part(hits=verdict, total=1.0)
-            return result
-
-        def aggregate(scores: Sequence[ExampleScore]) -> dict[str, float]:
-            out = {"accuracy": as_corpus(scores).pooled("accuracy")}
-            if judge is not None:
-                out["judged"] = as_corpus(scores).pooled("judged")
-            return out
-
-        return Scorer(score=score, aggregate=aggregate, headline=("accuracy",))
-
-    def default_strategy(self, split: Split) -> str:
-        return "echo"
-
-
-class EchoOptions(Options):
-    delay: float = 0.0
-    call_log: str | None = None
-    count_lines: str | None = None
-
-
-class EchoStrategy(Strategy):
-    """Ask the model once, the answer is the prediction. Options: ``delay`` (seconds slept
-    before each model call), ``call_log`` (a file that gets one line per model call:
-    ``$TOY_RUN<TAB>question``), ``count_lines`` (append to :data:`LINES_SEEN` how many lines
-    that file had when the example started). A question containing ``BOOM`` makes the workflow
-    raise (a model error)."""
-
-    benchmark = "toy"
-    name = "echo"
-    options = EchoOptions
-
-    def build(self, ctx: StrategyContext) -> CompiledStateGraph[Any, Any, Any, Any]:
-        delay = float(ctx.options.get("delay", 0))
-        call_log = ctx.options.get("call_log")
-        count_lines = ctx.options.get("count_lines")
-
-        async def before(state: WorkflowState) -> NodeUpdate:
-            question = state["inputs"]["question"]
-            scratch: dict[str, Any] = {}
-            if count_lines:
-                file = Path(count_lines)
-                LINES_SEEN.append(len(file.read_text().splitlines()) if file.is_file() else 0)
-            if delay:
-                await asyncio.sleep(delay)
-            if call_log:
-                with open(call_log, "a", encoding="utf-8") as fh:
-                    fh.write(f"{os.environ.get('TOY_RUN', '')}\t{question}\n")
-            return {"scratch": scratch}
-
-        def parse(state: WorkflowState) -> NodeUpdate:
-            if "BOOM" in state["inputs"]["question"]:
-                raise ValueError("the answer cannot be parsed")
-            return {"prediction": state["raw_outputs"][-1].strip()}
-
-        graph = StateGraph(WorkflowState)
-        graph.add_node("before", before)
-        graph.add_node("model", model_call_node(ctx.model, lambda s: build_messages(
-            f"{MARKER}\n{input_block(s['inputs']['question'])}")))
-        graph.add_node("parse", parse)
-        graph.add_edge(START, "before")
-        graph.add_edge("before", "model")
-        graph.add_edge("model", "parse")
-        graph.add_edge("parse", END)
-        return graph.compile(name="toy-echo")
-
-    def input_key(self, split: Split, inputs: dict[str, Any]) -> str:
-        return str(inputs["question"])
-
-    def gold_answers(self, split: Split, inputs: dict[str, Any],
-                     reference_outputs: dict[str, Any]) -> list[GoldAnswer]:
-        return [GoldAnswer(marker=MARKER, text=reference_outputs["answer"], format="plan_text")]
-
-
-def register_toy(monkeypatch: pytest.MonkeyPatch | None = None) -> None:
-    """Register the toy benchmark and strategy; with ``monkeypatch`` only for one test (other
-    tests list every registered benchmark), without it for the whole process (subprocesses)."""
-    if monkeypatch is None:
-        register(ToyBenchmark())
-        return
-    from tooleval_agents import registry as benchmark_registry
-
-    monkeypatch.setitem(benchmark_registry._REGISTRY, "toy", ToyBenchmark())
-
-
-def write_toy(data_dir: Path, subset: str = "en", n: int = 6, boom: Sequence[int] = ()) -> Path:
-    """A toy split of ``n`` questions (those in ``boom`` make the workflow fail)."""
-    folder = data_dir / "toy"
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for i in range(n):
-        q = f"What is item {i}?" + (" BOOM" if i in boom else "")
-        lines.append(json.dumps({"question": q, "answer": f"answer-{i}"}))
-    path = folder / f"{subset}.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return data_dir
-
-
-def echo_answer(prompt: str) -> str:
-    """What a perfect model answers to a toy prompt."""
-    block = last_input_block(prompt) or ""
-    number = re.search(r"item (\d+)", block)
-    return f"answer-{number.group(1)}" if number else "?"
-
-
-def scripted(**kwargs: Any) -> ScriptedChatModel:
-    """A correct toy model that counts its calls."""
-    return ScriptedChatModel(rules=[(r"item \d+", echo_answer)], **kwargs)
-
-
-def files_under(*roots: Path) -> Iterator[Path]:
-    for root in roots:
-        if root.is_file():
-            yield root
-        elif root.is_dir():
-            yield from (p for p in root.rglob("*") if p.is_file())
-
-
-def assert_no_secret(*roots: Path, secret: str = SECRET) -> None:
-    """No file under ``roots`` contains ``secret`` (as bytes, whatever the encoding)."""
-    leaked = [p for p in files_under(*roots) if secret.encode() in p.read_bytes()]
-    assert leaked == []
+FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, jitter=False,
+                   timeout=None)
 
 
 @pytest.fixture(autouse=True)
@@ -309,8 +108,22 @@ def test_experiment_name_is_path_safe() -> None:
     assert "/" not in experiment_name(split, "flat", "openrouter:meta/llama-3:free")
 
 
+def test_a_run_spec_refuses_settings_that_cannot_run() -> None:
+    for bad, match in (({"max_concurrency": 0}, "max_concurrency must be >= 1"),
+                       ({"limit": 0}, "limit must be >= 1"),
+                       ({"epochs": 0}, "epochs must be >= 1"),
+                       ({"model": scripted(), "model_kwargs": {"temperature": 0}},
+                        "model_kwargs apply to a model spec")):
+        with pytest.raises(ValueError, match=match):
+            RunSpec(**{"benchmark": "toy", "model": "reference", **bad})
+    spec = RunSpec(benchmark="toy", model="reference", tool_faults="rate=0")
+    assert spec.faults is None  # no call can fail
+    assert RunSpec(benchmark="toy", model="reference",
+                   tool_faults="rate=0.5,kinds=error,seed=1").faults is not None
+
+
 def test_runner_and_cli_know_no_benchmark_by_name() -> None:
-    # DEVELOPERS.md: adding a third benchmark touches neither the runner nor the CLI.
+    # Adding a third benchmark touches neither the runner nor the CLI (the layering rule).
     # Docstrings may use them as examples; code (string constants, names) may not.
     for file in ("tooleval_agents/run/runner.py", "tooleval_agents/cli/run.py"):
         tree = ast.parse((REPO / file).read_text(encoding="utf-8"))
@@ -563,28 +376,16 @@ def test_appbench_workflow_failures_score_as_empty_answers(samples: Path,
     assert all(r["score"]["labels"]["pred_calls"] == "0" for r in lines)
 
 
-def _appbench_responder(samples: Path) -> Any:
-    """Answers AppBench prompts like the reference model (the fake server's side)."""
-    from tooleval_agents.data.langsmith_datasets import to_examples
-
-    split = get_benchmark("appbench").split("plan", "ss")
-    strategy = get_strategy("appbench", "hierarchical")
-    examples = to_examples(split, samples)
-    key = AnswerKey.build((strategy.input_key(split, e.inputs or {}),
-                           strategy.gold_answers(split, e.inputs or {}, e.outputs or {}))
-                          for e in examples)
-    return lambda req: key.lookup(req.prompt)[1].text
-
-
 def test_provider_faults_are_retried_and_none_is_lost(samples: Path, tmp_path: Path) -> None:
-    # Request n fails when floor((n+1)*share) > floor(n*share): stalls at 6, 13; 429 at 4, 9,
-    # 14; 500 at 3, 7, 11 (the first matching rule wins).
-    faults = [FaultShare(0.15, Fault(200, stall=0.6)), FaultShare(0.2, Fault(429)),
+    # Request n fails when floor((n+1)*share) > floor(n*share): resets at 6, 13; 429 at 4, 9,
+    # 14; 500 at 3, 7, 11 (the first matching rule wins). A timed-out try is one more
+    # retryable kind: test_retry times one out on a controllable clock.
+    faults = [FaultShare(0.15, RESET), FaultShare(0.2, Fault(429)),
               FaultShare(0.25, Fault(500))]
-    policy = RetryPolicy(max_attempts=2, base_delay=0.001, jitter=False, timeout=0.3)
+    policy = RetryPolicy(max_attempts=2, base_delay=0.001, jitter=False)
     out = tmp_path / "runs"
     cache = tmp_path / "cache.sqlite"
-    with FakeOpenAI(_appbench_responder(samples), api_key=SECRET, faults=faults) as server:
+    with FakeOpenAI(appbench_responder(samples), api_key=SECRET, faults=faults) as server:
         kwargs: dict[str, Any] = {
             "subset": "ss", "model": "openai:fake-model", "out": out, "data_dir": samples,
             "progress": False, "retry": policy, "cache": cache, "max_concurrency": 4,
@@ -592,9 +393,9 @@ def test_provider_faults_are_retried_and_none_is_lost(samples: Path, tmp_path: P
                              "temperature": 0}}
         s1 = run_experiment("appbench", **kwargs)
         statuses = server.statuses()
-        stalled = [r for r in server.log if r.fault is not None and r.fault.stall]
+        reset = [r for r in server.log if r.fault is not None and r.fault.kind == "reset"]
     n = s1.counts["examples"]
-    assert 429 in statuses and 500 in statuses and stalled
+    assert 429 in statuses and 500 in statuses and reset
     assert s1.counts["ok"] + s1.counts["model_errors"] + s1.counts["infra_errors"] == n
     assert s1.counts["retried"] >= 1
     lines = _lines(out / s1.experiment)
@@ -604,7 +405,7 @@ def test_provider_faults_are_retried_and_none_is_lost(samples: Path, tmp_path: P
             assert r["score"]["scores"]["success"] == 100.0
         else:
             assert r["status"] == "infra_error"
-            assert r["error_kind"] in {"rate_limit", "server_error", "timeout"}
+            assert r["error_kind"] in {"rate_limit", "server_error", "connection"}
             assert r["score"] is None
     assert s1.counts["scored"] == s1.counts["ok"]
     if s1.counts["scored"]:
@@ -612,7 +413,7 @@ def test_provider_faults_are_retried_and_none_is_lost(samples: Path, tmp_path: P
 
     # The next run (same command, a healthy server) retries exactly the infra errors.
     infra = {r["example_id"] for r in lines if r["status"] == "infra_error"}
-    with FakeOpenAI(_appbench_responder(samples), api_key=SECRET) as server:
+    with FakeOpenAI(appbench_responder(samples), api_key=SECRET) as server:
         kwargs["model_kwargs"] = {**kwargs["model_kwargs"], "base_url": server.base_url}
         s2 = run_experiment("appbench", **kwargs)
     assert s2.counts["ok"] == n and s2.metrics["success"] == 100.0
@@ -658,7 +459,7 @@ def test_no_api_key_in_any_file(toy: Path, tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- event loops
 
 def test_repeated_sync_runs_with_chatopenai_share_one_loop(toy: Path, tmp_path: Path) -> None:
-    # Notes: a second asyncio.run() with ChatOpenAI fails "Event loop is closed".
+    # A second asyncio.run() with ChatOpenAI failed "Event loop is closed".
     with FakeOpenAI(rules=[(r"item \d+", echo_answer)]) as server:
         for out in ("a", "b"):
             summary = run_experiment(
@@ -711,31 +512,35 @@ def test_model_params_hold_no_secret() -> None:
 
 def test_an_interrupt_winds_down_every_task_of_the_run_loop() -> None:
     # LangSmith starts tasks of its own beside the run; left running after Ctrl-C they died at
-    # interpreter shutdown with tracebacks on stderr (seen in CI under load).
+    # interpreter shutdown with tracebacks on stderr (seen in CI under load). The run gets a
+    # loop of its own (the process-wide one carries the tasks of earlier tests), and the signal
+    # is sent once run() has started, never before.
     started = threading.Event()
     side: list[asyncio.Task[None]] = []
-
-    async def forever() -> None:
-        await asyncio.sleep(60)
+    sent: list[bool] = []
 
     async def run() -> None:
-        side.append(asyncio.get_running_loop().create_task(forever()))
+        side.append(asyncio.get_running_loop().create_task(asyncio.sleep(HANG_GUARD_S)))
         started.set()
-        await asyncio.sleep(60)
+        await asyncio.sleep(HANG_GUARD_S)
 
     def interrupt() -> None:
-        started.wait(10)
-        os.kill(os.getpid(), signal.SIGINT)  # a real signal wakes the waiting main thread
+        if started.wait(HANG_GUARD_S):
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGINT)  # a real signal wakes the waiting main thread
 
+    own = LoopThread()
     # Started as a shell's background job, this process may ignore SIGINT: handle it as a
     # terminal's Ctrl-C would be, for this test only.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         threading.Thread(target=interrupt, daemon=True).start()
         with pytest.raises(KeyboardInterrupt):
-            run_sync(run())
+            own.run(run())
     finally:
         signal.signal(signal.SIGINT, previous)
+        own.close()
+    assert sent == [True]
     assert side and side[0].done() and side[0].cancelled()
 
 

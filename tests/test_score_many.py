@@ -8,23 +8,27 @@ UltraTool predictions skip without the real data (the ``shared_data`` fixture sa
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+import typer
+from helpers import cli
 
 from tooleval_agents.appbench.loaders import load_category
-from tooleval_agents.cli import app
+from tooleval_agents.cli.prediction_files import prediction_files
+from tooleval_agents.data.predictions import score_predictions
 from tooleval_agents.evaluators.appbench.parse import gold_answer
+from tooleval_agents.registry import get_benchmark
 from tooleval_agents.ultratool.loaders import load_task
 from tooleval_agents.ultratool.paths import prediction_split
 
 PUBLISHED = Path("ultratool") / "predictions"
 
 
-def invoke(*args: str | Path) -> Result:
-    return CliRunner().invoke(app, ["score", *map(str, args)])
+invoke = partial(cli, "score")
+"""``tooleval score ARGS``."""
 
 
 def ultratool_files(samples: Path, root: Path) -> list[Path]:
@@ -161,6 +165,35 @@ def test_appbench_files_in_one_call(samples: Path, tmp_path: Path) -> None:
     table = invoke("appbench", "--category", "ss", "--predictions", str(tmp_path / "*.json"),
                    "--data-dir", samples)
     assert table.exit_code == 0 and "success" in table.stdout and "gold.json" in table.stdout
+
+    # A file scored by the benchmark's registered scorer from Python: the same figures.
+    split = get_benchmark("appbench").split("plan", "ss")
+    report = score_predictions(get_benchmark("appbench"), split, gold, samples,
+                               options={"scoring": "paper"})
+    assert {k: report.metrics[k] for k in ("app_f1", "api_f1", "success")} == \
+        {k: entries[1]["metrics"][k] for k in ("app_f1", "api_f1", "success")}
+    assert report.counts["missing"] == 0 and report.metrics["success"] == 100.0
+    # A file one answer short: the last example scored as empty and counted, not dropped.
+    short = tmp_path / "short.jsonl"
+    short.write_text("".join(json.dumps({"index": i, "output": a}) + "\n"
+                             for i, a in enumerate(answers[:-1])), encoding="utf-8")
+    cut = score_predictions(get_benchmark("appbench"), split, short, samples)
+    assert (cut.counts["examples"], cut.counts["answered"], cut.counts["missing"]) == (
+        len(answers), len(answers) - 1, 1)
+    assert cut.metrics["success"] == pytest.approx(100 * (len(answers) - 1) / len(answers))
+
+
+def test_prediction_files_expand_patterns_once_each(tmp_path: Path) -> None:
+    for name in ("b.json", "a.json", "c[1].json"):
+        (tmp_path / name).write_text("[]", encoding="utf-8")
+    files, several = prediction_files([tmp_path / "b.json"])
+    assert files == [tmp_path / "b.json"] and not several
+    files, several = prediction_files([tmp_path / "*.json", tmp_path / "a.json"])
+    assert files == [tmp_path / n for n in ("a.json", "b.json", "c[1].json")] and several
+    # A literal name wins over its glob reading.
+    assert prediction_files([tmp_path / "c[1].json"])[0] == [tmp_path / "c[1].json"]
+    with pytest.raises(typer.Exit):
+        prediction_files([tmp_path / "*.jsonl"])  # a pattern that matches nothing
 
 
 # --- the published UltraTool predictions ------------------------------------------------------

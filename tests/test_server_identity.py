@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,10 +15,12 @@ from typing import Any
 import pytest
 from fake_langsmith import loopback_only
 from fake_openai import FakeOpenAI
+from helpers import SAMPLES
+from helpers import run as offline_run
 from langchain_openai import ChatOpenAI
 
 from tooleval_agents.models.server_identity import probe_server
-from tooleval_agents.run.runner import ResumeError, run_experiment
+from tooleval_agents.run.runner import ResumeError
 
 KEY = "sk-local-server-key-7781"
 LLAMA_CPP_MODELS = [{"id": "qwen", "object": "model", "created": 1_700_000_000,
@@ -76,10 +77,8 @@ def test_the_probe_never_fails_a_run() -> None:
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    start = time.perf_counter()
     down = probe_server(ChatOpenAI(model="m", api_key="sk-x",
-                                   base_url=f"http://127.0.0.1:{port}/v1"), timeout=0.5)
-    assert time.perf_counter() - start < 5
+                                   base_url=f"http://127.0.0.1:{port}/v1"))
     assert down is not None and not down.informative and down.model == {} and down.props == {}
     with FakeOpenAI(default="x") as server:  # no /props, an empty model list
         plain = probe_server(model_for(server))
@@ -91,11 +90,10 @@ A_PLAN = "Weather: [forecast = getweather(#city='Seattle')]"
 
 
 def run(server: FakeOpenAI, out: Path, cache: Path, **kw: Any) -> Any:
-    return run_experiment("appbench", subset="ss", strategy="flat", model="openai:qwen",
-                          model_kwargs={"base_url": server.base_url, "temperature": 0},
-                          limit=2, data_dir=Path(__file__).resolve().parents[1] / "datasets",
-                          out=out, cache=cache, upload=False, progress=False,
-                          max_concurrency=1, **kw)
+    return offline_run("appbench", SAMPLES, out, subset="ss", strategy="flat",
+                       model="openai:qwen",
+                       model_kwargs={"base_url": server.base_url, "temperature": 0},
+                       limit=2, cache=cache, max_concurrency=1, **kw)
 
 
 @pytest.mark.usefixtures("_loopback")

@@ -17,8 +17,8 @@ import typer
 from fake_openai import FakeOpenAI, Fault, FaultShare
 from rich.console import Console
 from rich.table import Table
-from test_compare import make_run
-from test_runner import echo_answer, register_toy, write_toy
+from run_dirs import make_run
+from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner
 
 from tooleval_agents import registry

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_langsmith import loopback_only
 from fake_openai import ChatRequest, FakeOpenAI
+from helpers import cli as tooleval
 from typer.testing import CliRunner
 
 from tooleval_agents.appbench.loaders import load_category
@@ -57,8 +59,8 @@ def text_caller(samples: Path) -> Any:
     return respond
 
 
-def cli(*args: Any) -> Any:
-    return CliRunner().invoke(app, ["run", *map(str, args)])
+cli = partial(tooleval, "run")
+"""``tooleval run ARGS``."""
 
 
 def run_args(samples: Path, out: Path, server: FakeOpenAI, *extra: str) -> list[Any]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run as offline_run
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -39,9 +40,9 @@ from tooleval_agents.tool_execution import run_tool_call
 
 
 def _run(samples: Path, out: Path, subset: str, faults: str | None, **kw: Any) -> Any:
-    return run_experiment("appbench", subset=subset, strategy=kw.pop("strategy", "tools"),
-                          model="reference", data_dir=samples, out=out, upload=False,
-                          progress=False, cache=False, tool_faults=faults, **kw)
+    return offline_run("appbench", samples, out, subset=subset,
+                       strategy=kw.pop("strategy", "tools"), model="reference",
+                       tool_faults=faults, **kw)
 
 
 def _results(out: Path, name: str) -> dict[str, dict[str, Any]]:

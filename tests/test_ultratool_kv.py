@@ -1,5 +1,5 @@
 """UltraTool key-value metrics: hand-made answers move each metric the way the paper and the
-official scorer define it (notes/ultratool.md), and every metric stays in [0, 100]."""
+official scorer define it, and every metric stays in [0, 100]."""
 
 from __future__ import annotations
 

@@ -12,12 +12,15 @@ from typing import Any
 
 import pytest
 from fake_langsmith import FakeLangSmith, loopback_only
-from test_runner import assert_no_secret, register_toy, write_toy
+from helpers import assert_no_secret
+from langsmith.utils import LangSmithAuthError
+from toy_benchmark import register_toy, write_toy
 
 from tooleval_agents.data.langsmith_datasets import example_id
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rundir import CONFIG, RunDir
+from tooleval_agents.run.langsmith_io import outage
 from tooleval_agents.run.runner import run_experiment
 
 SECRET = f"lsv2_pt_secret_{uuid.uuid4().hex}"
@@ -160,6 +163,17 @@ def test_unreachable_langsmith_keeps_the_run_local(
     assert len(warned) == 1 and "stays local" in warned[0]
     recorded = RunDir(tmp_path / "runs" / summary.experiment).read_config().langsmith
     assert recorded is not None and recorded["uploaded"] is False
+
+
+def test_only_an_outage_keeps_a_run_local() -> None:
+    # What the runner treats as LangSmith being away (one line, the run stays local) and what
+    # it raises (a differing dataset, a bug).
+    refused_key = LangSmithAuthError("Authentication failed for /datasets. 401\nAPI key: x")
+    assert outage(refused_key) == ("LangSmithAuthError: Authentication failed for /datasets. "
+                                   "401")
+    assert outage(ConnectionRefusedError(111, "Connection refused")) is not None
+    assert outage(ToolevalError("LangSmith dataset 'x' does not match the local data")) is None
+    assert outage(ValueError("a bug")) is None
 
 
 def test_a_refused_key_keeps_the_run_local(

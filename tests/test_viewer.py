@@ -5,32 +5,18 @@ installed (``.ci/run`` installs it; elsewhere those tests skip and say why)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
 from tooleval_agents.results.rundir import RunDir
-from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.run.transcripts import PROMPTS, PromptStore
 from tooleval_agents.viewer import CHUNK, build_site
-
-CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
-                 if shutil.which(n)), None)
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None and not os.environ.get("TOOLEVAL_REQUIRE_CHROMIUM"),
-    reason="no Chromium here (apt-get install chromium); the viewer's rendering is not tested")
-
-
-def run(samples: Path, out: Path, benchmark: str, **kw: Any) -> Any:
-    return run_experiment(benchmark, data_dir=samples, out=out, upload=False, cache=False,
-                          progress=False, **kw)
 
 
 def render(page: Path, route: str = "") -> str:
@@ -44,7 +30,7 @@ def render(page: Path, route: str = "") -> str:
          "--disable-component-update", "--disable-sync",
          f"--user-data-dir={page.parent / '.chromium'}", "--virtual-time-budget=10000",
          "--dump-dom", page.as_uri() + route],
-        capture_output=True, text=True, timeout=120, check=False)
+        capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -53,10 +39,10 @@ def render(page: Path, route: str = "") -> str:
 def runs(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs")
     for model in ("reference", "noisy-reference:0.6"):
-        run(samples, out, "appbench", subset="mm", strategy="execute_repair",
+        run("appbench", samples, out, subset="mm", strategy="execute_repair",
             model=model)
-    run(samples, out, "appbench", subset="ss", strategy="tools", model="reference")
-    run(samples, out, "ultratool", task="tool_usage", subset="en", model="reference")
+    run("appbench", samples, out, subset="ss", strategy="tools", model="reference")
+    run("ultratool", samples, out, task="tool_usage", subset="en", model="reference")
     return out
 
 
@@ -144,8 +130,8 @@ def _escaped(text: str) -> str:
 
 @needs_chromium
 def test_each_attempt_of_an_epochs_run_has_its_own_page(samples: Path, tmp_path: Path) -> None:
-    summary = run(samples, tmp_path / "runs", "appbench", subset="ss", model="noisy-reference:0.5",
-                  epochs=2)
+    summary = run("appbench", samples, tmp_path / "runs", subset="ss",
+                  model="noisy-reference:0.5", epochs=2)
     site = build_site([tmp_path / "runs"], tmp_path / "site")
     rid = Path(summary.run_dir).name.replace("=", "_")  # the site's id: path-safe as a link
     listing = render(site.index, f"#/run/{rid}")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_viewer import CHROMIUM, needs_chromium, run
+from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, run
 
 from tooleval_agents.results.dirlock import LOCK, hold_directory, holder
 from tooleval_agents.viewer import build_site
@@ -33,7 +33,7 @@ def _puts(site: Path) -> dict[str, Any]:
 def going(samples: Path, tmp_path: Path) -> Iterator[Path]:
     """A run caught in the middle: 2 of its 6 examples written, no summary yet, its lock held
     by a live process (this one). :func:`_finish` ends it."""
-    path = Path(run(samples, tmp_path / "runs", "appbench", subset="ss",
+    path = Path(run("appbench", samples, tmp_path / "runs", subset="ss",
                     model="reference").run_dir)
     lines = (path / "examples.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     assert len(lines) == 6
@@ -111,7 +111,7 @@ def _dom(url: str, profile: Path) -> str:
          "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
          "--virtual-time-budget=5000", "--dump-dom", url],
-        capture_output=True, text=True, timeout=120, check=False)
+        capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 

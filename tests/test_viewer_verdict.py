@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from test_viewer import CHROMIUM, needs_chromium, run
+from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, run
 from typer.testing import CliRunner
 
 from tooleval_agents.appbench.explain import explain as appbench
@@ -56,7 +56,7 @@ def probe(site: Path, route: str, script: str, *, wait_ms: int = 3000) -> Any:
          "--disable-background-networking", "--disable-component-update",
          f"--user-data-dir={site / '.chromium'}", f"--virtual-time-budget={wait_ms + 20000}",
          "--window-size=1280,900", "--dump-dom", (site / "probe.html").as_uri() + route],
-        capture_output=True, text=True, timeout=300, check=False)
+        capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
     assert found, done.stdout[-2000:]
@@ -97,8 +97,8 @@ def test_the_generic_verdict_reads_status_format_tool_errors_then_scores() -> No
 @pytest.fixture(scope="module")
 def site(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = tmp_path_factory.mktemp("runs")
-    run(samples, runs, "appbench", subset="ss", model="noisy-reference:1.0")
-    run(samples, runs, "appbench", subset="mm", strategy="tools", model="noisy-reference:0.6")
+    run("appbench", samples, runs, subset="ss", model="noisy-reference:1.0")
+    run("appbench", samples, runs, subset="mm", strategy="tools", model="noisy-reference:0.6")
     out = tmp_path_factory.mktemp("site")
     build_site([runs], out)
     return out
@@ -135,7 +135,7 @@ def test_the_verdict_and_the_first_difference_are_in_the_first_screen(
                         f"--user-data-dir={site / '.chromium'}", "--virtual-time-budget=5000",
                         "--window-size=1280,900", f"--screenshot={png}",
                         (site / "index.html").as_uri() + route],
-                       capture_output=True, timeout=120, check=False)
+                       capture_output=True, timeout=HANG_GUARD_S, check=False)
         assert png.is_file()
 
 
@@ -364,13 +364,13 @@ def test_serve_answers_on_localhost_and_rewrites_the_site_when_a_run_changes(
     live = LiveSite([runs], tmp_path / "site", port=0)
     try:
         assert live.url.startswith("http://127.0.0.1:")
-        with urllib.request.urlopen(live.url, timeout=10) as page:
+        with urllib.request.urlopen(live.url, timeout=HANG_GUARD_S) as page:
             assert b"tooleval view" in page.read()
         assert not live.poll()  # nothing changed
         shutil.copytree(sources[1], runs / "second")  # a run appears while serving
         assert live.poll() and live.site.runs == 2
         base = live.url.rsplit("/", 1)[0]
-        with urllib.request.urlopen(base + "/data/runs.js", timeout=10) as data:
+        with urllib.request.urlopen(base + "/data/runs.js", timeout=HANG_GUARD_S) as data:
             assert data.read().count(b'"experiment"') == 2
         with (runs / "first" / "examples.jsonl").open("a", encoding="utf-8") as f:
             f.write("")  # touched: the mtime changes

@@ -14,7 +14,12 @@ httpx's public transport interface (an ``http_client`` / ``http_async_client`` p
   the default), loses the key (``"omit"``), or is left alone (``"keep"``);
 * ``tool_choice`` is dropped from a request that carries no ``tools`` (and no ``functions``),
   and, with ``tool_choice_rounds=N``, from a request whose conversation already holds ``N``
-  assistant turns with tool calls.
+  assistant turns with tool calls;
+* ``tool_choice: "required"`` with a single tool names that tool (the same request in the
+  OpenAI API): llama-cpp-python's server ignores ``"required"`` but decodes a named call under
+  a grammar of the tool's parameters, so structured output through a forced tool call (what
+  ``with_structured_output`` sends through a wrapping model, e.g. a run's judge) comes back
+  as a call that parses, not as free text.
 
 :func:`model_arguments` is where :func:`tooleval_agents.models.specs.provider_model` plugs it in:
 for models of the ``ChatOpenAI`` family sent to a server of their own (``base_url``), unless
@@ -92,6 +97,9 @@ def rewrite_body(body: Mapping[str, Any], compat: Compat = Compat()) -> dict[str
     {'messages': [{'role': 'assistant', 'content': '', 'tool_calls': [{'id': 'a'}]}]}
     >>> rewrite_body({"messages": [{"role": "assistant", "content": None}]}, Compat("omit"))
     {'messages': [{'role': 'assistant'}]}
+    >>> rewrite_body({"tools": [{"type": "function", "function": {"name": "V"}}],
+    ...               "tool_choice": "required"})["tool_choice"]
+    {'type': 'function', 'function': {'name': 'V'}}
     """
     out = dict(body)
     given = out.pop(MARKER, None)
@@ -107,7 +115,18 @@ def rewrite_body(body: Mapping[str, Any], compat: Compat = Compat()) -> dict[str
         if (not out.get("tools") and not out.get("functions")) or (
                 compat.tool_choice_rounds is not None and rounds >= compat.tool_choice_rounds):
             del out["tool_choice"]
+        elif out["tool_choice"] == "required":
+            out["tool_choice"] = _the_only_tool(out.get("tools")) or "required"
     return out
+
+
+def _the_only_tool(tools: Any) -> dict[str, Any] | None:
+    """``tool_choice`` naming the one tool of a request, if it has exactly one."""
+    if isinstance(tools, list) and len(tools) == 1 and isinstance(tools[0], dict):
+        name = (tools[0].get("function") or {}).get("name")
+        if isinstance(name, str) and name:
+            return {"type": "function", "function": {"name": name}}
+    return None
 
 
 def _fill_content(message: Any, null_content: str) -> Any:

@@ -11,43 +11,67 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_lock = threading.Lock()
+_THREAD_NAME = "tooleval-runner"
+_WIND_DOWN_S = 10.0
 
 
-def _runner_loop() -> asyncio.AbstractEventLoop:
-    """One event loop for every sync call in this process, in a daemon thread: LangChain's
-    provider clients keep async HTTP pools bound to the loop that made them, so a second
-    ``asyncio.run`` would find them closed."""
-    global _loop
-    with _loop_lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="tooleval-runner",
-                                      daemon=True)
-            thread.start()
-            _loop = loop
-        return _loop
+class LoopThread:
+    """An event loop running in a daemon thread, started on first use, for synchronous
+    callers: :meth:`run` waits for a coroutine scheduled on it, and Ctrl-C cancels every task
+    of the loop. The process has one (:func:`run_sync`); a test may start its own."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The running loop (started here the first time)."""
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=loop.run_forever, name=_THREAD_NAME,
+                                                daemon=True)
+                self._thread.start()
+                self._loop = loop
+            return self._loop
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the loop and wait for it (Ctrl-C cancels it)."""
+        if threading.current_thread().name == _THREAD_NAME:
+            coro.close()
+            raise RuntimeError("run_experiment called from inside a run: await arun_experiment")
+        loop = self.loop
+        try:  # scheduled inside: an interrupt that lands as the run starts winds it down too
+            return asyncio.run_coroutine_threadsafe(coro, loop).result()
+        except KeyboardInterrupt:
+            # Cancelling the future alone returns at once while LangSmith's own tasks run on;
+            # they then die at interpreter shutdown with tracebacks. Wind every task down first.
+            winding = asyncio.run_coroutine_threadsafe(_cancel_tasks(_WIND_DOWN_S), loop)
+            with contextlib.suppress(Exception):
+                winding.result(timeout=_WIND_DOWN_S + 1)
+            raise
+
+    def close(self) -> None:
+        """Stop the loop and its thread (the process-wide one runs until the process ends)."""
+        with self._lock:
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+# One event loop for every sync call in this process: LangChain's provider clients keep async
+# HTTP pools bound to the loop that made them, so a second ``asyncio.run`` would find them closed.
+_RUNNER = LoopThread()
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine on the runner's event loop and wait for it (Ctrl-C cancels it)."""
-    loop = _runner_loop()
-    if threading.current_thread().name == "tooleval-runner":
-        coro.close()
-        raise RuntimeError("run_experiment called from inside a run: await arun_experiment")
-    try:  # scheduled inside: an interrupt that lands as the run starts winds it down too
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()
-    except KeyboardInterrupt:
-        # Cancelling the future alone returns at once while LangSmith's own tasks run on; they
-        # then die at interpreter shutdown with tracebacks. Wind every task down first.
-        winding = asyncio.run_coroutine_threadsafe(_cancel_tasks(_WIND_DOWN_S), loop)
-        with contextlib.suppress(Exception):
-            winding.result(timeout=_WIND_DOWN_S + 1)
-        raise
-
-
-_WIND_DOWN_S = 10.0
+    return _RUNNER.run(coro)
 
 
 async def _cancel_tasks(timeout: float) -> None:
@@ -61,5 +85,3 @@ async def _cancel_tasks(timeout: float) -> None:
     for task in tasks:
         if task.done() and not task.cancelled():
             task.exception()
-
-

@@ -1,0 +1,179 @@
+"""Helpers shared by the test modules (a test module never imports another test module).
+
+* where things are: :data:`REPO`, :data:`SAMPLES`, :data:`SHARED_DATA` and whether CI requires
+  the real data (:data:`REQUIRE_SHARED_DATA`);
+* :func:`run` (an offline run: no upload, no cache, no progress bar) and :func:`cli` (the
+  ``tooleval`` command through Typer's runner);
+* secrets: :data:`SECRET` and :func:`assert_no_secret`;
+* a controllable clock for asyncio timeouts and sleeps: :class:`ClockLoop` and
+  :func:`run_on_clock`; :func:`wait_until` an event, and :data:`HANG_GUARD_S`, the one bound
+  on such waits (a guard against a hung suite, never a speed bound);
+* Chromium for the viewer's rendering tests (:data:`CHROMIUM`, :data:`needs_chromium`);
+* small AppBench records (:func:`weather`, :func:`appbench_file`) and a fake server's answers
+  to AppBench prompts (:func:`appbench_responder`).
+
+The fakes live beside it: :mod:`fake_openai` and :mod:`fake_langsmith` (servers),
+:mod:`toy_benchmark` (a tiny registered benchmark), :mod:`run_dirs` (finished run directories
+made without a run), :mod:`fake_judges` (judge models and verdicts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
+from tooleval_agents.cli import app
+from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.models.reference import AnswerKey
+from tooleval_agents.registry import get_benchmark, get_strategy
+from tooleval_agents.run.runner import run_experiment
+
+T = TypeVar("T")
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+SAMPLES = REPO / "datasets"
+"""The hand-written samples."""
+SHARED_DATA = Path(os.environ.get("TOOLEVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
+"""The real UltraTool / AppBench / SGD data beside the checkout (never copied here)."""
+REQUIRE_SHARED_DATA = os.environ.get("TOOLEVAL_REQUIRE_SHARED_DATA", "") not in ("", "0")
+"""CI has the data and sets this, so a missing copy (or official scorer) fails there instead
+of skipping."""
+HANG_GUARD_S = 600.0
+"""How long a test waits for an event that comes at once unless the code under test is
+broken: a guard against hanging the suite, never a speed bound."""
+
+
+def wait_until(ready: Callable[[], bool], what: str) -> None:
+    """Poll ``ready`` until it holds; fails after :data:`HANG_GUARD_S` (a hang guard)."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not ready():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {HANG_GUARD_S:g} s for {what}")
+        time.sleep(0.02)
+
+
+# ----------------------------------------------------------------------------- runs and the CLI
+
+def run(benchmark: str, data_dir: Path, out: Path, **kwargs: Any) -> Any:
+    """``run_experiment`` offline: no upload, no response cache, no progress bar (``kwargs``
+    may set any of them)."""
+    options: dict[str, Any] = {"upload": False, "cache": False, "progress": False, **kwargs}
+    return run_experiment(benchmark, data_dir=data_dir, out=out, **options)
+
+
+def cli(*args: Any) -> Result:
+    """``tooleval ARGS`` in this process (arguments turned into strings)."""
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+# ----------------------------------------------------------------------------- secrets
+
+SECRET = "sk-test-SECRET123"
+"""A fake API key: if it shows up in any file a run writes, it leaked."""
+
+
+def files_under(*roots: Path) -> Iterator[Path]:
+    """Every file under ``roots`` (a root may be a file)."""
+    for root in roots:
+        if root.is_file():
+            yield root
+        elif root.is_dir():
+            yield from (p for p in root.rglob("*") if p.is_file())
+
+
+def assert_no_secret(*roots: Path, secret: str = SECRET) -> None:
+    """No file under ``roots`` contains ``secret`` (as bytes, whatever the encoding)."""
+    leaked = [p for p in files_under(*roots) if secret.encode() in p.read_bytes()]
+    assert leaked == []
+
+
+# ----------------------------------------------------------------------------- a controllable clock
+
+class ClockLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock the test moves: real time plus what :meth:`advance` added.
+
+    Everything timed by the loop -- ``asyncio.timeout``, ``asyncio.sleep``, httpx's (anyio's)
+    timeouts -- fires when the clock passes it. A test sets such timeouts far beyond any real
+    delay (a loaded machine cannot reach them) and moves the clock past them once the event it
+    waits for has happened (a request stalled, a task started).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._offset = 0.0
+
+    def time(self) -> float:
+        return super().time() + self._offset
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` forward (the timers now due fire on the next turn)."""
+        self._offset += seconds
+
+
+def run_on_clock(main: Callable[[ClockLoop], Coroutine[Any, Any, T]]) -> T:
+    """``main(loop)`` run to completion on a fresh :class:`ClockLoop`."""
+    with asyncio.Runner(loop_factory=ClockLoop) as runner:
+        loop = runner.get_loop()
+        assert isinstance(loop, ClockLoop)
+        return runner.run(main(loop))
+
+
+# ----------------------------------------------------------------------------- Chromium
+
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
+                 if shutil.which(n)), None)
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None and not os.environ.get("TOOLEVAL_REQUIRE_CHROMIUM"),
+    reason="no Chromium here (apt-get install chromium); the viewer's rendering is not tested")
+"""The viewer's rendering tests: skipped without Chromium, unless CI requires it."""
+
+
+# ----------------------------------------------------------------------------- AppBench records
+
+WEATHER_LINE = "temperature = getweather(#city='Paris')"
+WEATHER = {"used_app": ["Weather"], "used_api": [{"getweather": {"city": "Paris"}}],
+           "result_arguments": [["temperature"]], "api_results": [WEATHER_LINE],
+           "middle_arguments": ["temperature"], "user_aware_arguments": {"city": "Paris"}}
+"""A one-call AppBench gold output."""
+WEATHER_GOLD = f"Weather: [{WEATHER_LINE}]"
+"""Its gold answer as a model writes it."""
+
+
+def weather() -> AppBenchSample:
+    """A one-call AppBench sample (:data:`WEATHER`)."""
+    return AppBenchSample(input="Weather in Paris?", output=AppBenchOutput(**WEATHER))
+
+
+def appbench_file(tmp_path: Path, shared_data: Path, line: str | None = None) -> Path:
+    """The first three SS samples, the second one's first gold line replaced by ``line``."""
+    src = shared_data / "appbench" / "data" / "test" / "test_ss.json"
+    items = json.loads(src.read_text(encoding="utf-8"))[:3]
+    if line is not None:
+        items[1]["output"]["api_results"][0] = line
+    path = tmp_path / "appbench" / "data" / "test" / "test_ss.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(items), encoding="utf-8")
+    return path
+
+
+def appbench_responder(samples: Path) -> Callable[[Any], str]:
+    """A fake server's answers to AppBench SS prompts (a :mod:`fake_openai` responder): the
+    gold answer, as the reference model gives it."""
+    split = get_benchmark("appbench").split("plan", "ss")
+    strategy = get_strategy("appbench", "hierarchical")
+    examples = to_examples(split, samples)
+    key = AnswerKey.build((strategy.input_key(split, e.inputs or {}),
+                           strategy.gold_answers(split, e.inputs or {}, e.outputs or {}))
+                          for e in examples)
+    return lambda request: key.lookup(request.prompt)[1].text
