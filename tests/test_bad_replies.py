@@ -29,13 +29,9 @@ from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.models.accounting import collect_stats
 from tooleval_agents.models.failures import BadResponseError, classify, unreadable_reply
-from tooleval_agents.models.retry import (
-    RETRYABLE,
-    RetryingChatModel,
-    RetryPolicy,
-    collect_stats,
-)
+from tooleval_agents.models.retry import RETRYABLE, RetryingChatModel, RetryPolicy
 from tooleval_agents.results.rundir import EXAMPLES
 
 KEY = "sk-test-bad-replies-000000"

@@ -13,6 +13,7 @@ from langchain_core.outputs import ChatGeneration, Generation
 from langchain_openai import ChatOpenAI
 
 from tooleval_agents.graphs.state import usage_of
+from tooleval_agents.models.accounting import collect_stats
 from tooleval_agents.models.cache import (
     HIT_FLAG,
     SQLiteCache,
@@ -20,7 +21,7 @@ from tooleval_agents.models.cache import (
     normalize_llm_string,
 )
 from tooleval_agents.models.chat_models import ScriptedChatModel
-from tooleval_agents.models.retry import RetryingChatModel, collect_stats
+from tooleval_agents.models.retry import RetryingChatModel
 
 SECRET = "sk-test-SECRET123"
 

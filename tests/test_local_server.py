@@ -17,7 +17,8 @@ from fake_openai import ChatRequest, FakeOpenAI, Fault
 from helpers import cli
 
 from tooleval_agents.cli.advice import local_server_hint
-from tooleval_agents.models.retry import CallStats, classify, reported_usage
+from tooleval_agents.models.accounting import CallStats
+from tooleval_agents.models.retry import classify, reported_usage
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rundir import RunDir
 

@@ -18,15 +18,10 @@ from langchain_core.rate_limiters import BaseRateLimiter
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
+from tooleval_agents.models.accounting import CallStats, collect_stats
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.failures import ModelCallTimeout, classify, retry_after
-from tooleval_agents.models.retry import (
-    CallStats,
-    RetryingChatModel,
-    RetryPolicy,
-    collect_stats,
-    make_rate_limiter,
-)
+from tooleval_agents.models.retry import RetryingChatModel, RetryPolicy, make_rate_limiter
 
 NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False,
                       timeout=None)

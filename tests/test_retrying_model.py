@@ -28,12 +28,13 @@ from pydantic import BaseModel
 
 from tooleval_agents.contracts import GoldAnswer
 from tooleval_agents.graphs.state import usage_of
+from tooleval_agents.models.accounting import collect_stats
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.identity import answers_key, model_name_of, provider_of
 from tooleval_agents.models.redaction import model_params
 from tooleval_agents.models.reference import AnswerKey, ReferenceChatModel
-from tooleval_agents.models.retry import RetryingChatModel, RetryPolicy, collect_stats
+from tooleval_agents.models.retry import RetryingChatModel, RetryPolicy
 from tooleval_agents.run.naming import model_label
 from tooleval_agents.run.transcripts import PromptStore, read_prompts
 

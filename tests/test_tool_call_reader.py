@@ -20,9 +20,10 @@ from langchain_openai import ChatOpenAI
 
 from tooleval_agents.agents import agent_record, trajectory
 from tooleval_agents.graphs.tool_agent import react_agent
+from tooleval_agents.models.accounting import collect_stats
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.chat_models import ScriptedChatModel
-from tooleval_agents.models.retry import RetryingChatModel, collect_stats
+from tooleval_agents.models.retry import RetryingChatModel
 from tooleval_agents.models.tool_calls import SOURCE_KEY
 from tooleval_agents.models.tool_calls.protocol import history_as_text, history_from_text
 from tooleval_agents.models.tool_calls.reader import TextToolCallReader, read_tool_calls

@@ -57,8 +57,8 @@ from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp.server import ToolServer
 from tooleval_agents.mcp.sessions import request_text
+from tooleval_agents.models.accounting import current_stats
 from tooleval_agents.models.redaction import redact_text
-from tooleval_agents.models.retry import current_stats
 from tooleval_agents.models.tool_calls.counts import AGENT_RECORD
 from tooleval_agents.run.faults import current_faults, example_key
 

@@ -24,6 +24,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from tooleval_agents.contracts import GoldAnswer
+from tooleval_agents.models.accounting import current_stats
 from tooleval_agents.models.chat_models import ContentChatModel, Reply, prompt_text
 from tooleval_agents.models.corruptions import corrupt
 from tooleval_agents.models.reference_tools import (
@@ -33,7 +34,6 @@ from tooleval_agents.models.reference_tools import (
     corrupt_plan,
     next_turn,
 )
-from tooleval_agents.models.retry import current_stats
 
 _INPUT_BLOCK = re.compile(r"<input>\n?(.*?)\n?</input>", re.S)
 

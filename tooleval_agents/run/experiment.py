@@ -27,16 +27,13 @@ from tooleval_agents.contracts import (
     feedback,
 )
 from tooleval_agents.evaluation import ascore_one, score_one
+from tooleval_agents.models.accounting import CallStats, collect_stats
 from tooleval_agents.models.redaction import (
     known_secrets,
     redact,
     redact_text,
 )
-from tooleval_agents.models.retry import (
-    CallStats,
-    classify,
-    collect_stats,
-)
+from tooleval_agents.models.retry import classify
 from tooleval_agents.models.scheduling import EndpointClosed
 from tooleval_agents.models.tool_calls.counts import counts_of
 from tooleval_agents.results.corpus import Columns

@@ -3,7 +3,7 @@ the strategy or agent: the transcript a viewer shows.
 
 The model wrapper (:class:`~tooleval_agents.models.retry.RetryingChatModel`) writes each call
 (its messages, the tools bound, the answer or the error; cache hits too) into the example's
-:class:`~tooleval_agents.models.retry.CallStats` (a context variable: concurrent examples do not
+:class:`~tooleval_agents.models.accounting.CallStats` (a context variable: concurrent examples do not
 mix); whatever strategy or agent calls the model under test, its calls are there.
 
 Messages and tool definitions are stored once per run directory in ``prompts.jsonl``
@@ -86,7 +86,7 @@ class PromptStore:
         self.file.close()
 
     def calls(self, recorded: list[dict[str, Any]]) -> list[ModelCall]:
-        """Recorded calls (:meth:`~tooleval_agents.models.retry.CallStats.record_call`) with their
+        """Recorded calls (:meth:`~tooleval_agents.models.accounting.CallStats.record_call`) with their
         messages and tools stored here."""
         out = []
         for call in recorded:

@@ -21,10 +21,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from tooleval_agents.models.accounting import current_stats
 from tooleval_agents.models.batch.backends import FINAL, BatchBackend, Outcome, Polled
 from tooleval_agents.models.batch.ledger import BatchLedger, BatchRecord, body_digest
 from tooleval_agents.models.batch.settings import BatchRequestError, BatchSettings
-from tooleval_agents.models.retry import current_stats
 
 log = logging.getLogger(__name__)
 
