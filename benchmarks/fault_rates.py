@@ -13,7 +13,7 @@ kind) on each category, reads the runs' traces and prints, per category and for 
   (% of examples that met a fault).
 
 Then, per rate, the share of the same calls that seeds 0 to ``--seeds - 1`` fault: the draws
-each seed makes (:class:`tooleval_agents.run.faults.FaultSession`, the one the runs use) over
+each seed makes (:class:`tooleval_agents.tool_faults.FaultSession`, the one the runs use) over
 each example's calls, so a small sample's luck with one seed reads against the rate itself.
 The draws of ``--seed`` are checked against the runs' own records first.
 
@@ -36,8 +36,8 @@ from typing import Any
 
 from tooleval_agents.results.records import ExampleResult
 from tooleval_agents.results.rundir import RunDir
-from tooleval_agents.run.faults import FaultSession, ToolFaults, example_key
 from tooleval_agents.run.runner import run_experiment
+from tooleval_agents.tool_faults import FaultSession, ToolFaults, example_key
 
 CATEGORIES = ("ss", "sm", "ms", "mm")
 REPO = Path(__file__).resolve().parents[1]

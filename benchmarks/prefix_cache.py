@@ -52,8 +52,8 @@ from local_model import ALIAS, gguf, serve_logged
 from reference_server import ReferenceResponder
 
 from tooleval_agents.results.rundir import RunDir
+from tooleval_agents.results.transcripts import read_prompts
 from tooleval_agents.run.runner import run_experiment
-from tooleval_agents.run.transcripts import read_prompts
 
 ROWS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("flat", {}), ("tools", {}), ("hierarchical", {}),

@@ -33,7 +33,7 @@ from tooleval_agents.graphs.tool_agent import (
     stopped_at,
 )
 from tooleval_agents.mcp import require_mcp
-from tooleval_agents.run.faults import example_key
+from tooleval_agents.tool_faults import example_key
 
 if TYPE_CHECKING:
     from tooleval_agents.mcp.client import McpToolbox

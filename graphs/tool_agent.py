@@ -50,8 +50,8 @@ from tooleval_agents.graphs.common import NodeUpdate
 from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.models.tool_calls import ToolCallMode
 from tooleval_agents.models.tool_calls.reader import read_tool_calls
-from tooleval_agents.run.faults import current_faults
 from tooleval_agents.tool_execution import run_tool_call
+from tooleval_agents.tool_faults import current_faults
 
 DEFAULT_MAX_TURNS = 12
 """Model answers per example at most (AppBench plans have up to 10 calls; parallel calls
@@ -91,7 +91,7 @@ Refuse = Callable[[str, Sequence[BaseMessage]], str | None]
 
 
 class FaultyTool(StructuredTool):
-    """A tool under the run's seeded faults (:mod:`tooleval_agents.run.faults`), for a user's
+    """A tool under the run's seeded faults (:mod:`tooleval_agents.tool_faults`), for a user's
     agent that runs its tools itself: called with a tool call while an example's faults are
     on, it answers as :func:`run_tool_call` does (a fault, or the tool's answer); otherwise it
     is the tool."""

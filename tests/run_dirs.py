@@ -16,15 +16,8 @@ from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.evaluators.appbench.parse import gold_answer
 from tooleval_agents.models.corruptions import corrupt
 from tooleval_agents.registry import get_benchmark
-from tooleval_agents.results.rundir import (
-    DatasetRef,
-    ExampleResult,
-    RunConfig,
-    RunDir,
-    RunSummary,
-    Usage,
-    dataset_hash,
-)
+from tooleval_agents.results.records import DatasetRef, ExampleResult, RunConfig, Usage
+from tooleval_agents.results.rundir import RunDir, RunSummary, dataset_hash
 
 Answer = Callable[[Any, int], str | None]
 

@@ -26,8 +26,8 @@ from tooleval_agents.mcp.log import CALLS, read_log
 from tooleval_agents.mcp.sessions import request_text
 from tooleval_agents.registry import get_strategy
 from tooleval_agents.results.rundir import RunDir, RunLockedError
-from tooleval_agents.run.faults import example_key
 from tooleval_agents.run.runner import run_experiment
+from tooleval_agents.tool_faults import example_key
 
 AGENT = Path(__file__).parent / "scripted_mcp_agent.py"
 SCRIPTED = f"{sys.executable} {AGENT}"

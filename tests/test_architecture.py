@@ -4,6 +4,8 @@
   imports neither ``tooleval_agents.graphs`` nor ``tooleval_agents.evaluators`` nor a benchmark
   subpackage.
 * No module import cycle among the project's modules.
+* The core's folders are layers (:data:`FOLDERS`): none imports a folder above it, not even
+  for a type.
 * A project import inside a function only where it defers a heavy dependency: the benchmark
   declarations load their workflows and metrics (LangGraph, networkx, the prompts) when a
   split is run or scored, not when the CLI lists what exists. They are listed here, so a new
@@ -213,6 +215,24 @@ def test_no_module_import_cycle() -> None:
                          if not local and (m, t) not in TYPING_EDGES
                          for p in packages_run(m, t))
     assert sorted(sorted(c) for c in nx.simple_cycles(graph)) == []
+
+
+FOLDERS = ("data", "models", "results", "mcp", "run", "cli")
+"""The core's folders, lowest first: each imports only the folders before it (the core's
+top-level modules, the contracts, registry and the like, are not a folder of this order)."""
+
+
+def folder_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "tooleval_agents" and len(parts) > 2 \
+        and parts[1] in FOLDERS else None
+
+
+def test_the_core_folders_are_layers_type_only_imports_included() -> None:
+    upward = sorted(f"{m} -> {t}" for m in MODULES if (low := folder_of(m))
+                    for t, _ in imports(m) if (high := folder_of(t))
+                    and FOLDERS.index(high) > FOLDERS.index(low))
+    assert upward == []
 
 
 def test_project_imports_inside_functions_only_defer_heavy_modules() -> None:

@@ -22,6 +22,7 @@ from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results import compare as compare_module
 from tooleval_agents.results.compare import BLOCK, _draws, compare, load_run
+from tooleval_agents.results.compare_view import comparison_markdown, short_labels
 from tooleval_agents.results.reports import write_report
 from tooleval_agents.results.rundir import RunDir
 
@@ -271,3 +272,21 @@ def test_rescore_options_show_in_config_labels_and_runs_csv(tmp_path: Path,
                                       "--json", "--n-boot", "0"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["runs"][0]["scoring_options"] == {"scoring": "paper"}
+
+
+def test_runs_are_named_by_what_differs_and_the_tables_show_the_headline(
+        tmp_path: Path, samples: Path) -> None:
+    gold = make_run(tmp_path, "gold", data_dir=samples)
+    noisy = make_run(tmp_path, "noisy", data_dir=samples, answer=appbench_noisy(1.0),
+                     model="noisy-reference:1.0")
+    twin = make_run(tmp_path, "twin", data_dir=samples)
+    runs = compare([gold, noisy, twin], n_boot=0).runs  # labels made unique
+    assert list(short_labels(runs).values()) == ["reference #1", "noisy-reference:1.0",
+                                                 "reference #2"]
+    result = compare([gold, noisy], n_boot=50, seed=1)
+    short = comparison_markdown(result)
+    every = comparison_markdown(result, all_metrics=True)
+    assert "| success |" in short and "| graph_em |" not in short
+    assert "| graph_em |" in every
+    assert "more metric(s) not shown (all_metrics=True shows every one)" in short
+

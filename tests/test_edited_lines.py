@@ -13,8 +13,8 @@ from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.data.journal import SEAL_KEY, seal_state
 from tooleval_agents.models.chat_models import ScriptedChatModel
-from tooleval_agents.results.journal import SEAL_KEY, seal_state
 from tooleval_agents.results.rescore import EditedResultsError, rescore_run
 from tooleval_agents.results.rundir import EXAMPLES, RunDir
 from tooleval_agents.run.runner import run_experiment

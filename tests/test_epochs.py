@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from helpers import run as offline_run
 
+from tooleval_agents.results.epochs import EPOCH_KEY, epoch_summary
 from tooleval_agents.results.intervals import bootstrap_intervals
 from tooleval_agents.results.rescore import rescore_run
 from tooleval_agents.results.rundir import RunDir
-from tooleval_agents.run.epochs import EPOCH_KEY, epoch_summary
 from tooleval_agents.run.runner import run_experiment
 
 run = partial(offline_run, "appbench", subset="mm", strategy="hierarchical")

@@ -36,7 +36,7 @@ from tooleval_agents.data.fetch import (
     verify,
 )
 from tooleval_agents.errors import ChecksumError, ToolevalError
-from tooleval_agents.models.redaction import redact_text
+from tooleval_agents.redaction import redact_text
 from tooleval_agents.ultratool.loaders import load_raw, load_task
 
 PINNED = {  # from the issue ("Data location") and each SOURCE.md

@@ -18,7 +18,7 @@ from fake_openai import ChatRequest, FakeOpenAI
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.contracts import ExampleScore
+from tooleval_agents.contracts import EMPTY_OUTPUTS, ExampleScore
 from tooleval_agents.models.tool_calls.counts import (
     NO_CALL,
     STRUCTURED,
@@ -28,7 +28,7 @@ from tooleval_agents.models.tool_calls.counts import (
     format_unmeasured,
 )
 from tooleval_agents.results.compare import compare
-from tooleval_agents.results.records import EMPTY_OUTPUTS, ExampleResult, ResultHead
+from tooleval_agents.results.records import ExampleResult, ResultHead
 from tooleval_agents.results.rundir import SUMMARY, RunDir
 from tooleval_agents.results.summary import summarize
 from tooleval_agents.viewer import build_site

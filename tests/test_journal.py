@@ -20,12 +20,12 @@ from toy_benchmark import register_toy, scripted, write_toy
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.results import journal
-from tooleval_agents.results.journal import JournalFile, JournalWriteError, repair_torn_tail
+from tooleval_agents.data import journal
+from tooleval_agents.data.journal import JournalFile, JournalWriteError, repair_torn_tail
 from tooleval_agents.results.records import ExampleResult
 from tooleval_agents.results.rundir import EXAMPLES, LOCK, RunDir
+from tooleval_agents.results.transcripts import PROMPTS, PromptStore, read_prompts
 from tooleval_agents.run.runner import run_experiment
-from tooleval_agents.run.transcripts import PROMPTS, PromptStore, read_prompts
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -178,7 +178,7 @@ def test_a_run_reads_records_lazily_and_a_bad_one_fails_when_read(tmp_path: Path
     """Benchmark.load validates a record when it is first read (a run of --limit 1 reads one):
     the bad line 2 stops nothing until it is read, then names its file, line and field."""
     from tooleval_agents.registry import get_benchmark
-    from tooleval_agents.run.selection import select
+    from tooleval_agents.results.selection import select
 
     folder = tmp_path / "ultratool" / "data" / "English-dataset" / "test_set"
     folder.mkdir(parents=True)

@@ -18,7 +18,7 @@ from helpers import cli
 
 from tooleval_agents.cli.advice import local_server_hint
 from tooleval_agents.models.accounting import CallStats
-from tooleval_agents.models.retry import classify, reported_usage
+from tooleval_agents.models.failures import classify, reported_usage
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rundir import RunDir
 

@@ -4,6 +4,7 @@ and nothing lost to kill -9 (the same command resumes every run)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fake_openai import FakeOpenAI
 from reference_server import ReferenceResponder
 from typer.testing import CliRunner
@@ -21,6 +23,7 @@ from typer.testing import CliRunner
 from tooleval_agents.cli import app
 from tooleval_agents.models.endpoints import rate_limiter_for, shared_rate_limits
 from tooleval_agents.run.board import ProgressBoard
+from tooleval_agents.run.concurrent import arun_at_once
 
 GRID = ("run", "appbench", "--category", "ss", "--model", "reference", "--model",
         "noisy-reference:0.5", "--strategy", "hierarchical", "--strategy", "flat", "--limit", "4")
@@ -91,6 +94,44 @@ def test_runs_on_one_endpoint_share_its_rate_limit() -> None:
         assert rate_limiter_for(a, 5) is rate_limiter_for(b, 5)
         assert rate_limiter_for(a, 5) is not rate_limiter_for(c, 5)
     assert rate_limiter_for(a, None) is None
+
+
+def test_at_most_max_runs_jobs_run_at_once_and_results_keep_the_jobs_order() -> None:
+    running, most = 0, 0
+
+    def job(n: int) -> Any:
+        async def go() -> int:
+            nonlocal running, most
+            running += 1
+            most = max(most, running)
+            await asyncio.sleep(0.01 * (5 - n))  # later jobs finish first
+            running -= 1
+            return n
+        return go
+
+    assert asyncio.run(arun_at_once([job(n) for n in range(5)], max_runs=2)) == [0, 1, 2, 3, 4]
+    assert most == 2
+    with pytest.raises(ValueError, match="max_runs"):
+        asyncio.run(arun_at_once([job(0)], max_runs=0))
+
+
+def test_a_failing_job_cancels_the_others_and_propagates() -> None:
+    cancelled = []
+
+    async def slow() -> int:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return 0
+
+    async def bad() -> int:
+        raise RuntimeError("cell failed")
+
+    with pytest.raises(RuntimeError, match="cell failed"):
+        asyncio.run(arun_at_once([slow, bad], max_runs=2))
+    assert cancelled == [True]
 
 
 def test_the_progress_board_has_a_row_for_every_run() -> None:

@@ -21,15 +21,17 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 from mcp_helpers import INITIALIZE, connect, post, text_of
 
+import tooleval_agents.mcp
 from tooleval_agents import agent_io_for, get_benchmark
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.mcp import INSTALL_HINT, require_mcp
 from tooleval_agents.mcp.client import McpToolbox
 from tooleval_agents.mcp.log import read_log
 from tooleval_agents.mcp.server import ToolServer
 from tooleval_agents.registry import get_strategy
-from tooleval_agents.run.faults import FaultSession, ToolFaults
 from tooleval_agents.tool_execution import run_tool_call
+from tooleval_agents.tool_faults import FaultSession, ToolFaults
 
 SS = {"input": "What is the weather in Oslo on March 3rd?"}
 
@@ -297,3 +299,12 @@ def test_stdio_serves_one_example(tmp_path: Path, samples: Path) -> None:
     assert [(r["session"], r["tool"]) for r in log if r["kind"] == "call"] == [
         ("1", "Weather__getweather")]
     assert re.search(r"Request: .+", prompt)
+
+
+def test_a_missing_sdk_is_one_line_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    require_mcp()  # installed here
+    monkeypatch.setattr(tooleval_agents.mcp, "find_spec",
+                        lambda name: None if name == "langchain_mcp_adapters" else object())
+    with pytest.raises(ToolevalError) as raised:
+        require_mcp()
+    assert str(raised.value) == f"MCP needs langchain_mcp_adapters: {INSTALL_HINT}"

@@ -17,7 +17,7 @@ from tooleval_agents.results.rundir import EXAMPLES
 def test_model_params_drop_transport_and_register_header_values() -> None:
     from langchain_openai import ChatOpenAI
 
-    from tooleval_agents.models.redaction import is_secret_name, model_params, redact_text
+    from tooleval_agents.redaction import is_secret_name, model_params, redact_text
 
     header = f"sub-{uuid.uuid4().hex[:12]}"
     query = uuid.uuid4().hex
@@ -47,7 +47,7 @@ def test_model_params_drop_transport_and_register_header_values() -> None:
 
 def test_env_values_that_are_not_key_like_are_never_masked(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from tooleval_agents.models.redaction import known_secrets, redact
+    from tooleval_agents.redaction import known_secrets, redact
 
     key = uuid.uuid4().hex
     monkeypatch.setenv("FOO_API_KEY", "Seattle")

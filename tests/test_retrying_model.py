@@ -32,11 +32,11 @@ from tooleval_agents.models.accounting import collect_stats
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.models.identity import answers_key, model_name_of, provider_of
-from tooleval_agents.models.redaction import model_params
 from tooleval_agents.models.reference import AnswerKey, ReferenceChatModel
 from tooleval_agents.models.retry import RetryingChatModel, RetryPolicy
+from tooleval_agents.redaction import model_params
+from tooleval_agents.results.transcripts import PromptStore, read_prompts
 from tooleval_agents.run.naming import model_label
-from tooleval_agents.run.transcripts import PromptStore, read_prompts
 
 NO_WAIT = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0, jitter=False,
                       timeout=None)

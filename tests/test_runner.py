@@ -32,21 +32,21 @@ from toy_benchmark import (
 
 from tooleval_agents.contracts import Split
 from tooleval_agents.models.chat_models import ScriptedChatModel
-from tooleval_agents.models.redaction import (
+from tooleval_agents.models.retry import RetryPolicy
+from tooleval_agents.redaction import (
     model_params,
     redact,
     redact_text,
     register_secret,
 )
-from tooleval_agents.models.retry import RetryPolicy
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir
+from tooleval_agents.results.transcripts import PROMPTS
 from tooleval_agents.run.loop import LoopThread
 from tooleval_agents.run.naming import experiment_name, readable_name
 from tooleval_agents.run.resume import ResumeError
 from tooleval_agents.run.runner import arun_experiment, dataset_hash, run_experiment
 from tooleval_agents.run.spec import RunSpec
-from tooleval_agents.run.transcripts import PROMPTS
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, jitter=False,
                    timeout=None)

@@ -24,19 +24,18 @@ from tooleval_agents.graphs.appbench.prompts import PLAN_MARKER, REPAIR_MARKER, 
 from tooleval_agents.graphs.tool_agent import FaultyTool, faulty_tools
 from tooleval_agents.models.chat_models import ScriptedChatModel
 from tooleval_agents.registry import get_benchmark
+from tooleval_agents.results.fault_metrics import fault_metrics, fault_parts
 from tooleval_agents.results.rescore import rescore_run
 from tooleval_agents.results.rundir import RunDir
-from tooleval_agents.run.faults import (
+from tooleval_agents.run.runner import run_experiment
+from tooleval_agents.tool_execution import run_tool_call
+from tooleval_agents.tool_faults import (
     KINDS,
     FaultSession,
     ToolFaults,
-    fault_metrics,
-    fault_parts,
     fault_session,
     parse_tool_faults,
 )
-from tooleval_agents.run.runner import run_experiment
-from tooleval_agents.tool_execution import run_tool_call
 
 
 def _run(samples: Path, out: Path, subset: str, faults: str | None, **kw: Any) -> Any:

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
 from tooleval_agents.results.rundir import RunDir
-from tooleval_agents.run.transcripts import PROMPTS, PromptStore
+from tooleval_agents.results.transcripts import PROMPTS, PromptStore
 from tooleval_agents.viewer import CHUNK, build_site
 
 

@@ -45,6 +45,13 @@ SubsetKind = Literal["language", "category"]
 """What a split's subset is: a language (``--lang``) or any other partition (``--category``)."""
 
 
+EMPTY_OUTPUTS: dict[str, Any] = {"raw_outputs": [], "prediction": "", "parse_error": None,
+                                  "trace": [], "usage": None}
+"""What a failed workflow (``model_error``) answered: scored like an empty answer (the error
+message stays out of it, or a scorer reading "the only string" would take it for the
+answer)."""
+
+
 class RecordMeta(BaseModel):
     """Where a record was read from. Not part of the official record format."""
 

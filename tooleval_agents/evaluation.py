@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pydantic_core import to_jsonable_python
 
 from tooleval_agents.contracts import (
+    EMPTY_OUTPUTS,
     AgentIO,
     ExampleScore,
     Scorer,
@@ -37,7 +38,7 @@ from tooleval_agents.contracts import (
 )
 from tooleval_agents.data.datadir import data_dir_or_samples, resolve_data_dir
 from tooleval_agents.data.langsmith_datasets import to_examples
-from tooleval_agents.models.redaction import redact_text
+from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import (
     Benchmark,
     build_scorer,
@@ -45,7 +46,6 @@ from tooleval_agents.registry import (
     resolve_split,
     scoring_options_of,
 )
-from tooleval_agents.results.records import EMPTY_OUTPUTS
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

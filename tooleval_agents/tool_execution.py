@@ -2,7 +2,7 @@
 
 :func:`run_tool_call` answers a call with a ``ToolMessage``: the tool's answer, or an error the
 agent can act on (no such tool, a refusal, arguments that do not fit the schema, a failure of
-the stub). Nothing raises out of it. Under ``--tool-faults`` (:mod:`tooleval_agents.run.faults`)
+the stub). Nothing raises out of it. Under ``--tool-faults`` (:mod:`tooleval_agents.tool_faults`)
 it draws the call's fault first: an error, timeout or rate limit answers as a tool error
 without running the tool; a malformed or empty fault runs it and cuts its answer. The built-in
 agent (:mod:`tooleval_agents.graphs.tool_agent`) and the MCP server
@@ -20,8 +20,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import ValidationError
 
 from tooleval_agents.agents import ERROR_PREFIX
-from tooleval_agents.run.faults import MESSAGES as FAULT_ERRORS
-from tooleval_agents.run.faults import FaultSession, current_faults
+from tooleval_agents.tool_faults import MESSAGES as FAULT_ERRORS
+from tooleval_agents.tool_faults import FaultSession, current_faults
 
 
 def tool_error(call_id: str, name: str, text: str) -> ToolMessage:
@@ -49,7 +49,7 @@ async def run_tool_call(tool: BaseTool | None, call: dict[str, Any],
                         refused: str | None = None, *, faults: FaultSession | None = None,
                         draw: bool = True, inline: bool = False) -> ToolMessage:
     """One call run (or refused) as a ``ToolMessage``: the tool's JSON answer, or an error.
-    ``faults``: the example's faults (default: :func:`~tooleval_agents.run.faults.
+    ``faults``: the example's faults (default: :func:`~tooleval_agents.tool_faults.
     current_faults`, the running example's); ``draw`` ``False``: none for this call (a tool
     that is not listed, answered by a server as having no such tool or refused: in the run
     neither is drawn for); ``inline``: a tool with a synchronous function only (a stub: pure

@@ -32,6 +32,7 @@ from tooleval_agents.appbench.catalog import load_catalog
 from tooleval_agents.appbench.names import CATEGORIES, Category
 from tooleval_agents.appbench.records import AppBenchSample, BuildInfo, Catalog
 from tooleval_agents.appbench.sgd_paths import SgdPath, Skipped, compose, split_paths, to_sample
+from tooleval_agents.data.journal import JournalFile
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.graphs.appbench.build_prompts import (
@@ -43,7 +44,6 @@ from tooleval_agents.graphs.appbench.build_prompts import (
     read_scores,
     writer_prompt,
 )
-from tooleval_agents.results.journal import JournalFile
 
 Status = Literal["kept", "rejected", "failed"]
 
@@ -110,7 +110,7 @@ class BuildSummary(BaseModel):
 
 class Journal:
     """``<out>.build.jsonl``: one :class:`JournalEntry` per finished path (thread-safe; a
-    :class:`~tooleval_agents.results.journal.JournalFile`: a torn last line is cut before the first
+    :class:`~tooleval_agents.data.journal.JournalFile`: a torn last line is cut before the first
     append, the first failed write ends the build)."""
 
     def __init__(self, path: Path) -> None:

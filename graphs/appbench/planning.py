@@ -98,7 +98,7 @@ from tooleval_agents.graphs.common import (
     model_call_node,
 )
 from tooleval_agents.graphs.state import Usage, WorkflowState
-from tooleval_agents.run.faults import current_faults
+from tooleval_agents.tool_faults import current_faults
 
 _NO_USAGE: Usage = {"input_tokens": 0, "output_tokens": 0, "model_calls": 0}
 _APP_TOKEN = re.compile(r"[A-Za-z]+")

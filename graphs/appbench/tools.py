@@ -71,7 +71,7 @@ from tooleval_agents.graphs.tool_agent import (
     react_agent,
 )
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, Ref, ToolPlan
-from tooleval_agents.run.faults import is_faulted
+from tooleval_agents.tool_faults import is_faulted
 
 if TYPE_CHECKING:
     from tooleval_agents.mcp.client import McpToolbox

@@ -55,7 +55,7 @@ from tooleval_agents.graphs.ultratool import create_tools as create_use
 from tooleval_agents.graphs.ultratool.plan_create_use import example_toolset
 from tooleval_agents.graphs.ultratool.prompts import PromptLang
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, ToolPlan
-from tooleval_agents.run.faults import is_faulted
+from tooleval_agents.tool_faults import is_faulted
 from tooleval_agents.ultratool.records import ToolSkeleton
 from tooleval_agents.ultratool.tools import skeleton_tool
 

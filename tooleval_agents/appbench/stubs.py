@@ -46,8 +46,8 @@ from tooleval_agents.appbench.catalog import allowed_args
 from tooleval_agents.appbench.depgraph import dependencies, sources
 from tooleval_agents.appbench.names import API_APPS
 from tooleval_agents.appbench.records import AppBenchSample, AppCall, ArgSpec, Catalog
-from tooleval_agents.run.faults import MESSAGES as FAULT_ERRORS
-from tooleval_agents.run.faults import FaultSession
+from tooleval_agents.tool_faults import MESSAGES as FAULT_ERRORS
+from tooleval_agents.tool_faults import FaultSession
 
 ErrorKind = Literal["unknown_app", "unknown_api", "missing_required", "unknown_argument",
                     "invalid_value", "unresolved_dependency", "tool_fault"]
@@ -315,7 +315,7 @@ class AppExecutor:
     def execute(self, calls: Sequence[AppCall],
                 faults: FaultSession | None = None) -> ExecutionTrace:
         """Run the calls in order; see the module doc for checks, results and leniency.
-        ``faults``: the example's seeded tool faults (:mod:`tooleval_agents.run.faults`), each
+        ``faults``: the example's seeded tool faults (:mod:`tooleval_agents.tool_faults`), each
         a ``tool_fault`` error of a call to a known API (never given when scoring)."""
         trace = ExecutionTrace(gold_calls=len(self.gold))
         claimed: set[int] = set()

@@ -49,8 +49,8 @@ from tooleval_agents.cli.run_output import (
 )
 from tooleval_agents.contracts import OptionError, Split
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import format_unmeasured, tool_calls_unmeasured
+from tooleval_agents.redaction import redact_text
 from tooleval_agents.results.rundir import RunDir, RunSummary
 from tooleval_agents.run.grid import Cell, Sweep, cell_spec, plan_grid
 from tooleval_agents.run.spec import RunSpec

@@ -16,7 +16,7 @@ from tooleval_agents.cli.base import console
 from tooleval_agents.contracts import Split, format_metric
 from tooleval_agents.registry import Benchmark
 from tooleval_agents.results.costs import describe
-from tooleval_agents.run.faults import with_fault_metrics
+from tooleval_agents.results.fault_metrics import with_fault_metrics
 from tooleval_agents.terminal import shown
 
 

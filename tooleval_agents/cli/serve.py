@@ -31,9 +31,9 @@ from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp import require_mcp
 from tooleval_agents.registry import get_benchmark, served_agent_io
-from tooleval_agents.run.faults import FaultSession, example_key, parse_tool_faults
 from tooleval_agents.run.grid import choose_subsets, choose_tasks
 from tooleval_agents.terminal import shown
+from tooleval_agents.tool_faults import FaultSession, example_key, parse_tool_faults
 
 TokenOption = Annotated[str | None, typer.Option(
     "--token", envvar="TOOLEVAL_MCP_TOKEN", show_default=False,

@@ -38,7 +38,7 @@ from tooleval_agents.data.datadir import resolve_data_dir
 from tooleval_agents.data.jsonio import first_error, sha256_file
 from tooleval_agents.data.paths import PathEscapeError, check_relative
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.models.redaction import register_secret
+from tooleval_agents.redaction import register_secret
 from tooleval_agents.registry import benchmarks
 
 SourceName = str
@@ -205,7 +205,7 @@ class FetchError(ToolevalError):
 
 def _without_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
     """``url`` without ``user:password@``, and the (unquoted) credentials it held. The password
-    is registered with :func:`~tooleval_agents.models.redaction.register_secret`."""
+    is registered with :func:`~tooleval_agents.redaction.register_secret`."""
     try:
         parts = urlsplit(url)
     except ValueError as exc:

@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from tooleval_agents.contracts import Source, Split
 from tooleval_agents.data.jsonio import LazySequence
 from tooleval_agents.errors import DataFormatError, DatasetMissingError, ToolevalError
-from tooleval_agents.models.redaction import redact_text
+from tooleval_agents.redaction import redact_text
 from tooleval_agents.registry import get_benchmark
 
 if TYPE_CHECKING:

@@ -20,10 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tooleval_agents.contracts import ExampleScore, Metrics, ScoringContext, Split
+from tooleval_agents.contracts import EMPTY_OUTPUTS, ExampleScore, Metrics, ScoringContext, Split
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.registry import Benchmark, build_scorer, scoring_options_of
-from tooleval_agents.results.records import EMPTY_OUTPUTS
 
 
 class PredictionReport(BaseModel):

@@ -58,9 +58,9 @@ from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp.server import ToolServer
 from tooleval_agents.mcp.sessions import request_text
 from tooleval_agents.models.accounting import current_stats
-from tooleval_agents.models.redaction import redact_text
 from tooleval_agents.models.tool_calls.counts import AGENT_RECORD
-from tooleval_agents.run.faults import current_faults, example_key
+from tooleval_agents.redaction import redact_text
+from tooleval_agents.tool_faults import current_faults, example_key
 
 MAX_OUTPUT = 1 << 20
 """Bytes of standard output an agent may print (its final answer); more is ``agent_output``."""

@@ -13,7 +13,7 @@ One JSON object a line, ``kind`` first:
   ended (scored nowhere).
 
 Lines are written before the agent gets its answer and fsynced by a background thread
-(:class:`~tooleval_agents.results.journal.JournalFile`, group mode): a crash keeps every
+(:class:`~tooleval_agents.data.journal.JournalFile`, group mode): a crash keeps every
 call. The log is a record, not the score: a run scores the calls its session kept in memory,
 so a session cut off by a crash (opened, never closed) is in the log and in no result.
 Secrets (the run's bearer token, keys the run knows) are masked.
@@ -28,8 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tooleval_agents.models.redaction import known_secrets, redact
-from tooleval_agents.results.journal import JournalFile
+from tooleval_agents.data.journal import JournalFile
+from tooleval_agents.redaction import known_secrets, redact
 from tooleval_agents.results.records import now
 
 CALLS = "mcp_calls.jsonl"

@@ -50,8 +50,8 @@ from tooleval_agents.contracts import ToolSession
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp.log import CallLog
 from tooleval_agents.mcp.sessions import ExampleSession, ToolSchemas, mcp_server
-from tooleval_agents.models.redaction import register_secret
-from tooleval_agents.run.faults import FaultSession
+from tooleval_agents.redaction import register_secret
+from tooleval_agents.tool_faults import FaultSession
 
 LOOPBACK = "127.0.0.1"
 _PATH = re.compile(r"^/s/([A-Za-z0-9_-]{1,64})/mcp/?$")

@@ -30,8 +30,8 @@ from tooleval_agents.agents import content_text
 from tooleval_agents.contracts import ToolSession
 from tooleval_agents.mcp.log import CallLog, CallRecord
 from tooleval_agents.results.records import now
-from tooleval_agents.run.faults import FaultSession
 from tooleval_agents.tool_execution import run_tool_call, tool_error
+from tooleval_agents.tool_faults import FaultSession
 
 PROMPT = "task"
 """The name of the prompt that holds the example's request."""

@@ -83,7 +83,7 @@ class CallStats:
     (``None``: the harness counted the calls itself)."""
     transcript: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Chat model calls by run id, in call order: messages, tools, output or error
-    (:mod:`tooleval_agents.run.transcripts`)."""
+    (:mod:`tooleval_agents.results.transcripts`)."""
     raised: list[BaseException] = field(default_factory=list)
     """The errors model calls ended with (after retries): an example's failure is the
     model's when it is one of these (or came from one), else its agent's."""

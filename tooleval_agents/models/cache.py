@@ -52,7 +52,7 @@ from langchain_core.outputs import ChatGeneration, Generation
 
 from tooleval_agents.data.datadir import cache_dir
 from tooleval_agents.models.accounting import HIT_FLAG, USAGE_UNKNOWN, current_stats
-from tooleval_agents.models.redaction import is_secret_name, redact_text
+from tooleval_agents.redaction import is_secret_name, redact_text
 from tooleval_agents.terminal import printable
 
 log = logging.getLogger(__name__)

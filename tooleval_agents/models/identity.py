@@ -4,7 +4,7 @@ traces) and the parameters that decide its answers (the response cache's key).
 LangChain keeps these behind private names (``_llm_type``, ``_identifying_params``,
 ``_get_llm_string``, ``_get_ls_params``) that may change in any release; here they come from
 what it documents instead: the model's class and package, its public fields and its serialised
-form (``langchain_core.load``, through :func:`~tooleval_agents.models.redaction.model_params`, which
+form (``langchain_core.load``, through :func:`~tooleval_agents.redaction.model_params`, which
 also drops credentials and transport settings).
 
 Example::
@@ -22,14 +22,14 @@ from typing import Any
 from langchain_core.load import dumps
 from langchain_core.messages import BaseMessage
 
-from tooleval_agents.models.redaction import model_params
+from tooleval_agents.redaction import model_params
 
 CONNECTION_FIELDS = frozenset({
     "timeout", "request_timeout", "max_retries", "streaming", "stream_usage", "verbose",
 })
 """Model fields about the connection, not the answers: left out of :func:`answers_key` (the
 credentials, headers, clients and proxies are already left out of
-:func:`~tooleval_agents.models.redaction.model_params`)."""
+:func:`~tooleval_agents.redaction.model_params`)."""
 
 _NAME_FIELDS = ("model_name", "model", "model_id", "deployment_name")
 

@@ -38,7 +38,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field, SecretStr
 
-from tooleval_agents.models.redaction import clean_url
+from tooleval_agents.redaction import clean_url
 
 log = logging.getLogger(__name__)
 

@@ -35,6 +35,7 @@ from tooleval_agents.errors import UnknownNameError, did_you_mean
 from tooleval_agents.results.compare_view import comparison_markdown, comparison_text
 from tooleval_agents.results.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.results.costs import run_cost
+from tooleval_agents.results.epochs import successes
 from tooleval_agents.results.records import (
     ExampleResult,
     ResultBase,
@@ -45,7 +46,6 @@ from tooleval_agents.results.records import (
 from tooleval_agents.results.rescore import rescore_results, scorer_for
 from tooleval_agents.results.rundir import RunDir, RunSummary
 from tooleval_agents.results.summary import BATCHED, Spend
-from tooleval_agents.run.epochs import successes
 
 
 @dataclass

@@ -36,7 +36,7 @@ from tooleval_agents.errors import ToolevalError, UsageError
 from tooleval_agents.registry import get_benchmark
 from tooleval_agents.results.records import ExampleResult, RunConfig
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, LOCK, SUMMARY, RunDir, RunSummary
-from tooleval_agents.run.transcripts import PROMPTS, read_prompts
+from tooleval_agents.results.transcripts import PROMPTS, read_prompts
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample

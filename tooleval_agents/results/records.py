@@ -22,14 +22,9 @@ provider failure left after retries (429, 5xx, timeout...), counted apart and re
 resume."""
 
 FAILED: frozenset[str] = frozenset({"model_error", "agent_error"})
-"""Statuses of a workflow that failed: scored as the empty answer (:data:`EMPTY_OUTPUTS`)."""
+"""Statuses of a workflow that failed: scored as the empty answer
+(:data:`~tooleval_agents.contracts.EMPTY_OUTPUTS`)."""
 
-
-EMPTY_OUTPUTS: dict[str, Any] = {"raw_outputs": [], "prediction": "", "parse_error": None,
-                                  "trace": [], "usage": None}
-"""What a failed workflow (``model_error``) answered: scored like an empty answer (the error
-message stays out of it, or a scorer reading "the only string" would take it for the
-answer)."""
 
 
 def now() -> str:
@@ -263,7 +258,7 @@ def format_error_of(status: str, parse_error: Any) -> str | None:
     """The ``parse_error`` of a finished (``ok``) example's outputs: its answer could not be
     read in the task's format (no call line, no JSON list, no tool called), and it is scored
     as it is; ``None`` when it was read, or when the workflow failed (``model_error`` outputs are
-    :data:`EMPTY_OUTPUTS`, counted apart)."""
+    :data:`~tooleval_agents.contracts.EMPTY_OUTPUTS`, counted apart)."""
     return str(parse_error) if status == "ok" and parse_error else None
 
 

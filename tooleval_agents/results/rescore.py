@@ -33,13 +33,22 @@ from typing import Any
 
 from pydantic import Field
 
-from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, ScoringContext, Split
+from tooleval_agents.contracts import (
+    EMPTY_OUTPUTS,
+    ExampleScore,
+    Metrics,
+    Scorer,
+    ScoringContext,
+    Split,
+)
 from tooleval_agents.data.datadir import resolve_data_dir, samples_dir
 from tooleval_agents.data.jsonio import atomic_write_text, parse_json
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.registry import build_scorer, get_benchmark, scoring_options_of
-from tooleval_agents.results.records import EMPTY_OUTPUTS, ExampleResult, RunConfig, now
+from tooleval_agents.results.epochs import epoch_id, split_epoch, with_epochs
+from tooleval_agents.results.fault_metrics import with_fault_metrics
+from tooleval_agents.results.records import ExampleResult, RunConfig, now
 from tooleval_agents.results.rundir import (
     CONFIG,
     EXAMPLES,
@@ -49,10 +58,8 @@ from tooleval_agents.results.rundir import (
     dataset_hash,
     edited_note,
 )
+from tooleval_agents.results.selection import select
 from tooleval_agents.results.summary import summarize, summarize_dir
-from tooleval_agents.run.epochs import epoch_id, split_epoch, with_epochs
-from tooleval_agents.run.faults import with_fault_metrics
-from tooleval_agents.run.selection import select
 
 RESCORED_SUMMARY = "summary.rescored.json"
 

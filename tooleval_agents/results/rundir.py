@@ -4,7 +4,7 @@ only code that reads or writes it.
 * ``config.json`` -- what was run (:class:`RunConfig`; never a secret).
 * ``examples.jsonl`` -- append-only, one :class:`ExampleResult` per finished attempt; the last
   line of an example wins, so a resume can retry infrastructure errors by appending. Each line
-  is sealed (:func:`~tooleval_agents.results.journal.seal`: it ends with a ``line_digest`` of its
+  is sealed (:func:`~tooleval_agents.data.journal.seal`: it ends with a ``line_digest`` of its
   own
   bytes), so a line changed after it was written is found (:meth:`RunDir.edited`): a resume
   runs its example again, re-scoring refuses the run. A line without one (written by an
@@ -30,6 +30,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, Field
 
 from tooleval_agents.contracts import Metrics
+from tooleval_agents.data.journal import JournalFile, repair_torn_tail, seal, seal_state
 from tooleval_agents.data.jsonio import atomic_write_text, read_model, writing
 from tooleval_agents.errors import DataFormatError, NotARunError
 from tooleval_agents.results.dirlock import (
@@ -37,7 +38,6 @@ from tooleval_agents.results.dirlock import (
 )
 from tooleval_agents.results.dirlock import RunLockedError as RunLockedError
 from tooleval_agents.results.dirlock import hold_directory
-from tooleval_agents.results.journal import JournalFile, repair_torn_tail, seal, seal_state
 from tooleval_agents.results.records import (
     ExampleResult,
     ResultBase,
@@ -208,7 +208,7 @@ class RunDir:
 
     def edited(self) -> list[tuple[int, str]]:
         """``(line number, example id)`` of each example whose latest line was changed after
-        it was written (its seal does not match: :func:`~tooleval_agents.results.journal.seal`;
+        it was written (its seal does not match: :func:`~tooleval_agents.data.journal.seal`;
         or it has none, after a sealed line: no older version wrote it), in file order. A
         changed line that a later line of its example replaced is left out."""
         latest: dict[str, tuple[int, bool]] = {}

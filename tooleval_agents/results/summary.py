@@ -23,10 +23,10 @@ from tooleval_agents.results.dirlock import (
     LOCK as LOCK,  # the run directory's files, with CONFIG...
 )
 from tooleval_agents.results.dirlock import RunLockedError as RunLockedError
+from tooleval_agents.results.epochs import BinaryTally, epoch_summary
 from tooleval_agents.results.intervals import bootstrap_intervals, vectorized_intervals
 from tooleval_agents.results.records import ExampleResult, ResultBase, ResultHead, ScoreHead
 from tooleval_agents.results.rundir import RunDir, RunSummary
-from tooleval_agents.run.epochs import BinaryTally, epoch_summary
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls",
               "unknown_usage", "batched_calls", "batched_input_tokens", "batched_output_tokens",

@@ -21,32 +21,33 @@ from langsmith.evaluation.evaluator import RunEvaluator
 from pydantic_core import to_jsonable_python
 
 from tooleval_agents.contracts import (
+    EMPTY_OUTPUTS,
     ExampleScore,
     Scorer,
     Split,
     feedback,
 )
+from tooleval_agents.data.journal import JournalFile, JournalWriteError
 from tooleval_agents.evaluation import ascore_one, score_one
 from tooleval_agents.models.accounting import CallStats, collect_stats
-from tooleval_agents.models.redaction import (
+from tooleval_agents.models.retry import classify
+from tooleval_agents.models.scheduling import EndpointClosed
+from tooleval_agents.models.tool_calls.counts import counts_of
+from tooleval_agents.redaction import (
     known_secrets,
     redact,
     redact_text,
 )
-from tooleval_agents.models.retry import classify
-from tooleval_agents.models.scheduling import EndpointClosed
-from tooleval_agents.models.tool_calls.counts import counts_of
 from tooleval_agents.results.corpus import Columns
-from tooleval_agents.results.journal import JournalFile, JournalWriteError
-from tooleval_agents.results.records import EMPTY_OUTPUTS, FAILED, ExampleResult, Status, Usage
+from tooleval_agents.results.epochs import split_epoch
+from tooleval_agents.results.records import FAILED, ExampleResult, Status, Usage
 from tooleval_agents.results.rundir import EXAMPLES, RunDir, RunSummary, example_digest, result_line
 from tooleval_agents.results.summary import BATCHED, summarize_dir
+from tooleval_agents.results.transcripts import PromptStore
 from tooleval_agents.run.board import ProgressBoard, current_row
-from tooleval_agents.run.epochs import split_epoch
-from tooleval_agents.run.faults import ToolFaults, fault_session
-from tooleval_agents.run.transcripts import PromptStore
 from tooleval_agents.run.usercode import user_frame
 from tooleval_agents.terminal import shown
+from tooleval_agents.tool_faults import ToolFaults, fault_session
 
 if TYPE_CHECKING:
     from langsmith import Client

@@ -32,9 +32,9 @@ from tooleval_agents.registry import (
     served_agent_io,
     strategies,
 )
-from tooleval_agents.run.faults import parse_tool_faults
-from tooleval_agents.run.selection import parse_samples
+from tooleval_agents.results.selection import parse_samples
 from tooleval_agents.run.spec import RunSpec
+from tooleval_agents.tool_faults import parse_tool_faults
 
 Cell = tuple[Split, str | None, Any, Any, dict[str, Any]]
 """One run of a grid: ``(split, strategy named or None, model, agent or None, options)``."""

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from tooleval_agents.data.paths import inside
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.models.redaction import redact
+from tooleval_agents.redaction import redact
 from tooleval_agents.results.records import RunConfig
 from tooleval_agents.results.rundir import CONFIG, EXAMPLES, RunDir
 from tooleval_agents.run.experiment import _jsonable

@@ -15,11 +15,11 @@ from tooleval_agents.contracts import (
 )
 from tooleval_agents.models.chat_models import ContentChatModel
 from tooleval_agents.models.identity import model_name_of, provider_of
-from tooleval_agents.models.redaction import (
-    TRANSPORT_ARGS,
-)
 from tooleval_agents.models.specs import (
     ENDPOINT_ARGS,
+)
+from tooleval_agents.redaction import (
+    TRANSPORT_ARGS,
 )
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.models.server_identity import (
     server_changed,
 )
+from tooleval_agents.results.epochs import epoch_id
 from tooleval_agents.results.records import RunConfig
 from tooleval_agents.results.rundir import (
     CONFIG,
@@ -28,9 +29,8 @@ from tooleval_agents.results.rundir import (
     edited_note,
     example_digest,
 )
-from tooleval_agents.run.epochs import epoch_id
-from tooleval_agents.run.selection import Picked, select
-from tooleval_agents.run.transcripts import PROMPTS
+from tooleval_agents.results.selection import Picked, select
+from tooleval_agents.results.transcripts import PROMPTS
 
 if TYPE_CHECKING:
     from langsmith.schemas import Example
@@ -103,7 +103,7 @@ def _edited_ids(run_dir: RunDir) -> set[str]:
 def _data_digests(every: Sequence[Example], epochs: int,
                   wanted: Mapping[str, Prior]) -> dict[str, str]:
     """The data digest of every attempt in ``wanted`` (an epoch's attempt has an id of its
-    own, :func:`~tooleval_agents.run.epochs.epoch_id`, and its example's data), in one pass."""
+    own, :func:`~tooleval_agents.results.epochs.epoch_id`, and its example's data), in one pass."""
     out: dict[str, str] = {}
     for e in every:
         base = str(e.id)

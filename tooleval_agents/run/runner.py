@@ -80,11 +80,6 @@ from tooleval_agents.data.langsmith_datasets import (
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp.log import CALLS
 from tooleval_agents.models.batch.ledger import BATCHES, open_batches
-from tooleval_agents.models.redaction import (
-    model_params,
-    redact,
-    redact_text,
-)
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.models.server_identity import (
     ServerIdentity,
@@ -94,12 +89,19 @@ from tooleval_agents.models.server_identity import (
 from tooleval_agents.models.specs import (
     cache_applies,
 )
+from tooleval_agents.redaction import (
+    model_params,
+    redact,
+    redact_text,
+)
 from tooleval_agents.registry import (
     Benchmark,
     build_scorer,
     resolve_split,
 )
-from tooleval_agents.results.records import EMPTY_OUTPUTS, DatasetRef, RunConfig
+from tooleval_agents.results.epochs import epoch_id, with_epochs
+from tooleval_agents.results.fault_metrics import with_fault_metrics
+from tooleval_agents.results.records import DatasetRef, RunConfig
 from tooleval_agents.results.rundir import (
     CONFIG,
     EXAMPLES,
@@ -108,8 +110,8 @@ from tooleval_agents.results.rundir import (
     RunSummary,
     dataset_hash,
 )
+from tooleval_agents.results.selection import Picked, select, union
 from tooleval_agents.results.summary import Spend
-from tooleval_agents.run.epochs import epoch_id, with_epochs
 from tooleval_agents.run.experiment import (
     HARNESS_KEY,
     _evaluate,
@@ -118,7 +120,6 @@ from tooleval_agents.run.experiment import (
     _Progress,
     summarize,
 )
-from tooleval_agents.run.faults import with_fault_metrics
 from tooleval_agents.run.identity import RunIdentity, place_run
 from tooleval_agents.run.langsmith_io import (
     experiment_description,
@@ -144,7 +145,6 @@ from tooleval_agents.run.resume import (
     legacy_matches,
     read_prior,
 )
-from tooleval_agents.run.selection import Picked, select, union
 from tooleval_agents.run.spec import RunSpec
 
 if TYPE_CHECKING:
@@ -514,7 +514,7 @@ def run_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client | None 
     return run_sync(arun_experiment(spec, client=client, **options))
 
 
-__all__ = ["EMPTY_OUTPUTS", "HARNESS_KEY", "ResumeError", "RunSpec", "arun_experiment",
+__all__ = ["HARNESS_KEY", "ResumeError", "RunSpec", "arun_experiment",
            "as_target", "cache_applies",
            "dataset_hash", "experiment_name", "model_label", "path_safe", "resolve_split",
            "run_experiment", "run_sync", "summarize"]

@@ -26,12 +26,6 @@ from tooleval_agents.models.batch.openai_http import batch_clients, openai_backe
 from tooleval_agents.models.batch.queue import BatchQueue
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.endpoints import endpoint_key, rate_limiter_for
-from tooleval_agents.models.redaction import (
-    TRANSPORT_ARGS,
-    model_params,
-    redact_text,
-    register_secrets_in,
-)
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.models.retry import (
     RetryingChatModel,
@@ -51,6 +45,12 @@ from tooleval_agents.models.specs import (
     provider_model,
     resolve_model,
 )
+from tooleval_agents.redaction import (
+    TRANSPORT_ARGS,
+    model_params,
+    redact_text,
+    register_secrets_in,
+)
 from tooleval_agents.registry import (
     Benchmark,
     agent_strategies,
@@ -62,7 +62,6 @@ from tooleval_agents.registry import (
     resolve_split,
     served_agent_io,
 )
-from tooleval_agents.run.faults import KINDS
 from tooleval_agents.run.identity import RunIdentity, run_identity
 from tooleval_agents.run.naming import (
     CONNECTION_ARGS,
@@ -72,6 +71,7 @@ from tooleval_agents.run.naming import (
 )
 from tooleval_agents.run.spec import RunSpec
 from tooleval_agents.run.usercode import code_identity
+from tooleval_agents.tool_faults import KINDS
 
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooleval_agents.models.batch.settings import BatchSettings
-from tooleval_agents.run.faults import ToolFaults, parse_tool_faults
-from tooleval_agents.run.selection import parse_samples
+from tooleval_agents.results.selection import parse_samples
+from tooleval_agents.tool_faults import ToolFaults, parse_tool_faults
 
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
@@ -55,10 +55,11 @@ class RunSpec:
     limit: int | None = None
     """Run the first ``limit`` examples (of ``samples`` when given) only."""
     samples: str | None = None
-    """Split indices and ranges to run, e.g. ``"10-20,37"`` (:mod:`tooleval_agents.run.selection`).
-    The run directory keeps every example it ran: another selection extends it."""
+    """Split indices and ranges to run, e.g. ``"10-20,37"``
+    (:mod:`tooleval_agents.results.selection`). The run directory keeps every example it ran:
+    another selection extends it."""
     epochs: int = 1
-    """Attempts per example (:mod:`tooleval_agents.run.epochs`): pass@k, pass^k and the spread
+    """Attempts per example (:mod:`tooleval_agents.results.epochs`): pass@k, pass^k and the spread
     across attempts join the summary."""
     max_concurrency: int = 8
     """Examples in flight at once (1 for a local one-request-at-a-time server)."""
@@ -94,7 +95,7 @@ class RunSpec:
     """``init_chat_model`` arguments of a judge spec."""
     tool_faults: str | ToolFaults | None = None
     """Seeded tool faults, e.g. ``"rate=0.2,kinds=error+timeout,seed=0"``
-    (:mod:`tooleval_agents.run.faults`); ``rate=0`` or ``None``: none."""
+    (:mod:`tooleval_agents.tool_faults`); ``rate=0`` or ``None``: none."""
     agent_cmd: str | None = None
     """An agent command as the system under test (:mod:`tooleval_agents.mcp.external`): run
     per example with its MCP session's URL and the request; the calls its session answered

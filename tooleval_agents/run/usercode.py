@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tooleval_agents.models.redaction import model_params
+from tooleval_agents.redaction import model_params
 
 OWN_PACKAGE = "tooleval_agents"
 MAX_DEPTH = 12

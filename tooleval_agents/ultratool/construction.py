@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tooleval_agents.data.journal import JournalFile
 from tooleval_agents.data.jsonio import (
     atomic_write_text,
     dump_jsonl,
@@ -28,7 +29,6 @@ from tooleval_agents.data.jsonio import (
     parse_json,
 )
 from tooleval_agents.errors import DataFormatError
-from tooleval_agents.results.journal import JournalFile
 from tooleval_agents.ultratool.records import RawSample, ToolSkeleton
 from tooleval_agents.ultratool.stubs import execute_plan, plan_items
 
@@ -143,7 +143,7 @@ def journal_path(out: Path) -> Path:
 
 class Journal:
     """The finished work of a build (last line per key wins), appended line by line through a
-    :class:`~tooleval_agents.results.journal.JournalFile` (a torn last line is cut before the first
+    :class:`~tooleval_agents.data.journal.JournalFile` (a torn last line is cut before the first
     append; the first failed write ends the build)."""
 
     def __init__(self, path: Path) -> None:

@@ -39,7 +39,7 @@ from tooleval_agents.results.dirlock import holder
 from tooleval_agents.results.records import ExampleResult
 from tooleval_agents.results.rescore import current_summary
 from tooleval_agents.results.rundir import CONFIG, RunDir, RunSummary
-from tooleval_agents.run.transcripts import read_prompts
+from tooleval_agents.results.transcripts import read_prompts
 from tooleval_agents.verdict import Verdict
 from tooleval_agents.viewer.verdicts import Explainer
 

@@ -84,7 +84,7 @@ from tooleval_agents.evaluators.ultratool.judge.verdicts import (
     ToolCreationVerdict,
 )
 from tooleval_agents.evaluators.ultratool.planning_structure import clean_plan, prediction_text
-from tooleval_agents.models.redaction import redact_text
+from tooleval_agents.redaction import redact_text
 from tooleval_agents.ultratool.records import Lang, step_id
 
 __all__ = [

@@ -6,7 +6,7 @@ within the provider's window (24 hours) instead of seconds.
 * :mod:`.queue`: calls gathered into batches, each caller answered from its batch;
 * :mod:`.ledger`: the run directory's ``batches.jsonl``, so a resumed run polls the batches it
   sent instead of sending them again;
-* :mod:`.backends`: OpenAI's Batch API (the ``openai`` SDK) and Anthropic's Message Batches;
+* :mod:`.backends`: OpenAI's Batch API (the ``openai`` SDK);
 * :mod:`.openai_http`: OpenAI-compatible LangChain models batched at their HTTP requests.
 """
 

@@ -1,6 +1,7 @@
 """The providers' batch interfaces, each behind :class:`BatchBackend`: OpenAI's Batch API (and
 every server that implements it: files, batches, output and error files) through the ``openai``
-SDK, and Anthropic's Message Batches through the ``anthropic`` SDK when it is installed.
+SDK. (Anthropic's Message Batches are not supported: ``langchain-anthropic`` offers no public
+way to reach ``ChatAnthropic``'s HTTP requests; see docs/cost.md.)
 
 A backend sends a batch of request bodies, reports its status, and reads its results back as
 one :class:`Outcome` per ``custom_id``.
@@ -15,7 +16,7 @@ from typing import Any, Protocol
 from tooleval_agents.data.jsonio import parse_json
 
 FINAL = frozenset({"completed", "failed", "expired", "cancelled", "ended", "canceled"})
-"""Statuses after which a batch changes no more (OpenAI's and Anthropic's)."""
+"""Statuses after which a batch changes no more."""
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tooleval_agents.data.journal import JournalFile, repair_torn_tail
 from tooleval_agents.data.jsonio import parse_json
-from tooleval_agents.results.journal import JournalFile, repair_torn_tail
 
 BATCHES = "batches.jsonl"
 """The ledger's file name in a run directory."""

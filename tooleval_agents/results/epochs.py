@@ -3,8 +3,8 @@
 Epoch 0 is the example itself; epoch ``e > 0`` is a copy with its own id (so results,
 resumes and comparisons keep working per attempt), the same index, and the epoch in its
 inputs under :data:`EPOCH_KEY`, which the runner takes out before the workflow sees them and
-sets on the example's :class:`~tooleval_agents.models.accounting.CallStats`: the response cache keys on
-it
+sets on the example's :class:`~tooleval_agents.models.accounting.CallStats`: the response
+cache keys on it
 (a repeated attempt is a new sample, not a replay) and ``noisy-reference`` folds it into its
 seed (other corruptions per epoch, the same on every rerun).
 

@@ -3,8 +3,8 @@ the strategy or agent: the transcript a viewer shows.
 
 The model wrapper (:class:`~tooleval_agents.models.retry.RetryingChatModel`) writes each call
 (its messages, the tools bound, the answer or the error; cache hits too) into the example's
-:class:`~tooleval_agents.models.accounting.CallStats` (a context variable: concurrent examples do not
-mix); whatever strategy or agent calls the model under test, its calls are there.
+:class:`~tooleval_agents.models.accounting.CallStats` (a context variable: concurrent
+examples do not mix); whatever strategy or agent calls the model under test, its calls are there.
 
 Messages and tool definitions are stored once per run directory in ``prompts.jsonl``
 (:class:`PromptStore`, content-addressed: a system prompt or an API catalog shared by 800
@@ -20,9 +20,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tooleval_agents.data.journal import JournalFile
 from tooleval_agents.data.jsonio import parse_json
-from tooleval_agents.models.redaction import redact
-from tooleval_agents.results.journal import JournalFile
+from tooleval_agents.redaction import redact
 from tooleval_agents.results.records import ModelCall
 
 PROMPTS = "prompts.jsonl"
@@ -53,10 +53,10 @@ def read_prompts(run_dir: Path | str) -> dict[str, Any]:
 class PromptStore:
     """A run directory's ``prompts.jsonl``: ``{"id", "value"}`` lines, each value once.
 
-    Appended through a :class:`~tooleval_agents.results.journal.JournalFile` (a torn last line is
+    Appended through a :class:`~tooleval_agents.data.journal.JournalFile` (a torn last line is
     cut
     before the first append; a failed write raises
-    :class:`~tooleval_agents.results.journal.JournalWriteError` and ends the store); :meth:`close`
+    :class:`~tooleval_agents.data.journal.JournalWriteError` and ends the store); :meth:`close`
     when done."""
 
     def __init__(self, run_dir: Path | str, *, secrets: list[str] | None = None) -> None:
@@ -86,8 +86,8 @@ class PromptStore:
         self.file.close()
 
     def calls(self, recorded: list[dict[str, Any]]) -> list[ModelCall]:
-        """Recorded calls (:meth:`~tooleval_agents.models.accounting.CallStats.record_call`) with their
-        messages and tools stored here."""
+        """Recorded calls (:meth:`~tooleval_agents.models.accounting.CallStats.record_call`)
+        with their messages and tools stored here."""
         out = []
         for call in recorded:
             tools = call.get("tools")
