@@ -32,6 +32,7 @@ from helpers import HANG_GUARD_S
 from http_fixtures import serve_directory
 
 from tooleval_agents import registry
+from tooleval_agents.run.runner import run_experiment
 
 PACKAGE = Path(__file__).parent / "plugins" / "trivia"
 SCRIPTED = Path(__file__).parent / "scripted_mcp_agent.py"
@@ -228,3 +229,15 @@ def test_broken_plugin_is_skipped_with_a_warning(monkeypatch: pytest.MonkeyPatch
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         registry.benchmarks()  # loaded once: no second warning
+
+
+def test_only_a_benchmark_can_be_registered(samples: Path, tmp_path: Path) -> None:
+    """A path given where a benchmark goes (``run_experiment(data_dir, ...)``) is refused; it
+    once joined the registry under its folder's name and broke every later run's listing."""
+    before = registry.benchmarks()
+    with pytest.raises(TypeError, match="must be a Benchmark, not PosixPath"):
+        registry.register(samples)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="must be a Benchmark"):
+        run_experiment(samples, model="reference", out=tmp_path,  # type: ignore[arg-type]
+                       progress=False, upload=False)
+    assert registry.benchmarks() == before

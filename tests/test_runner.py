@@ -166,7 +166,7 @@ def test_workflow_failures_are_scored_as_wrong_not_dropped(tmp_path: Path) -> No
     assert sorted(r["index"] for r in failed) == [1, 3]
     assert all(r["error_kind"] == "ValueError" and "cannot be parsed" in r["error"]
                for r in failed)
-    assert all(r["error_at"].startswith("test_runner.py:") and r["error_at"].endswith(
+    assert all(r["error_at"].startswith("toy_benchmark.py:") and r["error_at"].endswith(
         " in parse") for r in failed)  # the last frame in the user's code
     assert all(r["score"]["scores"]["accuracy"] == 0.0 for r in failed)
 

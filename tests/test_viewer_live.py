@@ -66,7 +66,7 @@ def test_a_stale_lock_whose_pid_was_reused_is_not_a_running_run(
         samples: Path, tmp_path: Path) -> None:
     # Issue 33: a .lock left by kill -9 whose PID is alive again (PID 1 in a container is
     # always alive) showed the run as running forever, and the served page reloaded endlessly.
-    path = Path(run(samples, tmp_path / "runs", "appbench", subset="ss",
+    path = Path(run("appbench", samples, tmp_path / "runs", subset="ss",
                     model="reference").run_dir)
     (path / "summary.json").unlink()  # killed before its summary
     (path / LOCK).write_text("1\n", encoding="ascii")  # an alive PID that holds no lock
@@ -79,7 +79,7 @@ def test_a_stale_lock_whose_pid_was_reused_is_not_a_running_run(
     finally:
         live.close()
     # `run` takes such a lock over, and resumes
-    done = run(samples, tmp_path / "runs", "appbench", subset="ss", model="reference")
+    done = run("appbench", samples, tmp_path / "runs", subset="ss", model="reference")
     assert done.metrics["success"] == 100.0 and not (path / LOCK).exists()
 
 

@@ -199,7 +199,14 @@ _LOADING = False
 
 
 def register(benchmark: Benchmark) -> Benchmark:
-    """Add a benchmark to the registry (replacing one of the same name)."""
+    """Add a benchmark to the registry (replacing one of the same name).
+
+    Raises:
+        TypeError: ``benchmark`` is not a :class:`Benchmark` (a path or a name, say).
+    """
+    if not isinstance(benchmark, Benchmark):
+        raise TypeError(f"a benchmark to register must be a Benchmark, not "
+                        f"{type(benchmark).__name__} ({printable(str(benchmark))[:80]})")
     _REGISTRY[benchmark.name] = benchmark
     return benchmark
 

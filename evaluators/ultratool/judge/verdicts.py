@@ -4,7 +4,7 @@ supports them."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -82,7 +82,10 @@ class DimensionVerdict(BaseModel):
     """The judge's verdict on one dimension."""
 
     reason: str = Field(description="Why this score, against the definition and the reference.")
-    score: int = Field(description="Integer from 1 to 10; the reference would score 8.")
+    score: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] = Field(
+        description="Integer from 1 to 10; the reference would score 8.")
+    """An enum, not an integer with bounds: a server that decodes under the schema's grammar
+    (llama-cpp-python's) ignores ``minimum``/``maximum``, but cannot write 12 outside an enum."""
 
 
 class PlanningVerdict(BaseModel):
