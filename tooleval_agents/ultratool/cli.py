@@ -236,8 +236,9 @@ def agreement(
                                        show_default=False)],
     lang: Annotated[str, typer.Option("--lang", help="en or zh.", show_default=False)],
     judgments: Annotated[Path | None, typer.Option(
-        "--judgments", help="Recorded planning judgments (default: the published GPT-4 ones, "
-        "predictions/<lang>/gpt-4/eval/planning_eval.json in the data directory).")] = None,
+        "--judgments", help="Recorded planning judgments (default: the published GPT-4 ones of "
+        "the language: gpt-4/eval/planning_eval.json in its folder under predictions/ in "
+        "the data directory).")] = None,
     judge_arg: Annotated[list[str] | None, typer.Option(
         "--judge-arg", help="init_chat_model argument KEY=VALUE for the judge (repeatable), "
         "e.g. --judge-arg base_url=http://127.0.0.1:8765/v1.")] = None,
