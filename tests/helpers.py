@@ -20,6 +20,7 @@ made without a run), :mod:`fake_judges` (judge models and verdicts).
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import shutil
@@ -49,6 +50,18 @@ SHARED_DATA = Path(os.environ.get("TOOLEVAL_SHARED_DATA", REPO.parent / "shared"
 REQUIRE_SHARED_DATA = os.environ.get("TOOLEVAL_REQUIRE_SHARED_DATA", "") not in ("", "0")
 """CI has the data and sets this, so a missing copy (or official scorer) fails there instead
 of skipping."""
+REQUIRE_INSPECT = os.environ.get("TOOLEVAL_REQUIRE_INSPECT", "") not in ("", "0")
+"""CI installs the inspect extra and sets this: a missing inspect_ai fails there, not skips."""
+
+
+def needs_inspect() -> None:
+    """Skip the test where inspect_ai (the ``inspect`` extra) is not installed, with the reason;
+    fail instead under ``TOOLEVAL_REQUIRE_INSPECT``."""
+    if importlib.util.find_spec("inspect_ai") is None:
+        message = 'inspect_ai is not installed (pip install -e ".[inspect]")'
+        if REQUIRE_INSPECT:
+            pytest.fail(message + "; TOOLEVAL_REQUIRE_INSPECT is set, so this is an error")
+        pytest.skip(message)
 HANG_GUARD_S = 600.0
 """How long a test waits for an event that comes at once unless the code under test is
 broken: a guard against hanging the suite, never a speed bound."""

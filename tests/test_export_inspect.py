@@ -3,34 +3,24 @@ own writer, read back with inspect's own reader (same samples, scores, metrics, 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run
+from helpers import needs_inspect, run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
 from tooleval_agents.results.rundir import RunDir
 
-HAVE_INSPECT = importlib.util.find_spec("inspect_ai") is not None
-# CI installs the extra and sets this, so a missing inspect_ai fails there instead of skipping.
-REQUIRE_INSPECT = os.environ.get("TOOLEVAL_REQUIRE_INSPECT", "") not in ("", "0")
-
 
 @pytest.fixture
 def read_log() -> Callable[[Path], Any]:
     """inspect_ai's reader; skips (fails under TOOLEVAL_REQUIRE_INSPECT) without the extra."""
-    if not HAVE_INSPECT:
-        message = 'inspect_ai is not installed (pip install -e ".[inspect]")'
-        if REQUIRE_INSPECT:
-            pytest.fail(message + "; TOOLEVAL_REQUIRE_INSPECT is set, so this is an error")
-        pytest.skip(message)
+    needs_inspect()
     from inspect_ai.log import read_eval_log
 
     return read_eval_log  # type: ignore[no-any-return]

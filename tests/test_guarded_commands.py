@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from helpers import needs_inspect
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
@@ -72,6 +73,7 @@ app(sys.argv[1:])
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)")
 def test_kill_9_during_an_export_leaves_nothing_beside_its_output(run_dir: Path,
                                                                   tmp_path: Path) -> None:
+    needs_inspect()  # the export writes inspect_ai's log
     out = tmp_path / "logs" / "run.eval"
     out.parent.mkdir()
     child = subprocess.Popen([sys.executable, "-c", SLOW_FSYNC, "export", "run",
@@ -102,6 +104,7 @@ def _full_disk(*command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_a_full_disk_names_the_file_and_leaves_no_half_site(run_dir: Path,
                                                             tmp_path: Path) -> None:
+    needs_inspect()  # the export writes inspect_ai's log
     site = tmp_path / "site"
     done = _full_disk("view", str(run_dir), "--out", str(site), cwd=tmp_path)
     assert done.returncode == 1, done.stderr
@@ -139,6 +142,7 @@ def test_a_damaged_line_is_set_aside_and_its_example_run_again(run_dir: Path,
 
 
 def test_a_line_without_a_digest_is_no_extra_example(run_dir: Path, tmp_path: Path) -> None:
+    needs_inspect()  # the export writes inspect_ai's log
     file = run_dir / "examples.jsonl"
     line = json.loads(file.read_text(encoding="utf-8").splitlines()[0])
     line.pop("line_digest")

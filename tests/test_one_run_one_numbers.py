@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import needs_inspect
 from typer.testing import CliRunner
 
 from tooleval_agents import run_experiment
@@ -393,7 +394,7 @@ def test_case_9_a_stopped_runs_old_summary_is_never_its_figures(
     # the next run finishes it and its summary is the directory's again
     assert tooleval(*base, "--limit", "200").exit_code == 0
     assert summary_of(run_dir)["counts"]["scored"] == 200
-    pytest.importorskip("inspect_ai")
+    needs_inspect()
     exported = tooleval("export", "run", run_dir, "--out", tmp_path / "log.json")
     assert exported.exit_code == 0, exported.output
 
