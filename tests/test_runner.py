@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
-import os
 import signal
 import threading
 import uuid
@@ -527,7 +526,9 @@ def test_an_interrupt_winds_down_every_task_of_the_run_loop() -> None:
     def interrupt() -> None:
         if started.wait(HANG_GUARD_S):
             sent.append(True)
-            os.kill(os.getpid(), signal.SIGINT)  # a real signal wakes the waiting main thread
+            # A real signal, to the main thread: only the thread that receives it stops waiting
+            # (sent to the process, it may land on another thread, and the main one waits on).
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     own = LoopThread()
     # Started as a shell's background job, this process may ignore SIGINT: handle it as a
