@@ -51,6 +51,7 @@ from fake_openai import FakeOpenAI
 from local_model import ALIAS, gguf, serve_logged
 from reference_server import ReferenceResponder
 
+from tooleval_agents.models.scheduling import common_prefix
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.results.transcripts import read_prompts
 from tooleval_agents.run.runner import run_experiment
@@ -111,14 +112,6 @@ def tokenizer() -> tuple[str, Callable[[str], list[int]]]:
                                               for i in range(0, len(text), 4)]
 
 
-def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
 @dataclass
 class Share:
     """Input tokens of a run's requests and the part each kind of prefix cache serves."""
@@ -146,8 +139,8 @@ def cacheable(texts: Sequence[str], tokenize: Callable[[str], list[int]]) -> Sha
     seen: list[list[int]] = []
     for text in texts:
         tokens = tokenize(text)
-        last = _lcp(seen[-1], tokens) if seen else 0
-        best = max((_lcp(s, tokens) for s in seen), default=0)
+        last = common_prefix(seen[-1], tokens) if seen else 0
+        best = max((common_prefix(s, tokens) for s in seen), default=0)
         best = min(best, len(tokens) - 1) if tokens else 0  # the last token is always read
         share.requests += 1
         share.tokens += len(tokens)

@@ -27,14 +27,16 @@ import itertools
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage
 
+Prefixed = TypeVar("Prefixed", str, list[int])
 
-def common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix of ``a`` and ``b`` (slice comparisons, O(n log n)
-    character compares done in C).
+
+def common_prefix(a: Prefixed, b: Prefixed) -> int:
+    """Length of the longest common prefix of ``a`` and ``b``, texts or token lists (slice
+    comparisons, O(n log n) element compares done in C).
 
     >>> common_prefix("abcdef", "abcxyz"), common_prefix("", "a"), common_prefix("ab", "ab")
     (3, 0, 2)
