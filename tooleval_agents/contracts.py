@@ -48,9 +48,8 @@ SubsetKind = Literal["language", "category"]
 EMPTY_OUTPUTS: dict[str, Any] = {"raw_outputs": [], "prediction": "", "parse_error": None,
                                   "trace": [], "usage": None}
 """What a failed workflow (``model_error``, ``agent_error``) answered: scored like an empty
-answer (the error
-message stays out of it, or a scorer reading "the only string" would take it for the
-answer)."""
+answer (the error message stays out of it, or a scorer reading "the only string" would take it
+for the answer)."""
 
 
 class RecordMeta(BaseModel):
