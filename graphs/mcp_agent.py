@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
@@ -43,19 +42,6 @@ MakeAgent = Callable[["McpToolbox"], Runnable[Any, Any]]
 """Builds the example's agent on the tools of its session."""
 RECURSION_LIMIT = 4 * DEFAULT_MAX_TURNS + 10
 
-_box: ContextVar[McpToolbox | None] = ContextVar("tooleval_mcp_toolbox", default=None)
-
-
-def _current() -> McpToolbox:
-    box = _box.get()
-    if box is None:
-        raise RuntimeError("no MCP session is open for this example")
-    return box
-
-
-async def _refresh() -> None:
-    await _current().refresh()
-
 
 def session_agent(model: BaseChatModel, *, max_turns: int = DEFAULT_MAX_TURNS,
                   name: str = "agent") -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -63,8 +49,13 @@ def session_agent(model: BaseChatModel, *, max_turns: int = DEFAULT_MAX_TURNS,
     (built once for a split whose tools are the same for every example: binding them is then
     done once, as in the process): it binds what the session lists, any call goes to the
     server, the tools are listed again after each round of calls when they can change."""
-    return react_agent(model, [], tools_for=lambda messages: _current().listed(),
-                       lookup=lambda tool: _current().tool(tool), after_tools=_refresh,
+    from tooleval_agents.mcp.client import current_toolbox  # deferred: the optional mcp extra
+
+    async def refresh() -> None:
+        await current_toolbox().refresh()
+
+    return react_agent(model, [], tools_for=lambda messages: current_toolbox().listed(),
+                       lookup=lambda tool: current_toolbox().tool(tool), after_tools=refresh,
                        max_turns=max_turns, name=name)
 
 _own: list[ToolServer] = []
@@ -89,22 +80,19 @@ def mcp_agent_node(ctx: StrategyContext, io: AgentIO, make_agent: MakeAgent, *,
                    recursion_limit: int = RECURSION_LIMIT) -> Callable[..., Any]:
     """The workflow node that runs one example's agent on its tools over MCP (see the module
     docstring); ``make_agent(toolbox)`` builds the agent."""
-    from tooleval_agents.mcp.client import McpToolbox  # deferred: the optional mcp extra
+    from tooleval_agents.mcp.client import McpClient  # deferred: the optional mcp extra
 
     server = _server(ctx)
+    client = McpClient(server.token)  # the examples' connection pool and tools, made once
 
     async def node(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
         inputs = state["inputs"]
         tools, sent = io.open(inputs), io.messages(inputs)
         session = await server.open(tools, sent, label=example_key(inputs, None))
         try:
-            async with McpToolbox.connect(server.url(session), server.token) as box:
-                token = _box.set(box)
-                try:
-                    messages, stopped = await agent_messages(make_agent(box), sent, config,
-                                                             recursion_limit)
-                finally:
-                    _box.reset(token)
+            async with client.connect(server.url(session)) as box:
+                messages, stopped = await agent_messages(make_agent(box), sent, config,
+                                                         recursion_limit)
         finally:
             await server.close(session)
         update = stopped_at(tools.outputs(messages), stopped and recursion_limit)

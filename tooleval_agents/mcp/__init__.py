@@ -10,6 +10,8 @@
   (``mcp_calls.jsonl``).
 * :mod:`~tooleval_agents.mcp.client`: the tools of a served session as LangChain tools
   (``langchain-mcp-adapters``), for the project's own agents (``-O mcp=true``).
+* :mod:`~tooleval_agents.mcp.transport`: the client side of streamable HTTP for the run's own
+  server -- POST only, JSON answers, kept-alive connections shared by a run's sessions.
 * :mod:`~tooleval_agents.mcp.external`: an agent command as the system under test
   (``tooleval run ... --agent-cmd``).
 
