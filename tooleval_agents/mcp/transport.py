@@ -220,7 +220,8 @@ class _Posting:
         if reply.kind != "application/json":  # the run's server answers POSTs as JSON
             return _failed(request, f"MCP request {request.method}: the server answered "
                            f"{reply.kind or 'no content type'} (HTTP {reply.status})")
-        answer = JSONRPCMessage.model_validate_json(reply.body)
+        # json.loads then validate: pydantic's own JSON path is ~6x slower on this union.
+        answer = JSONRPCMessage.model_validate(json.loads(reply.body))
         if request.method == "initialize" and isinstance(answer.root, JSONRPCResponse):
             sid = reply.headers.get(SESSION_HEADER)
             if sid:
