@@ -8,6 +8,7 @@
 * a controllable clock for asyncio timeouts and sleeps: :class:`ClockLoop` and
   :func:`run_on_clock`; :func:`wait_until` an event, and :data:`HANG_GUARD_S`, the one bound
   on such waits (a guard against a hung suite, never a speed bound);
+* :func:`default_sigint`, for a child that a test stops with SIGINT (Ctrl-C);
 * Chromium for the viewer's rendering tests (:data:`CHROMIUM`, :data:`needs_chromium`);
 * small AppBench records (:func:`weather`, :func:`appbench_file`) and a fake server's answers
   to AppBench prompts (:func:`appbench_responder`).
@@ -24,6 +25,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -74,6 +76,13 @@ def wait_until(ready: Callable[[], bool], what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {HANG_GUARD_S:g} s for {what}")
         time.sleep(0.02)
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child a test stops with SIGINT: a shell's background job (CI, a
+    ``nohup``) starts with SIGINT ignored and its children inherit that, so give the child the
+    default handling a terminal's Ctrl-C meets."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 # ----------------------------------------------------------------------------- runs and the CLI

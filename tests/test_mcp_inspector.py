@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import HANG_GUARD_S, default_sigint
 
 from tooleval_agents.mcp.log import read_log
 
@@ -56,7 +57,7 @@ def test_the_mcp_inspector_lists_the_tools_and_calls_one(samples: Path, tmp_path
     server = subprocess.Popen(
         [sys.executable, "-m", "tooleval_agents", "serve", "appbench", "--category", "ss",
          "--json", "--data-dir", str(samples), "--out", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         assert server.stdout is not None
         served = json.loads(server.stdout.readline() or "{}")
@@ -66,7 +67,7 @@ def test_the_mcp_inspector_lists_the_tools_and_calls_one(samples: Path, tmp_path
 
         def inspect(*args: str) -> object:
             done = subprocess.run([*command, "--cli", *target, *args], capture_output=True,
-                                  text=True, timeout=300)
+                                  text=True, timeout=HANG_GUARD_S)
             assert done.returncode == 0, done.stderr[-2000:]
             return json.loads(done.stdout)
 
@@ -75,7 +76,7 @@ def test_the_mcp_inspector_lists_the_tools_and_calls_one(samples: Path, tmp_path
                          "--tool-arg", "city=Paris")
     finally:
         server.send_signal(signal.SIGINT)
-        server.wait(timeout=60)
+        server.wait(timeout=HANG_GUARD_S)
     names = [t["name"] for t in listed["tools"]]  # type: ignore[index]
     assert len(names) == 33 and "Weather__getweather" in names
     assert called["isError"] is False  # type: ignore[index]

@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Fault, FaultShare
-from helpers import HANG_GUARD_S, SECRET, TESTS, assert_no_secret, cli, wait_until
+from helpers import (
+    HANG_GUARD_S,
+    SECRET,
+    TESTS,
+    assert_no_secret,
+    cli,
+    default_sigint,
+    wait_until,
+)
 from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner, Result
 
@@ -181,11 +189,9 @@ def test_ctrl_c_mid_run_is_one_line_and_resumes(tmp_path: Path) -> None:
             "--max-concurrency", "40", "--json"]
     # Examples 3-39 wait for ever: the interrupt lands mid-run, whatever the machine's load.
     env = {**os.environ, "TOY_RUN": "1", "TOY_HOLD_FROM": "3"}
-    # A shell's background job starts with SIGINT ignored, and a child inherits that: give
-    # the run the default handling a terminal's Ctrl-C meets.
     proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=default_sigint)
     _wait_for_lines(tmp_path / "runs", 3, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=HANG_GUARD_S)
