@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -69,10 +70,16 @@ HANG_GUARD_S = 600.0
 broken: a guard against hanging the suite, never a speed bound."""
 
 
-def wait_until(ready: Callable[[], bool], what: str) -> None:
-    """Poll ``ready`` until it holds; fails after :data:`HANG_GUARD_S` (a hang guard)."""
+def wait_until(ready: Callable[[], bool], what: str,
+               proc: subprocess.Popen[Any] | None = None) -> None:
+    """Poll ``ready`` until it holds; fails after :data:`HANG_GUARD_S` (a hang guard), or at
+    once, with its stderr, if ``proc`` (the process that should bring it about) has ended."""
     deadline = time.monotonic() + HANG_GUARD_S
     while not ready():
+        if proc is not None and proc.poll() is not None:
+            err = proc.stderr.read() if proc.stderr else ""
+            raise AssertionError(f"the process ended (exit {proc.returncode}) before {what}: "
+                                 f"{err!s:.3000}")
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {HANG_GUARD_S:g} s for {what}")
         time.sleep(0.02)

@@ -10,12 +10,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_batch import FakeBatchAPI, Mode
+from helpers import wait_until
 from reference_server import ReferenceResponder, answer
 
 from tooleval_agents.models.batch import BatchSettings
@@ -108,11 +108,8 @@ def test_kill_9_between_submitting_and_collecting_resumes_without_a_second_batch
         command = _cli(api.base_url, samples, tmp_path)
         proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
-        while not any(("GET", p) in api.log for p in [f"/v1/batches/{b}" for b in api.batches]):
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the batch was never polled"
-            time.sleep(0.05)
+        wait_until(lambda: any(("GET", f"/v1/batches/{b}") in api.log for b in api.batches),
+                   "the batch to be polled", proc)
         os.kill(proc.pid, signal.SIGKILL)  # submitted, polled, not collected
         proc.wait()
         ledger = next(tmp_path.glob("appbench-plan-ss-flat-*"))

@@ -11,12 +11,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI
+from helpers import HANG_GUARD_S, wait_until
 from reference_server import ReferenceResponder
 from typer.testing import CliRunner
 
@@ -67,7 +67,7 @@ def test_the_runs_of_a_sweep_are_in_flight_together(samples: Path, tmp_path: Pat
         first_of.setdefault(request.body["model"], request.n)
         if len(first_of) == 2:
             both.set()
-        both.wait(timeout=30)
+        both.wait(timeout=HANG_GUARD_S)
         return gold(request)
 
     with FakeOpenAI(responder) as server:
@@ -158,15 +158,12 @@ def test_kill_9_mid_sweep_loses_nothing_and_the_same_command_resumes_every_run(
         env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
         proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
 
         def finished() -> list[int]:
             return [len(f.read_text().splitlines())
                     for f in sorted(tmp_path.glob("*/examples.jsonl"))]
-        while len(finished()) < 2 or min(finished()) < 1:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        wait_until(lambda: len(finished()) >= 2 and min(finished()) >= 1,
+                   "both runs to finish an example", proc)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         before = finished()

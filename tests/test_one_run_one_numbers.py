@@ -24,13 +24,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import needs_inspect
+from helpers import needs_inspect, wait_until
 from typer.testing import CliRunner
 
 from tooleval_agents import run_experiment
@@ -335,14 +334,12 @@ def test_case_8_an_epoch_run_killed_with_9_resumes_what_it_had_not_done(
     env = {**os.environ, "TOY_RUN": "1"}
     proc = subprocess.Popen(_toy_cli(args), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    file = tmp_path / "not-yet"
-    while time.monotonic() < deadline:
-        file = next((tmp_path / "EP").glob("*/" + EXAMPLES), file)
-        if file.is_file() and len(file.read_text().splitlines()) >= 12:  # epoch 1 began
-            break
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        time.sleep(0.02)
+
+    def epoch_1_began() -> bool:
+        file = next((tmp_path / "EP").glob("*/" + EXAMPLES), None)
+        return file is not None and len(file.read_text().splitlines()) >= 12
+    wait_until(epoch_1_began, "epoch 1 to begin", proc)
+    file = next((tmp_path / "EP").glob("*/" + EXAMPLES))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     done_before = len(RunDir(file.parent).results())
@@ -371,12 +368,8 @@ def test_case_9_a_stopped_runs_old_summary_is_never_its_figures(
               f"sys.argv = ['tooleval', *{[*base, '--limit', '200']!r}]; main()")
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if len((run_dir / EXAMPLES).read_bytes().splitlines()) >= 72:
-            break
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        time.sleep(0.01)
+    wait_until(lambda: len((run_dir / EXAMPLES).read_bytes().splitlines()) >= 72,
+               "72 examples to be written", proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     held = len(RunDir(run_dir).results())
