@@ -6,8 +6,9 @@
   ``tooleval`` command through Typer's runner);
 * secrets: :data:`SECRET` and :func:`assert_no_secret`;
 * a controllable clock for asyncio timeouts and sleeps: :class:`ClockLoop` and
-  :func:`run_on_clock`; :func:`wait_until` an event, and :data:`HANG_GUARD_S`, the one bound
-  on such waits (a guard against a hung suite, never a speed bound);
+  :func:`run_on_clock`; :func:`wait_until` an event (:func:`wait_for_examples`: a run's
+  examples), and :data:`HANG_GUARD_S`, the one bound on such waits (a guard against a hung
+  suite, never a speed bound);
 * :func:`default_sigint`, for a child that a test stops with SIGINT (Ctrl-C);
 * Chromium for the viewer's rendering tests (:data:`CHROMIUM`, :data:`needs_chromium`);
 * small AppBench records (:func:`weather`, :func:`appbench_file`) and a fake server's answers
@@ -40,6 +41,7 @@ from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.registry import get_benchmark, get_strategy
+from tooleval_agents.results.rundir import EXAMPLES
 from tooleval_agents.run.runner import run_experiment
 
 T = TypeVar("T")
@@ -83,6 +85,20 @@ def wait_until(ready: Callable[[], bool], what: str,
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {HANG_GUARD_S:g} s for {what}")
         time.sleep(0.02)
+
+
+def wait_for_examples(root: Path, n: int, proc: subprocess.Popen[Any],
+                      pattern: str = "*") -> Path:
+    """The run directory under ``root`` (the first matching ``pattern``), once its examples
+    file has ``n`` lines, written by ``proc`` (see :func:`wait_until`)."""
+    def written() -> Path | None:
+        file = next(root.glob(f"{pattern}/{EXAMPLES}"), None)
+        return file.parent if file and len(file.read_bytes().splitlines()) >= n else None
+
+    wait_until(lambda: written() is not None, f"{n} examples written under {root}", proc)
+    found = written()
+    assert found is not None
+    return found
 
 
 def default_sigint() -> None:

@@ -12,11 +12,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import wait_until
 from typer.testing import CliRunner
 
 from tooleval_agents import agent_io_for, get_benchmark
@@ -223,11 +223,8 @@ def test_resume_after_kill_9_runs_the_cut_example_from_a_clean_session(
          "--no-cache", "--no-progress"], env=env, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     try:
-        for _ in range(4800):  # the cut example's agent made its first call and waits
-            if marker.exists() and marker.read_text():
-                break
-            assert first.poll() is None, first.communicate()
-            time.sleep(0.05)
+        wait_until(lambda: marker.exists() and bool(marker.read_text()),
+                   "the cut example's agent to make its first call", first)
         (run_dir,) = out.iterdir()
         with pytest.raises(RunLockedError, match="in use"), RunDir(run_dir).lock():
             pass  # a second run of it now stops at once

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import needs_inspect, wait_until
+from helpers import needs_inspect, wait_for_examples
 from typer.testing import CliRunner
 
 from tooleval_agents import run_experiment
@@ -334,17 +334,12 @@ def test_case_8_an_epoch_run_killed_with_9_resumes_what_it_had_not_done(
     env = {**os.environ, "TOY_RUN": "1"}
     proc = subprocess.Popen(_toy_cli(args), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-
-    def epoch_1_began() -> bool:
-        file = next((tmp_path / "EP").glob("*/" + EXAMPLES), None)
-        return file is not None and len(file.read_text().splitlines()) >= 12
-    wait_until(epoch_1_began, "epoch 1 to begin", proc)
-    file = next((tmp_path / "EP").glob("*/" + EXAMPLES))
+    run_dir = wait_for_examples(tmp_path / "EP", 12, proc)  # epoch 1 began
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    done_before = len(RunDir(file.parent).results())
+    done_before = len(RunDir(run_dir).results())
     assert 12 <= done_before < 20
-    assert any(r.epoch == 1 for r in RunDir(file.parent).results().values())
+    assert any(r.epoch == 1 for r in RunDir(run_dir).results().values())
     env["TOY_RUN"] = "2"
     resumed = subprocess.run(_toy_cli(args), env=env, capture_output=True, text=True,
                              timeout=120)
@@ -368,8 +363,7 @@ def test_case_9_a_stopped_runs_old_summary_is_never_its_figures(
               f"sys.argv = ['tooleval', *{[*base, '--limit', '200']!r}]; main()")
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-    wait_until(lambda: len((run_dir / EXAMPLES).read_bytes().splitlines()) >= 72,
-               "72 examples to be written", proc)
+    wait_for_examples(tmp_path / "runs", 72, proc, run_dir.name)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     held = len(RunDir(run_dir).results())

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Fault, FaultShare
@@ -20,7 +19,7 @@ from helpers import (
     assert_no_secret,
     cli,
     default_sigint,
-    wait_until,
+    wait_for_examples,
 )
 from toy_benchmark import echo_answer, register_toy, write_toy
 from typer.testing import CliRunner, Result
@@ -128,20 +127,8 @@ def _cli_script(args: list[str]) -> list[str]:
     return [sys.executable, "-c", code]
 
 
-def _run_dir(root: Path) -> Path:
-    """The toy run's directory (its name ends with the hash of its options), once made."""
-    return next(root.glob("toy-echo-en-echo-reference*"), root / "not-yet")
-
-
-def _wait_for_lines(root: Path, n: int, proc: subprocess.Popen[Any]) -> Path:
-    """The run directory, once its examples file has ``n`` lines (the run is held there)."""
-    def written() -> bool:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        file = _run_dir(root) / EXAMPLES
-        return file.is_file() and len(file.read_text().splitlines()) >= n
-
-    wait_until(written, f"{n} results in {root}")
-    return _run_dir(root)
+TOY_RUN_DIR = "toy-echo-en-echo-reference*"
+"""The toy run's directory (its name ends with the hash of its options)."""
 
 
 def test_kill_9_then_rerun_resumes_without_redoing_finished_examples(tmp_path: Path) -> None:
@@ -154,7 +141,7 @@ def test_kill_9_then_rerun_resumes_without_redoing_finished_examples(tmp_path: P
     env = {**os.environ, "TOY_RUN": "1", "TOY_HOLD_FROM": "4"}
     proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-    run_dir = _wait_for_lines(tmp_path / "runs", 4, proc)
+    run_dir = wait_for_examples(tmp_path / "runs", 4, proc, TOY_RUN_DIR)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
@@ -192,7 +179,7 @@ def test_ctrl_c_mid_run_is_one_line_and_resumes(tmp_path: Path) -> None:
     proc = subprocess.Popen(_cli_script(args), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=default_sigint)
-    _wait_for_lines(tmp_path / "runs", 3, proc)
+    wait_for_examples(tmp_path / "runs", 3, proc, TOY_RUN_DIR)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=HANG_GUARD_S)
     assert proc.returncode == 130, err
