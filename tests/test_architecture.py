@@ -217,9 +217,12 @@ def test_no_module_import_cycle() -> None:
     assert sorted(sorted(c) for c in nx.simple_cycles(graph)) == []
 
 
-FOLDERS = ("data", "models", "results", "mcp", "run", "cli")
-"""The core's folders, lowest first: each imports only the folders before it (the core's
-top-level modules, the contracts, registry and the like, are not a folder of this order)."""
+LAYERS = (("data",), ("models",), ("results",), ("gateway", "mcp"), ("run",), ("cli",))
+"""The core's folders as layers, lowest first: each imports only the folders of its own layer
+and those before it (the core's top-level modules, the contracts, registry and the like, are
+not a folder of this order). The model gateway sits beside the MCP server: both serve an
+outside agent what a run holds (its model, its tools)."""
+FOLDERS = {folder: level for level, folders in enumerate(LAYERS) for folder in folders}
 
 
 def folder_of(module: str) -> str | None:
@@ -231,8 +234,16 @@ def folder_of(module: str) -> str | None:
 def test_the_core_folders_are_layers_type_only_imports_included() -> None:
     upward = sorted(f"{m} -> {t}" for m in MODULES if (low := folder_of(m))
                     for t, _ in imports(m) if (high := folder_of(t))
-                    and FOLDERS.index(high) > FOLDERS.index(low))
+                    and FOLDERS[high] > FOLDERS[low])
     assert upward == []
+
+
+def test_the_gateway_does_not_import_the_mcp_server() -> None:
+    # Layer-mates, one way: the agent command (mcp.external) uses the gateway, never the
+    # reverse, so the gateway serves without the MCP SDK's server loaded.
+    back = sorted(f"{m} -> {t}" for m in MODULES if folder_of(m) == "gateway"
+                  for t, _ in imports(m) if folder_of(t) == "mcp")
+    assert back == []
 
 
 def test_project_imports_inside_functions_only_defer_heavy_modules() -> None:

@@ -173,6 +173,15 @@ def current_stats() -> CallStats | None:
 def collect_stats() -> Iterator[CallStats]:
     """Account the model calls made in this context (and the tasks and threads it starts)."""
     stats = CallStats()
+    with use_stats(stats):
+        yield stats
+
+
+@contextlib.contextmanager
+def use_stats(stats: CallStats | None) -> Iterator[CallStats | None]:
+    """Account the model calls made in this context in an example's ``stats`` (``None``: in
+    none), e.g. a call the model gateway answers, in its own thread, for an example's outside
+    agent."""
     token = _STATS.set(stats)
     try:
         yield stats

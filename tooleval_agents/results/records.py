@@ -135,6 +135,10 @@ class ModelCall(BaseModel):
     sent_at: float | None = None
     """When its first try left (seconds since the epoch; ``None``: answered by the response
     cache, or written before this was kept): the order requests reached the server in."""
+    request: dict[str, Any] | None = None
+    """What an outside agent's request carried besides its messages and tools, when the model
+    gateway answered it (:mod:`tooleval_agents.gateway`): its wire format, the model name it
+    sent, streaming, and the fields accepted and not applied (``None``: an in-process call)."""
 
 
 class ResultBase(BaseModel):

@@ -97,7 +97,9 @@ class PromptStore:
                 tools=self.put(tools) if tools else None,
                 output=redact(output, shapes=False, names=False, secrets=self.secrets)
                 if output is not None else None,
-                error=call.get("error"), sent_at=call.get("sent_at")))
+                error=call.get("error"), sent_at=call.get("sent_at"),
+                request=redact(call["request"], shapes=False, names=False,
+                               secrets=self.secrets) if call.get("request") else None))
         return out
 
 
