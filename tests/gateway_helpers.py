@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from langchain_core.messages import AIMessage
 
+from tooleval_agents.gateway import wire
 from tooleval_agents.gateway.grants import Grant
 from tooleval_agents.gateway.server import ModelGateway
 from tooleval_agents.models.accounting import CallStats
@@ -30,10 +31,10 @@ FINAL = "Paris is sunny, Rome is rainy."
 QUESTION = "What is the weather in Paris and in Rome?"
 
 
-def scripted() -> RetryingChatModel:
-    """Calls the weather tool for two cities, then answers from the two results (its
-    answers estimate their tokens, so usage is known), wrapped as a run wraps a model."""
-    inner = ScriptedChatModel(rules=[(r"sunny.*rainy", FINAL)], default=CALLS)
+def scripted(calls: AIMessage = CALLS) -> RetryingChatModel:
+    """Makes ``calls`` (the weather tool for two cities), then answers from the two results
+    (its answers estimate their tokens, so usage is known), wrapped as a run wraps a model."""
+    inner = ScriptedChatModel(rules=[(r"sunny.*rainy", FINAL)], default=calls)
     return RetryingChatModel(inner=inner, policy=RetryPolicy(max_attempts=1))
 
 
@@ -69,12 +70,15 @@ class Served:
 
 @contextlib.contextmanager
 def served(model: Any = None, name: str = "scripted") -> Iterator[Served]:
-    """A gateway serving ``model`` (default :func:`scripted`) to one example."""
+    """A gateway serving ``model`` (default :func:`scripted`) to one example, every answer
+    it makes checked by the installed SDK's typed model (:data:`wire.STRICT`)."""
     gateway = ModelGateway(model if model is not None else scripted(), name=name)
     stats = CallStats()
+    strict, wire.STRICT = wire.STRICT, True
     try:
         yield Served(gateway, gateway.grant("example 0", stats), stats)
     finally:
+        wire.STRICT = strict
         gateway.stop()
 
 

@@ -7,7 +7,9 @@ each example under its own URL and key.
 * :mod:`~tooleval_agents.gateway.grants`: an example's URL and key, and what it did with them.
 * :mod:`~tooleval_agents.gateway.model`: the run's model asked a request in the example's
   accounting (retry policy, rate limit, response cache, transcript: the run's model stack).
-* :mod:`~tooleval_agents.gateway.chat_completions`: OpenAI Chat Completions.
+* :mod:`~tooleval_agents.gateway.chat_completions`: OpenAI Chat Completions;
+  :mod:`~tooleval_agents.gateway.responses`: OpenAI Responses (``namespace`` and ``custom``
+  tools too); :mod:`~tooleval_agents.gateway.messages`: Anthropic Messages.
 * :mod:`~tooleval_agents.gateway.wire`: what the formats share.
 
 It needs the ``mcp`` extra (``pip install 'tooleval-agents[mcp]'``: uvicorn serves it, and the

@@ -23,6 +23,7 @@ from tooleval_agents.gateway.wire import (
     invalid,
     items,
     new_id,
+    not_bound,
     parts_text,
     sse,
     stops,
@@ -45,11 +46,12 @@ def parse(body: dict[str, Any]) -> ModelRequest:
     if not raw:
         raise invalid("at least one message is needed", "messages")
     options = body.get("stream_options")
+    unused = unused_fields(body, APPLIED)
     return ModelRequest(
         format=NAME, model=string(body, "model", ""),
-        messages=_messages(raw), tools=_tools(items(body, "tools")),
+        messages=_messages(raw), tools=_tools(items(body, "tools"), unused),
         tool_choice=_tool_choice(body.get("tool_choice")), stop=stops(body.get("stop"), "stop"),
-        stream=body.get("stream") is True, unused=unused_fields(body, APPLIED),
+        stream=body.get("stream") is True, unused=unused,
         options={"usage": isinstance(options, dict) and options.get("include_usage") is True})
 
 
@@ -106,12 +108,13 @@ def _calls(raw: Any, where: str) -> tuple[list[dict[str, Any]], list[dict[str, A
     return good, bad
 
 
-def _tools(raw: list[Any]) -> list[dict[str, Any]]:
+def _tools(raw: list[Any], unused: dict[str, Any]) -> list[dict[str, Any]]:
     tools = []
     for i, tool in enumerate(raw):
         function = tool.get("function") if isinstance(tool, dict) else None
         if not isinstance(tool, dict) or tool.get("type", "function") != "function":
-            continue  # another kind (custom, hosted): recorded with the request, not bound
+            not_bound(unused, tool)  # another kind (custom...): recorded, not bound
+            continue
         if not isinstance(function, dict):
             raise invalid("a function tool needs its function", f"tools[{i}]")
         tools.append(function_tool(function.get("name"), function.get("description"),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
 import socket
 import threading
@@ -42,17 +43,20 @@ from anthropic.types import ModelInfo
 from openai.types import Model
 
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.gateway import chat_completions
+from tooleval_agents.gateway import chat_completions, messages, responses
 from tooleval_agents.gateway.grants import Grant, Grants
 from tooleval_agents.gateway.model import ServedModel
 from tooleval_agents.gateway.wire import GatewayError, ModelRequest, dump, json_object, recorded
 from tooleval_agents.models.accounting import CallStats
 
+log = logging.getLogger(__name__)
+
 LOOPBACK = "127.0.0.1"
 MAX_BODY = 32 << 20
 """Bytes a request body may have (after decompression): more is 413."""
 _PATH = re.compile(r"^/g/([0-9a-f]{16})(/v1/[A-Za-z0-9/._:-]*)$")
-FORMATS: dict[str, ModuleType] = {"/v1/chat/completions": chat_completions}
+FORMATS: dict[str, ModuleType] = {"/v1/chat/completions": chat_completions,
+                                  "/v1/responses": responses, "/v1/messages": messages}
 RECORDED_HEADERS = ("anthropic-beta", "anthropic-version", "openai-beta")
 """Request headers kept with the call (what an agent asked of the API's version)."""
 Send = Callable[[dict[str, Any]], Any]
@@ -200,7 +204,14 @@ class ModelGateway:
                 raise GatewayError("not_found", f"no model endpoint at {http.path[:200]}: "
                                    "each example is served at its own /g/<id>/v1")
             grant = self.grants.check(match.group(1), http.key())
-            await self._route(grant, route, http, receive, send)
+            try:
+                await self._route(grant, route, http, receive, send)
+            except (GatewayError, asyncio.CancelledError):
+                raise
+            except Exception as exc:  # a bug of ours: said, counted, and the gateway goes on
+                log.exception("model gateway: %s %s failed", http.method, route)
+                raise GatewayError("server_error", f"the gateway failed: {type(exc).__name__}: "
+                                   f"{exc}"[:500]) from exc
         except GatewayError as err:
             if grant is not None:
                 grant.refused(err)
@@ -235,6 +246,9 @@ class ModelGateway:
 
 def _shape(route: str, http: _Http) -> ModuleType:
     """The format an answer (and an error) takes on ``route``."""
+    if route == "/v1/messages" or (route.startswith("/v1/models")
+                                   and "anthropic-version" in http.headers):
+        return messages
     return chat_completions
 
 
@@ -292,7 +306,8 @@ def _models(name: str, route: str, anthropic: bool) -> dict[str, Any]:
     if route.startswith("/v1/models/") and route.removeprefix("/v1/models/") != name:
         raise GatewayError("not_found", f"the gateway serves one model, {name!r}")
     one = (dump(ModelInfo, {"type": "model", "id": name, "display_name": name,
-                            "created_at": "1970-01-01T00:00:00Z"}) if anthropic
+                            "created_at": "1970-01-01T00:00:00Z", "lifecycle": "active"})
+           if anthropic
            else dump(Model, {"id": name, "object": "model", "created": 0,
                              "owned_by": "tooleval"}))
     if route != "/v1/models":

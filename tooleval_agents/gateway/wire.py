@@ -13,14 +13,17 @@ than the SDK installed here must still be served).
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from tooleval_agents.data.jsonio import parse_json
+from tooleval_agents.data.jsonio import first_error, parse_json
+
+log = logging.getLogger(__name__)
 
 ErrorKind = Literal["invalid_request", "authentication", "not_found", "too_large",
                     "rate_limit", "server_error", "timeout", "overloaded"]
@@ -106,6 +109,12 @@ def recorded(value: Any) -> Any:
 def unused_fields(body: dict[str, Any], applied: frozenset[str]) -> dict[str, Any]:
     """The fields of ``body`` outside ``applied``, recorded."""
     return {k: recorded(v) for k, v in body.items() if k not in applied}
+
+
+def not_bound(unused: dict[str, Any], tool: Any) -> None:
+    """Record a tool of the request the model is not bound to (a hosted or server tool the
+    gateway cannot run), under ``unused["tools"]``."""
+    unused.setdefault("tools", []).append(recorded(tool))
 
 
 def json_object(body: bytes) -> dict[str, Any]:
@@ -302,11 +311,27 @@ class Answer:
                    reason in ("length", "max_tokens"))
 
 
+STRICT = False
+"""Whether an answer the installed SDK's typed model refuses is an error (the tests) or sent
+as made, said once in the log (a run: an SDK release that requires one more field must not
+stop the gateway)."""
+_WARNED: set[str] = set()
+
+
 def dump(model_type: type[BaseModel], value: dict[str, Any]) -> dict[str, Any]:
     """``value`` validated as the provider's typed model and dumped as it is sent (only the
     fields given, by their wire names)."""
-    return model_type.model_validate(value).model_dump(mode="json", by_alias=True,
-                                                       exclude_unset=True)
+    try:
+        model = model_type.model_validate(value)
+    except ValidationError as exc:
+        if STRICT:
+            raise
+        if model_type.__name__ not in _WARNED:
+            _WARNED.add(model_type.__name__)
+            log.warning("model gateway: the installed SDK's %s does not take the answer as "
+                        "made (%s); sent as made", model_type.__name__, first_error(exc))
+        return value
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def sse(data: dict[str, Any] | str, event: str | None = None) -> bytes:
