@@ -190,18 +190,18 @@ def test_the_command_names_its_run_and_gets_its_placeholders(samples: Path,
                f"{{model}} {{usage_file}} \"$TOOLEVAL_USAGE_FILE\" > {seen}; cat > {seen}.in; "
                f"cat {{instruction_file}} > {seen}.file; echo done")
     args = ["run", "appbench", "--category", "ss", "--limit", "1", "--agent-cmd", command,
-            "--model", "openai:gpt-4o-mini", "--data-dir", str(samples), "--out",
+            "--model", "reference", "--data-dir", str(samples), "--out",
             str(tmp_path / "runs"), "--no-cache", "--json"]
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.output  # no tool called: measured, and said
     assert "the agent command made no tool call in 1 example" in first.stderr
     url, env_url, token, env_token, model, usage, env_usage = seen.read_text().splitlines()
     assert url == env_url and "/s/" in url and token == env_token and token
-    assert model == "openai:gpt-4o-mini" and usage == env_usage
+    assert model == "reference" and usage == env_usage
     request = (tmp_path / "seen.txt.in").read_text()
     assert "Request: " in request and (tmp_path / "seen.txt.file").read_text() == request
     row = json.loads(first.stdout)
-    assert Path(row["run_dir"]).name == "appbench-plan-ss-tools+agent-openai_gpt-4o-mini"
+    assert Path(row["run_dir"]).name == "appbench-plan-ss-tools+agent-reference"
     again = CliRunner().invoke(app, args)
     assert json.loads(again.stdout)["run_dir"] == row["run_dir"]  # the same run: resumed
     assert json.loads(again.stdout)["session"]["resumed"] == 1

@@ -115,7 +115,9 @@ DEFERRED = {
     "tooleval_agents.results.rescore": {"tooleval_agents.models.specs"},
     # MCP (the optional mcp extra: the SDK, uvicorn, langchain-mcp-adapters): loaded when a
     # run serves its tools over MCP (-O mcp=true, --agent-cmd) or `tooleval serve` starts.
-    "tooleval_agents.run.setup": {"tooleval_agents.mcp.external", "tooleval_agents.mcp.server"},
+    "tooleval_agents.run.setup": {"tooleval_agents.mcp.external", "tooleval_agents.mcp.server",
+                                  # the model gateway: an agent command run with --model
+                                  "tooleval_agents.gateway", "tooleval_agents.gateway.server"},
     "tooleval_agents.graphs.mcp_agent": {"tooleval_agents.mcp.client",
                                          "tooleval_agents.mcp.server"},
     "tooleval_agents.cli.serve": {"tooleval_agents.mcp.log", "tooleval_agents.mcp.server",

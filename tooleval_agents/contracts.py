@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # annotations only: the CLI reads contracts without importing
     from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
 
+    from tooleval_agents.gateway.server import ModelGateway
     from tooleval_agents.mcp.server import ToolServer
     from tooleval_agents.results.corpus import Corpus
 
@@ -219,6 +220,10 @@ class StrategyContext:
     logged in the run directory), made when first called, for a workflow that serves its
     tools over MCP (``-O mcp=true``, ``--agent-cmd``). ``None`` outside a run: such a
     strategy starts one of its own."""
+    model_gateway: Callable[[], ModelGateway] | None = None
+    """The run's model gateway (:mod:`tooleval_agents.gateway`: :attr:`model`, served over
+    HTTP to an outside agent, each example under its own key), made when first called, for an
+    agent command run with ``--model``; ``None``: the agent brings its own model."""
 
 
 class Strategy(ABC):

@@ -29,7 +29,7 @@ def command_settings(agent_cmd: str | None, agent_name: str | None,
 def models_of(models: list[str] | None, agent_cmd: str | None, agents: list[str] | None,
               model_args: list[str] | None) -> list[str | None]:
     """The runs' models (their specs are checked with the rest of the grid); with
-    ``--agent-cmd``, what is handed to the agent (none needed)."""
+    ``--agent-cmd``, the model the gateway serves the agent (none: it brings its own)."""
     if agent_cmd is None:
         if not models:
             raise ValueError("give --model (or --agent-cmd: an agent that brings its own)")
@@ -37,9 +37,9 @@ def models_of(models: list[str] | None, agent_cmd: str | None, agents: list[str]
     if agents:
         raise ValueError("give --agent (a factory run in the process) or --agent-cmd (a "
                          "command), not both")
-    if model_args:
-        raise ValueError("--model-arg configures a model the harness calls: an agent "
-                         "command configures its own")
+    if model_args and not models:
+        raise ValueError("--model-arg configures the model the harness serves (give "
+                         "--model): an agent command that brings its own configures it")
     return list(dict.fromkeys(models)) if models else [None]
 
 

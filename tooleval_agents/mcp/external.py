@@ -17,9 +17,16 @@ placeholder         environment variable         value
 ``{instruction}``   ``TOOLEVAL_INSTRUCTION``     the request (also on standard input)
 ``{instruction_file}`` ``TOOLEVAL_INSTRUCTION_FILE`` a file holding the request
 ``{usage_file}``    ``TOOLEVAL_USAGE_FILE``      where the agent may write its token usage
-``{model}``         ``TOOLEVAL_MODEL``           ``--model`` when given, else empty
+``{model}``         ``TOOLEVAL_MODEL``           ``--model`` when given (the model name to
+                                                 send the gateway), else empty
 ``{example}``       ``TOOLEVAL_EXAMPLE``         the example's key (its inputs' digest, epoch)
 ==================  ===========================  =============================================
+
+With ``--model`` the run's model is served to the agent by the model gateway
+(:mod:`tooleval_agents.gateway`), under the example's own URL and key (:func:`served_model`,
+:func:`model_env`): ``{openai_base_url}`` (``OPENAI_BASE_URL``), ``{anthropic_base_url}``
+(``ANTHROPIC_BASE_URL``) and ``{api_key}`` (``OPENAI_API_KEY`` and ``ANTHROPIC_API_KEY``), so
+an unchanged SDK finds it. Its calls are the example's: in its transcript, tokens and cost.
 
 An agent that exits non-zero (``agent_exit``), does not finish within ``--agent-timeout``
 (``agent_timeout``: its whole process group is killed) or prints what cannot be read
@@ -28,9 +35,11 @@ failure is recorded with its kind and the example scored as an empty answer, nev
 Whatever is left of its process group once it exits is killed; a call it makes after its
 session ended is answered 404 and logged as a late call.
 
-Token usage is the agent's to report: a JSON object ``{"input_tokens": N, "output_tokens": N,
-"model_calls": N}`` (``cached_input_tokens`` optional), or one such object per line (summed),
-written to ``TOOLEVAL_USAGE_FILE``. Without it the run's tokens and cost are not reported.
+Token usage, when the agent brings its own model, is the agent's to report: a JSON object
+``{"input_tokens": N, "output_tokens": N, "model_calls": N}`` (``cached_input_tokens``
+optional), or one such object per line (summed), written to ``TOOLEVAL_USAGE_FILE``. Without it
+the run's tokens and cost are not reported. With the gateway, its calls are counted as they
+are answered (a usage file is kept in the trace, as the agent's own figure).
 """
 
 from __future__ import annotations
@@ -55,9 +64,12 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from tooleval_agents.contracts import AgentIO, Strategy, StrategyContext
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.gateway.grants import Grant
+from tooleval_agents.gateway.server import ModelGateway
 from tooleval_agents.mcp.server import ToolServer
 from tooleval_agents.mcp.sessions import request_text
 from tooleval_agents.models.accounting import current_stats
+from tooleval_agents.models.failures import classify
 from tooleval_agents.models.tool_calls.counts import AGENT_RECORD
 from tooleval_agents.redaction import redact_text
 from tooleval_agents.tool_faults import current_faults, example_key
@@ -75,7 +87,7 @@ EXIT_POLL_S = 0.01
 PIPE_GRACE_S = 1.0
 """Seconds the agent's output is still read once its process group is gone."""
 _PLACEHOLDER = re.compile(r"\{(url|token|instruction|instruction_file|usage_file|model|"
-                          r"example)\}")
+                          r"example|openai_base_url|anthropic_base_url|api_key)\}")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls")
 
 
@@ -249,6 +261,8 @@ class ExternalAgent:
     server: ToolServer
     command: AgentCommand
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    gateway: ModelGateway | None = None
+    """The run's model, served to the agent (``None``: it brings its own)."""
 
     async def __call__(self, state: dict[str, Any]) -> dict[str, Any]:
         inputs = dict(state["inputs"])
@@ -256,6 +270,7 @@ class ExternalAgent:
         stats = current_stats()
         key = example_key(inputs, stats.epoch if stats is not None else None)
         session = await self.server.open(tools, sent, label=key, faults=current_faults())
+        grant = self.gateway.grant(key, stats) if self.gateway is not None else None
         instruction = request_text(sent)
         try:
             with tempfile.TemporaryDirectory(prefix="tooleval-agent-") as tmp:
@@ -269,13 +284,20 @@ class ExternalAgent:
                        "TOOLEVAL_MCP_URL": values["url"], "TOOLEVAL_MCP_TOKEN": values["token"],
                        # One variable may hold 128 KiB: a longer request is in the file.
                        "TOOLEVAL_INSTRUCTION": instruction if len(instruction) < MAX_ENV else ""}
+                served = served_model(self.gateway, grant)
+                values, env = {**values, **served}, model_env(env, served)
                 done = await run_process(render(self.command.command, values), env=env,
                                          stdin=instruction, timeout=self.command.timeout)
                 usage = read_usage(Path(values["usage_file"]))
         finally:
             await self.server.close(session)
-        _account(usage)  # spent whether or not the agent then failed
+            if self.gateway is not None and grant is not None:
+                self.gateway.end(grant)
+        _account(usage, grant)  # spent whether or not the agent then failed
         error = failure(done, self.command.timeout)
+        model_failed = model_failure(grant, agent_failed=error is not None)
+        if model_failed is not None:  # the example's failure is the model's (or its provider's)
+            raise model_failed
         if error is not None:
             raise AgentCommandError(error.error_kind, f"{error} ({len(session.calls)} tool "
                                     f"call(s) in session {session.id})") from None
@@ -288,23 +310,64 @@ class ExternalAgent:
         outputs["trace"] = [{"kind": "agent_process", "session": session.id,
                              "calls": len(session.calls), "exit_code": done.returncode,
                              "seconds": round(done.seconds, 3),
-                             "usage_reported": usage is not None},
+                             "usage_reported": usage is not None,
+                             **({"agent_usage": usage} if usage and grant is not None else {})},
+                            *([grant.record()] if grant is not None else []),
                             *(outputs.get("trace") or [])]
         return outputs
 
 
-def _account(usage: dict[str, int] | None) -> None:
-    """The agent's reported usage as the example's (``None``: not reported)."""
+def _account(usage: dict[str, int] | None, grant: Grant | None) -> None:
+    """The agent's reported usage as the example's (``None``: not reported), unless the
+    gateway served its model: then its calls were counted as they were answered."""
     stats = current_stats()
-    if stats is not None:
-        stats.reported(None if usage is None else (
-            usage["input_tokens"], usage["output_tokens"], usage["cached_input_tokens"],
-            usage["model_calls"]))
+    if stats is None or (grant is not None and grant.used):
+        return
+    stats.reported(None if usage is None else (
+        usage["input_tokens"], usage["output_tokens"], usage["cached_input_tokens"],
+        usage["model_calls"]))
+
+
+# ------------------------------------------------------------------------ the served model
+PROVIDER_ENV = ("ANTHROPIC_AUTH_TOKEN",)
+"""Variables an SDK would send instead of the example's key: removed when the model is
+served."""
+
+
+def served_model(gateway: ModelGateway | None, grant: Grant | None) -> dict[str, str]:
+    """The placeholders of the run's model as the gateway serves it to one example (none
+    without a gateway)."""
+    if gateway is None or grant is None:
+        return {}
+    return {"openai_base_url": gateway.openai_url(grant),
+            "anthropic_base_url": gateway.url(grant), "api_key": grant.key}
+
+
+def model_env(env: dict[str, str], served: dict[str, str]) -> dict[str, str]:
+    """The agent's environment with the served model's standard variables, which an
+    unchanged OpenAI or Anthropic SDK reads (``env`` as it is without a served model)."""
+    if not served:
+        return env
+    return {**{k: v for k, v in env.items() if k not in PROVIDER_ENV},
+            "OPENAI_BASE_URL": served["openai_base_url"], "OPENAI_API_KEY": served["api_key"],
+            "ANTHROPIC_BASE_URL": served["anthropic_base_url"],
+            "ANTHROPIC_API_KEY": served["api_key"]}
+
+
+def model_failure(grant: Grant | None, *, agent_failed: bool) -> BaseException | None:
+    """The failure of a model call the gateway answered that makes the example's: a
+    provider's (after the retry policy: the example was not measured, and a resume runs it
+    again), or the model's own when the agent then failed; ``None``: none."""
+    raised = grant.stats.raised if grant is not None and grant.stats is not None else []
+    provider = [e for e in raised if classify(e) is not None]
+    if provider:
+        return provider[-1]
+    return raised[-1] if raised and agent_failed else None
 
 
 class AgentsOwnModel(BaseChatModel):
-    """The model of an ``--agent-cmd`` run: the agent's own (``model_name``: the ``--model``
-    spec it was handed, or ``agent``). Nothing in the harness calls it."""
+    """The model of an ``--agent-cmd`` run without ``--model``: the agent's own. Nothing in
+    the harness calls it (with ``--model`` the run's model is served instead)."""
 
     model_name: str = "agent"
 
@@ -331,7 +394,8 @@ class ServedAgent(Strategy):
     def build(self, ctx: StrategyContext) -> Runnable[Any, Any]:
         if ctx.tool_server is None:
             raise ToolevalError("--agent-cmd runs inside a run: it needs the run's MCP server")
-        agent = ExternalAgent(self.io_for(ctx.data_dir), ctx.tool_server(), self.command)
+        agent = ExternalAgent(self.io_for(ctx.data_dir), ctx.tool_server(), self.command,
+                              gateway=ctx.model_gateway() if ctx.model_gateway else None)
 
         async def run(state: dict[str, Any]) -> dict[str, Any]:
             return await agent(state)
@@ -340,4 +404,5 @@ class ServedAgent(Strategy):
 
 
 __all__ = ["MAX_OUTPUT", "AgentCommand", "AgentCommandError", "AgentsOwnModel", "ExternalAgent",
-           "ServedAgent", "failure", "read_usage", "render", "run_process"]
+           "ServedAgent", "failure", "model_env", "model_failure", "read_usage", "render",
+           "run_process", "served_model"]

@@ -12,12 +12,20 @@ earlier ``ToolMessage`` results; when nothing is left it answers with the plan's
 Call ids are ``call_<plan id>``, so the model recognises its own earlier calls in any agent's
 message list. Nothing depends on call order across examples: answers are right under any
 concurrency.
+
+An agent outside the process may rename the tools it lists (Claude Code binds an MCP tool
+``Trains__findtrains`` of server ``bench`` as ``mcp__bench__Trains__findtrains``; the model
+gateway binds a Responses namespace's tools as ``<namespace>__<name>``): a planned call goes to
+the one tool listed under its name or ending in ``__<name>`` (:func:`bound_name`), and a tool
+result written after a preamble (Codex prefixes ``Wall time: ...\nOutput:\n``) is read from
+its first line that starts a JSON value.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -104,7 +112,7 @@ def corrupt_plan(plan: ToolPlan, *, rate: float, seed: str,
         if p >= rate:
             calls.append(call)
             continue
-        others = sorted(set(tool_names) - {call.name})
+        others = sorted(set(tool_names) - {bound_name(call.name, tool_names)})
         if (kind == "wrong_tool" and not others) or (kind == "wrong_argument" and not call.args) \
                 or (kind == "skip_prerequisite" and not call.after):
             kind = "drop_call"
@@ -140,13 +148,49 @@ def _state(messages: Sequence[BaseMessage]) -> tuple[set[str], dict[str, Any]]:
         elif kind == "tool":
             cid = str(getattr(message, "tool_call_id", ""))
             if cid.startswith(_PREFIX):
-                content = content_text(message.content)
-                try:
-                    value = parse_json(content)
-                except ValueError:
-                    value = content
-                answers[cid[len(_PREFIX):]] = value
+                answers[cid[len(_PREFIX):]] = result_value(content_text(message.content))
     return made, answers
+
+
+_JSON_LINE = re.compile(r"^[ \t]*[\[{]", re.M)
+
+
+def result_value(content: str) -> Any:
+    """A tool result as the plan reads values from it: its JSON, else the JSON that starts
+    its first line beginning with ``{`` or ``[`` (after an agent's preamble), else the text.
+
+    >>> result_value("Wall time: 0.2 s" + chr(10) + "Output:" + chr(10) + '{"hotel": "Ritz"}')
+    {'hotel': 'Ritz'}
+    """
+    try:
+        return parse_json(content)
+    except ValueError:
+        pass
+    start = _JSON_LINE.search(content)
+    if start is None or start.start() == 0:
+        return content
+    try:
+        return parse_json(content[start.start():])
+    except ValueError:
+        return content
+
+
+def bound_name(name: str, bound: Sequence[str] | None) -> str:
+    """The tool a planned call of ``name`` goes to among the ``bound`` tools: ``name`` itself
+    when listed (or when nothing is known of the tools), else the one tool whose name ends in
+    ``__<name>`` (an agent's renaming, e.g. ``mcp__bench__<name>``); ``name`` when none or
+    several do.
+
+    >>> bound_name("Trains__findtrains", ["mcp__bench__Trains__findtrains", "Read"])
+    'mcp__bench__Trains__findtrains'
+    >>> bound_name("f", ["f", "x__f"])
+    'f'
+    """
+    if bound is None or name in bound:
+        return name
+    suffix = "__" + name
+    found = [b for b in bound if b.endswith(suffix)]
+    return found[0] if len(found) == 1 else name
 
 
 def next_turn(plan: ToolPlan, messages: Sequence[BaseMessage],
@@ -192,9 +236,10 @@ def next_turn(plan: ToolPlan, messages: Sequence[BaseMessage],
             result = answers.get(ref.call)
             value = result.get(ref.key) if isinstance(result, dict) else None
             args[key] = value if value is not None else _MISSING
-        name = call.name
-        if call.via and bound is not None and name not in bound and call.via in bound:
-            name, args = call.via, {"name": call.name, "arguments": args}
+        name = bound_name(call.name, bound)
+        via = bound_name(call.via, bound) if call.via else None
+        if via and bound is not None and name not in bound and via in bound:
+            name, args = via, {"name": call.name, "arguments": args}
         calls.append({"name": name, "args": args, "id": f"{_PREFIX}{call.id}",
                       "type": "tool_call"})
     return AIMessage(content="", tool_calls=calls)

@@ -159,6 +159,7 @@ from tooleval_agents.run.setup import (
     _Plan,
     _plan,
     examples_in_flight,
+    model_gateways,
     model_label_of,
     run_identity_of,
     run_name,
@@ -199,9 +200,10 @@ def _gold_and_ids(plan: _Plan, examples: Sequence[Example], answer_key: AnswerKe
     def visit(e: Example) -> None:
         base.append((str(e.id), int((e.metadata or {}).get("index", len(base)))))
         if answer_key is not None:
-            assert isinstance(plan.strat, ReferenceAnswers)  # checked in _plan
-            gold.add(plan.strat.input_key(plan.split, e.inputs or {}),
-                     plan.strat.gold_answers(plan.split, e.inputs or {}, e.outputs or {}))
+            played = plan.answers
+            assert isinstance(played, ReferenceAnswers)  # checked in _plan
+            gold.add(played.input_key(plan.split, e.inputs or {}),
+                     played.gold_answers(plan.split, e.inputs or {}, e.outputs or {}))
 
     ds_hash = dataset_hash(examples, visit)
     if answer_key is not None:
@@ -335,10 +337,11 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     run_dir = _place(spec, plan, identity, unreadable)
     name = run_dir.path.name
     servers = ToolServers(run_dir.path / CALLS)  # the MCP server, if the workflow needs one
-    graph = _build(plan, models, data, servers)
+    gateways = model_gateways(spec, models)  # the model served to an agent command
+    graph = _build(plan, models, data, servers, gateways)
     made = [d for d in (run_dir.path, *run_dir.path.parents) if not d.exists()]
     # A second process on this run stops at once; a failed start leaves nothing behind.
-    with run_dir.lock(), _undone_on_failure(run_dir, made), servers:
+    with run_dir.lock(), _undone_on_failure(run_dir, made), servers, gateways:
         if spec.fresh:
             for file in (CONFIG, EXAMPLES, SUMMARY, BATCHES):
                 (run_dir.path / file).unlink(missing_ok=True)

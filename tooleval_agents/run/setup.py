@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ from tooleval_agents.registry import (
     register,
     resolve_split,
     served_agent_io,
+    strategies,
 )
 from tooleval_agents.run.identity import RunIdentity, run_identity
 from tooleval_agents.run.naming import (
@@ -78,7 +80,10 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables import Runnable
 
+    from tooleval_agents.gateway.server import ModelGateway
     from tooleval_agents.mcp.server import ToolServer
+
+log = logging.getLogger(__name__)
 
 
 def _benchmark(benchmark: str | Benchmark) -> Benchmark:
@@ -157,6 +162,9 @@ class _Plan:
     strategy_options: dict[str, Any]
     scoring: dict[str, Any]
     offline: bool
+    answers: ReferenceAnswers | None = None
+    """Whose gold answers the offline model plays: the strategy itself, or, for an agent
+    command, the strategy whose agent part it plays (``None``: no offline model)."""
 
 
 def _plan(spec: RunSpec) -> _Plan:
@@ -190,7 +198,8 @@ def _plan(spec: RunSpec) -> _Plan:
                          "gold_answers); use a provider model")
     return _Plan(bench, split, strategy_name, strat, factory,
                  agent_label(spec.agent) if spec.agent is not None else None,
-                 dict(strategy_options), dict(scoring_options), offline)
+                 dict(strategy_options), dict(scoring_options), offline,
+                 strat if offline and isinstance(strat, ReferenceAnswers) else None)
 
 
 def _command_plan(spec: RunSpec, bench: Benchmark, split: Split) -> _Plan:
@@ -205,13 +214,25 @@ def _command_plan(spec: RunSpec, bench: Benchmark, split: Split) -> _Plan:
     name, io_for = served_agent_io(bench, split, spec.strategy)
     agent = spec.agent_name or "agent"
     command = AgentCommand(spec.agent_cmd or "", agent, spec.agent_timeout,
-                           spec.model if isinstance(spec.model, str) else None)
+                           model_label(spec.model) if spec.model is not None else None)
     _, scoring_options = resolve_options(
         spec.prompts, strategy=(f"strategy {name}", None, None),
         scoring=(f"{bench.name} {split.task} scoring", bench.scoring_options(split),
                  spec.scoring_options))
+    offline = isinstance(spec.model, str) and is_offline(spec.model)
     return _Plan(bench, split, name, ServedAgent(bench.name, name, io_for, command), None,
-                 agent, {}, dict(scoring_options), False)
+                 agent, {}, dict(scoring_options), offline,
+                 _played_answers(bench, name, spec.model) if offline else None)
+
+
+def _played_answers(bench: Benchmark, name: str, model: Any) -> ReferenceAnswers:
+    """The gold answers an offline model plays for an agent command: those of the strategy
+    whose agent part the command plays (the model, served by the gateway, is its agent's)."""
+    played = copy.copy(strategies(bench.name).get((bench.name, name)))
+    if not isinstance(played, ReferenceAnswers):
+        raise ValueError(f"the agent command plays {name!r}, which states no gold answers: "
+                         f"the offline model {model!r} cannot play it; use a provider model")
+    return played
 
 
 @dataclass
@@ -293,10 +314,10 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
         raise ValueError(f"--batch: the model {spec.model!r} is not called here (an offline "
                          "model answers at once, an agent command calls its own); batches "
                          "are for provider models")
-    if spec.agent_cmd is not None:  # the agent's own model: nothing here calls one
+    if spec.agent_cmd is not None and spec.model is None:  # the agent's own: none called here
         from tooleval_agents.mcp.external import AgentsOwnModel  # deferred: the mcp extra
 
-        inner = AgentsOwnModel(model_name=str(spec.model or "agent"))
+        inner = AgentsOwnModel(model_name="agent")
     elif plan.offline:
         answer_key = AnswerKey()
         inner = resolve_model(str(spec.model), answer_key=answer_key)
@@ -369,6 +390,54 @@ async def _add_judge(spec: RunSpec, models: _Models,
         scheduler=None if batched else models.scheduler_for(judge, spec.max_concurrency))
 
 
+class ModelGateways:
+    """The run's model gateway (:mod:`tooleval_agents.gateway`): the model under test, as the
+    run wraps it, served to an agent command (``--agent-cmd`` with ``--model``), made on first
+    use; stopped with :meth:`stop`, which says what it refused that named no example."""
+
+    def __init__(self, model: BaseChatModel | None, name: str) -> None:
+        self.model, self.name = model, name
+        self.gateway: ModelGateway | None = None
+
+    @property
+    def serving(self) -> bool:
+        """Whether the run has a model to serve (an agent command with ``--model``)."""
+        return self.model is not None
+
+    def __call__(self) -> ModelGateway:
+        if self.gateway is None:
+            from tooleval_agents.gateway import require_gateway
+            from tooleval_agents.gateway.server import ModelGateway
+
+            require_gateway()
+            assert self.model is not None
+            self.gateway = ModelGateway(self.model, name=self.name)
+        return self.gateway
+
+    def stop(self) -> None:
+        if self.gateway is None:
+            return
+        self.gateway.stop()
+        refused = self.gateway.grants.unattributed
+        if refused:
+            log.warning("the model gateway refused %d request(s) that named no running "
+                        "example (%s)", sum(refused.values()),
+                        ", ".join(f"{n} x {k}" for k, n in sorted(refused.items())))
+
+    def __enter__(self) -> ModelGateways:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def model_gateways(spec: RunSpec, models: _Models) -> ModelGateways:
+    """The run's gateway: serving the wrapped model when an agent command runs with
+    ``--model``, else one that serves nothing."""
+    serving = spec.agent_cmd is not None and spec.model is not None
+    return ModelGateways(models.wrapped if serving else None, model_label_of(spec))
+
+
 class ToolServers:
     """The run's MCP server (:mod:`tooleval_agents.mcp`), made on first use -- the ``mcp``
     extra is needed only then -- with its call log in the run directory; stopped with
@@ -398,12 +467,13 @@ class ToolServers:
 
 
 def _build(plan: _Plan, models: _Models, data: Path,
-           tool_server: ToolServers | None = None) -> Runnable[Any, Any]:
+           tool_server: ToolServers | None = None,
+           gateways: ModelGateways | None = None) -> Runnable[Any, Any]:
     try:
-        return plan.strat.build(StrategyContext(model=models.wrapped, split=plan.split,
-                                                data_dir=data,
-                                                options=dict(plan.strategy_options),
-                                                agent=plan.factory, tool_server=tool_server))
+        return plan.strat.build(StrategyContext(
+            model=models.wrapped, split=plan.split, data_dir=data,
+            options=dict(plan.strategy_options), agent=plan.factory, tool_server=tool_server,
+            model_gateway=gateways if gateways is not None and gateways.serving else None))
     except Exception as exc:
         if plan.factory is None:
             raise
@@ -473,7 +543,9 @@ def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIde
         else plan.strategy_name,
         "agent": agent,
         "agent_cmd": None if spec.agent_cmd is None else {
-            "name": plan.agent_name, "command": redact_text(spec.agent_cmd)},
+            "name": plan.agent_name, "command": redact_text(spec.agent_cmd),
+            # The model is the run's, served to the agent (not a name it was handed).
+            **({"model": "gateway"} if spec.model is not None else {})},
         "model": None if spec.model is None else _model_part(spec.model, models.inner,
                                                              spec.model_kwargs),
         "judge": None if spec.judge is None else _model_part(

@@ -37,8 +37,8 @@ class RunSpec:
     """A registered benchmark name, or a :class:`~tooleval_agents.registry.Benchmark`."""
     model: str | BaseChatModel | None = None
     """``reference``, ``noisy-reference[:RATE]``, ``provider:model`` or a chat model
-    (required unless ``agent_cmd`` is given: that agent brings its own model, and ``model``,
-    a spec then, is only handed to it)."""
+    (required unless ``agent_cmd`` is given: with it, the model is served to the agent by the
+    model gateway, :mod:`tooleval_agents.gateway`; without it, the agent brings its own)."""
     task: str | None = None
     """The split's task (may be omitted when the benchmark has one)."""
     subset: str | None = None
@@ -98,8 +98,9 @@ class RunSpec:
     (:mod:`tooleval_agents.tool_faults`); ``rate=0`` or ``None``: none."""
     agent_cmd: str | None = None
     """An agent command as the system under test (:mod:`tooleval_agents.mcp.external`): run
-    per example with its MCP session's URL and the request; the calls its session answered
-    are the trajectory, what it prints its final answer. Part of the run's identity."""
+    per example with its MCP session's URL and the request (and, with ``model``, the model
+    gateway's URLs and key); the calls its session answered are the trajectory, what it
+    prints its final answer. Part of the run's identity."""
     agent_name: str | None = None
     """What the run calls the agent command (its directory name: ``<strategy>+<name>``;
     default ``agent``)."""
@@ -156,11 +157,8 @@ class RunSpec:
         if self.agent is not None:
             raise ValueError("give agent (a factory run in the process) or agent_cmd (a "
                              "command), not both")
-        if self.model is not None and not isinstance(self.model, str):
-            raise ValueError("with agent_cmd, model is a spec handed to the agent, not a "
-                             "chat model")
-        if self.model_kwargs:
-            raise ValueError("model_kwargs configure a model the harness calls: an agent "
-                             "command configures its own")
+        if self.model_kwargs and self.model is None:
+            raise ValueError("model_kwargs configure the model the harness serves (give "
+                             "model): an agent command that brings its own configures it")
         if not self.agent_timeout > 0:
             raise ValueError(f"agent_timeout must be > 0, got {self.agent_timeout}")
