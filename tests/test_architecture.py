@@ -122,7 +122,13 @@ DEFERRED = {
                                          "tooleval_agents.mcp.server"},
     "tooleval_agents.cli.serve": {"tooleval_agents.mcp.log", "tooleval_agents.mcp.server",
                                   "tooleval_agents.mcp.sessions",
-                                  "tooleval_agents.data.langsmith_datasets"},  # LangSmith
+                                  "tooleval_agents.data.langsmith_datasets",  # LangSmith
+                                  # --model: the gateway and the model (LangChain)
+                                  "tooleval_agents.gateway", "tooleval_agents.gateway.server",
+                                  "tooleval_agents.models.offline",
+                                  "tooleval_agents.models.retry",
+                                  "tooleval_agents.models.specs",
+                                  "tooleval_agents.models.accounting"},
 }
 
 

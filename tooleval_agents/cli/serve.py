@@ -6,6 +6,10 @@ one example (``--example``) is served on standard input and output. The served t
 and answers come from the split's :class:`~tooleval_agents.contracts.AgentIO` (``--strategy``:
 that strategy's agent part), so a plugin benchmark is served with no code of its own. Every
 call is logged in ``OUT/serve-<split>/mcp_calls.jsonl``.
+
+``--model SPEC`` serves a model beside the sessions (the model gateway,
+:mod:`tooleval_agents.gateway`), for an agent run by hand: each example has its own gateway
+URL and key, printed with the sessions' (``--json``: every example's).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from tooleval_agents.cli.base import (
     fail,
     handle_errors,
 )
+from tooleval_agents.cli.options import parse_pairs
 from tooleval_agents.cli.run import CategoryArg, LangArg, SubsetArg, TaskArg
 from tooleval_agents.data.datadir import data_dir_or_samples
 from tooleval_agents.errors import ToolevalError
@@ -82,6 +87,13 @@ def serve_command(
     json_out: Annotated[bool, typer.Option(
         "--json", metavar=FLAG, help="Print the server's URL template, token and log as one "
         "JSON line on stdout once it listens (http).")] = False,
+    model: Annotated[str | None, typer.Option(
+        "--model", metavar="SPEC", help="Serve this model to the agent too (the model "
+        "gateway: OpenAI Chat Completions and Responses, Anthropic Messages), each example "
+        "under its own URL and key; reference plays the example's gold calls.")] = None,
+    model_arg: Annotated[list[str] | None, typer.Option(
+        "--model-arg", metavar="KEY=VALUE", help="init_chat_model argument of --model "
+        "(repeatable), e.g. base_url=URL.")] = None,
 ) -> None:
     """Serve a split's tools over MCP: one session per example (its tools and state, its
     request as the prompt `task` and the resource tooleval://example/request), every call
@@ -108,10 +120,17 @@ def serve_command(
         return FaultSession(active, example_key(inputs, None)) if active else None
 
     if transport == "stdio":
+        if model is not None:
+            raise fail("--model: the model gateway is served over HTTP (--transport http)", 2)
         _serve_stdio(io, examples, example, log, faults_of)
         return
-    _serve_http(io, examples, split, name, log, faults_of,
-                host=host, port=port, token=token, json_out=json_out)
+    try:
+        gateway = None if model is None else served_model_gateway(
+            bench, split, name, data, model, parse_pairs(model_arg, "--model-arg"))
+    except (ToolevalError, KeyError, ValueError) as exc:
+        raise handle_errors(exc) from None
+    _serve_http(io, examples, split, name, log, faults_of, host=host, port=port, token=token,
+                json_out=json_out, gateway=gateway)
 
 
 def _serve_stdio(io: Any, examples: Any, index: int, log: Path, faults_of: Any) -> None:
@@ -131,8 +150,66 @@ def _serve_stdio(io: Any, examples: Any, index: int, log: Path, faults_of: Any) 
         calls.close()
 
 
+def served_model_gateway(bench: Any, split: Any, strategy: str, data: Path, spec: str,
+                         kwargs: dict[str, Any]) -> Any:
+    """The model gateway of ``tooleval serve --model``: the model wrapped as a run wraps it
+    (its retry policy; no response cache: an agent tried by hand asks afresh), ``reference``
+    and ``noisy-reference`` playing the gold of the strategy whose agent part is served."""
+    from tooleval_agents.gateway import require_gateway
+    from tooleval_agents.gateway.server import ModelGateway
+    from tooleval_agents.models.offline import reference_model
+    from tooleval_agents.models.retry import RetryingChatModel
+    from tooleval_agents.models.specs import check_model_spec, is_offline, provider_model
+
+    require_gateway()
+    check_model_spec(spec)
+    if is_offline(spec) and kwargs:
+        raise ValueError(f"--model-arg: the offline model {spec} takes no arguments")
+    inner = (reference_model(bench, task=split.task, subset=split.subset, model=spec,
+                             strategy=strategy, data_dir=data) if is_offline(spec)
+             else provider_model(spec, kwargs))
+    return ModelGateway(RetryingChatModel(inner=inner), name=spec)
+
+
+def _gateway_grants(gateway: Any, count: int) -> list[dict[str, Any]]:
+    """Every example's gateway URLs and key (its grant minted now, kept until the end)."""
+    from tooleval_agents.models.accounting import CallStats
+
+    out = []
+    for index in range(count):
+        grant = gateway.grant(str(index), CallStats())
+        out.append({"index": index, "openai_base_url": gateway.openai_url(grant),
+                    "anthropic_base_url": gateway.url(grant), "api_key": grant.key,
+                    "stats": grant.stats})
+    return out
+
+
+SHOWN_KEYS = 5
+"""Examples whose gateway URL and key the human-readable line lists (``--json``: all)."""
+
+
+def _say_gateway(gateway: Any, grants: list[dict[str, Any]]) -> None:
+    shown_ = "; ".join(f"#{g['index']}: {g['anthropic_base_url']} key {g['api_key']}"
+                       for g in grants[:SHOWN_KEYS])
+    more = f" (and {len(grants) - SHOWN_KEYS} more: --json lists them)" \
+        if len(grants) > SHOWN_KEYS else ""
+    err_console.print(shown(
+        f"model gateway: {gateway.served.name} for each example at its own URL (the Anthropic "
+        f"base; OpenAI's adds /v1) with its own key -- {shown_}{more}. Send the model name "
+        f"{gateway.served.name!r}."), highlight=False)
+
+
+def _gateway_spent(grants: list[dict[str, Any]]) -> str:
+    stats = [g["stats"] for g in grants]
+    calls = sum(s.calls + s.cache_hits for s in stats)
+    return (f"model gateway: {calls} model call(s) answered, tokens "
+            f"{sum(s.input_tokens for s in stats)} in / {sum(s.output_tokens for s in stats)} "
+            "out.")
+
+
 def _serve_http(io: Any, examples: Any, split: Any, name: str, log: Path, faults_of: Any, *,
-                host: str, port: int, token: str | None, json_out: bool) -> None:
+                host: str, port: int, token: str | None, json_out: bool,
+                gateway: Any = None) -> None:
     from tooleval_agents.mcp.server import ToolServer
 
     count = len(examples)
@@ -147,16 +224,22 @@ def _serve_http(io: Any, examples: Any, split: Any, name: str, log: Path, faults
     server = ToolServer(log=log, host=host, port=port, token=token, on_demand=on_demand)
     try:
         server.start()
+        grants = _gateway_grants(gateway, count) if gateway is not None else []
     except ToolevalError as exc:
+        server.stop()
         raise handle_errors(exc) from None
     template = server.url("<index>")
     if json_out:
+        listed = {"gateway": {"model": gateway.served.name, "examples": [
+            {k: v for k, v in g.items() if k != "stats"} for g in grants]}} if grants else {}
         print(json.dumps({"url": template, "token": server.token, "examples": count,
-                          "log": str(log), "strategy": name}), flush=True)
+                          "log": str(log), "strategy": name, **listed}), flush=True)
     err_console.print(shown(
         f"serving {split.name} ({name}): {count} examples, each at {template} (index "
         f"0-{count - 1}); send 'Authorization: Bearer {server.token}'; calls logged in {log}. "
         "Ctrl-C stops."), highlight=False)
+    if gateway is not None:
+        _say_gateway(gateway, grants)
     try:
         while True:
             time.sleep(3600)
@@ -164,3 +247,6 @@ def _serve_http(io: Any, examples: Any, split: Any, name: str, log: Path, faults
         err_console.print("stopped.", highlight=False)
     finally:
         server.stop()
+        if gateway is not None:
+            gateway.stop()
+            err_console.print(shown(_gateway_spent(grants)), highlight=False)
