@@ -13,17 +13,14 @@ than the SDK installed here must still be served).
 from __future__ import annotations
 
 import json
-import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from tooleval_agents.data.jsonio import first_error, parse_json
-
-log = logging.getLogger(__name__)
+from tooleval_agents.data.jsonio import MAX_NESTING, parse_json
 
 ErrorKind = Literal["invalid_request", "authentication", "not_found", "too_large",
                     "rate_limit", "server_error", "timeout", "overloaded"]
@@ -118,19 +115,47 @@ def not_bound(unused: dict[str, Any], tool: Any) -> None:
 
 
 def json_object(body: bytes) -> dict[str, Any]:
-    """A request body as a JSON object (:func:`~tooleval_agents.data.jsonio.parse_json`:
-    total, nesting bounded); anything else is a :class:`GatewayError`."""
+    """A request body as a JSON object; anything else is a :class:`GatewayError`. Total:
+    any body is an answer or this error. Nesting deeper than
+    :data:`~tooleval_agents.data.jsonio.MAX_NESTING` is refused on every Python (the reader's
+    own limit, where it stops first, is a refusal too); the depth is counted on what was read
+    (a request's 33 tool schemas hold hundreds of brackets: counting them in the text cost
+    several times the parse)."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise invalid(f"the body is not UTF-8 text (byte {exc.start})") from None
     try:
-        value = parse_json(text)
-    except ValueError as exc:
+        value = json.loads(text)
+    except RecursionError:
+        raise invalid(f"the body is not JSON: nested deeper than {MAX_NESTING} levels") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer past Python's digit limit
         raise invalid(f"the body is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise invalid(f"the body must be a JSON object, not {type(value).__name__}")
+    if deeper(value, MAX_NESTING):
+        raise invalid(f"the body is not JSON: nested deeper than {MAX_NESTING} levels")
     return value
+
+
+def deeper(value: Any, limit: int) -> bool:
+    """Whether a JSON value nests deeper than ``limit`` arrays and objects (level by level,
+    each container once).
+
+    >>> deeper({"a": [[1]]}, 2), deeper({"a": [[1]]}, 3)
+    (True, False)
+    """
+    level, depth = [value], 1
+    while level:
+        if depth > limit:
+            return True
+        inner = []
+        for item in level:
+            for child in (item.values() if type(item) is dict else item):
+                if type(child) is dict or type(child) is list:
+                    inner.append(child)
+        level, depth = inner, depth + 1
+    return False
 
 
 def new_id(prefix: str) -> str:
@@ -312,26 +337,19 @@ class Answer:
 
 
 STRICT = False
-"""Whether an answer the installed SDK's typed model refuses is an error (the tests) or sent
-as made, said once in the log (a run: an SDK release that requires one more field must not
-stop the gateway)."""
-_WARNED: set[str] = set()
+"""Whether :func:`dump` checks each answer against the installed SDK's typed model: on in the
+tests (every format, streamed and not), off in a run, where the answers go as made (the
+check cost a Responses answer about 2 ms, most of what the gateway spends on a call; and a
+later SDK release that types one more field as required must not stop the gateway)."""
 
 
 def dump(model_type: type[BaseModel], value: dict[str, Any]) -> dict[str, Any]:
-    """``value`` validated as the provider's typed model and dumped as it is sent (only the
-    fields given, by their wire names)."""
-    try:
-        model = model_type.model_validate(value)
-    except ValidationError as exc:
-        if STRICT:
-            raise
-        if model_type.__name__ not in _WARNED:
-            _WARNED.add(model_type.__name__)
-            log.warning("model gateway: the installed SDK's %s does not take the answer as "
-                        "made (%s); sent as made", model_type.__name__, first_error(exc))
+    """``value`` as the provider's typed model ``model_type`` sends it: checked by it and
+    dumped (only the fields given, by their wire names) when :data:`STRICT`, else as made."""
+    if not STRICT:
         return value
-    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return model_type.model_validate(value).model_dump(mode="json", by_alias=True,
+                                                       exclude_unset=True)
 
 
 def sse(data: dict[str, Any] | str, event: str | None = None) -> bytes:
