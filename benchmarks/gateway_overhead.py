@@ -116,6 +116,16 @@ def over_http(url: str, body: str, headers: dict[str, str], calls: int) -> tuple
         calls + WARM_UP)
 
 
+class Recent(dict[str, dict[str, Any]]):
+    """A transcript that keeps an example's worth of calls (a run writes each example's and
+    drops it; thousands of calls kept alive would make every garbage collection slower)."""
+
+    def __setitem__(self, key: str, value: dict[str, Any]) -> None:
+        if len(self) >= 10:
+            del self[next(iter(self))]
+        super().__setitem__(key, value)
+
+
 def measure(calls: int, rounds: int) -> dict[str, dict[str, float]]:
     inputs = dict(examples_for("appbench", subset="ss", data_dir=SAMPLES)[0].inputs or {})
     io = agent_io_for("appbench", subset="ss")
@@ -125,7 +135,7 @@ def measure(calls: int, rounds: int) -> dict[str, dict[str, float]]:
                                                     data_dir=SAMPLES))
     bound = model.bind_tools(tools)
     gateway = ModelGateway(model, name="reference")
-    grant = gateway.grant("bench", CallStats())
+    grant = gateway.grant("bench", CallStats(transcript=Recent()))
     # The agent's request, as OpenAI messages (what a client sends the gateway).
     request = convert_to_openai_messages(messages)[0]["content"]
     assert request == request_text(messages)
@@ -133,7 +143,7 @@ def measure(calls: int, rounds: int) -> dict[str, dict[str, float]]:
               for name, (path, body) in bodies(tools, request).items()}
     headers = {"authorization": f"Bearer {grant.key}", "x-api-key": grant.key,
                "content-type": "application/json"}
-    stats = CallStats()
+    stats = CallStats(transcript=Recent())
 
     async def in_process() -> None:
         with use_stats(stats):
@@ -150,9 +160,6 @@ def measure(calls: int, rounds: int) -> dict[str, dict[str, float]]:
                 wall, cpu = over_http(url, body, headers, calls)
                 walls.setdefault(name, []).append(wall)
                 cpus.setdefault(name, []).append(cpu)
-            stats.transcript.clear()  # the transcripts of thousands of calls: not kept
-            if grant.stats is not None:
-                grant.stats.transcript.clear()
     finally:
         gateway.stop()
     return {name: {"wall_ms": statistics.median(got), "cpu_ms": statistics.median(cpus[name])}
