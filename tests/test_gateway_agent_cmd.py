@@ -141,3 +141,22 @@ def test_a_provider_failure_behind_the_gateway_is_the_examples_infra_error(
     (result,) = results(summary.run_dir)  # type: ignore[arg-type]
     assert (result.status, result.error_kind) == ("infra_error", "connection")
     assert summary.counts.get("infra_errors") == 1  # left out of the metrics, retried on resume
+
+
+def calls_of(run_dir: Path | str) -> dict[int, list[tuple[str, Any]]]:
+    return {r.index: [(t["name"], t["args"]) for t in r.outputs["trace"]
+                      if t["kind"] == "tool_call"] for r in results(run_dir)}
+
+
+def test_noisy_reference_through_the_gateway_makes_the_in_process_calls(
+        samples: Path, tmp_path: Path) -> None:
+    args = dict(subset="ss", model="noisy-reference:0.3", data_dir=samples,
+                out=tmp_path / "runs", cache=False, progress=False, upload=False,
+                max_concurrency=2)
+    inside = run_experiment("appbench", strategy="tools", **args)  # type: ignore[arg-type]
+    outside = run_experiment("appbench", agent_cmd=AGENT, agent_name="openai-sdk",
+                             **args)  # type: ignore[arg-type]
+    # The same seeded corruptions of each example's gold plan, played turn by turn.
+    expected = calls_of(inside.run_dir)  # type: ignore[arg-type]
+    assert calls_of(outside.run_dir) == expected  # type: ignore[arg-type]
+    assert outside.metrics["success"] == inside.metrics["success"] < 100.0
