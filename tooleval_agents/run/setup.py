@@ -311,9 +311,9 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
         raise ValueError("--batch needs a model spec (provider:model): a chat model instance "
                          "is called as it was made")
     if spec.batching is not None and (plan.offline or spec.agent_cmd is not None):
-        raise ValueError(f"--batch: the model {spec.model!r} is not called here (an offline "
-                         "model answers at once, an agent command calls its own); batches "
-                         "are for provider models")
+        raise ValueError(f"--batch: the model {spec.model!r} cannot wait for a batch (an "
+                         "offline model answers at once; an agent command waits for each "
+                         "answer); batches are for provider models run in the process")
     if spec.agent_cmd is not None and spec.model is None:  # the agent's own: none called here
         from tooleval_agents.mcp.external import AgentsOwnModel  # deferred: the mcp extra
 

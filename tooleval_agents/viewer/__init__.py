@@ -136,7 +136,8 @@ def _detail(result: Any, prompts: dict[str, Any], verdict: Verdict) -> dict[str,
                                                     "missing from prompts.jsonl)"})
                                    for m in call.messages],
                       "tools": prompts.get(call.tools) if call.tools else None,
-                      "output": call.output, "error": call.error})
+                      "output": call.output, "error": call.error,
+                      "request": call.request})
     return {**result.model_dump(mode="json", exclude={"model_calls"}), "key": _key(result),
             "model_calls": calls, "verdict": verdict.to_json()}
 

@@ -362,9 +362,12 @@ function exampleColumn(run, detail) {
     Object.entries(score.parts || {}).map(([k, v]) => el("tr", {}, el("td", {}, k),
       el("td", {class: "num"}, num(v.hits) + " / " + num(v.total)), el("td", {}, "")))));
   const calls = (detail.model_calls || []).map((c, i) => el("details", {class: "block call"},
-    el("summary", {}, `model call ${i + 1}` + (c.tools ? ` · ${c.tools.length} tool(s) bound` : "")),
+    el("summary", {}, `model call ${i + 1}` + (c.tools ? ` · ${c.tools.length} tool(s) bound` : "") +
+       (c.request ? ` · ${c.request.format} through the gateway` : "")),
     c.messages.map(message),
     c.tools ? block("tools", c.tools, false) : null,
+    // what an outside agent's request carried besides (its model name, unused fields)
+    c.request ? block("request", c.request, false) : null,
     c.output ? message(c.output) : el("p", {class: "error"}, c.error || "no answer")));
   const out = detail.outputs || {};
   return el("div", {class: "column"},
