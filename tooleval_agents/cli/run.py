@@ -294,8 +294,8 @@ AgentCmdArg = Annotated[str | None, typer.Option(
         "--agent-cmd", metavar="COMMAND", rich_help_panel=WHAT, help="An agent command as "
         "the system under test (any language): run per example with its MCP session ({url}, "
         "{token}; TOOLEVAL_MCP_URL...) and the request on stdin; its tool calls are the "
-        "trajectory, what it prints its answer (docs/mcp.md). --model is then only handed "
-        "to it.")]
+        "trajectory, what it prints its answer (docs/mcp.md). With --model the run's model "
+        "is served to it ({openai_base_url}, {api_key}; OPENAI_BASE_URL...: docs/gateway.md).")]
 AgentNameArg = Annotated[str | None, typer.Option(
         "--agent-name", metavar="NAME", rich_help_panel=WHAT,
         help="What the run calls the agent command (default: agent).")]

@@ -270,9 +270,10 @@ class ExternalAgent:
         stats = current_stats()
         key = example_key(inputs, stats.epoch if stats is not None else None)
         session = await self.server.open(tools, sent, label=key, faults=current_faults())
-        grant = self.gateway.grant(key, stats) if self.gateway is not None else None
+        grant = None
         instruction = request_text(sent)
         try:
+            grant = self.gateway.grant(key, stats) if self.gateway is not None else None
             with tempfile.TemporaryDirectory(prefix="tooleval-agent-") as tmp:
                 values = {"url": self.server.url(session), "token": self.server.token,
                           "instruction": instruction, "model": self.command.model or "",
