@@ -193,8 +193,10 @@ def test_the_command_names_its_run_and_gets_its_placeholders(samples: Path,
             "--model", "reference", "--data-dir", str(samples), "--out",
             str(tmp_path / "runs"), "--no-cache", "--json"]
     first = CliRunner().invoke(app, args)
-    assert first.exit_code == 0, first.output  # no tool called: measured, and said
-    assert "the agent command made no tool call in 1 example" in first.stderr
+    # It never opened its session: not a weak answer but an agent that never reached its
+    # tools, counted and said (exit 1: nothing of it was measured).
+    assert first.exit_code == 1, first.output
+    assert "the agent never reached its tools on any example (agent_no_tools 1)" in first.stderr
     url, env_url, token, env_token, model, usage, env_usage = seen.read_text().splitlines()
     assert url == env_url and "/s/" in url and token == env_token and token
     assert model == "reference" and usage == env_usage

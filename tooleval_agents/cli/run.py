@@ -76,15 +76,17 @@ def plan_sweep(benchmark: str, *, models: list[str] | None, strategy_names: list
                samples: str | None, prompts: str | None, scoring: str | None,
                judge: str | None, judge_args: list[str] | None, model_args: list[str] | None,
                max_attempts: int, timeout: float,
-               tool_faults: list[str] | None = None, agent_cmd: str | None = None) -> Sweep:
+               tool_faults: list[str] | None = None, agent_cmd: str | None = None,
+               agent_preset: str | None = None) -> Sweep:
     """Every argument of a run command parsed and checked, the grid expanded
     (:func:`~tooleval_agents.run.grid.plan_grid`); a bad one raises (``KeyError``,
     ``ValueError``, ``AgentLoadError``) before any split runs."""
     from tooleval_agents.models.retry import RetryPolicy
 
     return plan_grid(
-        benchmark, models=models_of(models, agent_cmd, agents, model_args),
-        strategy_names=strategy_names, agents=agents, agent_cmd=agent_cmd,
+        benchmark, models=models_of(models, agent_cmd, agents, model_args, agent_preset),
+        strategy_names=strategy_names, agents=agents,
+        agent_cmd=agent_cmd if agent_preset is None else f"--agent-preset {agent_preset}",
         grid=option_grid(options, "--option"), task=task, lang=lang, category=category,
         subset=subset, samples=samples, prompts=prompts, scoring=scoring, judge=judge,
         judge_kwargs=parse_pairs(judge_args, "--judge-arg"),
@@ -151,7 +153,7 @@ def finished_row(sweep: Sweep, run: Cell, spec: RunSpec, summary: RunSummary, *,
     config = RunDir(summary.run_dir or out / summary.experiment).read_config()
     row = row_of(split, summary, out, config.strategy, config.model.get("spec") or "")
     row["split_examples"] = config.dataset.total
-    if user_agent is not None or spec.agent_cmd is not None:
+    if user_agent is not None or spec.outside_agent:
         row["agent"] = user_agent or config.agent
     if spec.strategy_options:
         row["strategy_options"] = spec.strategy_options
@@ -296,9 +298,17 @@ AgentCmdArg = Annotated[str | None, typer.Option(
         "{token}; TOOLEVAL_MCP_URL...) and the request on stdin; its tool calls are the "
         "trajectory, what it prints its answer (docs/mcp.md). With --model the run's model "
         "is served to it ({openai_base_url}, {api_key}; OPENAI_BASE_URL...: docs/gateway.md).")]
+AgentPresetArg = Annotated[str | None, typer.Option(
+        "--agent-preset", metavar="NAME", rich_help_panel=WHAT, help="An agent people use, "
+        "prewired, as the system under test: claude-code or codex (docs/mcp.md). Run per "
+        "example with its MCP session, on --model served by the gateway, quiet and offline; "
+        "its version is part of the run.")]
+AgentBinArg = Annotated[str | None, typer.Option(
+        "--agent-bin", metavar="PATH", rich_help_panel=WHAT,
+        help="The preset's program (default: found on the PATH).")]
 AgentNameArg = Annotated[str | None, typer.Option(
         "--agent-name", metavar="NAME", rich_help_panel=WHAT,
-        help="What the run calls the agent command (default: agent).")]
+        help="What the run calls the agent command (default: agent; a preset: its name).")]
 AgentTimeoutArg = Annotated[float, typer.Option(
         "--agent-timeout", metavar="SECONDS", min=0.001, rich_help_panel=CALLS,
         help="Seconds an agent command may take per example (then its process group is "
@@ -358,6 +368,8 @@ def run_command(
     agent_cmd: AgentCmdArg = None,
     agent_name: AgentNameArg = None,
     agent_timeout: AgentTimeoutArg = 300.0,
+    agent_preset: AgentPresetArg = None,
+    agent_bin: AgentBinArg = None,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
     `OUT/<benchmark>-<task>-<subset>-<strategy>[+<agent>]-<model>[-<key>=<value>...]/`
@@ -372,21 +384,20 @@ def run_command(
     model call), a smaller --limit rewrites nothing, provider failures are retried, a result
     line edited after it was written runs again. Nothing leaves the machine unless uploading.
 
-    Exit status: 0 when every example was scored; 1 when a split could not run or every
-    example's agent failed (agent_error); 2 for a bad argument (nothing ran); 3 when examples
-    were left unscored (provider errors: run the same command again; a judge that judged
-    nothing; tool calls written as text and not read); 130 when interrupted (docs:
-    running.md#exit-statuses). A model served on this machine usually answers one request
-    at a time: use --max-concurrency 1 there.
-    """
+    Exit status: 0 when every example was scored; 1 when a split could not run or every example's
+    agent failed (agent_error); 2 for a bad argument (nothing ran); 3 when examples were left
+    unscored (provider errors: run the same command again; a judge that judged nothing; tool calls
+    written as text and not read); 130 when interrupted (docs: running.md#exit-statuses). A model
+    served on this machine usually answers one request at a time: use --max-concurrency 1 there."""
     try:
-        command = command_settings(agent_cmd, agent_name, agent_timeout)
+        command = command_settings(agent_cmd, agent_name, agent_timeout, agent_preset,
+                                   agent_bin, model)
         sweep = plan_sweep(
             benchmark, models=model, strategy_names=strategy, agents=agent, options=option,
             task=task, lang=lang, category=category, subset=subset, samples=samples,
             prompts=prompts, scoring=scoring, judge=judge, judge_args=judge_arg,
             model_args=model_arg, max_attempts=max_attempts, timeout=timeout,
-            tool_faults=tool_faults, agent_cmd=agent_cmd)
+            tool_faults=tool_faults, agent_cmd=agent_cmd, agent_preset=agent_preset)
     except (KeyError, ValueError, AgentLoadError) as exc:  # a bad argument: a usage error
         raise fail(error_text(exc), 2) from None
     print_notes(sweep, judge, max_concurrency)

@@ -32,8 +32,15 @@ An agent that exits non-zero (``agent_exit``), does not finish within ``--agent-
 (``agent_timeout``: its whole process group is killed) or prints what cannot be read
 (``agent_output``: not UTF-8, or more than :data:`MAX_OUTPUT` bytes) fails its example: the
 failure is recorded with its kind and the example scored as an empty answer, never dropped.
+An agent that never reached its tools -- it exited 0 but its session saw no ``tools/list``
+and no call, or a preset's agent reports its MCP server failed -- is ``agent_no_tools``: a
+wiring failure (a wrong URL or token), not a weak answer.
 Whatever is left of its process group once it exits is killed; a call it makes after its
 session ended is answered 404 and logged as a late call.
+
+A preset (``--agent-preset``, :mod:`tooleval_agents.mcp.presets`) is started by the harness
+instead of a command: its configuration written for the example, its structured output read
+for its final answer, turns and own usage (recorded beside the gateway's count).
 
 Token usage, when the agent brings its own model, is the agent's to report: a JSON object
 ``{"input_tokens": N, "output_tokens": N, "model_calls": N}`` (``cached_input_tokens``
@@ -66,16 +73,20 @@ from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.gateway.grants import Grant
 from tooleval_agents.gateway.server import ModelGateway
+from tooleval_agents.mcp.presets.base import Report, Resolved, Served
 from tooleval_agents.mcp.server import ToolServer
-from tooleval_agents.mcp.sessions import request_text
+from tooleval_agents.mcp.sessions import ExampleSession, request_text
 from tooleval_agents.models.accounting import current_stats
 from tooleval_agents.models.failures import classify
 from tooleval_agents.models.tool_calls.counts import AGENT_RECORD
 from tooleval_agents.redaction import redact_text
+from tooleval_agents.results.summary import NO_TOOLS
 from tooleval_agents.tool_faults import current_faults, example_key
 
 MAX_OUTPUT = 1 << 20
 """Bytes of standard output an agent may print (its final answer); more is ``agent_output``."""
+MAX_EVENTS = 16 << 20
+"""Bytes of structured output a preset's agent may print (its events: messages, tool results)."""
 STDERR_TAIL = 2000
 """Characters of the end of its standard error kept for an error message."""
 MAX_USAGE_FILE = 1 << 20
@@ -93,7 +104,8 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_cal
 
 class AgentCommandError(ToolevalError):
     """The agent command failed its example: ``error_kind`` is ``agent_exit``,
-    ``agent_timeout`` or ``agent_output`` (the runner records it as the example's error)."""
+    ``agent_timeout``, ``agent_output`` or ``agent_no_tools`` (the runner records it as the
+    example's error)."""
 
     def __init__(self, error_kind: str, message: str) -> None:
         super().__init__(message)
@@ -109,6 +121,9 @@ class AgentCommand:
     timeout: float = 300.0
     model: str | None = None
     """The ``--model`` spec handed to the agent (``{model}``), if any."""
+    preset: Resolved | None = None
+    """The agent people use that plays the run (``--agent-preset``, :mod:`tooleval_agents.
+    mcp.presets`): started and read by the harness, ``command`` only names it."""
 
 
 @dataclass
@@ -119,6 +134,7 @@ class Finished:
     stdout: bytes
     stdout_bytes: int
     stderr: str
+    """What it printed on standard error (its first MiB)."""
     timed_out: bool
     seconds: float
 
@@ -169,16 +185,17 @@ def _kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-async def run_process(command: str, *, env: dict[str, str], stdin: str,
-                      timeout: float) -> Finished:
-    """Run ``command`` in a shell of its own process group; kill the group once it exits or
-    times out (SIGTERM, then SIGKILL)."""
+async def run_process(command: str, *, env: dict[str, str], stdin: str, timeout: float,
+                      cwd: Path | None = None, keep: int = MAX_OUTPUT) -> Finished:
+    """Run ``command`` in a shell of its own process group (in ``cwd``, else here); kill the
+    group once it exits or times out (SIGTERM, then SIGKILL). Of its output the first
+    ``keep`` bytes are kept (one more tells it printed more)."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     proc = await asyncio.create_subprocess_shell(
         command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
-    out, err = _Sink(MAX_OUTPUT + 1), _Sink(1 << 20)
+        stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True, cwd=cwd)
+    out, err = _Sink(keep + 1), _Sink(1 << 20)
     readers = {asyncio.ensure_future(out.drain(proc.stdout)),
                asyncio.ensure_future(err.drain(proc.stderr))}
     feed = asyncio.ensure_future(_feed(proc.stdin, stdin))  # an agent may never read it
@@ -200,13 +217,15 @@ async def run_process(command: str, *, env: dict[str, str], stdin: str,
         for reader in pending:
             reader.cancel()
     return Finished(proc.returncode, bytes(out.kept), out.total,
-                    bytes(err.kept).decode("utf-8", "replace")[-STDERR_TAIL:], timed_out,
+                    bytes(err.kept).decode("utf-8", "replace"), timed_out,
                     loop.time() - started)
 
 
-def failure(done: Finished, timeout: float) -> AgentCommandError | None:
-    """Why an agent's run failed its example (``None``: it did not)."""
-    tail = redact_text(done.stderr.strip()[-500:])
+def failure(done: Finished, timeout: float,
+            limit: int = MAX_OUTPUT) -> AgentCommandError | None:
+    """Why an agent's run failed its example (``None``: it did not); ``limit``: the bytes
+    its output may have."""
+    tail = redact_text(done.stderr[-STDERR_TAIL:].strip()[-500:])
     said = f"; its stderr ends: {tail}" if tail else ""
     if done.timed_out:
         return AgentCommandError("agent_timeout", f"the agent did not finish within "
@@ -215,9 +234,9 @@ def failure(done: Finished, timeout: float) -> AgentCommandError | None:
         how = (f"was killed by signal {-done.returncode}" if done.returncode is not None
                and done.returncode < 0 else f"exited with status {done.returncode}")
         return AgentCommandError("agent_exit", f"the agent {how}{said}")
-    if done.stdout_bytes > MAX_OUTPUT:
+    if done.stdout_bytes > limit:
         return AgentCommandError("agent_output", f"the agent printed {done.stdout_bytes} bytes, "
-                                 f"more than the {MAX_OUTPUT} its final answer may have")
+                                 f"more than the {limit} its output may have")
     try:
         done.stdout.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -254,6 +273,23 @@ def read_usage(path: Path) -> dict[str, int] | None:
 
 
 @dataclass
+class Ran:
+    """How one example's agent ran: its process, and what it said of itself."""
+
+    done: Finished
+    usage: dict[str, int] | None
+    """The usage it reported (its usage file, or a preset's own figure)."""
+    report: Report | None = None
+    """A preset's structured output, read (``None``: an agent command)."""
+
+    def answer(self) -> str:
+        """Its final answer: a preset's result, else what it printed."""
+        if self.report is not None:
+            return (self.report.final or "").strip()
+        return self.done.stdout.decode("utf-8").strip()
+
+
+@dataclass
 class ExternalAgent:
     """The workflow of an ``--agent-cmd`` run over one split (see the module docstring)."""
 
@@ -271,51 +307,116 @@ class ExternalAgent:
         key = example_key(inputs, stats.epoch if stats is not None else None)
         session = await self.server.open(tools, sent, label=key, faults=current_faults())
         grant = None
-        instruction = request_text(sent)
         try:
             grant = self.gateway.grant(key, stats) if self.gateway is not None else None
             with tempfile.TemporaryDirectory(prefix="tooleval-agent-") as tmp:
-                values = {"url": self.server.url(session), "token": self.server.token,
-                          "instruction": instruction, "model": self.command.model or "",
-                          "instruction_file": str(Path(tmp) / "instruction.txt"),
-                          "usage_file": str(Path(tmp) / "usage.json"), "example": key}
-                Path(values["instruction_file"]).write_text(instruction, encoding="utf-8")
-                env = {**self.env, **{f"TOOLEVAL_{k.upper()}": v for k, v in values.items()
-                                      if k not in ("url", "token", "instruction")},
-                       "TOOLEVAL_MCP_URL": values["url"], "TOOLEVAL_MCP_TOKEN": values["token"],
-                       # One variable may hold 128 KiB: a longer request is in the file.
-                       "TOOLEVAL_INSTRUCTION": instruction if len(instruction) < MAX_ENV else ""}
-                served = served_model(self.gateway, grant)
-                values, env = {**values, **served}, model_env(env, served)
-                done = await run_process(render(self.command.command, values), env=env,
-                                         stdin=instruction, timeout=self.command.timeout)
-                usage = read_usage(Path(values["usage_file"]))
+                ran = await self._run(self.server.url(session), grant, request_text(sent), key,
+                                      Path(tmp))
         finally:
             await self.server.close(session)
             if self.gateway is not None and grant is not None:
                 self.gateway.end(grant)
-        _account(usage, grant)  # spent whether or not the agent then failed
-        error = failure(done, self.command.timeout)
-        model_failed = model_failure(grant, agent_failed=error is not None)
+        _account(ran.usage, grant)  # spent whether or not the agent then failed
+        error = outcome(ran, session, self.command)
+        # An agent without its tools asked the model what it could not answer well: the
+        # wiring failed first, whatever the model then said.
+        no_tools = error is not None and error.error_kind == NO_TOOLS
+        model_failed = None if no_tools else model_failure(grant,
+                                                            agent_failed=error is not None)
         if model_failed is not None:  # the example's failure is the model's (or its provider's)
             raise model_failed
         if error is not None:
             raise AgentCommandError(error.error_kind, f"{error} ({len(session.calls)} tool "
                                     f"call(s) in session {session.id})") from None
-        outputs = dict(tools.outputs(session.conversation(done.stdout.decode("utf-8").strip())))
+        outputs = dict(tools.outputs(session.conversation(ran.answer())))
         for record in outputs.get("trace") or []:
             if isinstance(record, dict) and record.get("kind") == AGENT_RECORD:
                 # Its calls are what its session answered; what it printed is its answer,
                 # never a call to read (JSON it prints is no unread call).
                 record["unread_text_calls"] = 0
-        outputs["trace"] = [{"kind": "agent_process", "session": session.id,
-                             "calls": len(session.calls), "exit_code": done.returncode,
-                             "seconds": round(done.seconds, 3),
-                             "usage_reported": usage is not None,
-                             **({"agent_usage": usage} if usage and grant is not None else {})},
+        outputs["trace"] = [process_record(ran, session, self.command, grant),
                             *([grant.record()] if grant is not None else []),
                             *(outputs.get("trace") or [])]
         return outputs
+
+    async def _run(self, url: str, grant: Grant | None, instruction: str, key: str,
+                   tmp: Path) -> Ran:
+        """Run the agent for one example (its files in ``tmp``)."""
+        values = {"url": url, "token": self.server.token, "instruction": instruction,
+                  "model": self.command.model or "",
+                  "instruction_file": str(tmp / "instruction.txt"),
+                  "usage_file": str(tmp / "usage.json"), "example": key}
+        Path(values["instruction_file"]).write_text(instruction, encoding="utf-8")
+        env = {**self.env, **{f"TOOLEVAL_{k.upper()}": v for k, v in values.items()
+                              if k not in ("url", "token", "instruction")},
+               "TOOLEVAL_MCP_URL": values["url"], "TOOLEVAL_MCP_TOKEN": values["token"],
+               # One variable may hold 128 KiB: a longer request is in the file.
+               "TOOLEVAL_INSTRUCTION": instruction if len(instruction) < MAX_ENV else ""}
+        served = served_model(self.gateway, grant)
+        values, env = {**values, **served}, model_env(env, served)
+        timeout = self.command.timeout
+        preset = self.command.preset
+        if preset is None:
+            done = await run_process(render(self.command.command, values), env=env,
+                                     stdin=instruction, timeout=timeout)
+            return Ran(done, read_usage(Path(values["usage_file"])))
+        launch = preset.preset.launch(preset.program, tmp, Served(
+            mcp_url=url, model=self.command.model or "", variables=served_variables(env),
+            openai_base_url=served.get("openai_base_url", ""),
+            anthropic_base_url=served.get("anthropic_base_url", ""),
+            api_key=served.get("api_key", "")))
+        done = await run_process(shlex.join(launch.argv), env=launch.env, stdin=instruction,
+                                 timeout=timeout, cwd=launch.cwd, keep=MAX_EVENTS)
+        report = preset.preset.read(done.stdout.decode("utf-8", "replace"), done.stderr)
+        return Ran(done, report.usage, report)
+
+
+def served_variables(env: dict[str, str]) -> dict[str, str]:
+    """The variables of an agent's environment that are the example's (``TOOLEVAL_*``) or
+    the served model's (``OPENAI_*``, ``ANTHROPIC_*`` that :func:`model_env` set)."""
+    return {k: v for k, v in env.items() if k.startswith("TOOLEVAL_") or k in MODEL_ENV}
+
+
+def outcome(ran: Ran, session: ExampleSession, command: AgentCommand) -> AgentCommandError | None:
+    """Why the agent failed its example (``None``: it did not): it timed out, never reached
+    its tools (``agent_no_tools``: a preset's MCP server failed, or a session it never
+    listed nor called), exited non-zero, printed what cannot be read, or (a preset) gave no
+    final answer."""
+    done, report = ran.done, ran.report
+    if done.timed_out:
+        return failure(done, command.timeout)
+    if report is not None and report.no_tools is not None:
+        return AgentCommandError(NO_TOOLS, f"{report.no_tools}: it ran without its tools, so "
+                                 "its answer says nothing of its use of them")
+    error = failure(done, command.timeout, MAX_OUTPUT if report is None else MAX_EVENTS)
+    if error is not None:
+        said = f" ({report.error})" if report is not None and report.error else ""
+        return AgentCommandError(error.error_kind, f"{error}{said}")
+    if report is not None and report.final is None:
+        return AgentCommandError("agent_output", "its output held no final answer"
+                                 + (f": {report.error}" if report.error else
+                                    f" ({report.unread} unreadable line(s))"))
+    if not session.listed and not session.calls:
+        return AgentCommandError(NO_TOOLS, "the agent never reached its tools: its MCP "
+                                 "session saw no tools/list and no call (a wrong URL or token, "
+                                 "or a client that did not connect?), so its answer says "
+                                 "nothing of its use of them")
+    return None
+
+
+def process_record(ran: Ran, session: ExampleSession, command: AgentCommand,
+                   grant: Grant | None) -> dict[str, Any]:
+    """The trace's record of the agent's process (and, for a preset, what it reported)."""
+    done = ran.done
+    record: dict[str, Any] = {
+        "kind": "agent_process", "session": session.id, "calls": len(session.calls),
+        "listed": session.listed, "exit_code": done.returncode,
+        "seconds": round(done.seconds, 3), "usage_reported": ran.usage is not None,
+        **({"agent_usage": ran.usage} if ran.usage and grant is not None else {})}
+    if command.preset is not None and ran.report is not None:
+        record.update({"preset": command.preset.preset.name,
+                       "version": command.preset.version, **ran.report.record()})
+    return record
 
 
 def _account(usage: dict[str, int] | None, grant: Grant | None) -> None:
@@ -344,9 +445,14 @@ def served_model(gateway: ModelGateway | None, grant: Grant | None) -> dict[str,
             "anthropic_base_url": gateway.url(grant), "api_key": grant.key}
 
 
+MODEL_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
+"""The standard variables of the served model (:func:`model_env`)."""
+
+
 def model_env(env: dict[str, str], served: dict[str, str]) -> dict[str, str]:
-    """The agent's environment with the served model's standard variables, which an
-    unchanged OpenAI or Anthropic SDK reads (``env`` as it is without a served model)."""
+    """The agent's environment with the served model's standard variables (:data:`MODEL_ENV`),
+    which an unchanged OpenAI or Anthropic SDK reads (``env`` as it is without a served
+    model)."""
     if not served:
         return env
     return {**{k: v for k, v in env.items() if k not in PROVIDER_ENV},
@@ -404,6 +510,7 @@ class ServedAgent(Strategy):
         return RunnableLambda(run, name=f"agent-cmd-{self.command.name}")
 
 
-__all__ = ["MAX_OUTPUT", "AgentCommand", "AgentCommandError", "AgentsOwnModel", "ExternalAgent",
-           "ServedAgent", "failure", "model_env", "model_failure", "read_usage", "render",
-           "run_process", "served_model"]
+__all__ = ["MAX_EVENTS", "MAX_OUTPUT", "MODEL_ENV", "NO_TOOLS", "AgentCommand", "AgentCommandError",
+           "AgentsOwnModel", "ExternalAgent", "Ran", "ServedAgent", "failure", "model_env",
+           "model_failure", "outcome", "process_record", "read_usage", "render", "run_process",
+           "served_model", "served_variables"]

@@ -93,6 +93,9 @@ class ExampleSession:
     """The example's tool faults, drawn on the server (``None``: none here)."""
     calls: list[CallRecord] = field(default_factory=list)
     """Every call answered, in the order the answers left."""
+    listed: int = 0
+    """``tools/list`` requests answered: with :attr:`calls`, whether its agent ever reached
+    its tools."""
     open: bool = True
     _next: int = 0
 
@@ -159,6 +162,7 @@ def mcp_server(session: ExampleSession, schemas: ToolSchemas, version: str) -> S
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
+        session.listed += 1
         return [schemas.of(t) for t in session.tools.tools()]
 
     @server.call_tool(validate_input=False)

@@ -101,6 +101,7 @@ class _Pass:
         self.totals = dict.fromkeys([*USAGE_KEYS, *JUDGE_KEYS.values()], 0.0)
         self.spend = Spend()
         self.first_agent_error: str | None = None  # quoted by the note on agent errors
+        self.agent_error_kinds = Counter[str]()  # said by it
         self.latencies: list[float] = []
         self.columns = Columns()  # a few numbers per example, not the scores
         # Per scored attempt: its example and the scores success counting and epochs read.
@@ -117,8 +118,10 @@ class _Pass:
         self.counts["retried"] += r.retries > 0 or r.attempt > 1
         self.counts["cached"] += 0 < r.usage.cache_hits == r.usage.model_calls
         self.spend.add(r)
-        if r.status == "agent_error" and self.first_agent_error is None:
-            self.first_agent_error = agent_error_line(r)
+        if r.status == "agent_error":
+            self.agent_error_kinds[r.error_kind or "unknown"] += 1
+            if self.first_agent_error is None:
+                self.first_agent_error = agent_error_line(r)
         if r.usage_reported is not None:  # an agent command's: its usage is its to report
             self.counts[AGENT_USAGE[r.usage_reported]] += 1
         for k in USAGE_KEYS:
@@ -259,7 +262,8 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
     missing = {k: v for k, v in (not_computed or {}).items() if k not in metrics}
     notes = [*tool_call_notes(summary_counts),
              *format_notes(summary_counts, seen.first_format_error),
-             *_usage_notes(summary_counts, usage, seen.first_agent_error),
+             *_usage_notes(summary_counts, usage, seen.first_agent_error,
+                           seen.agent_error_kinds),
              *_agent_usage_notes(summary_counts)]
     return RunSummary(experiment=experiment, metrics=metrics, counts=summary_counts,
                       format_error_rate=(summary_counts[FORMAT_ERRORS] / seen.scored
@@ -269,14 +273,27 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
                       spent=seen.spend.priced(model=model, judge=judge))
 
 
+NO_TOOLS = "agent_no_tools"
+"""The error kind of an outside agent that never reached its tools (its MCP session unused,
+or its MCP server failed): a failure of its wiring, not of its use of tools."""
+
+
 def _usage_notes(counts: Mapping[str, Any], usage: Mapping[str, float],
-                 first_agent_error: str | None) -> list[str]:
-    """What the counts cannot say alone: the agent raised; some tokens are unknown."""
+                 first_agent_error: str | None, kinds: Counter[str]) -> list[str]:
+    """What the counts cannot say alone: the agent raised (and how: its error kinds, when
+    more than one kind of error or one of its own); some tokens are unknown."""
     notes = []
     if first_agent_error is not None:
+        said = ", ".join(f"{k} {n}" for k, n in kinds.most_common())
         notes.append(f"{counts['agent_errors']} of {counts['scored']} examples ended in "
-                     f"agent_error (the agent or strategy raised; scored as a wrong answer); "
+                     f"agent_error (the agent or strategy raised; scored as a wrong answer"
+                     f"{'; ' + said if any(k.startswith('agent_') for k in kinds) else ''}); "
                      f"first: {first_agent_error}")
+    if kinds.get(NO_TOOLS):
+        notes.append(f"{kinds[NO_TOOLS]} of {counts['scored']} examples: the agent never "
+                     f"reached its tools ({NO_TOOLS}: its MCP server failed to connect, or "
+                     "its session was never listed nor called): a wiring failure (a wrong URL "
+                     "or token?), not a measure of the agent")
     if usage.get("unknown_usage"):
         notes.append(f"{int(usage['unknown_usage'])} answer(s) were replayed from response cache "
                      "entries written before the cache kept token usage: their tokens are not "

@@ -222,7 +222,9 @@ def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str, identity: Ru
         subset=plan.split.subset, strategy=plan.strategy_name,
         strategy_options=redact(_jsonable(plan.strategy_options), names=False),
         epochs=spec.epochs, agent=plan.agent_name, identity=identity.model_dump(),
-        agent_cmd=None if spec.agent_cmd is None else redact_text(spec.agent_cmd),
+        agent_cmd=(redact_text(spec.agent_cmd) if spec.agent_cmd is not None else
+                   f"--agent-preset {plan.preset.describe()}" if plan.preset is not None
+                   else None),
         model={"spec": model_label_of(spec), "params": model_params(models.inner),
                **({"server": models.server.record()} if models.server is not None else {})},
         judge=({"spec": model_label(judge), "params": model_params(judge),

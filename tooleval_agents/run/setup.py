@@ -23,6 +23,7 @@ from tooleval_agents.contracts import (
 )
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp import require_mcp
+from tooleval_agents.mcp.presets import Resolved, preset_named, resolve
 from tooleval_agents.models.batch.openai_http import batch_clients, openai_backend
 from tooleval_agents.models.batch.queue import BatchQueue
 from tooleval_agents.models.cache import SQLiteCache
@@ -165,13 +166,15 @@ class _Plan:
     answers: ReferenceAnswers | None = None
     """Whose gold answers the offline model plays: the strategy itself, or, for an agent
     command, the strategy whose agent part it plays (``None``: no offline model)."""
+    preset: Resolved | None = None
+    """The agent preset that plays the run, its program found and its version read."""
 
 
 def _plan(spec: RunSpec) -> _Plan:
     """Resolve the benchmark, split, strategy (or agent) and options; a bad one raises."""
     bench = _benchmark(spec.benchmark)
     split = resolve_split(bench, spec.task, spec.subset)
-    if spec.agent_cmd is not None:
+    if spec.outside_agent:
         return _command_plan(spec, bench, split)
     factory = resolve_agent(spec.agent) if spec.agent is not None else None
     strategy_name = spec.strategy or (agent_strategy(bench.name, split) if factory is not None
@@ -212,9 +215,12 @@ def _command_plan(spec: RunSpec, bench: Benchmark, split: Split) -> _Plan:
         raise ValueError("strategy options (-O) set the strategy's own agent: an agent "
                          "command takes none")
     name, io_for = served_agent_io(bench, split, spec.strategy)
-    agent = spec.agent_name or "agent"
+    preset = (resolve(preset_named(spec.agent_preset), spec.agent_bin)
+              if spec.agent_preset is not None else None)
+    agent = spec.agent_name or spec.agent_preset or "agent"
     command = AgentCommand(spec.agent_cmd or "", agent, spec.agent_timeout,
-                           model_label(spec.model) if spec.model is not None else None)
+                           model_label(spec.model) if spec.model is not None else None,
+                           preset)
     _, scoring_options = resolve_options(
         spec.prompts, strategy=(f"strategy {name}", None, None),
         scoring=(f"{bench.name} {split.task} scoring", bench.scoring_options(split),
@@ -222,7 +228,7 @@ def _command_plan(spec: RunSpec, bench: Benchmark, split: Split) -> _Plan:
     offline = isinstance(spec.model, str) and is_offline(spec.model)
     return _Plan(bench, split, name, ServedAgent(bench.name, name, io_for, command), None,
                  agent, {}, dict(scoring_options), offline,
-                 _played_answers(bench, name, spec.model) if offline else None)
+                 _played_answers(bench, name, spec.model) if offline else None, preset)
 
 
 def _played_answers(bench: Benchmark, name: str, model: Any) -> ReferenceAnswers:
@@ -310,11 +316,11 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
     if spec.batching is not None and not isinstance(spec.model, str):
         raise ValueError("--batch needs a model spec (provider:model): a chat model instance "
                          "is called as it was made")
-    if spec.batching is not None and (plan.offline or spec.agent_cmd is not None):
+    if spec.batching is not None and (plan.offline or spec.outside_agent):
         raise ValueError(f"--batch: the model {spec.model!r} cannot wait for a batch (an "
                          "offline model answers at once; an agent command waits for each "
                          "answer); batches are for provider models run in the process")
-    if spec.agent_cmd is not None and spec.model is None:  # the agent's own: none called here
+    if spec.outside_agent and spec.model is None:  # the agent's own: none called here
         from tooleval_agents.mcp.external import AgentsOwnModel  # deferred: the mcp extra
 
         inner = AgentsOwnModel(model_name="agent")
@@ -353,7 +359,7 @@ async def _models(spec: RunSpec, plan: _Plan) -> _Models:
         limiter=rate_limiter_for(inner, spec.rps),
         response_cache=response_cache, server_identity=_key_part(server)), server, notes,
         answer_key, batches=batches)
-    if not plan.offline and not batches and spec.agent_cmd is None:  # a server to order for
+    if not plan.offline and not batches and not spec.outside_agent:  # a server to order for
         models.wrapped.scheduler = models.scheduler_for(inner, spec.max_concurrency)
     if spec.judge is not None:
         await _add_judge(spec, models, response_cache_for)
@@ -434,7 +440,7 @@ class ModelGateways:
 def model_gateways(spec: RunSpec, models: _Models) -> ModelGateways:
     """The run's gateway: serving the wrapped model when an agent command runs with
     ``--model``, else one that serves nothing."""
-    serving = spec.agent_cmd is not None and spec.model is not None
+    serving = spec.outside_agent and spec.model is not None
     return ModelGateways(models.wrapped if serving else None, model_label_of(spec))
 
 
@@ -542,8 +548,11 @@ def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIde
         "strategy": {"name": plan.strategy_name, "files": strategy_files} if strategy_files
         else plan.strategy_name,
         "agent": agent,
-        "agent_cmd": None if spec.agent_cmd is None else {
-            "name": plan.agent_name, "command": redact_text(spec.agent_cmd),
+        "agent_cmd": None if not spec.outside_agent else {
+            "name": plan.agent_name,
+            **({"command": redact_text(spec.agent_cmd)} if spec.agent_cmd is not None else {}),
+            # A preset: its version and wiring (not where its program is).
+            **({"preset": plan.preset.identity()} if plan.preset is not None else {}),
             # The model is the run's, served to the agent (not a name it was handed).
             **({"model": "gateway"} if spec.model is not None else {})},
         "model": None if spec.model is None else _model_part(spec.model, models.inner,

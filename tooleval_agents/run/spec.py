@@ -106,12 +106,25 @@ class RunSpec:
     default ``agent``)."""
     agent_timeout: float = 300.0
     """Seconds an agent command may take per example (then its process group is killed)."""
+    agent_preset: str | None = None
+    """An agent people use as the system under test, prewired (``claude-code``, ``codex``:
+    :mod:`tooleval_agents.mcp.presets`): run per example as an agent command is, on
+    ``model`` served by the gateway (required with it); its version is part of the run's
+    identity."""
+    agent_bin: str | Path | None = None
+    """The preset's program (default: its name on the PATH)."""
     batch: BatchSettings | bool = False
     """Send the model's and the judge's calls as provider batches (``True``: default
     :class:`~tooleval_agents.models.batch.BatchSettings`): OpenAI-compatible models through
     the Batch API, at batch prices; answers come within the provider's window (hours), the
     batches' ids are kept in the run directory and a resume polls them
     (:mod:`tooleval_agents.models.batch`)."""
+
+    @property
+    def outside_agent(self) -> bool:
+        """Whether an agent outside the process plays the run (``agent_cmd`` or
+        ``agent_preset``)."""
+        return self.agent_cmd is not None or self.agent_preset is not None
 
     @property
     def batching(self) -> BatchSettings | None:
@@ -145,18 +158,27 @@ class RunSpec:
                              "when you create it")
 
     def _check_agent_cmd(self) -> None:
-        if self.agent_cmd is None:
+        if self.agent_bin is not None and self.agent_preset is None:
+            raise ValueError("agent_bin is a preset's program: give agent_preset")
+        if self.agent_preset is not None:
+            if self.agent_cmd is not None:
+                raise ValueError("give agent_cmd (a command) or agent_preset (an agent the "
+                                 "harness wires), not both")
+            if self.model is None:
+                raise ValueError(f"agent_preset {self.agent_preset}: give model (the model "
+                                 "the gateway serves it)")
+        elif self.agent_cmd is None:
             if self.model is None:
                 raise ValueError("model is required (unless an agent command brings its own: "
                                  "agent_cmd)")
             if self.agent_name is not None:
                 raise ValueError("agent_name names an agent command: give agent_cmd")
             return
-        if not self.agent_cmd.strip():
+        elif not self.agent_cmd.strip():
             raise ValueError("agent_cmd is empty")
         if self.agent is not None:
             raise ValueError("give agent (a factory run in the process) or agent_cmd (a "
-                             "command), not both")
+                             "command) or agent_preset, not both")
         if self.model_kwargs and self.model is None:
             raise ValueError("model_kwargs configure the model the harness serves (give "
                              "model): an agent command that brings its own configures it")
