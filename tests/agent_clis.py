@@ -1,17 +1,21 @@
-"""The agent programs of the presets' tests (Claude Code, Codex) and strace, found or skipped.
+"""The agent programs of the presets' tests (Claude Code, Codex, a Python with the OpenAI
+Agents SDK) and strace, found or skipped.
 
 Each program is found at its variable (``TOOLEVAL_CLAUDE_CODE``: the ``claude`` program,
-``TOOLEVAL_CODEX``: the ``codex`` program), else on the PATH. Where one is missing its tests
+``TOOLEVAL_CODEX``: the ``codex`` program), else on the PATH; the Agents SDK's is this Python
+when it has ``openai-agents`` (the ``openai-agents`` extra). Where one is missing its tests
 skip with the reason (and the command that installs it); ``TOOLEVAL_REQUIRE_AGENT_CLIS``
-(``.ci/run`` installs both, and strace, and sets it) makes that a failure.
+(``.ci/run`` installs them all, and strace, and sets it) makes that a failure.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +35,11 @@ def _missing(why: str) -> None:
 
 def agent_program(preset: str) -> Path:
     """The preset's program, or a skip (a failure where it is required)."""
+    if preset == "openai-agents":
+        if importlib.util.find_spec("agents") is None:
+            _missing("the OpenAI Agents SDK is not installed (pip install -e "
+                     "'.[openai-agents]')")
+        return Path(sys.executable)
     variable = VARIABLES[preset]
     found = os.environ.get(variable) or shutil.which(PRESETS[preset].program)
     if not found or not Path(found).is_file():

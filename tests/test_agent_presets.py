@@ -1,5 +1,6 @@
-"""The agents people use, prewired (``--agent-preset``): Claude Code and Codex CLI, each on the
-run's model through the gateway and on the example's MCP session.
+"""The agents people use, prewired (``--agent-preset``): Claude Code, Codex CLI and the OpenAI
+Agents SDK's example agent, each on the run's model through the gateway and on the example's
+MCP session; and that example run by ``--agent-cmd``.
 
 * With ``--model reference`` each scores success 100 on the AppBench SS samples; the gateway
   counted every model call and its tokens, which the agent's own usage (its structured output)
@@ -10,8 +11,9 @@ run's model through the gateway and on the example's MCP session.
   tools the request lists: Codex lists five tools of its own beside the session's, so its
   wrong tool can be another one (same arguments, same place).
 * With another MCP token than the example's, each ends every example in ``agent_no_tools``
-  (Claude Code runs on without its tools and exits 0; Codex, its server required, exits 1),
-  never a quiet 0, and the run exits 1 saying so.
+  (Claude Code runs on without its tools and exits 0; Codex, its server required, exits 1;
+  the example exits 3 saying its session did not open), never a quiet 0, and the run exits 1
+  saying so.
 * Each reaches 127.0.0.1 only: under strace, no connection elsewhere and no DNS query.
 
 The programs: :mod:`agent_clis` (skipped with the reason where they are not installed,
@@ -31,7 +33,8 @@ from typer.testing import CliRunner, Result
 from tooleval_agents.cli import app
 from tooleval_agents.results.rundir import RunDir
 
-PRESETS = ["claude-code", "codex"]
+PRESETS = ["claude-code", "codex", "openai-agents"]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def run(preset: str, program: Path, samples: Path, out: Path, *args: str) -> Result:
@@ -113,7 +116,7 @@ def test_on_the_noisy_model_a_preset_makes_the_calls_the_tools_strategy_makes(
             # A wrong tool is drawn among the tools the request lists: the preset's own
             # tools (Codex's) can change which; a right call is the same call.
             assert name == want or (want != right and name != right), (index, name, want)
-    if preset == "claude-code":  # it lists the session's tools only: every call the same
+    if preset != "codex":  # it lists the session's tools only: every call the same
         assert there == noisy
 
 
@@ -128,8 +131,9 @@ def test_a_wrong_mcp_token_is_an_agent_that_never_reached_its_tools(
     row = json.loads(done.stdout)
     results = list(RunDir(row["run_dir"]).results().values())
     assert [(r.status, r.error_kind) for r in results] == [("agent_error", "agent_no_tools")] * 2
-    said = "Claude Code reports its MCP server" if preset == "claude-code" else \
-        "required MCP servers failed to initialize"
+    said = {"claude-code": "Claude Code reports its MCP server",
+            "codex": "required MCP servers failed to initialize",
+            "openai-agents": "its MCP session did not open"}[preset]
     assert all(said in (r.error or "") for r in results)
 
 
@@ -144,3 +148,24 @@ def test_a_preset_reaches_the_loopback_only(preset: str, samples: Path,
     reached, traces = outside_reached(tmp_path)
     assert traces >= 2  # its --version, then its run
     assert reached == []
+
+
+def test_the_agents_sdk_example_as_an_agent_command_scores_100(samples: Path,
+                                                                tmp_path: Path) -> None:
+    python = agent_program("openai-agents")
+    command = f"{python} {REPO / 'examples' / 'openai_agents_sdk.py'} --api chat"
+    args = ["run", "appbench", "--category", "ss", "--model", "reference", "--agent-cmd",
+            command, "--agent-name", "agents-sdk", "--data-dir", str(samples), "--out",
+            str(tmp_path / "runs"), "--no-cache", "--json", "--max-concurrency", "2"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    row = json.loads(first.stdout)
+    assert row["metrics"]["success"] == 100.0 and row["counts"]["agent_errors"] == 0
+    for result in RunDir(row["run_dir"]).results().values():
+        record = process(result)  # its usage file: the SDK's own count, as the gateway's
+        assert record["agent_usage"]["input_tokens"] == result.usage.input_tokens > 0
+        assert record["agent_usage"]["model_calls"] == result.usage.model_calls >= 2
+        assert {c.request["format"] for c in result.model_calls
+                if c.request} == {"chat.completions"}
+    again = json.loads(CliRunner().invoke(app, args).stdout)
+    assert again["session"]["resumed"] == 6 and again["session"]["model_calls"] == 0

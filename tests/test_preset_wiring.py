@@ -18,6 +18,7 @@ from tooleval_agents.mcp.presets.base import KEPT_ENV, environment, find_program
 from tooleval_agents.mcp.presets.claude_code import ClaudeCode
 from tooleval_agents.mcp.presets.codex import Codex
 from tooleval_agents.mcp.presets.events import MAX_SAFE, integer
+from tooleval_agents.mcp.presets.openai_agents import OpenAIAgents, script
 from tooleval_agents.run.spec import RunSpec
 
 TOKEN = "the-examples-mcp-token"
@@ -60,6 +61,12 @@ def test_each_preset_is_wired_to_the_session_and_the_gateway_and_nothing_else(
         "default_tools_approval_mode": "approve", "required": True}
     assert toml["analytics"] == {"enabled": False} and toml["features"]["plugins"] is False
     assert codex.env["CODEX_HOME"] == str(tmp_path / "x" / "codex") and codex.argv[-1] == "-"
+    (tmp_path / "s").mkdir()
+    sdk = OpenAIAgents().launch(Path("/bin/python3"), tmp_path / "s", SERVED)
+    assert sdk.argv == ["/bin/python3", str(script()), "--json"]
+    assert script().name == "openai_agents_sdk.py" and script().parent.name == "examples"
+    assert sdk.env["OPENAI_AGENTS_DISABLE_TRACING"] == "1"
+    assert sdk.env["OPENAI_BASE_URL"] == SERVED.openai_base_url
     for folder in (tmp_path / "c", tmp_path / "x"):  # the token is in no file
         assert not any(TOKEN in p.read_text() for p in folder.rglob("*") if p.is_file())
 
@@ -92,6 +99,17 @@ def test_structured_output_is_read_for_answer_turns_usage_and_servers() -> None:
     assert codex.usage == {"input_tokens": 100, "output_tokens": 7, "cached_input_tokens": 10}
 
 
+def test_the_agents_sdk_example_is_read_from_its_json() -> None:
+    said = OpenAIAgents().read("warming up\n" + json.dumps({
+        "final": "Done.", "turns": 2, "mcp": "connected", "usage": {
+            "input_tokens": 10, "output_tokens": 3, "cached_input_tokens": 0,
+            "model_calls": 2}}), "")
+    assert (said.final, said.turns, said.unread, said.no_tools) == ("Done.", 2, 1, None)
+    assert said.usage == {"input_tokens": 10, "output_tokens": 3, "cached_input_tokens": 0}
+    failed = OpenAIAgents().read("", json.dumps({"mcp": "failed", "error": "401"}))
+    assert failed.final is None and "did not open (401)" in (failed.no_tools or "")
+
+
 def test_a_failed_mcp_server_and_an_error_result_are_read_as_such() -> None:
     failed = CLAUDE_STREAM.replace('"connected"', '"failed"')
     assert "as failed" in (ClaudeCode().read(failed, "").no_tools or "")
@@ -115,7 +133,7 @@ def test_a_failed_mcp_server_and_an_error_result_are_read_as_such() -> None:
                                       "input_tokens": 2**60, "output_tokens": -3}}),
                                   json.dumps({"type": "turn.completed", "usage": [1]})])
 def test_any_output_gives_a_report(text: str) -> None:
-    for preset in PRESETS.values():
+    for preset in PRESETS.values():  # each of them
         report = preset.read(text, text)
         assert report.final is None or isinstance(report.final, str)
         assert all(0 <= v <= MAX_SAFE for v in (report.usage or {}).values())
@@ -125,15 +143,17 @@ def test_any_output_gives_a_report(text: str) -> None:
 def test_a_missing_program_is_one_line_with_its_install_command(samples: Path,
                                                                  tmp_path: Path) -> None:
     for preset, install in (("claude-code", "npm install -g @anthropic-ai/claude-code"),
-                            ("codex", "npm install -g @openai/codex")):
+                            ("codex", "npm install -g @openai/codex"),
+                            ("openai-agents", "pip install 'tooleval-agents[openai-agents]'")):
         done = CliRunner().invoke(app, [
             "run", "appbench", "--category", "ss", "--model", "reference", "--agent-preset",
             preset, "--agent-bin", str(tmp_path / "nowhere"), "--data-dir", str(samples),
             "--out", str(tmp_path / "runs")])
         assert done.exit_code == 2, done.output
         assert install in done.stderr and len(done.stderr.strip().splitlines()) <= 3
-        with pytest.raises(Exception, match="is not on the PATH.*" + install.split()[-1]):
-            find_program(PRESETS[preset], None, path=str(tmp_path))
+        if preset != "openai-agents":  # its program is this Python unless given
+            with pytest.raises(Exception, match="is not on the PATH.*" + install.split()[-1]):
+                find_program(PRESETS[preset], None, path=str(tmp_path))
     assert not (tmp_path / "runs").exists()
 
 
@@ -143,7 +163,9 @@ def test_a_missing_program_is_one_line_with_its_install_command(samples: Path,
     (["--agent-preset", "codex", "--agent-cmd", "x", "--model", "reference"], "not both"),
     (["--agent-bin", "{fake}", "--model", "reference"], "give --agent-preset"),
     (["--agent-preset", "codex", "--agent-bin", "/bin/false", "--model", "reference"],
-     "gave no version")])
+     "gave no version"),
+    (["--agent-preset", "openai-agents", "--agent-bin", "/bin/false", "--model", "reference"],
+     "install the SDK for it: /bin/false -m pip install openai-agents")])
 def test_preset_options_are_checked_before_anything_runs(args: list[str], said: str,
                                                          tmp_path: Path) -> None:
     fake = tmp_path / "fake-agent"

@@ -126,7 +126,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "pip install -e '.[dev]'")
     root = tmp_path_factory.mktemp("wheel")
     source = root / "source"
-    for folder in ("tooleval_agents", "graphs", "evaluators", "datasets"):
+    for folder in ("tooleval_agents", "graphs", "evaluators", "datasets", "examples"):
         shutil.copytree(REPO / folder, source / folder, symlinks=True,
                         ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for file in ("pyproject.toml", "README.md"):
@@ -147,7 +147,10 @@ def test_the_wheel_installs_one_import_name(wheel: Path) -> None:
     assert {n.split("/")[0] for n in names} == {"tooleval_agents", top_level.split("/")[0]}
     assert {"tooleval_agents/graphs/appbench/planning.py",
             "tooleval_agents/evaluators/trajectory.py",
-            "tooleval_agents/appbench/samples/appbench/data/test/test_ss.json"} <= set(names)
+            "tooleval_agents/appbench/samples/appbench/data/test/test_ss.json",
+            # the presets, and the example agent --agent-preset openai-agents runs
+            "tooleval_agents/mcp/presets/claude_code.py",
+            "tooleval_agents/examples/openai_agents_sdk.py"} <= set(names)
 
 
 def test_the_installed_wheel_runs_in_a_user_folder(wheel: Path, tmp_path: Path) -> None:
@@ -165,4 +168,7 @@ def test_the_installed_wheel_runs_in_a_user_folder(wheel: Path, tmp_path: Path) 
     assert json.loads(done.stdout)["metrics"]["success"] == 100.0
     config = json.loads(next((folder / "runs").glob("*/config.json")).read_text())
     assert Path(config["dataset"]["data_dir"]).is_relative_to(site)  # the wheel's samples
+    agent = python_in(folder, "-c", "from tooleval_agents.mcp.presets.openai_agents import "
+                      "script; print(script())", env=env)  # --agent-preset openai-agents's
+    assert Path(agent.stdout.strip()).is_relative_to(site), agent.stderr[-2000:]
     assert imported(folder) == []

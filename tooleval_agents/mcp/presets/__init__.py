@@ -13,6 +13,8 @@ preset              program                                         module
 ==================  ==============================================  ===========================
 ``claude-code``     ``claude`` (npm ``@anthropic-ai/claude-code``)  :mod:`.claude_code`
 ``codex``           ``codex`` (npm ``@openai/codex``)               :mod:`.codex`
+``openai-agents``   a Python with PyPI ``openai-agents`` running    :mod:`.openai_agents`
+                    ``examples/openai_agents_sdk.py``
 ==================  ==============================================  ===========================
 """
 
@@ -29,8 +31,9 @@ from tooleval_agents.mcp.presets.base import (
 )
 from tooleval_agents.mcp.presets.claude_code import ClaudeCode
 from tooleval_agents.mcp.presets.codex import Codex
+from tooleval_agents.mcp.presets.openai_agents import OpenAIAgents
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (ClaudeCode(), Codex())}
+PRESETS: dict[str, Preset] = {p.name: p for p in (ClaudeCode(), Codex(), OpenAIAgents())}
 """Every preset, by name."""
 
 

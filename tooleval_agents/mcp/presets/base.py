@@ -107,6 +107,10 @@ class Preset(ABC):
     install: str
     """The command that installs it."""
 
+    def default_program(self, path: str | None = None) -> str | None:
+        """Its program when none is given: :attr:`program` on the PATH (``None``: none)."""
+        return shutil.which(self.program, path=path)
+
     def version(self, program: Path) -> str:
         """Its version, as ``<program> --version`` prints it (the first number in it)."""
         return version_of(program, [str(program), "--version"])
@@ -172,18 +176,18 @@ def find_program(preset: Preset, given: str | Path | None,
             raise PresetMissing(f"--agent-preset {preset.name}: {given} is not an executable "
                                 f"program; {hint}")
         return target.absolute()
-    found = shutil.which(preset.program, path=path)
+    found = preset.default_program(path)
     if found is None:
         raise PresetMissing(f"--agent-preset {preset.name}: {preset.program} is not on the "
                             f"PATH; {hint}")
     return Path(found).absolute()
 
 
-def version_of(program: Path, argv: list[str]) -> str:
+def version_of(program: Path, argv: list[str], hint: str = "") -> str:
     """The first version number ``argv`` prints (``2.1.337`` of ``2.1.337 (Claude Code)``).
 
     Raises:
-        PresetMissing: it did not run, failed, or printed no version.
+        PresetMissing: it did not run, failed, or printed no version (``hint`` added).
     """
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
@@ -195,7 +199,7 @@ def version_of(program: Path, argv: list[str]) -> str:
     if done.returncode != 0 or number is None:
         said = (done.stderr or done.stdout or "").strip().splitlines()[-1:] or ["nothing"]
         raise PresetMissing(f"{program} {' '.join(argv[1:])} gave no version (exit "
-                            f"{done.returncode}: {said[0][:200]})")
+                            f"{done.returncode}: {said[0][:200]}){hint}")
     return number
 
 
