@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from agent_clis import agent_program
 from docs_blocks import NEEDS, REPO, SHOWN, blocks, iter_code_blocks, missing_output, pages, session
 from local_model import REQUIRE, missing
 from user_folder import imported, user_folder
@@ -71,8 +72,10 @@ def main_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_page(page: Path, main_runs: Path, tmp_path: Path, needs: str | None = None,
-             home_data: Path | None = None) -> None:
+             home_data: Path | None = None, programs: list[Path] | None = None) -> None:
     work, env = clone(tmp_path)
+    if programs:  # folders of programs a page's blocks run by name, first on the PATH
+        env["PATH"] = os.pathsep.join([*map(str, programs), env["PATH"]])
     shutil.copytree(main_runs, work / "runs", symlinks=True)
     if home_data is not None:  # where 'tooleval data fetch' writes by default
         fetched = tmp_path / "home" / ".cache" / "tooleval-agents" / "data"
@@ -120,6 +123,13 @@ def test_offline_blocks_run_as_written(page: Path, main_runs: Path, tmp_path: Pa
 def test_blocks_on_fetched_data_run_as_written(page: Path, shared_data: Path, main_runs: Path,
                                                tmp_path: Path) -> None:
     run_page(page, main_runs, tmp_path, needs="fetched-data", home_data=shared_data)
+
+
+@pytest.mark.parametrize("page", pages_with("agent-programs"), ids=page_id)
+def test_agent_program_blocks_run_as_written(page: Path, main_runs: Path,
+                                             tmp_path: Path) -> None:
+    programs = [agent_program(p).parent for p in ("claude-code", "codex", "openai-agents")]
+    run_page(page, main_runs, tmp_path, needs="agent-programs", programs=programs)
 
 
 @pytest.mark.real_model

@@ -300,9 +300,9 @@ AgentCmdArg = Annotated[str | None, typer.Option(
         "is served to it ({openai_base_url}, {api_key}; OPENAI_BASE_URL...: docs/gateway.md).")]
 AgentPresetArg = Annotated[str | None, typer.Option(
         "--agent-preset", metavar="NAME", rich_help_panel=WHAT, help="An agent people use, "
-        "prewired, as the system under test: claude-code or codex (docs/mcp.md). Run per "
-        "example with its MCP session, on --model served by the gateway, quiet and offline; "
-        "its version is part of the run.")]
+        "prewired, as the system under test: claude-code, codex or openai-agents "
+        "(docs/agents-people-use.md). Run per example with its MCP session, on --model served "
+        "by the gateway, quiet and offline; its version is part of the run.")]
 AgentBinArg = Annotated[str | None, typer.Option(
         "--agent-bin", metavar="PATH", rich_help_panel=WHAT,
         help="The preset's program (default: found on the PATH).")]
