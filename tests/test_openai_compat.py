@@ -50,6 +50,18 @@ def test_null_content_of_an_assistant_turn(mode: Any, expected: dict[str, Any]) 
     assert body["messages"][1]["content"] is None
 
 
+@pytest.mark.parametrize("mode", ["empty", "omit", "keep"])
+def test_a_developer_message_goes_as_the_system_role(mode: Any) -> None:
+    # What the gateway passes on from a Responses request's developer message (Codex's
+    # instructions): llama-cpp-python's server answered 500 to the role it does not know.
+    body = {"messages": [{"role": "developer", "content": "Be brief."},
+                         {"role": "user", "content": "hi"}]}
+    out = rewrite_body(body, Compat(null_content=mode))
+    assert [m["role"] for m in out["messages"]] == ["system", "user"]
+    assert out["messages"][0]["content"] == "Be brief."
+    assert body["messages"][0]["role"] == "developer"  # the input is not modified
+
+
 def test_tool_choice_goes_only_with_tools() -> None:
     assert "tool_choice" not in rewrite_body({"messages": [], "tool_choice": "auto"})
     assert "tool_choice" not in rewrite_body({"messages": [], "tools": [], "tool_choice": "auto"})

@@ -12,6 +12,9 @@ httpx's public transport interface (an ``http_client`` / ``http_async_client`` p
 
 * an assistant message whose ``content`` is ``null`` gets ``""`` (``null_content="empty"``,
   the default), loses the key (``"omit"``), or is left alone (``"keep"``);
+* a ``developer`` message (OpenAI's name for the system role, which an agent's Responses
+  request carries to the gateway -- Codex's instructions) is sent as ``system``:
+  llama-cpp-python's server answers 500 to a role it does not know;
 * ``tool_choice`` is dropped from a request that carries no ``tools`` (and no ``functions``),
   and, with ``tool_choice_rounds=N``, from a request whose conversation already holds ``N``
   assistant turns with tool calls;
@@ -97,6 +100,8 @@ def rewrite_body(body: Mapping[str, Any], compat: Compat = Compat()) -> dict[str
     {'messages': [{'role': 'assistant', 'content': '', 'tool_calls': [{'id': 'a'}]}]}
     >>> rewrite_body({"messages": [{"role": "assistant", "content": None}]}, Compat("omit"))
     {'messages': [{'role': 'assistant'}]}
+    >>> rewrite_body({"messages": [{"role": "developer", "content": "Be brief."}]})
+    {'messages': [{'role': 'system', 'content': 'Be brief.'}]}
     >>> rewrite_body({"tools": [{"type": "function", "function": {"name": "V"}}],
     ...               "tool_choice": "required"})["tool_choice"]
     {'type': 'function', 'function': {'name': 'V'}}
@@ -108,7 +113,12 @@ def rewrite_body(body: Mapping[str, Any], compat: Compat = Compat()) -> dict[str
     messages = out.get("messages")
     messages = messages if isinstance(messages, list) else []
     if compat.null_content != "keep" and messages:
-        out["messages"] = [_fill_content(m, compat.null_content) for m in messages]
+        messages = [_fill_content(m, compat.null_content) for m in messages]
+    if any(isinstance(m, dict) and m.get("role") == "developer" for m in messages):
+        messages = [{**m, "role": "system"} if isinstance(m, dict)
+                    and m.get("role") == "developer" else m for m in messages]
+    if messages:
+        out["messages"] = messages
     if "tool_choice" in out:
         rounds = sum(isinstance(m, dict) and m.get("role") == "assistant"
                      and bool(m.get("tool_calls")) for m in messages)
