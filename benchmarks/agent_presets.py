@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tooleval_agents.results.rescore import parse_options
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.run.runner import run_experiment
 
@@ -85,7 +86,7 @@ def run_all(args: argparse.Namespace) -> list[Path]:
     kwargs = dict(subset=args.category, limit=args.limit, data_dir=args.data_dir, out=args.out,
                   upload=False, cache=False, progress=False,
                   max_concurrency=args.max_concurrency,
-                  model_kwargs=dict(a.split("=", 1) for a in args.model_arg or []) or None)
+                  model_kwargs=parse_options(args.model_arg or []) or None)
     done = []
     for model in args.model:
         for preset in args.preset or PRESETS:
