@@ -18,6 +18,7 @@ from tooleval_agents.cli.base import (
     ScoringOption,
     app,
     console,
+    err_console,
     fail,
     handle_errors,
     print_json,
@@ -64,19 +65,37 @@ glob over the runs root (``runs/*``) passes over them."""
 
 def expand_runs(paths: list[Path]) -> list[Path]:
     """Run directories as given, a results root replaced by the run directories in it (in
-    name order), a report's or site's folder left out; a path that is none of these is kept
-    (its error names it)."""
-    out: list[Path] = []
+    name order), a report's or site's folder left out. A path that holds no run while others
+    do (``runs/*`` over a ``tooleval serve`` log or an empty folder) is passed over and said
+    in one line on stderr; one that does not exist, or every path holding no run, is kept (its
+    error names it)."""
+    found: list[Path] = []
+    kept: list[Path] = []  # the paths holding no run, in the order given
     for path in paths:
         if not (path / CONFIG).is_file() and path.is_dir():
-            found = sorted(p for p in path.iterdir() if (p / CONFIG).is_file())
-            if found:
-                out.extend(found)
+            runs = sorted(p for p in path.iterdir() if (p / CONFIG).is_file())
+            if runs:
+                found.extend(runs)
                 continue
             if any((path / name).is_file() for name in OUTPUTS):
                 continue
-        out.append(path)
-    return out
+        if (path / CONFIG).is_file():
+            found.append(path)
+        else:
+            kept.append(path)
+    skipped = [p for p in kept if p.exists()] if found else []
+    if skipped:
+        err_console.print(f"[yellow]note:[/] {shown(skipped_line(skipped))}", highlight=False)
+    return found + [p for p in kept if p not in skipped]
+
+
+def skipped_line(skipped: Sequence[Path]) -> str:
+    """What :func:`expand_runs` says of the paths it passed over: ``skipped 1 folder that is
+    not a run (no config.json): runs/serve-SPLIT``."""
+    what = "folder" if all(p.is_dir() for p in skipped) else "path"
+    n = len(skipped)
+    counted = f"1 {what} that is not a run" if n == 1 else f"{n} {what}s that are not runs"
+    return f"skipped {counted} (no {CONFIG}): {', '.join(str(p) for p in skipped)}"
 
 
 def rescore_options(option: list[str] | None, scoring: str | None,
