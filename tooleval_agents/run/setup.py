@@ -62,7 +62,7 @@ from tooleval_agents.registry import (
     resolve_split,
     served_agent_io,
 )
-from tooleval_agents.run.identity import RunIdentity, run_identity
+from tooleval_agents.run.identity import NAMED, RunIdentity, run_identity
 from tooleval_agents.run.naming import (
     CONNECTION_ARGS,
     answer_args,
@@ -459,7 +459,7 @@ def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIde
     agent: dict[str, Any] | None = None
     if spec.agent is not None:
         read = code_identity(plan.factory if isinstance(spec.agent, str) else spec.agent)
-        agent = {"name": plan.agent_name, **read.record()}
+        agent = {NAMED: plan.agent_name, **read.record()}
         if not read.readable:
             note = (f"agent {plan.agent_name}: nothing of its code could be read, so a change "
                     "to it will not be noticed (the run's identity knows it by name): pass its "
@@ -473,7 +473,7 @@ def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIde
         else plan.strategy_name,
         "agent": agent,
         "agent_cmd": None if spec.agent_cmd is None else {
-            "name": plan.agent_name, "command": redact_text(spec.agent_cmd)},
+            NAMED: plan.agent_name, "command": redact_text(spec.agent_cmd)},
         "model": None if spec.model is None else _model_part(spec.model, models.inner,
                                                              spec.model_kwargs),
         "judge": None if spec.judge is None else _model_part(
