@@ -10,20 +10,32 @@ from typing import Any
 from tooleval_agents.results.rundir import RunDir
 
 
-def command_settings(agent_cmd: str | None, agent_name: str | None,
-                     agent_timeout: float) -> dict[str, Any]:
-    """The run settings of an agent command (none without one).
+def command_settings(agent_cmd: str | None, agent_name: str | None, agent_timeout: float,
+                     agent_version: str | None = None,
+                     agents: list[str] | None = None) -> dict[str, Any]:
+    """The run settings of an agent command (none without one), and ``--agent-version`` (of
+    an agent command or an ``--agent``).
 
     Raises:
-        ValueError: ``--agent-name`` without ``--agent-cmd``, or an empty command.
+        ValueError: ``--agent-name`` without ``--agent-cmd``, ``--agent-version`` without an
+            agent, or an empty command or version.
     """
+    version: dict[str, Any] = {}
+    if agent_version is not None:
+        if not agent_version.strip():
+            raise ValueError("--agent-version is empty")
+        if agent_cmd is None and not agents:
+            raise ValueError("--agent-version is the version of an agent: give --agent-cmd "
+                             "or --agent")
+        version = {"agent_version": agent_version}
     if agent_cmd is None:
         if agent_name is not None:
             raise ValueError("--agent-name names an agent command: give --agent-cmd")
-        return {}
+        return version
     if not agent_cmd.strip():
         raise ValueError("--agent-cmd is empty")
-    return {"agent_cmd": agent_cmd, "agent_name": agent_name, "agent_timeout": agent_timeout}
+    return {"agent_cmd": agent_cmd, "agent_name": agent_name, "agent_timeout": agent_timeout,
+            **version}
 
 
 def models_of(models: list[str] | None, agent_cmd: str | None, agents: list[str] | None,

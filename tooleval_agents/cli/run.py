@@ -299,6 +299,10 @@ AgentCmdArg = Annotated[str | None, typer.Option(
 AgentNameArg = Annotated[str | None, typer.Option(
         "--agent-name", metavar="NAME", rich_help_panel=WHAT,
         help="What the run calls the agent command (default: agent).")]
+AgentVersionArg = Annotated[str | None, typer.Option(
+        "--agent-version", metavar="TEXT", rich_help_panel=WHAT,
+        help="The agent's version (a release, a commit): part of the run's identity, beside "
+        "the files the agent command names (an edited script is a new run without it).")]
 AgentTimeoutArg = Annotated[float, typer.Option(
         "--agent-timeout", metavar="SECONDS", min=0.001, rich_help_panel=CALLS,
         help="Seconds an agent command may take per example (then its process group is "
@@ -357,6 +361,7 @@ def run_command(
     json_out: RunJson = False,
     agent_cmd: AgentCmdArg = None,
     agent_name: AgentNameArg = None,
+    agent_version: AgentVersionArg = None,
     agent_timeout: AgentTimeoutArg = 300.0,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
@@ -380,7 +385,7 @@ def run_command(
     at a time: use --max-concurrency 1 there.
     """
     try:
-        command = command_settings(agent_cmd, agent_name, agent_timeout)
+        command = command_settings(agent_cmd, agent_name, agent_timeout, agent_version, agent)
         sweep = plan_sweep(
             benchmark, models=model, strategy_names=strategy, agents=agent, options=option,
             task=task, lang=lang, category=category, subset=subset, samples=samples,

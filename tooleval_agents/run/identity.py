@@ -79,7 +79,10 @@ def _measured(part: Any) -> Any:
 
 
 _PART_NAMES = {"strategy_options": "strategy options", "scoring_options": "scoring options",
-               "tool_faults": "tool faults", "split": "split"}
+               "tool_faults": "tool faults", "split": "split", "agent_cmd": "agent command",
+               "agent_version": "agent version"}
+_CODE = ("files", "code", NAMED)
+"""The keys of a part of code that say what its code is, and how it was named."""
 
 
 def identity_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
@@ -100,21 +103,28 @@ def identity_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
 
 def _part_change(name: str, before: Any, after: Any) -> str:
     label = _PART_NAMES.get(name, name)
-    if isinstance(before, dict) and isinstance(after, dict) and "files" in after:
-        named = after.get(NAMED) or after.get("name")
-        who = f"{label} {named}" if named else label
-        files = before.get("files") or {}
-        now = after.get("files") or {}
-        changed = sorted(f for f in set(files) | set(now) if files.get(f) != now.get(f))
-        if "name" in after and before.get("name") != after.get("name"):  # another strategy
-            return f"{label}: {before.get('name')} -> {after.get('name')}"
-        return f"{who}: its code changed" + (f" ({', '.join(changed[:3])})" if changed else "")
-    if isinstance(before, dict) and isinstance(after, dict):
-        keys = sorted(k for k in set(before) | set(after)
-                      if k != NAMED and before.get(k) != after.get(k))
+    if name == "inputs":  # label -> digest of each file read
+        changed = _changed(before or {}, after or {})
+        return (f"{'a file' if len(changed) == 1 else 'files'} it reads changed: "
+                + ", ".join(changed[:3]))
+    if not (isinstance(before, dict) and isinstance(after, dict)):
+        return f"{label}: {_short(before)} -> {_short(after)}"
+    if "name" in after and before.get("name") != after.get("name"):  # another strategy
+        return f"{label}: {before.get('name')} -> {after.get('name')}"
+    keys = sorted(k for k in set(before) | set(after)
+                  if k not in _CODE and before.get(k) != after.get(k))
+    if keys or "files" not in after:
         return f"{label}: " + ", ".join(f"{k} {_short(before.get(k))} -> {_short(after.get(k))}"
                                         for k in keys[:3])
-    return f"{label}: {_short(before)} -> {_short(after)}"
+    named = after.get(NAMED) or after.get("name")
+    changed = _changed(before.get("files") or {}, after.get("files") or {})
+    return (f"{label} {named}" if named else label) + ": its code changed" + (
+        f" ({', '.join(changed[:3])})" if changed else "")
+
+
+def _changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """The keys whose values differ (a file whose digest changed, or that came or went)."""
+    return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
 
 
 def _short(value: Any) -> str:

@@ -73,6 +73,7 @@ from tooleval_agents.contracts import (
     ScoringContext,
 )
 from tooleval_agents.data.datadir import data_dir_or_samples
+from tooleval_agents.data.inputs import noting
 from tooleval_agents.data.langsmith_datasets import (
     api_key_configured,
     to_examples,
@@ -160,6 +161,7 @@ from tooleval_agents.run.setup import (
     _plan,
     examples_in_flight,
     model_label_of,
+    read_late,
     run_identity_of,
     run_name,
 )
@@ -327,18 +329,21 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     if not selected:
         raise ToolevalError(f"{plan.split.name} has no examples in {data}")
     models = await _models(spec, plan)
-    scorer = build_scorer(plan.bench, plan.split, plan.scoring,
-                          ScoringContext(data_dir=data, judge=models.judge))
-    if spec.faults is not None:
-        scorer = with_fault_metrics(scorer)
-    identity, unreadable = run_identity_of(spec, plan, models)
+    servers = ToolServers()  # the MCP server, if the workflow needs one
+    with noting() as inputs:  # what the scorer and the workflow read: part of the identity
+        scorer = build_scorer(plan.bench, plan.split, plan.scoring,
+                              ScoringContext(data_dir=data, judge=models.judge))
+        if spec.faults is not None:
+            scorer = with_fault_metrics(scorer)
+        graph = _build(plan, models, data, servers)
+    identity, unreadable = run_identity_of(spec, plan, models, inputs)
     run_dir = _place(spec, plan, identity, unreadable)
     name = run_dir.path.name
-    servers = ToolServers(run_dir.path / CALLS)  # the MCP server, if the workflow needs one
-    graph = _build(plan, models, data, servers)
+    servers.log_to(run_dir.path / CALLS)
     made = [d for d in (run_dir.path, *run_dir.path.parents) if not d.exists()]
     # A second process on this run stops at once; a failed start leaves nothing behind.
-    with run_dir.lock(), _undone_on_failure(run_dir, made), servers:
+    with run_dir.lock(), _undone_on_failure(run_dir, made), servers, \
+            read_late(inputs, name):
         if spec.fresh:
             for file in (CONFIG, EXAMPLES, SUMMARY, BATCHES):
                 (run_dir.path / file).unlink(missing_ok=True)

@@ -99,7 +99,12 @@ class RunSpec:
     agent_cmd: str | None = None
     """An agent command as the system under test (:mod:`tooleval_agents.mcp.external`): run
     per example with its MCP session's URL and the request; the calls its session answered
-    are the trajectory, what it prints its final answer. Part of the run's identity."""
+    are the trajectory, what it prints its final answer. Part of the run's identity, with the
+    files it names (:func:`~tooleval_agents.run.usercode.command_files`)."""
+    agent_version: str | None = None
+    """The version of the agent (``--agent-version``: a release, a commit; a preset sets its
+    binary's): part of the run's identity, for what its files do not show (a binary on PATH,
+    a model behind a service)."""
     agent_name: str | None = None
     """What the run calls the agent command (its directory name: ``<strategy>+<name>``;
     default ``agent``)."""
@@ -135,6 +140,8 @@ class RunSpec:
         if self.samples is not None:
             parse_samples(self.samples)
         parse_tool_faults(self.tool_faults)
+        if self.agent_version is not None and not self.agent_version.strip():
+            raise ValueError("agent_version is empty")
         self._check_agent_cmd()
         if self.model_kwargs and not isinstance(self.model, str):
             raise ValueError("model_kwargs apply to a model spec; configure a model instance "
@@ -150,6 +157,9 @@ class RunSpec:
                                  "agent_cmd)")
             if self.agent_name is not None:
                 raise ValueError("agent_name names an agent command: give agent_cmd")
+            if self.agent_version is not None and self.agent is None:
+                raise ValueError("agent_version is the version of an agent: give agent or "
+                                 "agent_cmd")
             return
         if not self.agent_cmd.strip():
             raise ValueError("agent_cmd is empty")

@@ -1,6 +1,7 @@
 """What a run can read of the code it measures: which files are the user's, a digest of the code
-behind an object (an agent factory, a compiled graph, a strategy or benchmark plugin), and
-where in the user's code an exception was raised.
+behind an object (an agent factory, a compiled graph, a strategy or benchmark plugin), the files
+an agent command names (:func:`command_files`), and where in the user's code an exception was
+raised.
 
 The user's code is every module whose file lies outside the Python installation (the standard
 library, site-packages) and outside this package: an ``--agent`` file, a script, the helper
@@ -40,16 +41,18 @@ import importlib.util
 import inspect
 import json
 import os
+import shlex
 import site
 import sys
 import sysconfig
 import traceback
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tooleval_agents.data.inputs import file_digest
 from tooleval_agents.redaction import model_params
 
 OWN_PACKAGE = "tooleval_agents"
@@ -352,6 +355,123 @@ def file_labels(files: Iterable[Path]) -> dict[Path, str]:
     return {p: p.relative_to(root).as_posix() for p in paths}
 
 
+# ----------------------------------------------------------------------------- agent commands
+
+LOCK_FILES = ("package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml",
+              "bun.lock", "bun.lockb", "deno.lock", "uv.lock", "poetry.lock", "pdm.lock",
+              "Pipfile.lock", "requirements.txt", "Cargo.lock", "go.sum", "Gemfile.lock")
+"""Files that pin what a script's project installs (its dependencies' versions)."""
+LOCK_LEVELS = 4
+"""Folders looked in for lock files: a script's, then its parents', up to the first that holds
+one (``dist/main.js`` beside the project's ``package-lock.json``)."""
+WHOLE_FILE_BYTES = 64 << 20
+"""Files up to this size are digested whole; a larger one (a model file passed as an argument)
+by its size and its first and last MiB."""
+
+
+def command_files(command: str, cwd: Path | None = None) -> dict[str, str]:
+    """The files an agent command names, as a run's identity keeps them: path (from ``cwd``,
+    where the command runs, else absolute) -> sha256 (16 hex digits).
+
+    * each word of the command that is a file (``python agent.py``, ``node dist/main.js``,
+      ``--config=agent.toml``; the string of ``sh -c '...'`` is read as a command too), and the
+      module of ``python -m pkg.main`` when it is a file under ``cwd``;
+    * the user modules a Python script imports, found beside it or under ``cwd`` (``from
+      helpers import x``; ``python -m pkg.main`` importing ``pkg.tools``), and theirs;
+    * the lock files of each script's folder, or of its nearest parent that has one
+      (:data:`LOCK_FILES`: ``package-lock.json``, ``uv.lock``, ``requirements.txt``...).
+
+    A program found on PATH (``python``, ``claude``) is known by its name: ``--agent-version``
+    says its version.
+    """
+    base = Path.cwd() if cwd is None else Path(cwd)
+    scripts = list(dict.fromkeys(_named_files(_words(command), base)))
+    found = list(scripts)
+    for script in scripts:
+        if script.suffix == ".py":  # run as a file, its folder is where imports are found
+            _python_imports(script, (script.parent, base), found)
+    for script in scripts:
+        found += [f for f in _lock_files(script.parent) if f not in found]
+    return {_command_label(f, base): _large_digest(f) for f in found[:MAX_MODULES]}
+
+
+def _words(command: str, depth: int = 0) -> list[str]:
+    """The words of a shell command, a word that is itself a command (``sh -c '...'``) read
+    too; ``--flag=value`` gives its value as a word."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: the shell will say so; read what is there
+        words = command.split()
+    out: list[str] = []
+    for word in words:
+        out.append(word)
+        if "=" in word:
+            out.append(word.split("=", 1)[1])
+        if depth < 2 and any(c.isspace() for c in word):
+            out += _words(word, depth + 1)
+    return out
+
+
+def _named_files(words: list[str], base: Path) -> Iterator[Path]:
+    for i, word in enumerate(words):
+        if word == "-m" and i + 1 < len(words):  # python -m pkg.main
+            module = base / words[i + 1].replace(".", "/")
+            candidates = [module.with_suffix(".py"), module / "__main__.py"]
+        else:
+            candidates = [Path(word) if Path(word).is_absolute() else base / word]
+        for path in candidates:
+            if _is_file(path):
+                yield Path(os.path.abspath(path))
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return len(str(path)) < 4096 and path.is_file()
+    except OSError:  # a word no file can be named by (too long, not a path)
+        return False
+
+
+def _python_imports(script: Path, roots: tuple[Path, ...], found: list[Path]) -> None:
+    """Add the modules ``script`` imports that are files under ``roots`` (and theirs)."""
+    for name in _imports_of(str(script), _large_digest(script), None):
+        for root in roots:
+            stem = root / name.replace(".", "/")
+            for path in (stem.with_suffix(".py"), stem / "__init__.py"):
+                path = Path(os.path.abspath(path))
+                if len(found) < MAX_MODULES and _is_file(path) and path not in found:
+                    found.append(path)
+                    _python_imports(path, roots, found)
+
+
+def _lock_files(folder: Path) -> list[Path]:
+    for where in [folder, *folder.parents][:LOCK_LEVELS]:
+        locks = [where / name for name in LOCK_FILES if _is_file(where / name)]
+        if locks:
+            return locks
+    return []
+
+
+def _command_label(path: Path, base: Path) -> str:
+    try:
+        return path.relative_to(Path(os.path.abspath(base))).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _large_digest(path: Path) -> str:
+    """A file's sha256 (16 hex digits), a file over :data:`WHOLE_FILE_BYTES` by its size and
+    its first and last MiB."""
+    size = path.stat().st_size
+    if size <= WHOLE_FILE_BYTES:
+        return file_digest(path)[:16]
+    digest = hashlib.sha256(str(size).encode())
+    with open(path, "rb") as fh:
+        digest.update(fh.read(1 << 20))
+        fh.seek(size - (1 << 20))
+        digest.update(fh.read(1 << 20))
+    return digest.hexdigest()[:16]
+
+
 def user_frame(exc: BaseException) -> str | None:
     """Where ``exc`` was raised, as ``file.py:LINE in FUNCTION``: the last frame of its
     traceback in the user's code, else the last frame outside the Python installation, else
@@ -372,5 +492,5 @@ def _frames(exc: BaseException) -> list[traceback.FrameSummary]:
     return list(traceback.extract_tb(exc.__traceback__)) if exc.__traceback__ else []
 
 
-__all__ = ["CodeIdentity", "code_identity", "file_labels", "is_user_file", "is_user_module",
-           "user_frame"]
+__all__ = ["LOCK_FILES", "CodeIdentity", "code_identity", "command_files", "file_labels",
+           "is_user_file", "is_user_module", "user_frame"]
