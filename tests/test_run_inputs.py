@@ -25,8 +25,9 @@ from helpers import cli
 
 from tooleval_agents.data import upstream
 from tooleval_agents.data.fetch import source_manifest
-from tooleval_agents.data.inputs import file_digest, noting
+from tooleval_agents.data.inputs import file_digest, note_input, noting
 from tooleval_agents.evaluators.ultratool.judge.official import official_judge_prompts
+from tooleval_agents.run.setup import read_late
 from tooleval_agents.run.usercode import command_files
 
 MARK = "MARK45"
@@ -267,3 +268,14 @@ def test_the_files_an_agent_command_names(tmp_path: Path) -> None:
     before = command_files("node dist/main.js", project)
     (project / "package-lock.json").write_text('{"lockfileVersion": 3}')
     assert command_files("node dist/main.js", project) != before
+
+
+def test_an_input_read_after_the_identity_is_fixed_is_said(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # every reader of ours reads as the workflow is built; one that read later would be said
+    with caplog.at_level(logging.WARNING), read_late({"a.json": "1"}, "run-x"):
+        note_input("a.json", "1")  # known to the identity, at that digest
+        note_input("b.json", "2")
+    assert [r.getMessage() for r in caplog.records] == [
+        "run-x: read b.json as it ran, after its identity was fixed: a change to it would "
+        "not be noticed"]
