@@ -6,7 +6,6 @@ difference sit in the first screen (900 px)."""
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -19,7 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, run
+from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, probe_page, run
 from typer.testing import CliRunner
 
 from tooleval_agents.appbench.explain import explain as appbench
@@ -43,24 +42,7 @@ done({verdict: top(".verdict"), mark: top("td.mark.wrong, td.mark.missing, td.ma
 def probe(site: Path, route: str, script: str, *, wait_ms: int = 3000) -> Any:
     """Run ``script`` (which calls ``done(value)``) in the site's page at ``route`` once it
     has rendered (after ``wait_ms`` of virtual time); ``value`` as JSON."""
-    assert CHROMIUM is not None
-    page = (site / "index.html").read_text(encoding="utf-8")
-    wrapped = ("<script>function done(v) { const out = document.createElement('pre'); "
-               "out.id = 'probe'; out.textContent = JSON.stringify(v); "
-               "document.body.appendChild(out); }\n"
-               f"setTimeout(async () => {{ {script} }}, {wait_ms});</script>")
-    (site / "probe.html").write_text(page.replace("</body>", wrapped + "</body>"),
-                                     encoding="utf-8")
-    done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update",
-         f"--user-data-dir={site / '.chromium'}", f"--virtual-time-budget={wait_ms + 20000}",
-         "--window-size=1280,900", "--dump-dom", (site / "probe.html").as_uri() + route],
-        capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stdout[-2000:]
-    return json.loads(html.unescape(found.group(1)))
+    return probe_page(site / "index.html", route, script, wait_ms=wait_ms)
 
 
 def test_calls_are_aligned_by_name_and_each_argument_is_marked() -> None:
