@@ -48,9 +48,12 @@ function inline(text) {
     i < parts.length - 1 ? el("code", {}, part) : "`" + part);
 }
 
-// A long name that may break after its hyphens, underscores and dots (a <wbr> after each).
+// A name that may break after its hyphens, underscores and dots (a <wbr> after each) when it
+// is long; a short one stays on one line.
 function breakable(text) {
-  return String(text).split(/(?<=[-_.=])/).flatMap((part, i) => i ? [el("wbr"), part] : [part]);
+  const parts = String(text).split(/(?<=[-_.=])/);
+  if (String(text).length <= 12) return el("span", {class: "nowrap"}, text);
+  return parts.flatMap((part, i) => i ? [el("wbr"), part] : [part]);
 }
 
 function num(value) {
