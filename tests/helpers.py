@@ -10,7 +10,8 @@
   examples), and :data:`HANG_GUARD_S`, the one bound on such waits (a guard against a hung
   suite, never a speed bound);
 * :func:`default_sigint`, for a child that a test stops with SIGINT (Ctrl-C);
-* Chromium for the viewer's rendering tests (:data:`CHROMIUM`, :data:`needs_chromium`);
+* Chromium for the viewer's and the documentation site's rendering tests (:data:`CHROMIUM`,
+  :data:`needs_chromium`, :func:`probe_page`);
 * small AppBench records (:func:`weather`, :func:`appbench_file`) and a fake server's answers
   to AppBench prompts (:func:`appbench_responder`).
 
@@ -22,9 +23,11 @@ made without a run), :mod:`fake_judges` (judge models and verdicts).
 from __future__ import annotations
 
 import asyncio
+import html
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -182,6 +185,37 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None and not os.environ.get("TOOLEVAL_REQUIRE_CHROMIUM"),
     reason="no Chromium here (apt-get install chromium); the viewer's rendering is not tested")
 """The viewer's rendering tests: skipped without Chromium, unless CI requires it."""
+
+
+def probe_page(page: Path, route: str, script: str, *, wait_ms: int = 3000,
+               window: str = "1280,900") -> Any:
+    """Run ``script`` (which calls ``done(value)``) in ``page`` (an HTML file) at ``route`` in
+    headless Chromium, ``wait_ms`` of virtual time after the page loaded, in a window of
+    ``window`` pixels; ``value`` as JSON. The page is copied beside itself with the script
+    added (so its relative links still lead to its files); the page itself is left alone."""
+    if CHROMIUM is None:
+        raise AssertionError("TOOLEVAL_REQUIRE_CHROMIUM is set but no Chromium is installed")
+    wrapped = ("<script>function done(v) { const out = document.createElement('pre'); "
+               "out.id = 'probe'; out.textContent = JSON.stringify(v); "
+               "document.body.appendChild(out); }\n"
+               f"setTimeout(async () => {{ {script} }}, {wait_ms});</script>")
+    probe = page.with_name(f"probe-{os.getpid()}-{time.monotonic_ns()}.html")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", wrapped + "</body>"),
+                     encoding="utf-8")
+    try:
+        done = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update",
+             f"--user-data-dir={probe.parent / f'.chromium-{os.getpid()}'}",
+             f"--virtual-time-budget={wait_ms + 20000}", f"--window-size={window}",
+             "--dump-dom", probe.as_uri() + route],
+            capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
+    finally:
+        probe.unlink()
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:]
+    return json.loads(html.unescape(found.group(1)))
 
 
 # ----------------------------------------------------------------------------- AppBench records
