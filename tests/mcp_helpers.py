@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,8 +23,9 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 @contextlib.asynccontextmanager
 async def connect(server: ToolServer, session: ExampleSession | str,
                   ) -> AsyncIterator[ClientSession]:
-    """An initialized client session (the official SDK's client) on ``session``."""
-    headers = {"Authorization": f"Bearer {server.token}"}
+    """An initialized client session (the official SDK's client) on ``session``, with its
+    key."""
+    headers = {"Authorization": f"Bearer {server.key(session)}"}
     async with (httpx.AsyncClient(headers=headers, verify=False) as http,
                 streamable_http_client(server.url(session), http_client=http) as (read, write, _),
                 ClientSession(read, write) as client):
@@ -32,9 +34,11 @@ async def connect(server: ToolServer, session: ExampleSession | str,
 
 
 def post(server: ToolServer, path: str, body: Any, **headers: str) -> httpx.Response:
-    """One raw POST (``path`` after the base URL); the token unless ``authorization`` is
-    given."""
-    sent = httpx.Headers({"Authorization": f"Bearer {server.token}", "Accept": ACCEPT,
+    """One raw POST (``path`` after the base URL, ``/s/<id>/mcp``); the key of the session it
+    names unless ``authorization`` is given."""
+    found = re.match(r"^/s/([^/]+)/", path)
+    key = server.key(found.group(1)) if found else "none"
+    sent = httpx.Headers({"Authorization": f"Bearer {key}", "Accept": ACCEPT,
                           "Content-Type": "application/json"})
     for key, value in headers.items():
         sent[key.replace("_", "-")] = value

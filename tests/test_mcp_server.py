@@ -137,7 +137,7 @@ def test_tools_over_mcp_are_the_tools_of_the_run(server: ToolServer, samples: Pa
     async def compare(io: Any, inputs: dict[str, Any]) -> int:
         local = {t.name: t for t in io.tools(inputs)}
         session = await server.open(io.open(inputs), io.messages(inputs), label="t")
-        async with McpToolbox.connect(server.url(session), server.token) as box:
+        async with McpToolbox.connect(server.url(session), server.key(session)) as box:
             served = box.listed()
             assert [t.name for t in served] == list(local)
             for tool in served:
