@@ -80,6 +80,7 @@ def mcp_agent_node(ctx: StrategyContext, io: AgentIO, make_agent: MakeAgent, *,
                    recursion_limit: int = RECURSION_LIMIT) -> Callable[..., Any]:
     """The workflow node that runs one example's agent on its tools over MCP (see the module
     docstring); ``make_agent(toolbox)`` builds the agent."""
+    require_mcp(adapters=True)
     from tooleval_agents.mcp.client import McpClient  # deferred: the optional mcp extra
 
     server = _server(ctx)
