@@ -25,6 +25,7 @@ from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp_helpers import ACCEPT, INITIALIZE, post
 
 from tooleval_agents import agent_io_for, get_benchmark
+from tooleval_agents.mcp.endpoint import MAX_SESSIONS
 from tooleval_agents.mcp.keys import derive
 from tooleval_agents.mcp.log import read_log
 from tooleval_agents.mcp.server import ToolServer
@@ -171,7 +172,7 @@ def test_repeated_initialize_holds_a_bounded_number_of_mcp_sessions(server: Tool
         last = http.post(url, json=INITIALIZE).headers["mcp-session-id"]
         gone = http.post(url, json=LIST, headers={"mcp-session-id": first, **VERSION})
         kept = http.post(url, json=LIST, headers={"mcp-session-id": last, **VERSION})
-    assert server.mcp_sessions(session) == server.max_sessions
+    assert server.mcp_sessions(session) == server.max_sessions == MAX_SESSIONS
     assert live_transports() - before <= server.max_sessions
     assert gone.status_code == 404 and kept.status_code == 200  # the oldest idle one went
 
