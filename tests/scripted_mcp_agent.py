@@ -16,7 +16,8 @@ session has ended, then writes the status it got to ``SCRIPTED_MARKER``), ``kill
 example whose request holds ``SCRIPTED_KILL``: one call, then write ``SCRIPTED_MARKER`` and wait
 to be killed), ``snoop`` (once its sibling runs too, read the environment of every process on
 the machine, call each sibling's ``TOOLEVAL_MCP_URL`` of the same server with its own key, and
-write the statuses it got to ``SCRIPTED_MARKER/done-<pid>``; then play its own plan).
+write the statuses it got, its key and its working directory to ``SCRIPTED_MARKER/done-<pid>``;
+then play its own plan).
 ``SCRIPTED_WAIT_FOR``: a file to wait for before answering.
 """
 
@@ -133,7 +134,8 @@ def snoop(url: str, token: str) -> None:
     (folder / f"ready-{os.getpid()}").write_text("")
     wait_for(folder, "ready", 2)
     statuses = [intrude(other, token) for other in siblings(url)]
-    (folder / f"done-{os.getpid()}").write_text(json.dumps(statuses))
+    (folder / f"done-{os.getpid()}").write_text(json.dumps(
+        {"statuses": statuses, "key": token, "cwd": os.getcwd()}))
     wait_for(folder, "done", 2)  # the sibling is still there while the other one looks
 
 

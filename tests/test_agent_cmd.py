@@ -263,8 +263,8 @@ def test_an_agent_calling_its_siblings_session_is_refused_and_counted(
     summary = run_experiment("appbench", subset="ss", limit=2, agent_cmd=SCRIPTED,
                              agent_name="snoop", data_dir=samples, out=tmp_path, cache=False,
                              progress=False, upload=False, max_concurrency=2)
-    statuses = [json.loads(f.read_text()) for f in marker.glob("done-*")]
-    assert statuses == [[401], [401]]  # each found its sibling, and was refused
+    seen = [json.loads(f.read_text()) for f in marker.glob("done-*")]
+    assert [s["statuses"] for s in seen] == [[401], [401]]  # each found its sibling: refused
     assert summary.counts["foreign_calls"] == 2
     assert any("another example's session" in note for note in summary.notes)
     assert summary.metrics["success"] == 100.0  # its own example, untouched
@@ -277,6 +277,11 @@ def test_an_agent_calling_its_siblings_session_is_refused_and_counted(
     assert all(a != b for a, b in refused)
     assert "INTRUDER" not in json.dumps([r for r in log if r["kind"] == "call"])
     assert [r.tool_calls.foreign for r in results(run_dir)] == [1, 1]  # type: ignore[union-attr]
+    # Nothing the run wrote holds a key, and the agents did not run in the run directory.
+    assert seen[0]["key"] != seen[1]["key"]
+    for written in (p for p in run_dir.rglob("*") if p.is_file()):
+        assert not any(s["key"] in written.read_text(errors="replace") for s in seen), written
+    assert all(Path(s["cwd"]).resolve() != run_dir.resolve() for s in seen)
 
 
 def test_usage_counts_past_2_53_are_unreadable(tmp_path: Path) -> None:
