@@ -20,13 +20,13 @@ per-example keys printed one token: that is used then, so the same script measur
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -55,20 +55,33 @@ def rss_mb(pid: int) -> float:
 
 
 def first_requests(url: str, key: str, clients: int) -> list[tuple[int, int]]:
-    """``clients`` clients' first request at once, then each a tools/list: the statuses."""
+    """``clients`` clients' first request at once (each on a connection it opened before),
+    then each a tools/list on the MCP session it was given: the statuses."""
     headers = {"Authorization": f"Bearer {key}", "Accept": ACCEPT}
 
-    def one(_: int) -> tuple[int, int]:
-        with httpx.Client(headers=headers, timeout=120) as http:
-            opened = http.post(url, json=INITIALIZE)
-            sid = opened.headers.get("mcp-session-id", "")
-            listed = http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-                               headers={"mcp-session-id": sid,
-                                        "mcp-protocol-version": "2025-06-18"})
-            return opened.status_code, listed.status_code
+    async def one(http: httpx.AsyncClient, go: asyncio.Event) -> tuple[int, int]:
+        await http.get(url.split("/s/")[0] + "/")  # 404: the connection is open
+        await go.wait()
+        opened = await http.post(url, json=INITIALIZE)
+        sid = opened.headers.get("mcp-session-id", "")
+        listed = await http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                                 headers={"mcp-session-id": sid,
+                                          "mcp-protocol-version": "2025-06-18"})
+        return opened.status_code, listed.status_code
 
-    with ThreadPoolExecutor(clients) as pool:
-        return list(pool.map(one, range(clients)))
+    async def every() -> list[tuple[int, int]]:
+        go = asyncio.Event()
+        https = [httpx.AsyncClient(headers=headers, timeout=120) for _ in range(clients)]
+        try:
+            tasks = [asyncio.ensure_future(one(http, go)) for http in https]
+            await asyncio.sleep(1.0)  # every connection open
+            go.set()
+            return list(await asyncio.gather(*tasks))
+        finally:
+            for http in https:
+                await http.aclose()
+
+    return asyncio.run(every())
 
 
 def measure(initialize: int, clients: int, out: Path) -> dict[str, Any]:
