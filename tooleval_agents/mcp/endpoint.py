@@ -143,6 +143,9 @@ class Endpoint:
 
     async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A request without a session id: a new MCP session if it opens one."""
+        if self._done.is_set() or self._group is None:  # the example ended meanwhile
+            await error_response(404, -32600, "the session has ended")(scope, receive, send)
+            return
         if len(self._sessions) >= self.max_sessions:
             idle = [(s.last, sid) for sid, s in self._sessions.items() if not s.busy]
             if not idle:
