@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from tooleval_agents import agent_io_for, get_benchmark
 from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.mcp.external import read_usage
 from tooleval_agents.mcp.log import CALLS, read_log
 from tooleval_agents.mcp.sessions import request_text
 from tooleval_agents.registry import get_strategy
@@ -247,3 +248,48 @@ def test_resume_after_kill_9_runs_the_cut_example_from_a_clean_session(
     cut_off = opened - closed  # the session kill -9 ended: in the log, in no result
     assert len(cut_off) == 1 and not cut_off & scored
     assert any(r["kind"] == "call" and r["session"] in cut_off for r in log)
+
+
+def test_an_agent_calling_its_siblings_session_is_refused_and_counted(
+        samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two agents at once; each reads the other's TOOLEVAL_MCP_URL from /proc/<pid>/environ and
+    # calls it with its own key (as the probe did): refused, logged, counted.
+    path, _ = plans(samples, "ss", tmp_path)
+    marker = tmp_path / "snoop"
+    marker.mkdir()
+    for key, value in {"SCRIPTED_PLANS": path, "SCRIPTED_MODE": "snoop",
+                       "SCRIPTED_MARKER": marker}.items():
+        monkeypatch.setenv(key, str(value))
+    summary = run_experiment("appbench", subset="ss", limit=2, agent_cmd=SCRIPTED,
+                             agent_name="snoop", data_dir=samples, out=tmp_path, cache=False,
+                             progress=False, upload=False, max_concurrency=2)
+    seen = [json.loads(f.read_text()) for f in marker.glob("done-*")]
+    assert [s["statuses"] for s in seen] == [[401], [401]]  # each found its sibling: refused
+    assert summary.counts["foreign_calls"] == 2
+    assert any("another example's session" in note for note in summary.notes)
+    assert summary.metrics["success"] == 100.0  # its own example, untouched
+    run_dir = Path(summary.run_dir)  # type: ignore[arg-type]
+    log = list(read_log(run_dir / CALLS))
+    sessions = {t["session"] for r in results(run_dir) for t in r.outputs["trace"]
+                if t["kind"] == "agent_process"}
+    refused = [(r["session"], r["key_of"]) for r in log if r["kind"] == "foreign_call"]
+    assert len(refused) == 2 and {s for pair in refused for s in pair} == sessions
+    assert all(a != b for a, b in refused)
+    assert "INTRUDER" not in json.dumps([r for r in log if r["kind"] == "call"])
+    assert [r.tool_calls.foreign for r in results(run_dir)] == [1, 1]  # type: ignore[union-attr]
+    # Nothing the run wrote holds a key, and the agents did not run in the run directory.
+    assert seen[0]["key"] != seen[1]["key"]
+    for written in (p for p in run_dir.rglob("*") if p.is_file()):
+        assert not any(s["key"] in written.read_text(errors="replace") for s in seen), written
+    assert all(Path(s["cwd"]).resolve() != run_dir.resolve() for s in seen)
+
+
+def test_usage_counts_past_2_53_are_unreadable(tmp_path: Path) -> None:
+    usage = tmp_path / "usage.json"
+    usage.write_text(json.dumps({"input_tokens": 10**29, "output_tokens": 2}))
+    assert read_usage(usage) is None  # not reported, rather than a number no reader keeps
+    usage.write_text("\n".join(json.dumps({"input_tokens": 2**52}) for _ in range(3)))
+    assert read_usage(usage) is None  # the sum too
+    usage.write_text(json.dumps({"input_tokens": 2**53, "output_tokens": 2, "model_calls": 1}))
+    assert read_usage(usage) == {"input_tokens": 2**53, "output_tokens": 2,
+                                 "cached_input_tokens": 0, "model_calls": 1}

@@ -13,7 +13,7 @@ What CMD gets (each placeholder is replaced, shell-quoted; each variable is set)
 placeholder         environment variable         value
 ==================  ===========================  =============================================
 ``{url}``           ``TOOLEVAL_MCP_URL``         the session's streamable-HTTP URL
-``{token}``         ``TOOLEVAL_MCP_TOKEN``       the run's bearer token
+``{token}``         ``TOOLEVAL_MCP_TOKEN``       the session's own key (its bearer token)
 ``{instruction}``   ``TOOLEVAL_INSTRUCTION``     the request (also on standard input)
 ``{instruction_file}`` ``TOOLEVAL_INSTRUCTION_FILE`` a file holding the request
 ``{usage_file}``    ``TOOLEVAL_USAGE_FILE``      where the agent may write its token usage
@@ -77,6 +77,9 @@ PIPE_GRACE_S = 1.0
 _PLACEHOLDER = re.compile(r"\{(url|token|instruction|instruction_file|usage_file|model|"
                           r"example)\}")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls")
+MAX_COUNT = 2**53
+"""The largest count a usage file may give (or sum to): JSON numbers are exact up to it in every
+reader; a file with more is unreadable (its usage is not reported)."""
 
 
 class AgentCommandError(ToolevalError):
@@ -216,7 +219,8 @@ def failure(done: Finished, timeout: float) -> AgentCommandError | None:
 
 def read_usage(path: Path) -> dict[str, int] | None:
     """The usage an agent wrote to its usage file: one JSON object, or one per line, summed;
-    ``None`` when it wrote none or nothing readable."""
+    ``None`` when it wrote none or nothing readable (a count, or a sum, above
+    :data:`MAX_COUNT` included)."""
     try:
         if not path.is_file() or path.stat().st_size > MAX_USAGE_FILE:
             return None
@@ -238,6 +242,8 @@ def read_usage(path: Path) -> dict[str, int] | None:
             if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
                 total[key] += number
                 found = True
+                if total[key] > MAX_COUNT:
+                    return None
     return total if found else None
 
 
@@ -259,7 +265,8 @@ class ExternalAgent:
         instruction = request_text(sent)
         try:
             with tempfile.TemporaryDirectory(prefix="tooleval-agent-") as tmp:
-                values = {"url": self.server.url(session), "token": self.server.token,
+                # The session's own key: it opens this example's session and no other.
+                values = {"url": self.server.url(session), "token": self.server.key(session),
                           "instruction": instruction, "model": self.command.model or "",
                           "instruction_file": str(Path(tmp) / "instruction.txt"),
                           "usage_file": str(Path(tmp) / "usage.json"), "example": key}
@@ -285,6 +292,7 @@ class ExternalAgent:
                 # Its calls are what its session answered; what it printed is its answer,
                 # never a call to read (JSON it prints is no unread call).
                 record["unread_text_calls"] = 0
+                record["foreign_calls"] = session.foreign  # refused: counted in the summary
         outputs["trace"] = [{"kind": "agent_process", "session": session.id,
                              "calls": len(session.calls), "exit_code": done.returncode,
                              "seconds": round(done.seconds, 3),
@@ -339,5 +347,5 @@ class ServedAgent(Strategy):
         return RunnableLambda(run, name=f"agent-cmd-{self.command.name}")
 
 
-__all__ = ["MAX_OUTPUT", "AgentCommand", "AgentCommandError", "AgentsOwnModel", "ExternalAgent",
-           "ServedAgent", "failure", "read_usage", "render", "run_process"]
+__all__ = ["MAX_COUNT", "MAX_OUTPUT", "AgentCommand", "AgentCommandError", "AgentsOwnModel",
+           "ExternalAgent", "ServedAgent", "failure", "read_usage", "render", "run_process"]
