@@ -11,6 +11,8 @@
   suite, never a speed bound);
 * :func:`default_sigint`, for a child that a test stops with SIGINT (Ctrl-C);
 * Chromium for the viewer's rendering tests (:data:`CHROMIUM`, :data:`needs_chromium`);
+* the agent sandbox: :func:`needs_bwrap` (CI requires it: :data:`REQUIRE_BWRAP`), and
+  :func:`running`, the processes a command line marks;
 * small AppBench records (:func:`weather`, :func:`appbench_file`) and a fake server's answers
   to AppBench prompts (:func:`appbench_responder`).
 
@@ -39,6 +41,7 @@ from typer.testing import CliRunner, Result
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.mcp.sandbox import SandboxUnavailable, check_sandbox
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.results.rundir import EXAMPLES
@@ -182,6 +185,43 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None and not os.environ.get("TOOLEVAL_REQUIRE_CHROMIUM"),
     reason="no Chromium here (apt-get install chromium); the viewer's rendering is not tested")
 """The viewer's rendering tests: skipped without Chromium, unless CI requires it."""
+
+
+# ----------------------------------------------------------------------------- the agent sandbox
+
+REQUIRE_BWRAP = os.environ.get("TOOLEVAL_REQUIRE_BWRAP", "") not in ("", "0")
+"""CI installs bubblewrap and sets this: a machine where no agent sandbox can be made fails
+the sandbox's tests there, not skips them."""
+
+
+def needs_bwrap() -> None:
+    """Skip the test where ``--agent-sandbox`` cannot seal an agent (no ``bwrap``, user
+    namespaces disabled, not Linux), with the reason; fail instead under
+    ``TOOLEVAL_REQUIRE_BWRAP``."""
+    try:
+        check_sandbox()
+    except SandboxUnavailable as exc:
+        if REQUIRE_BWRAP:
+            pytest.fail(f"{exc}; TOOLEVAL_REQUIRE_BWRAP is set, so this is an error")
+        pytest.skip(str(exc))
+
+
+def running(marker: str) -> list[int]:
+    """The live processes whose command line holds ``marker`` (what ``ps -ef | grep`` shows,
+    zombies left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8",
+                                                                                 "replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):  # it ended while read
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 # ----------------------------------------------------------------------------- AppBench records

@@ -89,8 +89,14 @@ function headline(run) {
 
 function runLabel(run) {
   const opts = Object.entries(run.strategy_options || {}).map(([k, v]) => k + "=" + v).join(",");
-  return [run.strategy + (opts ? "(" + opts + ")" : ""), run.agent, run.model].filter(Boolean)
-    .join(" · ");
+  return [run.strategy + (opts ? "(" + opts + ")" : ""), agentLabel(run), run.model]
+    .filter(Boolean).join(" · ");
+}
+
+// An agent command's run says whether it ran sealed (--agent-sandbox): an unsealed one could
+// read the data, so its numbers are marked.
+function agentLabel(run) {
+  return run.agent ? run.agent + (run.sealed === false ? " (unsealed)" : "") : "";
 }
 
 function nOfN(run) {
@@ -159,7 +165,7 @@ function runsPage(runs) {
       el("td", {class: "nowrap"}, el("a", {href: link(["run", run.id]), title: run.experiment},
         (run.created_at || run.id).slice(0, 16).replace("T", " "))),
       el("td", {class: "nowrap"}, run.split),
-      el("td", {}, run.strategy + (run.agent ? " · " + run.agent : "")),
+      el("td", {}, run.strategy + (run.agent ? " · " + agentLabel(run) : "")),
       el("td", {}, run.model || ""),
       options.map((k) => el("td", {class: "option"}, (run.options || {})[k] || "—")),
       el("td", {class: "num nowrap" + (progress(run) ? " progress " + run.state : "")},
