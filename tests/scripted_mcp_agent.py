@@ -11,9 +11,8 @@ connects to ``TOOLEVAL_MCP_URL`` with ``TOOLEVAL_MCP_TOKEN``, makes the plan's c
 answer. It writes its usage (one call, 10 and 2 tokens) to ``TOOLEVAL_USAGE_FILE`` when
 ``SCRIPTED_USAGE=1``.
 
-Misbehaviours on demand (``SCRIPTED_MODE``): ``late`` (a detached child, in a session of its
-own, writes its PID to ``SCRIPTED_MARKER.pid``, calls until the session has ended, then writes
-the status it got to ``SCRIPTED_MARKER``: the harness should end it first), ``kill_me`` (on the
+Misbehaviours on demand (``SCRIPTED_MODE``): ``late`` (a detached child calls until the
+session has ended, then writes the status it got to ``SCRIPTED_MARKER``), ``kill_me`` (on the
 example whose request holds ``SCRIPTED_KILL``: one call, then write ``SCRIPTED_MARKER`` and wait
 to be killed). ``SCRIPTED_WAIT_FOR``: a file to wait for before answering.
 """
@@ -86,7 +85,8 @@ def play(mcp: Mcp, plan: dict[str, Any], mode: str, request: str) -> None:
 
 
 def late_call() -> None:
-    """List the tools until the session is gone (404), then mark it done."""
+    """Say its PID (in ``SCRIPTED_MARKER.pid``: its agent ends once it is there), list the
+    tools until the session is gone (404), then mark it done."""
     Path(os.environ["SCRIPTED_MARKER"] + ".pid").write_text(str(os.getpid()), encoding="utf-8")
     url, token = os.environ["TOOLEVAL_MCP_URL"], os.environ["TOOLEVAL_MCP_TOKEN"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -105,7 +105,7 @@ def late_call() -> None:
     Path(os.environ["SCRIPTED_MARKER"]).write_text(str(status), encoding="utf-8")
 
 
-def wait_for(path: Path) -> None:
+def wait_for_file(path: Path) -> None:
     """Wait (up to 2 minutes) until ``path`` exists."""
     for _ in range(2400):
         if path.exists():
@@ -118,14 +118,17 @@ def main() -> None:
     if mode == "late":  # a child that would outlive its session (in a session of its own)
         subprocess.Popen([sys.executable, __file__, "--late"], start_new_session=True,
                          env=dict(os.environ))
-        wait_for(Path(os.environ["SCRIPTED_MARKER"] + ".pid"))  # it runs before we end
+        wait_for_file(Path(os.environ["SCRIPTED_MARKER"] + ".pid"))  # it runs before we end
     request = sys.stdin.read()
     plans = json.loads(Path(os.environ["SCRIPTED_PLANS"]).read_text(encoding="utf-8"))
     plan = plans[request]
     play(Mcp(os.environ["TOOLEVAL_MCP_URL"], os.environ["TOOLEVAL_MCP_TOKEN"]), plan, mode,
          request)
     if wait := os.environ.get("SCRIPTED_WAIT_FOR"):  # keep the run going until it exists
-        wait_for(Path(wait))
+        for _ in range(2400):
+            if Path(wait).exists():
+                break
+            time.sleep(0.05)
     if os.environ.get("SCRIPTED_USAGE") == "1":
         Path(os.environ["TOOLEVAL_USAGE_FILE"]).write_text(
             json.dumps({"input_tokens": 10, "output_tokens": 2, "model_calls": 1}))

@@ -4,11 +4,12 @@ directory for its own request, reads the run's files, the user's home and a serv
 host -- gets nothing sealed, and reaches its own session; unsealed, it gets all of that, and
 the run says it was unsealed (``config.json``, the summary, ``compare``, the viewer); sealed or
 not is part of the run's identity; where no sandbox can be made, one line says how to fix it
-(exit 2). The tests that seal skip where ``bwrap`` cannot run (CI requires them:
+(exit 2); ``--agent-host`` opens the hosts it names, and those alone. The tests that seal skip where ``bwrap`` cannot run (CI requires them:
 ``TOOLEVAL_REQUIRE_BWRAP``)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from typing import Any
 import pytest
 from helpers import cli, needs_bwrap
 
+from tooleval_agents.mcp.sandbox import Gate
 from tooleval_agents.results.records import UNSEALED_NOTE
 from tooleval_agents.results.rundir import RunDir
 from tooleval_agents.viewer import build_site
@@ -211,3 +213,51 @@ def test_sandbox_options_need_each_other(samples: Path, tmp_path: Path) -> None:
     alone = cli("run", "appbench", "--category", "ss", "--model", "reference",
                 "--agent-sandbox", "--data-dir", samples, "--out", tmp_path / "runs")
     assert alone.exit_code == 2 and "give --agent-cmd" in alone.output
+
+
+def test_agent_host_relays_a_server_of_this_machine(samples: Path, tmp_path: Path,
+                                                    host_server: int) -> None:
+    needs_bwrap()
+    command = snoop_command(tmp_path, tmp_path, tmp_path / "none", host_server, str(SNOOP))
+    run = cli("run", "appbench", "--category", "ss", "--limit", 1, "--agent-cmd", command,
+              "--agent-sandbox", "--agent-host", f"127.0.0.1:{host_server}", "--agent-read",
+              str(SNOOP), "--data-dir", samples, "--out", tmp_path / "runs", "--no-cache",
+              "--json")
+    assert run.exit_code == 0, run.output
+    row = json.loads(run.stdout)
+    (seen,) = found(row["run_dir"])
+    assert seen["host_port"] == "open" and seen["own"] == 200
+    assert RunDir(row["run_dir"]).read_config().agent_sandbox == {
+        "sealed": True, "network": ["loopback", f"127.0.0.1:{host_server}"]}
+
+
+async def _through_proxy(gate: Path, target: str) -> bytes:
+    reader, writer = await asyncio.open_unix_connection(str(gate))
+    writer.write(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    head = await reader.readuntil(b"\r\n\r\n")
+    if b" 200 " in head.split(b"\r\n", 1)[0]:
+        writer.write(b"ping")
+        await writer.drain()
+        head += await reader.readexactly(4)
+    writer.close()
+    return head
+
+
+def test_the_proxy_connects_to_the_allowed_hosts_alone(tmp_path: Path) -> None:
+    async def main() -> tuple[bytes, bytes, list[str]]:
+        async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.write(await reader.readexactly(4))
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(echo, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with Gate(tmp_path, {}, {("127.0.0.1", port)}, 3128) as gate:
+            allowed = await _through_proxy(tmp_path / "3128.sock", f"127.0.0.1:{port}")
+            refused = await _through_proxy(tmp_path / "3128.sock", "example.com:443")
+        server.close()
+        return allowed, refused, gate.refused
+
+    allowed, refused, said = asyncio.run(main())
+    assert allowed.startswith(b"HTTP/1.1 200") and allowed.endswith(b"ping")
+    assert refused.startswith(b"HTTP/1.1 403") and said == ["example.com:443"]

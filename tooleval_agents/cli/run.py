@@ -138,8 +138,8 @@ def interrupted(exc: KeyboardInterrupt | None = None) -> typer.Exit:
     (:class:`~tooleval_agents.cli.base.Terminated`): 143."""
     how, code = ("stopped (SIGTERM)", 143) if isinstance(exc, Terminated) else (
         "interrupted", 130)
-    err_console.print(f"[yellow]{how}:[/] its agents are ended and finished examples are "
-                      "saved; run the same command again to resume.")
+    err_console.print(f"[yellow]{how}:[/] finished examples are saved; run the same "
+                      "command again to resume.")
     return typer.Exit(code)
 
 
