@@ -4,8 +4,8 @@ directory for its own request, reads the run's files, the user's home and a serv
 host -- gets nothing sealed, and reaches its own session; unsealed, it gets all of that, and
 the run says it was unsealed (``config.json``, the summary, ``compare``, the viewer); sealed or
 not is part of the run's identity; where no sandbox can be made, one line says how to fix it
-(exit 2); ``--agent-host`` opens the hosts it names, and those alone. The tests that seal skip where ``bwrap`` cannot run (CI requires them:
-``TOOLEVAL_REQUIRE_BWRAP``)."""
+(exit 2); ``--agent-host`` opens the hosts it names, and those alone. The tests that seal
+skip where ``bwrap`` cannot run (CI requires them: ``TOOLEVAL_REQUIRE_BWRAP``)."""
 
 from __future__ import annotations
 
