@@ -12,6 +12,8 @@
 * :func:`default_sigint`, for a child that a test stops with SIGINT (Ctrl-C);
 * Chromium for the viewer's and the documentation site's rendering tests (:data:`CHROMIUM`,
   :data:`needs_chromium`, :func:`probe_page`);
+* the agent sandbox: :func:`needs_bwrap` (CI requires it: :data:`REQUIRE_BWRAP`), and
+  :func:`running`, the processes a command line marks;
 * small AppBench records (:func:`weather`, :func:`appbench_file`) and a fake server's answers
   to AppBench prompts (:func:`appbench_responder`).
 
@@ -42,6 +44,7 @@ from typer.testing import CliRunner, Result
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.mcp.sandbox import SandboxUnavailable, check_sandbox
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.results.rundir import EXAMPLES
@@ -216,6 +219,43 @@ def probe_page(page: Path, route: str, script: str, *, wait_ms: int = 3000,
     found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
     assert found, done.stdout[-2000:]
     return json.loads(html.unescape(found.group(1)))
+
+
+# ----------------------------------------------------------------------------- the agent sandbox
+
+REQUIRE_BWRAP = os.environ.get("TOOLEVAL_REQUIRE_BWRAP", "") not in ("", "0")
+"""CI installs bubblewrap and sets this: a machine where no agent sandbox can be made fails
+the sandbox's tests there, not skips them."""
+
+
+def needs_bwrap() -> None:
+    """Skip the test where ``--agent-sandbox`` cannot seal an agent (no ``bwrap``, user
+    namespaces disabled, not Linux), with the reason; fail instead under
+    ``TOOLEVAL_REQUIRE_BWRAP``."""
+    try:
+        check_sandbox()
+    except SandboxUnavailable as exc:
+        if REQUIRE_BWRAP:
+            pytest.fail(f"{exc}; TOOLEVAL_REQUIRE_BWRAP is set, so this is an error")
+        pytest.skip(str(exc))
+
+
+def running(marker: str) -> list[int]:
+    """The live processes whose command line holds ``marker`` (what ``ps -ef | grep`` shows,
+    zombies left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8",
+                                                                                 "replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):  # it ended while read
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 # ----------------------------------------------------------------------------- AppBench records

@@ -140,7 +140,9 @@ def snoop(url: str, token: str) -> None:
 
 
 def late_call() -> None:
-    """List the tools until the session is gone (404), then mark it done."""
+    """Say its PID (in ``SCRIPTED_MARKER.pid``: its agent ends once it is there), list the
+    tools until the session is gone (404), then mark it done."""
+    Path(os.environ["SCRIPTED_MARKER"] + ".pid").write_text(str(os.getpid()), encoding="utf-8")
     url, token = os.environ["TOOLEVAL_MCP_URL"], os.environ["TOOLEVAL_MCP_TOKEN"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Authorization": f"Bearer {token}",
@@ -158,11 +160,20 @@ def late_call() -> None:
     Path(os.environ["SCRIPTED_MARKER"]).write_text(str(status), encoding="utf-8")
 
 
+def wait_for_file(path: Path) -> None:
+    """Wait (up to 2 minutes) until ``path`` exists."""
+    for _ in range(2400):
+        if path.exists():
+            return
+        time.sleep(0.05)
+
+
 def main() -> None:
     mode = os.environ.get("SCRIPTED_MODE", "")
-    if mode == "late":  # a child that outlives its session (in a session of its own)
+    if mode == "late":  # a child that would outlive its session (in a session of its own)
         subprocess.Popen([sys.executable, __file__, "--late"], start_new_session=True,
                          env=dict(os.environ))
+        wait_for_file(Path(os.environ["SCRIPTED_MARKER"] + ".pid"))  # it runs before we end
     request = sys.stdin.read()
     plans = json.loads(Path(os.environ["SCRIPTED_PLANS"]).read_text(encoding="utf-8"))
     plan = plans[request]

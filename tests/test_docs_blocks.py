@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from docs_blocks import NEEDS, REPO, SHOWN, blocks, iter_code_blocks, missing_output, pages, session
+from helpers import needs_bwrap
 from local_model import REQUIRE, missing
 from user_folder import imported, user_folder
 
@@ -120,6 +121,12 @@ def test_offline_blocks_run_as_written(page: Path, main_runs: Path, tmp_path: Pa
 def test_blocks_on_fetched_data_run_as_written(page: Path, shared_data: Path, main_runs: Path,
                                                tmp_path: Path) -> None:
     run_page(page, main_runs, tmp_path, needs="fetched-data", home_data=shared_data)
+
+
+@pytest.mark.parametrize("page", pages_with("sandbox"), ids=page_id)
+def test_sandbox_blocks_run_sealed(page: Path, main_runs: Path, tmp_path: Path) -> None:
+    needs_bwrap()
+    run_page(page, main_runs, tmp_path, needs="sandbox")
 
 
 @pytest.mark.real_model

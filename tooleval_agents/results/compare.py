@@ -37,6 +37,7 @@ from tooleval_agents.results.corpus import Columns, aggregate_resamples, counts_
 from tooleval_agents.results.costs import run_cost
 from tooleval_agents.results.epochs import successes
 from tooleval_agents.results.records import (
+    UNSEALED_NOTE,
     ExampleResult,
     ResultBase,
     ResultHead,
@@ -355,6 +356,8 @@ def compare(runs: Sequence[Path | str | RunDir | RunSummary | RunData], *,
     notes: list[str] = []
     for r in data:
         notes += [f"{r.label}: {n}" for n in r.notes]
+        if r.config.unsealed:
+            notes.append(f"{r.label}: {UNSEALED_NOTE}")
         if r.infra_errors:
             notes.append(f"{r.label}: {r.infra_errors} infra error(s) excluded from every "
                          "metric")

@@ -121,8 +121,14 @@ function headline(run) {
 
 function runLabel(run) {
   const opts = Object.entries(run.strategy_options || {}).map(([k, v]) => k + "=" + v).join(",");
-  return [run.strategy + (opts ? "(" + opts + ")" : ""), run.agent, run.model].filter(Boolean)
-    .join(" · ");
+  return [run.strategy + (opts ? "(" + opts + ")" : ""), agentLabel(run), run.model]
+    .filter(Boolean).join(" · ");
+}
+
+// An agent command's run says whether it ran sealed (--agent-sandbox): an unsealed one could
+// read the data, so its numbers are marked.
+function agentLabel(run) {
+  return run.agent ? run.agent + (run.sealed === false ? " (unsealed)" : "") : "";
 }
 
 function nOfN(run) {
@@ -194,7 +200,7 @@ function runsPage(runs) {
         breakable(runName(run)))),
       el("td", {class: "nowrap started", title: run.created_at}, started(run)),
       el("td", {}, breakable(run.split)),
-      el("td", {}, run.strategy + (run.agent ? " · " + run.agent : "")),
+      el("td", {}, run.strategy + (run.agent ? " · " + agentLabel(run) : "")),
       el("td", {}, run.model || ""),
       options.map((k) => el("td", {class: "option"}, (run.options || {})[k] || "—")),
       el("td", {class: "num nowrap" + (progress(run) ? " progress " + run.state : "")},
