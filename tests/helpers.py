@@ -10,10 +10,15 @@
   examples), and :data:`HANG_GUARD_S`, the one bound on such waits (a guard against a hung
   suite, never a speed bound);
 * :func:`default_sigint`, for a child that a test stops with SIGINT (Ctrl-C);
+<<<<<<< HEAD
 * Chromium for the viewer's and the documentation site's rendering tests (:data:`CHROMIUM`,
   :data:`needs_chromium`, :func:`probe_page`);
 * the agent sandbox: :func:`needs_bwrap` (CI requires it: :data:`REQUIRE_BWRAP`), and
   :func:`running`, the processes a command line marks;
+=======
+* :func:`made_once`: a folder made once per test session, shared by the pytest-xdist workers;
+* Chromium for the viewer's rendering tests (:data:`CHROMIUM`, :data:`needs_chromium`);
+>>>>>>> suite
 * small AppBench records (:func:`weather`, :func:`appbench_file`) and a fake server's answers
   to AppBench prompts (:func:`appbench_responder`).
 
@@ -25,7 +30,11 @@ made without a run), :mod:`fake_judges` (judge models and verdicts).
 from __future__ import annotations
 
 import asyncio
+<<<<<<< HEAD
 import html
+=======
+import fcntl
+>>>>>>> suite
 import importlib.util
 import json
 import os
@@ -112,6 +121,29 @@ def default_sigint() -> None:
     ``nohup``) starts with SIGINT ignored and its children inherit that, so give the child the
     default handling a terminal's Ctrl-C meets."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder ``make`` fills once per test session, shared by every pytest-xdist worker (the
+    first to ask makes it under a file lock, the others wait and reuse it): for what costs
+    seconds to make and is only read afterwards (copy it to change it). A ``make`` that fails
+    leaves nothing behind, so the next asker tries again and fails with its own error."""
+    root = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's basetemp is a folder of the run's
+        root = root.parent
+    target, done = root / f"once-{name}", root / f"once-{name}.done"
+    with open(root / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir()
+            try:
+                make(target)
+            except BaseException:
+                shutil.rmtree(target, ignore_errors=True)
+                raise
+            done.touch()
+    return target
 
 
 # ----------------------------------------------------------------------------- runs and the CLI
