@@ -10,15 +10,11 @@
   examples), and :data:`HANG_GUARD_S`, the one bound on such waits (a guard against a hung
   suite, never a speed bound);
 * :func:`default_sigint`, for a child that a test stops with SIGINT (Ctrl-C);
-<<<<<<< HEAD
+* :func:`made_once`: a folder made once per test session, shared by the pytest-xdist workers;
 * Chromium for the viewer's and the documentation site's rendering tests (:data:`CHROMIUM`,
   :data:`needs_chromium`, :func:`probe_page`);
 * the agent sandbox: :func:`needs_bwrap` (CI requires it: :data:`REQUIRE_BWRAP`), and
   :func:`running`, the processes a command line marks;
-=======
-* :func:`made_once`: a folder made once per test session, shared by the pytest-xdist workers;
-* Chromium for the viewer's rendering tests (:data:`CHROMIUM`, :data:`needs_chromium`);
->>>>>>> suite
 * small AppBench records (:func:`weather`, :func:`appbench_file`) and a fake server's answers
   to AppBench prompts (:func:`appbench_responder`).
 
@@ -30,11 +26,8 @@ made without a run), :mod:`fake_judges` (judge models and verdicts).
 from __future__ import annotations
 
 import asyncio
-<<<<<<< HEAD
-import html
-=======
 import fcntl
->>>>>>> suite
+import html
 import importlib.util
 import json
 import os
