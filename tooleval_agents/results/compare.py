@@ -49,6 +49,7 @@ from tooleval_agents.results.gate import (
     verdict,
 )
 from tooleval_agents.results.records import (
+    UNSEALED_NOTE,
     ExampleResult,
     ResultBase,
     ResultHead,
@@ -383,6 +384,8 @@ def compare(runs: Sequence[Path | str | RunDir | RunSummary | RunData], *,
     notes: list[str] = []
     for r in data:
         notes += [f"{r.label}: {n}" for n in r.notes]
+        if r.config.unsealed:
+            notes.append(f"{r.label}: {UNSEALED_NOTE}")
         if r.infra_errors:
             notes.append(f"{r.label}: {r.infra_errors} infra error(s) excluded from every "
                          "metric")

@@ -26,6 +26,7 @@ from tooleval_agents.data.inputs import noting
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp import require_mcp
 from tooleval_agents.mcp.log import CallLog
+from tooleval_agents.mcp.sandbox import AgentSandbox, check_sandbox, check_workdir
 from tooleval_agents.models.batch.openai_http import batch_clients, openai_backend
 from tooleval_agents.models.batch.queue import BatchQueue
 from tooleval_agents.models.cache import SQLiteCache
@@ -211,13 +212,29 @@ def _command_plan(spec: RunSpec, bench: Benchmark, split: Split) -> _Plan:
     name, io_for = served_agent_io(bench, split, spec.strategy)
     agent = spec.agent_name or "agent"
     command = AgentCommand(spec.agent_cmd or "", agent, spec.agent_timeout,
-                           spec.model if isinstance(spec.model, str) else None)
+                           spec.model if isinstance(spec.model, str) else None,
+                           sealed_by(spec))
     _, scoring_options = resolve_options(
         spec.prompts, strategy=(f"strategy {name}", None, None),
         scoring=(f"{bench.name} {split.task} scoring", bench.scoring_options(split),
                  spec.scoring_options))
     return _Plan(bench, split, name, ServedAgent(bench.name, name, io_for, command), None,
                  agent, {}, dict(scoring_options), False)
+
+
+def sealed_by(spec: RunSpec) -> AgentSandbox | None:
+    """The sandbox of a run's agent command, its runs root hidden too (``None``: unsealed).
+
+    Raises:
+        SandboxUnavailable: no sandbox can be made here (the message says how to fix it).
+        UsageError: the working directory (shown to the agent) holds the user's home.
+    """
+    sandbox = spec.sandbox
+    if sandbox is None:
+        return None
+    check_sandbox()
+    check_workdir(Path.cwd(), sandbox)
+    return dataclasses.replace(sandbox, hide=(*sandbox.hide, Path(spec.out).resolve()))
 
 
 @dataclass
@@ -503,9 +520,13 @@ def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models,
         "strategy": {"name": plan.strategy_name, "files": strategy_files} if strategy_files
         else plan.strategy_name,
         "agent": agent,
+        # Sealed or not is part of what is measured: the sandbox decides what the agent can
+        # reach (an agent that reads the gold or calls a host scores otherwise); an unsealed
+        # run keeps the identity it had before sandboxes.
         "agent_cmd": None if spec.agent_cmd is None else {
             NAMED: plan.agent_name, "command": redact_text(spec.agent_cmd),
-            "files": command_files(spec.agent_cmd)},
+            "files": command_files(spec.agent_cmd),
+            **({} if spec.sandbox is None else {"sandbox": spec.sandbox.record()})},
         "agent_version": spec.agent_version,
         "inputs": dict(sorted((inputs or {}).items())),
         "model": None if spec.model is None else _model_part(spec.model, models.inner,
