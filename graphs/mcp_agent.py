@@ -80,17 +80,18 @@ def mcp_agent_node(ctx: StrategyContext, io: AgentIO, make_agent: MakeAgent, *,
                    recursion_limit: int = RECURSION_LIMIT) -> Callable[..., Any]:
     """The workflow node that runs one example's agent on its tools over MCP (see the module
     docstring); ``make_agent(toolbox)`` builds the agent."""
+    require_mcp(adapters=True)
     from tooleval_agents.mcp.client import McpClient  # deferred: the optional mcp extra
 
     server = _server(ctx)
-    client = McpClient(server.token)  # the examples' connection pool and tools, made once
+    client = McpClient()  # the examples' connection pool and tools, made once
 
     async def node(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
         inputs = state["inputs"]
         tools, sent = io.open(inputs), io.messages(inputs)
         session = await server.open(tools, sent, label=example_key(inputs, None))
         try:
-            async with client.connect(server.url(session)) as box:
+            async with client.connect(server.url(session), server.key(session)) as box:
                 messages, stopped = await agent_messages(make_agent(box), sent, config,
                                                          recursion_limit)
         finally:

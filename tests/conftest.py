@@ -9,7 +9,15 @@ examples per case -- and, where CI requires them (``TOOLEVAL_REQUIRE_SHARED_DATA
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment, where a plain
+# run has neither: the CLI's consoles, made at import, would keep 80 columns whatever width a
+# test then sets. Dropped before anything imports them.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
 
 import pytest
 from helpers import REQUIRE_SHARED_DATA, SAMPLES, SHARED_DATA
@@ -60,16 +68,22 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
 
 # ----------------------------------------------------------------------------- the headline tests
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    for item in session.items:  # the selected ones
-        for marker in REQUIRED:
-            if item.get_closest_marker(marker) is not None:
-                _MARKED[item.nodeid] = marker
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The real-model tests share one worker (--dist loadgroup): each starts a llama.cpp
+    # server that takes both cores; two at once only slow each other.
+    for item in items:
+        if item.get_closest_marker("real_model") is not None:
+            item.add_marker(pytest.mark.xdist_group("real_model"))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.nodeid not in _MARKED:
+    # Read off the report, not the collected items: under pytest-xdist the controller, which
+    # prints the summary, collects none (the workers do and send their reports).
+    marker = next((m for m in REQUIRED if m in report.keywords), None)
+    if marker is None:
         return
+    _MARKED[report.nodeid] = marker
     outcome = "failed" if report.failed else "skipped" if report.skipped else "passed"
     if report.when == "call" or outcome != "passed":
         previous = _OUTCOMES.get(report.nodeid, ("passed", []))[0]

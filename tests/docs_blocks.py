@@ -43,6 +43,7 @@ NEEDS = {
     "build": "a from-source build of llama.cpp (minutes)",
     "your-files": "files of your own (your answers, your queries, your agent)",
     "fetched-data": "data fetched by 'tooleval data fetch' (run here against the shared data)",
+    "sandbox": "bubblewrap and user namespaces: the agent sandbox (Linux; see docs/security.md)",
 }
 CODE = {"bash": "bash", "sh": "bash", "shell": "bash", "console": "console",
         "python": "python", "pycon": "pycon"}

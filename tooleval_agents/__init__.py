@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from tooleval_agents.models.offline import reference_model
     from tooleval_agents.models.reference_tools import ToolPlan
     from tooleval_agents.results.compare import Comparison, RunData, compare
+    from tooleval_agents.results.gate import GateVerdict
     from tooleval_agents.results.reports import ReportFigure, ReportTable
     from tooleval_agents.run.runner import RunSpec, arun_experiment, run_experiment
 
@@ -72,7 +73,7 @@ def __getattr__(name: str) -> Any:
     if name in ("ReportTable", "ReportFigure"):
         from tooleval_agents.results import reports
         return getattr(reports, name)
-    if name in ("RunData", "Comparison", "compare"):
+    if name in ("RunData", "Comparison", "compare", "GateVerdict"):
         from tooleval_agents.results import compare as comparing
         return getattr(comparing, name)
     if name in ("run_grid", "GridResult"):
@@ -104,6 +105,7 @@ __all__ = [
     "ExampleFields",
     "ExampleScore",
     "FixedTools",
+    "GateVerdict",
     "GoldAnswer",
     "GridResult",
     "Located",

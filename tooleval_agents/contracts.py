@@ -564,3 +564,24 @@ class Scorer:
     count_metrics: tuple[str, ...] = ()
     """Metrics that are counts per example (tool calls, agent turns: a mean number), not
     0-100 rates: tables show them apart from the percentages."""
+    higher_is_better: tuple[str, ...] = ()
+    """Metrics a better system has higher (success, F1s, accuracies), besides the headline
+    ones (:meth:`direction`): what a gate (``compare --fail-if-worse``) compares."""
+    lower_is_better: tuple[str, ...] = ()
+    """Metrics a better system has lower (an error rate, a distance to the gold)."""
+
+    def direction(self, metric: str) -> Literal["higher", "lower"] | None:
+        """Which way ``metric`` is better: ``lower`` when declared so, ``higher`` when declared
+        so or a headline metric, else ``None`` (no direction: a diagnostic such as a share of
+        errors by kind, or a count per example).
+
+        >>> s = Scorer(score=None, aggregate=None, headline=("success",),  # type: ignore[arg-type]
+        ...            lower_is_better=("tool_error_rate",))
+        >>> s.direction("success"), s.direction("tool_error_rate"), s.direction("tool_calls")
+        ('higher', 'lower', None)
+        """
+        if metric in self.lower_is_better:
+            return "lower"
+        if metric in self.higher_is_better or metric in self.headline:
+            return "higher"
+        return None

@@ -5,25 +5,63 @@ external`; docs/mcp.md)."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+from tooleval_agents.mcp.sandbox import AgentSandbox, check_sandbox, check_workdir
 from tooleval_agents.results.rundir import RunDir
 
 
-def command_settings(agent_cmd: str | None, agent_name: str | None,
-                     agent_timeout: float) -> dict[str, Any]:
-    """The run settings of an agent command (none without one).
+def command_settings(agent_cmd: str | None, agent_name: str | None, agent_timeout: float,
+                     agent_version: str | None = None, agents: list[str] | None = None,
+                     sealed: AgentSandbox | None = None) -> dict[str, Any]:
+    """The run settings of an agent command (none without one), and ``--agent-version`` (of
+    an agent command or an ``--agent``).
 
     Raises:
-        ValueError: ``--agent-name`` without ``--agent-cmd``, or an empty command.
+        ValueError: ``--agent-name`` without ``--agent-cmd``, ``--agent-version`` without an
+            agent, or an empty command or version.
     """
+    version: dict[str, Any] = {}
+    if agent_version is not None:
+        if not agent_version.strip():
+            raise ValueError("--agent-version is empty")
+        if agent_cmd is None and not agents:
+            raise ValueError("--agent-version is the version of an agent: give --agent-cmd "
+                             "or --agent")
+        version = {"agent_version": agent_version}
     if agent_cmd is None:
         if agent_name is not None:
             raise ValueError("--agent-name names an agent command: give --agent-cmd")
-        return {}
+        return version
     if not agent_cmd.strip():
         raise ValueError("--agent-cmd is empty")
-    return {"agent_cmd": agent_cmd, "agent_name": agent_name, "agent_timeout": agent_timeout}
+    return {"agent_cmd": agent_cmd, "agent_name": agent_name, "agent_timeout": agent_timeout,
+            "agent_sandbox": sealed or False, **version}
+
+
+def sandbox_of(agent_cmd: str | None, sandbox: bool, hosts: list[str] | None,
+               read: list[Path] | None) -> AgentSandbox | None:
+    """The agent sandbox asked for (``None``: unsealed), checked before anything runs: it can
+    be made here, and shows the agent nothing of the user's home.
+
+    Raises:
+        ValueError: ``--agent-sandbox`` without ``--agent-cmd``; ``--agent-host`` or
+            ``--agent-read`` without ``--agent-sandbox``; a bad host;
+            :class:`~tooleval_agents.mcp.sandbox.SandboxUnavailable`: no sandbox here (the
+            fix said).
+    """
+    opened = "--agent-host" if hosts else "--agent-read" if read else None
+    if not sandbox:
+        if opened:
+            raise ValueError(f"{opened} opens the agent sandbox: give --agent-sandbox")
+        return None
+    if agent_cmd is None:
+        raise ValueError("--agent-sandbox seals an agent command: give --agent-cmd")
+    sealed = AgentSandbox(hosts=tuple(hosts or ()), read=tuple(read or ()))
+    check_sandbox()
+    check_workdir(Path.cwd(), sealed)
+    return sealed
 
 
 def models_of(models: list[str] | None, agent_cmd: str | None, agents: list[str] | None,

@@ -13,7 +13,7 @@ What CMD gets (each placeholder is replaced, shell-quoted; each variable is set)
 placeholder         environment variable         value
 ==================  ===========================  =============================================
 ``{url}``           ``TOOLEVAL_MCP_URL``         the session's streamable-HTTP URL
-``{token}``         ``TOOLEVAL_MCP_TOKEN``       the run's bearer token
+``{token}``         ``TOOLEVAL_MCP_TOKEN``       the session's own key (its bearer token)
 ``{instruction}``   ``TOOLEVAL_INSTRUCTION``     the request (also on standard input)
 ``{instruction_file}`` ``TOOLEVAL_INSTRUCTION_FILE`` a file holding the request
 ``{usage_file}``    ``TOOLEVAL_USAGE_FILE``      where the agent may write its token usage
@@ -28,12 +28,17 @@ With ``--model`` the run's model is served to the agent by the model gateway
 (``ANTHROPIC_BASE_URL``) and ``{api_key}`` (``OPENAI_API_KEY`` and ``ANTHROPIC_API_KEY``), so
 an unchanged SDK finds it. Its calls are the example's: in its transcript, tokens and cost.
 
+With ``--agent-sandbox`` (:attr:`AgentCommand.sandbox`) CMD runs sealed, in a ``bwrap`` view
+of the machine made for its example (:mod:`tooleval_agents.mcp.sandbox`); without it, as the
+user (the run is marked unsealed).
+
 An agent that exits non-zero (``agent_exit``), does not finish within ``--agent-timeout``
-(``agent_timeout``: its whole process group is killed) or prints what cannot be read
+(``agent_timeout``: it and everything it started are ended) or prints what cannot be read
 (``agent_output``: not UTF-8, or more than :data:`MAX_OUTPUT` bytes) fails its example: the
 failure is recorded with its kind and the example scored as an empty answer, never dropped.
-Whatever is left of its process group once it exits is killed; a call it makes after its
-session ended is answered 404 and logged as a late call.
+Every process it started, one that left its process group included, is ended once it exits
+(:mod:`tooleval_agents.mcp.agent_process`), and with the harness; a call that still reaches
+its session after it ended is answered 404 and logged as a late call.
 
 Token usage, when the agent brings its own model, is the agent's to report: a JSON object
 ``{"input_tokens": N, "output_tokens": N, "model_calls": N}`` (``cached_input_tokens``
@@ -66,6 +71,8 @@ from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.gateway.grants import Grant
 from tooleval_agents.gateway.server import ModelGateway
+from tooleval_agents.mcp.agent_process import HARNESS_ENV, unsealed_argv
+from tooleval_agents.mcp.sandbox import AgentSandbox, Seal, check_sandbox, hidden_paths
 from tooleval_agents.mcp.server import ToolServer
 from tooleval_agents.mcp.sessions import request_text
 from tooleval_agents.models.accounting import current_stats
@@ -86,9 +93,15 @@ KILL_GRACE_S = 2.0
 EXIT_POLL_S = 0.01
 PIPE_GRACE_S = 1.0
 """Seconds the agent's output is still read once its process group is gone."""
+REAP_S = 2.0
+"""Seconds the reaper (or the sandbox) has, beyond a timeout's grace, to end what the agent
+started before its process group is killed."""
 _PLACEHOLDER = re.compile(r"\{(url|token|instruction|instruction_file|usage_file|model|"
                           r"example|openai_base_url|anthropic_base_url|api_key)\}")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls")
+MAX_COUNT = 2**53
+"""The largest count a usage file may give (or sum to): JSON numbers are exact up to it in every
+reader; a file with more is unreadable (its usage is not reported)."""
 
 
 class AgentCommandError(ToolevalError):
@@ -109,6 +122,9 @@ class AgentCommand:
     timeout: float = 300.0
     model: str | None = None
     """The ``--model`` spec handed to the agent (``{model}``), if any."""
+    sandbox: AgentSandbox | None = None
+    """How it is sealed (``--agent-sandbox``; :mod:`tooleval_agents.mcp.sandbox`); ``None``:
+    it runs unsealed, as the user."""
 
 
 @dataclass
@@ -169,36 +185,49 @@ def _kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-async def run_process(command: str, *, env: dict[str, str], stdin: str,
-                      timeout: float) -> Finished:
-    """Run ``command`` in a shell of its own process group; kill the group once it exits or
-    times out (SIGTERM, then SIGKILL)."""
+async def run_process(command: str, *, env: dict[str, str], stdin: str, timeout: float,
+                      seal: Seal | None = None) -> Finished:
+    """Run ``command`` in a shell of its own process group, sealed in the agent sandbox when
+    ``seal`` is given, else under the per-agent reaper (:mod:`tooleval_agents.mcp.
+    agent_process`); end everything it started once it exits or times out (``SIGTERM``, then
+    ``SIGKILL``), or at once when the run stops (the task is cancelled)."""
     loop = asyncio.get_running_loop()
     started = loop.time()
-    proc = await asyncio.create_subprocess_shell(
-        command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
-    out, err = _Sink(MAX_OUTPUT + 1), _Sink(1 << 20)
-    readers = {asyncio.ensure_future(out.drain(proc.stdout)),
-               asyncio.ensure_future(err.drain(proc.stderr))}
-    feed = asyncio.ensure_future(_feed(proc.stdin, stdin))  # an agent may never read it
-    timed_out = False
-    try:
-        await asyncio.wait_for(_exited(proc), timeout)
-    except TimeoutError:
-        timed_out = True
-        _kill_group(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(_exited(proc), KILL_GRACE_S)
-    finally:  # whatever the agent left running, and the agent itself when it timed out
-        _kill_group(proc.pid, signal.SIGKILL)
-        await _exited(proc)
-        feed.cancel()
-        # A child that left the group (a new session) may hold the pipes open: what came
-        # after the agent ended is not its answer.
-        _, pending = await asyncio.wait(readers, timeout=PIPE_GRACE_S)
-        for reader in pending:
-            reader.cancel()
+    env = {**env, HARNESS_ENV: str(os.getpid())}
+    async with contextlib.AsyncExitStack() as stack:
+        if seal is not None:
+            argv, env = await stack.enter_async_context(seal.opened(command, env))
+        else:
+            argv = unsealed_argv(command, KILL_GRACE_S)
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
+        out, err = _Sink(MAX_OUTPUT + 1), _Sink(1 << 20)
+        readers = {asyncio.ensure_future(out.drain(proc.stdout)),
+                   asyncio.ensure_future(err.drain(proc.stderr))}
+        feed = asyncio.ensure_future(_feed(proc.stdin, stdin))  # an agent may never read it
+        timed_out = False
+        try:
+            await asyncio.wait_for(_exited(proc), timeout)
+        except TimeoutError:
+            timed_out = True
+            _kill_group(proc.pid, signal.SIGTERM)  # the reaper passes it on, beyond the group
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_exited(proc), KILL_GRACE_S + REAP_S)
+        except asyncio.CancelledError:  # the run stops: every process of the agent, now
+            _kill_group(proc.pid, signal.SIGUSR1)  # the reaper's (and bwrap's) "end now"
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_exited(proc), REAP_S)
+            raise
+        finally:  # whatever the agent left in its group, and the agent itself if it timed out
+            _kill_group(proc.pid, signal.SIGKILL)
+            await _exited(proc)
+            feed.cancel()
+            # A child that left the group (where no reaper runs) may hold the pipes open:
+            # what came after the agent ended is not its answer.
+            _, pending = await asyncio.wait(readers, timeout=PIPE_GRACE_S)
+            for reader in pending:
+                reader.cancel()
     return Finished(proc.returncode, bytes(out.kept), out.total,
                     bytes(err.kept).decode("utf-8", "replace")[-STDERR_TAIL:], timed_out,
                     loop.time() - started)
@@ -228,7 +257,8 @@ def failure(done: Finished, timeout: float) -> AgentCommandError | None:
 
 def read_usage(path: Path) -> dict[str, int] | None:
     """The usage an agent wrote to its usage file: one JSON object, or one per line, summed;
-    ``None`` when it wrote none or nothing readable."""
+    ``None`` when it wrote none or nothing readable (a count, or a sum, above
+    :data:`MAX_COUNT` included)."""
     try:
         if not path.is_file() or path.stat().st_size > MAX_USAGE_FILE:
             return None
@@ -250,6 +280,8 @@ def read_usage(path: Path) -> dict[str, int] | None:
             if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
                 total[key] += number
                 found = True
+                if total[key] > MAX_COUNT:
+                    return None
     return total if found else None
 
 
@@ -263,6 +295,8 @@ class ExternalAgent:
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     gateway: ModelGateway | None = None
     """The run's model, served to the agent (``None``: it brings its own)."""
+    hidden: tuple[Path, ...] = ()
+    """What a sealed agent never sees (:func:`~tooleval_agents.mcp.sandbox.hidden_paths`)."""
 
     async def __call__(self, state: dict[str, Any]) -> dict[str, Any]:
         inputs = dict(state["inputs"])
@@ -275,7 +309,8 @@ class ExternalAgent:
         try:
             grant = self.gateway.grant(key, stats) if self.gateway is not None else None
             with tempfile.TemporaryDirectory(prefix="tooleval-agent-") as tmp:
-                values = {"url": self.server.url(session), "token": self.server.token,
+                # The session's own key: it opens this example's session and no other.
+                values = {"url": self.server.url(session), "token": self.server.key(session),
                           "instruction": instruction, "model": self.command.model or "",
                           "instruction_file": str(Path(tmp) / "instruction.txt"),
                           "usage_file": str(Path(tmp) / "usage.json"), "example": key}
@@ -288,7 +323,9 @@ class ExternalAgent:
                 served = served_model(self.gateway, grant)
                 values, env = {**values, **served}, model_env(env, served)
                 done = await run_process(render(self.command.command, values), env=env,
-                                         stdin=instruction, timeout=self.command.timeout)
+                                         stdin=instruction, timeout=self.command.timeout,
+                                         seal=self.seal((values["url"], *served.values()),
+                                                        tmp))
                 usage = read_usage(Path(values["usage_file"]))
         finally:
             await self.server.close(session)
@@ -308,6 +345,7 @@ class ExternalAgent:
                 # Its calls are what its session answered; what it printed is its answer,
                 # never a call to read (JSON it prints is no unread call).
                 record["unread_text_calls"] = 0
+                record["foreign_calls"] = session.foreign  # refused: counted in the summary
         outputs["trace"] = [{"kind": "agent_process", "session": session.id,
                              "calls": len(session.calls), "exit_code": done.returncode,
                              "seconds": round(done.seconds, 3),
@@ -316,6 +354,17 @@ class ExternalAgent:
                             *([grant.record()] if grant is not None else []),
                             *(outputs.get("trace") or [])]
         return outputs
+
+    def seal(self, reached: tuple[str, ...], folder: str) -> Seal | None:
+        """What seals the agent of one example (``None``: unsealed): it reaches the URLs of
+        ``reached`` (its session, and the gateway when the run's model is served) and writes
+        ``folder`` (its request and usage files)."""
+        sandbox = self.command.sandbox
+        if sandbox is None:
+            return None
+        urls = tuple(u for u in reached if u.startswith("http://"))  # not the key
+        return Seal(sandbox, check_sandbox(), urls=urls, shared=(Path(folder),),
+                    hidden=self.hidden)
 
 
 def _account(usage: dict[str, int] | None, grant: Grant | None) -> None:
@@ -397,6 +446,8 @@ class ServedAgent(Strategy):
             raise ToolevalError("--agent-cmd runs inside a run: it needs the run's MCP server")
         agent = ExternalAgent(self.io_for(ctx.data_dir), ctx.tool_server(), self.command,
                               gateway=ctx.model_gateway() if ctx.model_gateway else None)
+        if self.command.sandbox is not None:
+            agent.hidden = tuple(hidden_paths(ctx.data_dir)) + self.command.sandbox.hide
 
         async def run(state: dict[str, Any]) -> dict[str, Any]:
             return await agent(state)
@@ -404,6 +455,6 @@ class ServedAgent(Strategy):
         return RunnableLambda(run, name=f"agent-cmd-{self.command.name}")
 
 
-__all__ = ["MAX_OUTPUT", "AgentCommand", "AgentCommandError", "AgentsOwnModel", "ExternalAgent",
-           "ServedAgent", "failure", "model_env", "model_failure", "read_usage", "render",
-           "run_process", "served_model"]
+__all__ = ["MAX_COUNT", "MAX_OUTPUT", "AgentCommand", "AgentCommandError", "AgentsOwnModel",
+           "ExternalAgent", "ServedAgent", "failure", "model_env", "model_failure", "read_usage",
+           "render", "run_process", "served_model"]

@@ -5,10 +5,11 @@ for retries, rate limit, accounting and the response cache (:class:`_Models`).""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,8 +22,11 @@ from tooleval_agents.contracts import (
     StrategyContext,
     resolve_options,
 )
+from tooleval_agents.data.inputs import noting
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp import require_mcp
+from tooleval_agents.mcp.log import CallLog
+from tooleval_agents.mcp.sandbox import AgentSandbox, check_sandbox, check_workdir
 from tooleval_agents.models.batch.openai_http import batch_clients, openai_backend
 from tooleval_agents.models.batch.queue import BatchQueue
 from tooleval_agents.models.cache import SQLiteCache
@@ -64,7 +68,7 @@ from tooleval_agents.registry import (
     served_agent_io,
     strategies,
 )
-from tooleval_agents.run.identity import RunIdentity, run_identity
+from tooleval_agents.run.identity import NAMED, RunIdentity, run_identity
 from tooleval_agents.run.naming import (
     CONNECTION_ARGS,
     answer_args,
@@ -72,8 +76,10 @@ from tooleval_agents.run.naming import (
     readable_name,
 )
 from tooleval_agents.run.spec import RunSpec
-from tooleval_agents.run.usercode import code_identity
+from tooleval_agents.run.usercode import code_identity, command_files
 from tooleval_agents.tool_faults import KINDS
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
@@ -214,7 +220,8 @@ def _command_plan(spec: RunSpec, bench: Benchmark, split: Split) -> _Plan:
     name, io_for = served_agent_io(bench, split, spec.strategy)
     agent = spec.agent_name or "agent"
     command = AgentCommand(spec.agent_cmd or "", agent, spec.agent_timeout,
-                           model_label(spec.model) if spec.model is not None else None)
+                           model_label(spec.model) if spec.model is not None else None,
+                           sealed_by(spec))
     _, scoring_options = resolve_options(
         spec.prompts, strategy=(f"strategy {name}", None, None),
         scoring=(f"{bench.name} {split.task} scoring", bench.scoring_options(split),
@@ -233,6 +240,21 @@ def _played_answers(bench: Benchmark, name: str, model: Any) -> ReferenceAnswers
         raise ValueError(f"the agent command plays {name!r}, which states no gold answers: "
                          f"the offline model {model!r} cannot play it; use a provider model")
     return played
+
+
+def sealed_by(spec: RunSpec) -> AgentSandbox | None:
+    """The sandbox of a run's agent command, its runs root hidden too (``None``: unsealed).
+
+    Raises:
+        SandboxUnavailable: no sandbox can be made here (the message says how to fix it).
+        UsageError: the working directory (shown to the agent) holds the user's home.
+    """
+    sandbox = spec.sandbox
+    if sandbox is None:
+        return None
+    check_sandbox()
+    check_workdir(Path.cwd(), sandbox)
+    return dataclasses.replace(sandbox, hide=(*sandbox.hide, Path(spec.out).resolve()))
 
 
 @dataclass
@@ -440,12 +462,20 @@ def model_gateways(spec: RunSpec, models: _Models) -> ModelGateways:
 
 class ToolServers:
     """The run's MCP server (:mod:`tooleval_agents.mcp`), made on first use -- the ``mcp``
-    extra is needed only then -- with its call log in the run directory; stopped with
-    :meth:`stop`."""
+    extra is needed only then -- with its call log in the run directory (:meth:`log_to`, once
+    the run is placed); stopped with :meth:`stop`."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path | None = None) -> None:
         self.log = log
         self.server: ToolServer | None = None
+
+    def log_to(self, log: Path) -> None:
+        """Log the calls to ``log``: the run directory is known once the workflow is built
+        (what the build read is part of the run's identity), and the build may have made the
+        server; no session is open before the run starts."""
+        self.log = log
+        if self.server is not None:
+            self.server.log = CallLog(log)
 
     def __call__(self) -> ToolServer:
         if self.server is None:
@@ -522,14 +552,31 @@ def _model_part(model: str | BaseChatModel, inner: BaseChatModel | None,
             "params": {k: v for k, v in params.items() if k not in apart}}
 
 
-def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIdentity, str | None]:
+@contextlib.contextmanager
+def read_late(inputs: Mapping[str, str], name: str) -> Iterator[None]:
+    """Note what the run reads once its identity is fixed (as its examples run): an input read
+    then that the identity does not hold, or holds at another digest, is said in one line (a
+    change to it would not be noticed; every reader of ours reads at build time)."""
+    with noting() as later:
+        yield
+    missed = sorted(k for k, v in later.items() if inputs.get(k) != v)
+    if missed:
+        log.warning("%s: read %s as it ran, after its identity was fixed: a change to %s "
+                    "would not be noticed", name, ", ".join(missed[:3]),
+                    "it" if len(missed) == 1 else "them")
+
+
+def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models,
+                    inputs: Mapping[str, str] | None = None) -> tuple[RunIdentity, str | None]:
     """What the run measures (:func:`~tooleval_agents.run.identity.run_identity`), and what to
-    say when part of it cannot be read (a compiled graph whose code is out of reach)."""
+    say when part of it cannot be read (a compiled graph whose code is out of reach).
+    ``inputs``: what building its workflow and scorer read (:mod:`tooleval_agents.data.inputs`:
+    official prompt files, demonstrations, toolsets), each file by its digest."""
     note = None
     agent: dict[str, Any] | None = None
     if spec.agent is not None:
         read = code_identity(plan.factory if isinstance(spec.agent, str) else spec.agent)
-        agent = {"name": plan.agent_name, **read.record()}
+        agent = {NAMED: plan.agent_name, **read.record()}
         if not read.readable:
             note = (f"agent {plan.agent_name}: nothing of its code could be read, so a change "
                     "to it will not be noticed (the run's identity knows it by name): pass its "
@@ -542,10 +589,17 @@ def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIde
         "strategy": {"name": plan.strategy_name, "files": strategy_files} if strategy_files
         else plan.strategy_name,
         "agent": agent,
+        # Sealed or not is part of what is measured: the sandbox decides what the agent can
+        # reach (an agent that reads the gold or calls a host scores otherwise); an unsealed
+        # run keeps the identity it had before sandboxes.
         "agent_cmd": None if spec.agent_cmd is None else {
-            "name": plan.agent_name, "command": redact_text(spec.agent_cmd),
+            NAMED: plan.agent_name, "command": redact_text(spec.agent_cmd),
+            "files": command_files(spec.agent_cmd),
+            **({} if spec.sandbox is None else {"sandbox": spec.sandbox.record()}),
             # The model is the run's, served to the agent (not a name it was handed).
             **({"model": "gateway"} if spec.model is not None else {})},
+        "agent_version": spec.agent_version,
+        "inputs": dict(sorted((inputs or {}).items())),
         "model": None if spec.model is None else _model_part(spec.model, models.inner,
                                                              spec.model_kwargs),
         "judge": None if spec.judge is None else _model_part(
