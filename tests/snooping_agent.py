@@ -3,8 +3,9 @@ and shell tools could try on the user's machine, and prints what it got as its a
 JSON object). Standard library only (it runs sealed, where nothing else need be installed).
 
 * ``siblings``: the other agents' sessions, read from every process's environment in
-  ``/proc`` (``TOOLEVAL_MCP_URL`` and its token), and the HTTP status each answered to an
-  ``initialize`` (``foreign``); ``own``: its own session's status (the relay works);
+  ``/proc`` (``TOOLEVAL_MCP_URL`` and its key), and the HTTP status each answered to an
+  ``initialize`` sent with this agent's own key (``foreign``) and with the sibling's key read
+  beside its URL (``stolen``); ``own``: its own session's status (the relay works);
 * ``processes``: how many processes it sees;
 * ``data_hits``: files under ``SNOOP_DATA`` (the run's data directory) that hold its own
   request's words (the gold answer is beside them);
@@ -124,7 +125,8 @@ def main() -> None:
     found = {
         "own": status(own, os.environ["TOOLEVAL_MCP_TOKEN"]),
         "siblings": sorted(others),
-        "foreign": {url: status(url, token) for url, token in others.items()},
+        "foreign": {url: status(url, os.environ["TOOLEVAL_MCP_TOKEN"]) for url in others},
+        "stolen": {url: status(url, token) for url, token in others.items()},
         "processes": sum(p.name.isdigit() for p in Path("/proc").iterdir()),
         "data_hits": data_hits(os.environ.get("SNOOP_DATA", "/nonexistent"), request),
         "run_files": run_files(os.environ.get("SNOOP_RUNS", "/nonexistent")),

@@ -62,18 +62,23 @@ def test_a_child_that_left_the_process_group_ends_with_its_example(
         end(mark)
 
 
-def start_run(samples: Path, out: Path, command: str, extra: list[str]) -> subprocess.Popen[str]:
+def start_run(samples: Path, out: Path, command: str, extra: list[str],
+              flag: Path | None = None) -> subprocess.Popen[str]:
+    """``tooleval run`` of ``command``; ``flag`` reaches the agent as ``$HANG_FLAG`` (in the
+    environment, not the command: a file the command names is part of the run's identity,
+    and this one comes and goes)."""
+    env = {**os.environ, **({"HANG_FLAG": str(flag)} if flag is not None else {})}
     return subprocess.Popen(
         [sys.executable, "-m", "tooleval_agents", "run", "appbench", "--category", "ss",
          "--limit", "2", "--max-concurrency", "2", "--agent-cmd", command, *extra,
          "--data-dir", str(samples), "--out", str(out), "--no-cache", "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def hanging(mark: str, flag: Path) -> str:
-    """An agent that, while ``flag`` exists, starts a child in a session of its own and
-    sleeps; else answers at once."""
-    return (f"if [ -e {flag} ]; then setsid sleep {mark} & sleep {mark}; fi; echo done")
+def hanging(mark: str) -> str:
+    """An agent that, while the file ``$HANG_FLAG`` exists, starts a child in a session of its
+    own and sleeps; else answers at once."""
+    return (f'if [ -e "$HANG_FLAG" ]; then setsid sleep {mark} & sleep {mark}; fi; echo done')
 
 
 @SEALED
@@ -83,7 +88,7 @@ def test_sigterm_winds_the_run_down_and_ends_its_agents(sealed: bool, samples: P
     flags.mkdir()
     (flags / "hang").touch()
     extra = sandbox_args(sealed, flags)
-    harness = start_run(samples, tmp_path / "runs", hanging(mark, flags / "hang"), extra)
+    harness = start_run(samples, tmp_path / "runs", hanging(mark), extra, flags / "hang")
     try:
         wait_until(lambda: len(sleeping(mark)) >= 4, "two agents and their children", harness)
         harness.send_signal(signal.SIGTERM)
@@ -105,8 +110,8 @@ def test_kill_9_of_the_run_takes_its_agents_and_the_next_run_says_so(
     flags.mkdir()
     (flags / "hang").touch()
     extra = sandbox_args(sealed, flags)
-    command = hanging(mark, flags / "hang")
-    harness = start_run(samples, tmp_path / "runs", command, extra)
+    command = hanging(mark)
+    harness = start_run(samples, tmp_path / "runs", command, extra, flags / "hang")
     try:
         wait_until(lambda: len(sleeping(mark)) >= 4, "two agents and their children", harness)
         harness.send_signal(signal.SIGKILL)
@@ -118,7 +123,7 @@ def test_kill_9_of_the_run_takes_its_agents_and_the_next_run_says_so(
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert (run_dir / LOCK).read_text().strip() == str(harness.pid)  # what kill -9 left
     (flags / "hang").unlink()
-    again = start_run(samples, tmp_path / "runs", command, extra)
+    again = start_run(samples, tmp_path / "runs", command, extra, flags / "hang")
     _, err = again.communicate(timeout=HANG_GUARD_S)
     assert again.returncode == 0, err
     said = " ".join(err.split())

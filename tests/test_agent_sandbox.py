@@ -88,7 +88,7 @@ def test_a_snooping_agent_gets_nothing_sealed(samples: Path, tmp_path: Path, hos
     row = json.loads(run.stdout)
     for seen in found(row["run_dir"]):
         assert seen["own"] == 200  # its own session answers, through the sandbox's relay
-        assert seen["siblings"] == [] and seen["foreign"] == {}  # not even the decoy
+        assert seen["siblings"] == [] and seen["foreign"] == seen["stolen"] == {}  # no decoy
         assert seen["processes"] < 10  # its own few, of the machine's many
         assert seen["data_hits"] == [] and seen["run_files"] == []
         assert seen["secret"] is None
@@ -132,11 +132,16 @@ def test_unsealed_a_snooping_agent_gets_what_it_looks_for_and_the_run_says_so(
 
 def test_unsealed_a_snooping_agents_foreign_calls_are_refused_and_counted(
         unsealed: dict[str, Any]) -> None:
+    """Its own key opens no sibling's session (refused, counted); a sibling's key read from
+    that sibling's environment does: what only the sandbox stops (docs/security.md)."""
     statuses = [s for seen in unsealed["found"] for url, s in seen["foreign"].items()
                 if "decoy" not in url]
-    assert statuses and all(s in (401, 403, 404) for s in statuses), statuses
-    counts = unsealed["row"]["counts"]
-    assert any("foreign" in key and value for key, value in counts.items()), counts
+    assert statuses and all(s == 401 for s in statuses), statuses
+    assert unsealed["row"]["counts"]["foreign_calls"] >= len(statuses)
+    stolen = [s for seen in unsealed["found"] for url, s in seen["stolen"].items()
+              if "decoy" not in url]
+    # 404: that sibling had already ended (each one's session closes with its example).
+    assert 200 in stolen and all(s in (200, 404) for s in stolen), stolen
 
 
 def test_the_run_says_whether_it_was_sealed_everywhere(samples: Path, tmp_path: Path) -> None:
