@@ -20,7 +20,6 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
     StrategyContext,
-    resolve_options,
 )
 from tooleval_agents.data.inputs import noting
 from tooleval_agents.errors import ToolevalError
@@ -64,6 +63,7 @@ from tooleval_agents.registry import (
     get_benchmark,
     get_strategy,
     register,
+    resolve_options,
     resolve_split,
     served_agent_io,
 )
