@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from tooleval_agents.contracts import AgentIO, StrategyContext
+from tooleval_agents.contracts import AgentIO, SessionHost, StrategyContext
 from tooleval_agents.graphs.common import NodeUpdate
 from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.graphs.tool_agent import (
@@ -62,7 +62,7 @@ _own: list[ToolServer] = []
 _own_lock = threading.Lock()
 
 
-def _server(ctx: StrategyContext) -> ToolServer:
+def _server(ctx: StrategyContext) -> SessionHost:
     """The run's MCP server, or one of this process for a workflow built outside a run
     (nothing logged)."""
     if ctx.tool_server is not None:

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from helpers import HANG_GUARD_S, cli, needs_bwrap, running, wait_until
 
+from tooleval_agents.mcp.agent_process import HARNESS_ENV, end_all, left_running
+from tooleval_agents.mcp.launch import descendants
 from tooleval_agents.results.dirlock import LOCK
 
 SEALED = pytest.mark.parametrize("sealed", [False, True], ids=["unsealed", "sealed"])
@@ -131,3 +133,23 @@ def test_kill_9_of_the_run_takes_its_agents_and_the_next_run_says_so(
             in said), said
     assert "none of its agent commands' processes was left running" in said
     assert not (run_dir / LOCK).exists()
+
+
+def test_what_an_agent_started_is_found_below_it_and_by_its_harness() -> None:
+    """The reaper's walk (:func:`launch.descendants`) finds a child that left the agent's
+    process group; the next run finds a killed harness's agents by the variable each
+    inherits (:func:`agent_process.left_running`), and ends them (:func:`end_all`)."""
+    mark, harness = marker(), "999999999"  # no process has this PID
+    agent = subprocess.Popen(["/bin/sh", "-c", f"setsid sleep {mark} & sleep {mark}; wait"],
+                             env={**os.environ, HARNESS_ENV: harness})
+    try:
+        wait_until(lambda: len(sleeping(mark)) == 2, "the agent's two children", agent)
+        assert set(sleeping(mark)) <= set(descendants(agent.pid))
+        left = left_running(int(harness))
+        assert set(sleeping(mark)) | {agent.pid} <= set(left)
+        end_all(left)
+        wait_until(lambda: not running(mark), "the agent and its children to be ended")
+    finally:
+        agent.kill()
+        agent.wait()
+        end(mark)

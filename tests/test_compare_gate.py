@@ -20,6 +20,7 @@ from helpers import REPO, cli
 from run_dirs import appbench_gold, appbench_noisy, empty, make_run
 
 from tooleval_agents import GateVerdict, compare
+from tooleval_agents.results.gate import EXIT_CODES
 
 WORKFLOW = REPO / "docs" / "ci" / "tooleval-gate.yml"
 
@@ -113,6 +114,7 @@ def test_the_gate_in_json_and_from_python(runs: dict[str, Path]) -> None:
     labels = [r.label for r in comparison.runs]
     turned = comparison.worse("success", baseline=labels[1], new=labels[0])
     assert turned.status == "not_worse" and turned.diff == 100.0
+    assert EXIT_CODES == {"not_worse": 0, "worse": 1, "undecided": 3}  # as docs/running.md
     with pytest.raises(ValueError, match="has no direction"):
         comparison.worse("agent_turns")
     with pytest.raises(KeyError, match="unknown metric"):

@@ -25,8 +25,8 @@ from tooleval_agents.cli.base import (
     handle_errors,
     print_json,
 )
-from tooleval_agents.contracts import with_profile
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.registry import with_profile
 from tooleval_agents.results.compare_view import (
     comparison_markdown,
     comparison_notes,

@@ -66,14 +66,13 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
 
-from tooleval_agents.contracts import AgentIO, Strategy, StrategyContext
+from tooleval_agents.contracts import AgentIO, SessionHost, Strategy, StrategyContext
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.gateway.grants import Grant
 from tooleval_agents.gateway.server import ModelGateway
 from tooleval_agents.mcp.agent_process import HARNESS_ENV, unsealed_argv
 from tooleval_agents.mcp.sandbox import AgentSandbox, Seal, check_sandbox, hidden_paths
-from tooleval_agents.mcp.server import ToolServer
 from tooleval_agents.mcp.sessions import request_text
 from tooleval_agents.models.accounting import current_stats
 from tooleval_agents.models.failures import classify
@@ -290,7 +289,7 @@ class ExternalAgent:
     """The workflow of an ``--agent-cmd`` run over one split (see the module docstring)."""
 
     io: AgentIO
-    server: ToolServer
+    server: SessionHost
     command: AgentCommand
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     gateway: ModelGateway | None = None

@@ -48,7 +48,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from tooleval_agents.contracts import ToolSession
+from tooleval_agents.contracts import ServedSession, ToolSession
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp.endpoint import IDLE_S, MAX_SESSIONS, Endpoint, error_response
 from tooleval_agents.mcp.keys import SessionKeys
@@ -200,12 +200,12 @@ class ToolServer:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def url(self, session: ExampleSession | str) -> str:
+    def url(self, session: ServedSession | str) -> str:
         """The URL of a session (or of a session id)."""
         sid = session if isinstance(session, str) else session.id
         return f"{self.base_url}/s/{sid}/mcp"
 
-    def key(self, session: ExampleSession | str) -> str:
+    def key(self, session: ServedSession | str) -> str:
         """The key that opens a session (or a session id), and no other: handed to that
         example's agent alone (``Authorization: Bearer <key>``)."""
         return self.keys.key(session if isinstance(session, str) else session.id)
@@ -252,7 +252,7 @@ class ToolServer:
         await self._in_loop(self._open(session))
         return session
 
-    async def close(self, session: ExampleSession) -> None:
+    async def close(self, session: ServedSession) -> None:
         """End a session: its MCP sessions are closed, later requests answered 404 and
         logged as late calls."""
         if self._loop is not None and not self._loop.is_closed():

@@ -38,7 +38,7 @@ from matplotlib.figure import Figure
 
 from tooleval_agents.data.jsonio import atomic_write_text, writing
 from tooleval_agents.data.paths import inside
-from tooleval_agents.registry import benchmarks
+from tooleval_agents.registry import ReportFigure, ReportTable, benchmarks
 from tooleval_agents.results.compare import (
     Comparison,
     RunData,
@@ -52,27 +52,6 @@ from tooleval_agents.results.robustness import curve_display, curve_figure, faul
 from tooleval_agents.results.rundir import RunDir
 
 DPI = 120
-
-
-@dataclass(frozen=True)
-class ReportTable:
-    """One table: ``frame`` goes to ``<name>.csv`` unrounded, ``display`` (default:
-    ``frame``) to the Markdown."""
-
-    name: str
-    title: str
-    frame: pd.DataFrame
-    display: pd.DataFrame | None = None
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class ReportFigure:
-    """One PNG written by a layout."""
-
-    path: Path
-    title: str
-    note: str = ""
 
 
 @dataclass

@@ -18,9 +18,7 @@ from tooleval_agents.contracts import (
     OptionError,
     Split,
     Strategy,
-    resolve_options,
     validate_options,
-    with_profile,
 )
 from tooleval_agents.errors import did_you_mean
 from tooleval_agents.models.providers import check_provider
@@ -30,8 +28,10 @@ from tooleval_agents.registry import (
     build_scorer,
     get_benchmark,
     get_strategy,
+    resolve_options,
     served_agent_io,
     strategies,
+    with_profile,
 )
 from tooleval_agents.results.selection import parse_samples
 from tooleval_agents.run.spec import RunSpec

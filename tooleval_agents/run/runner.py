@@ -155,8 +155,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langsmith import Client
     from langsmith.schemas import Example, TracerSession
+from tooleval_agents.run.served import ToolServers
 from tooleval_agents.run.setup import (
-    ToolServers,
     _build,
     _Models,
     _models,

@@ -20,12 +20,10 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
     StrategyContext,
-    resolve_options,
 )
 from tooleval_agents.data.inputs import noting
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp import require_mcp
-from tooleval_agents.mcp.log import CallLog
 from tooleval_agents.mcp.sandbox import AgentSandbox, check_sandbox, check_workdir
 from tooleval_agents.models.batch.openai_http import batch_clients, openai_backend
 from tooleval_agents.models.batch.queue import BatchQueue
@@ -64,6 +62,7 @@ from tooleval_agents.registry import (
     get_benchmark,
     get_strategy,
     register,
+    resolve_options,
     resolve_split,
     served_agent_io,
     strategies,
@@ -75,6 +74,7 @@ from tooleval_agents.run.naming import (
     model_label,
     readable_name,
 )
+from tooleval_agents.run.served import ModelGateways, ToolServers
 from tooleval_agents.run.spec import RunSpec
 from tooleval_agents.run.usercode import code_identity, command_files
 from tooleval_agents.tool_faults import KINDS
@@ -86,8 +86,6 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables import Runnable
 
-    from tooleval_agents.gateway.server import ModelGateway
-    from tooleval_agents.mcp.server import ToolServer
 
 log = logging.getLogger(__name__)
 
@@ -412,88 +410,11 @@ async def _add_judge(spec: RunSpec, models: _Models,
         scheduler=None if batched else models.scheduler_for(judge, spec.max_concurrency))
 
 
-class ModelGateways:
-    """The run's model gateway (:mod:`tooleval_agents.gateway`): the model under test, as the
-    run wraps it, served to an agent command (``--agent-cmd`` with ``--model``), made on first
-    use; stopped with :meth:`stop`, which says what it refused that named no example."""
-
-    def __init__(self, model: BaseChatModel | None, name: str) -> None:
-        self.model, self.name = model, name
-        self.gateway: ModelGateway | None = None
-
-    @property
-    def serving(self) -> bool:
-        """Whether the run has a model to serve (an agent command with ``--model``)."""
-        return self.model is not None
-
-    def __call__(self) -> ModelGateway:
-        if self.gateway is None:
-            from tooleval_agents.gateway import require_gateway
-            from tooleval_agents.gateway.server import ModelGateway
-
-            require_gateway()
-            assert self.model is not None
-            self.gateway = ModelGateway(self.model, name=self.name)
-        return self.gateway
-
-    def stop(self) -> None:
-        if self.gateway is None:
-            return
-        self.gateway.stop()
-        refused = self.gateway.grants.unattributed
-        if refused:
-            log.warning("the model gateway refused %d request(s) that named no running "
-                        "example (%s)", sum(refused.values()),
-                        ", ".join(f"{n} x {k}" for k, n in sorted(refused.items())))
-
-    def __enter__(self) -> ModelGateways:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
 def model_gateways(spec: RunSpec, models: _Models) -> ModelGateways:
     """The run's gateway: serving the wrapped model when an agent command runs with
     ``--model``, else one that serves nothing."""
     serving = spec.agent_cmd is not None and spec.model is not None
     return ModelGateways(models.wrapped if serving else None, model_label_of(spec))
-
-
-class ToolServers:
-    """The run's MCP server (:mod:`tooleval_agents.mcp`), made on first use -- the ``mcp``
-    extra is needed only then -- with its call log in the run directory (:meth:`log_to`, once
-    the run is placed); stopped with :meth:`stop`."""
-
-    def __init__(self, log: Path | None = None) -> None:
-        self.log = log
-        self.server: ToolServer | None = None
-
-    def log_to(self, log: Path) -> None:
-        """Log the calls to ``log``: the run directory is known once the workflow is built
-        (what the build read is part of the run's identity), and the build may have made the
-        server; no session is open before the run starts."""
-        self.log = log
-        if self.server is not None:
-            self.server.log = CallLog(log)
-
-    def __call__(self) -> ToolServer:
-        if self.server is None:
-            from tooleval_agents.mcp.server import ToolServer
-
-            require_mcp()
-            self.server = ToolServer(log=self.log)
-        return self.server
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.stop()
-
-    def __enter__(self) -> ToolServers:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def _build(plan: _Plan, models: _Models, data: Path,
