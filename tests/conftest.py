@@ -9,7 +9,9 @@ examples per case -- and, where CI requires them (``TOOLEVAL_REQUIRE_SHARED_DATA
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 # pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment, where a plain
@@ -20,7 +22,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.pop(_name, None)
 
 import pytest
-from helpers import REQUIRE_SHARED_DATA, SAMPLES, SHARED_DATA
+from helpers import REQUIRE_SHARED_DATA, SAMPLES, SHARED_DATA, session_folder
 from local_model import REQUIRE as REQUIRE_REAL_MODEL
 
 REQUIRED = {"parity": ("TOOLEVAL_REQUIRE_SHARED_DATA", REQUIRE_SHARED_DATA,
@@ -68,13 +70,21 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
 
 # ----------------------------------------------------------------------------- the headline tests
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The real-model tests share one worker (--dist loadgroup): each starts a llama.cpp
-    # server that takes both cores; two at once only slow each other.
-    for item in items:
-        if item.get_closest_marker("real_model") is not None:
-            item.add_marker(pytest.mark.xdist_group("real_model"))
+@pytest.fixture(autouse=True)
+def _one_real_model_at_a_time(request: pytest.FixtureRequest,
+                              tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The real-model tests take turns across the pytest-xdist workers: each asks a
+    llama.cpp server whose threads spin on both cores, and two at once slow each other several
+    times over. (A pytest-xdist group would keep them on one worker, but ``--dist loadgroup``
+    groups nothing on pytest 9.2: it renames the node ids through an attribute pytest no
+    longer reads.)"""
+    if request.node.get_closest_marker("real_model") is None or \
+            not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    with open(session_folder(tmp_path_factory) / "real-model.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

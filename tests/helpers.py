@@ -10,7 +10,8 @@
   examples), and :data:`HANG_GUARD_S`, the one bound on such waits (a guard against a hung
   suite, never a speed bound);
 * :func:`default_sigint`, for a child that a test stops with SIGINT (Ctrl-C);
-* :func:`made_once`: a folder made once per test session, shared by the pytest-xdist workers;
+* :func:`made_once`: a folder made once per test session, shared by the pytest-xdist workers
+  (in :func:`session_folder`);
 * Chromium for the viewer's and the documentation site's rendering tests (:data:`CHROMIUM`,
   :data:`needs_chromium`, :func:`probe_page`);
 * the agent sandbox: :func:`needs_bwrap` (CI requires it: :data:`REQUIRE_BWRAP`), and
@@ -116,14 +117,19 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def session_folder(factory: pytest.TempPathFactory) -> Path:
+    """The test session's temporary folder, the same for every pytest-xdist worker (each
+    worker's own is inside it)."""
+    root = factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
 def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
     """A folder ``make`` fills once per test session, shared by every pytest-xdist worker (the
     first to ask makes it under a file lock, the others wait and reuse it): for what costs
     seconds to make and is only read afterwards (copy it to change it). A ``make`` that fails
     leaves nothing behind, so the next asker tries again and fails with its own error."""
-    root = factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's basetemp is a folder of the run's
-        root = root.parent
+    root = session_folder(factory)
     target, done = root / f"once-{name}", root / f"once-{name}.done"
     with open(root / f"once-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
