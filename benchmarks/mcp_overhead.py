@@ -73,13 +73,13 @@ async def per_call(calls: int) -> dict[str, float]:
     out = {"in_process": await _timed(calls, lambda: run_tool_call(tool, request))}
     with ToolServer() as server:
         session = await server.open(io.open(INPUTS), io.messages(INPUTS), label="bench")
-        headers = {"Authorization": f"Bearer {server.token}"}
+        headers = {"Authorization": f"Bearer {server.key(session)}"}
         async with (httpx.AsyncClient(headers=headers, verify=False) as http,
                     streamable_http_client(server.url(session), http_client=http) as (r, w, _),
                     ClientSession(r, w) as client):
             await client.initialize()
             out["mcp_sdk_client"] = await _timed(calls, lambda: client.call_tool(TOOL, ARGS))
-        async with McpToolbox.connect(server.url(session), server.token) as box:
+        async with McpToolbox.connect(server.url(session), server.key(session)) as box:
             served = box.tool(TOOL)
             out["mcp_adapters"] = await _timed(calls, lambda: run_tool_call(served, request))
     return {**{f"{k}_ms": round(v[0], 2) for k, v in out.items()},

@@ -233,6 +233,11 @@ def score_tool_use(trace: Sequence[Mapping[str, Any]] | None) -> ExampleScore:
 COUNT_METRICS = ("tool_calls", "agent_turns")
 """The metrics of :func:`aggregate_trajectory` that count per example (not 0-100): a scorer
 that reports them lists them as its ``count_metrics``."""
+HIGHER_IS_BETTER = tuple(f"trajectory_{m}" for m in MATCH_MODES)
+"""The metrics of :func:`aggregate_trajectory` a better agent has higher (its
+``Scorer.higher_is_better``); the counts have no direction."""
+LOWER_IS_BETTER = ("tool_error_rate",)
+"""... and lower (``Scorer.lower_is_better``)."""
 
 
 def aggregate_trajectory(scores: Scores) -> Metrics:

@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from tooleval_agents.contracts import AgentIO, StrategyContext
+from tooleval_agents.contracts import AgentIO, SessionHost, StrategyContext
 from tooleval_agents.graphs.common import NodeUpdate
 from tooleval_agents.graphs.state import WorkflowState
 from tooleval_agents.graphs.tool_agent import (
@@ -62,7 +62,7 @@ _own: list[ToolServer] = []
 _own_lock = threading.Lock()
 
 
-def _server(ctx: StrategyContext) -> ToolServer:
+def _server(ctx: StrategyContext) -> SessionHost:
     """The run's MCP server, or one of this process for a workflow built outside a run
     (nothing logged)."""
     if ctx.tool_server is not None:
@@ -80,17 +80,18 @@ def mcp_agent_node(ctx: StrategyContext, io: AgentIO, make_agent: MakeAgent, *,
                    recursion_limit: int = RECURSION_LIMIT) -> Callable[..., Any]:
     """The workflow node that runs one example's agent on its tools over MCP (see the module
     docstring); ``make_agent(toolbox)`` builds the agent."""
+    require_mcp(adapters=True)
     from tooleval_agents.mcp.client import McpClient  # deferred: the optional mcp extra
 
     server = _server(ctx)
-    client = McpClient(server.token)  # the examples' connection pool and tools, made once
+    client = McpClient()  # the examples' connection pool and tools, made once
 
     async def node(state: WorkflowState, config: RunnableConfig) -> NodeUpdate:
         inputs = state["inputs"]
         tools, sent = io.open(inputs), io.messages(inputs)
         session = await server.open(tools, sent, label=example_key(inputs, None))
         try:
-            async with client.connect(server.url(session)) as box:
+            async with client.connect(server.url(session), server.key(session)) as box:
                 messages, stopped = await agent_messages(make_agent(box), sent, config,
                                                          recursion_limit)
         finally:

@@ -9,10 +9,20 @@ examples per case -- and, where CI requires them (``TOOLEVAL_REQUIRE_SHARED_DATA
 
 from __future__ import annotations
 
+import fcntl
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment, where a plain
+# run has neither: the CLI's consoles, made at import, would keep 80 columns whatever width a
+# test then sets. Dropped before anything imports them.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
+
 import pytest
-from helpers import REQUIRE_SHARED_DATA, SAMPLES, SHARED_DATA
+from helpers import REQUIRE_SHARED_DATA, SAMPLES, SHARED_DATA, session_folder
 from local_model import REQUIRE as REQUIRE_REAL_MODEL
 
 REQUIRED = {"parity": ("TOOLEVAL_REQUIRE_SHARED_DATA", REQUIRE_SHARED_DATA,
@@ -60,16 +70,30 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
 
 # ----------------------------------------------------------------------------- the headline tests
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    for item in session.items:  # the selected ones
-        for marker in REQUIRED:
-            if item.get_closest_marker(marker) is not None:
-                _MARKED[item.nodeid] = marker
+@pytest.fixture(autouse=True)
+def _one_real_model_at_a_time(request: pytest.FixtureRequest,
+                              tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The real-model tests take turns across the pytest-xdist workers: each asks a
+    llama.cpp server whose threads spin on both cores, and two at once slow each other several
+    times over. (A pytest-xdist group would keep them on one worker, but ``--dist loadgroup``
+    groups nothing on pytest 9.2: it renames the node ids through an attribute pytest no
+    longer reads.)"""
+    if request.node.get_closest_marker("real_model") is None or \
+            not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    with open(session_folder(tmp_path_factory) / "real-model.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.nodeid not in _MARKED:
+    # Read off the report, not the collected items: under pytest-xdist the controller, which
+    # prints the summary, collects none (the workers do and send their reports).
+    marker = next((m for m in REQUIRED if m in report.keywords), None)
+    if marker is None:
         return
+    _MARKED[report.nodeid] = marker
     outcome = "failed" if report.failed else "skipped" if report.skipped else "passed"
     if report.when == "call" or outcome != "passed":
         previous = _OUTCOMES.get(report.nodeid, ("passed", []))[0]

@@ -44,6 +44,7 @@ NEEDS = {
     "your-files": "files of your own (your answers, your queries, your agent)",
     "fetched-data": "data fetched by 'tooleval data fetch' (run here against the shared data)",
     "agent-programs": "Claude Code, Codex and the openai-agents extra installed (CI has them)",
+    "sandbox": "bubblewrap and user namespaces: the agent sandbox (Linux; see docs/security.md)",
 }
 CODE = {"bash": "bash", "sh": "bash", "shell": "bash", "console": "console",
         "python": "python", "pycon": "pycon"}

@@ -10,7 +10,12 @@
   examples), and :data:`HANG_GUARD_S`, the one bound on such waits (a guard against a hung
   suite, never a speed bound);
 * :func:`default_sigint`, for a child that a test stops with SIGINT (Ctrl-C);
-* Chromium for the viewer's rendering tests (:data:`CHROMIUM`, :data:`needs_chromium`);
+* :func:`made_once`: a folder made once per test session, shared by the pytest-xdist workers
+  (in :func:`session_folder`);
+* Chromium for the viewer's and the documentation site's rendering tests (:data:`CHROMIUM`,
+  :data:`needs_chromium`, :func:`probe_page`);
+* the agent sandbox: :func:`needs_bwrap` (CI requires it: :data:`REQUIRE_BWRAP`), and
+  :func:`running`, the processes a command line marks;
 * small AppBench records (:func:`weather`, :func:`appbench_file`) and a fake server's answers
   to AppBench prompts (:func:`appbench_responder`).
 
@@ -22,9 +27,12 @@ made without a run), :mod:`fake_judges` (judge models and verdicts).
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import html
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -39,6 +47,7 @@ from typer.testing import CliRunner, Result
 from tooleval_agents.appbench.records import AppBenchOutput, AppBenchSample
 from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.mcp.sandbox import SandboxUnavailable, check_sandbox
 from tooleval_agents.models.reference import AnswerKey
 from tooleval_agents.registry import get_benchmark, get_strategy
 from tooleval_agents.results.rundir import EXAMPLES
@@ -106,6 +115,34 @@ def default_sigint() -> None:
     ``nohup``) starts with SIGINT ignored and its children inherit that, so give the child the
     default handling a terminal's Ctrl-C meets."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def session_folder(factory: pytest.TempPathFactory) -> Path:
+    """The test session's temporary folder, the same for every pytest-xdist worker (each
+    worker's own is inside it)."""
+    root = factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
+def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder ``make`` fills once per test session, shared by every pytest-xdist worker (the
+    first to ask makes it under a file lock, the others wait and reuse it): for what costs
+    seconds to make and is only read afterwards (copy it to change it). A ``make`` that fails
+    leaves nothing behind, so the next asker tries again and fails with its own error."""
+    root = session_folder(factory)
+    target, done = root / f"once-{name}", root / f"once-{name}.done"
+    with open(root / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir()
+            try:
+                make(target)
+            except BaseException:
+                shutil.rmtree(target, ignore_errors=True)
+                raise
+            done.touch()
+    return target
 
 
 # ----------------------------------------------------------------------------- runs and the CLI
@@ -182,6 +219,74 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None and not os.environ.get("TOOLEVAL_REQUIRE_CHROMIUM"),
     reason="no Chromium here (apt-get install chromium); the viewer's rendering is not tested")
 """The viewer's rendering tests: skipped without Chromium, unless CI requires it."""
+
+
+def probe_page(page: Path, route: str, script: str, *, wait_ms: int = 3000,
+               window: str = "1280,900") -> Any:
+    """Run ``script`` (which calls ``done(value)``) in ``page`` (an HTML file) at ``route`` in
+    headless Chromium, ``wait_ms`` of virtual time after the page loaded, in a window of
+    ``window`` pixels; ``value`` as JSON. The page is copied beside itself with the script
+    added (so its relative links still lead to its files); the page itself is left alone."""
+    if CHROMIUM is None:
+        raise AssertionError("TOOLEVAL_REQUIRE_CHROMIUM is set but no Chromium is installed")
+    wrapped = ("<script>function done(v) { const out = document.createElement('pre'); "
+               "out.id = 'probe'; out.textContent = JSON.stringify(v); "
+               "document.body.appendChild(out); }\n"
+               f"setTimeout(async () => {{ {script} }}, {wait_ms});</script>")
+    probe = page.with_name(f"probe-{os.getpid()}-{time.monotonic_ns()}.html")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", wrapped + "</body>"),
+                     encoding="utf-8")
+    try:
+        done = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update",
+             f"--user-data-dir={probe.parent / f'.chromium-{os.getpid()}'}",
+             f"--virtual-time-budget={wait_ms + 20000}", f"--window-size={window}",
+             "--dump-dom", probe.as_uri() + route],
+            capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
+    finally:
+        probe.unlink()
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+# ----------------------------------------------------------------------------- the agent sandbox
+
+REQUIRE_BWRAP = os.environ.get("TOOLEVAL_REQUIRE_BWRAP", "") not in ("", "0")
+"""CI installs bubblewrap and sets this: a machine where no agent sandbox can be made fails
+the sandbox's tests there, not skips them."""
+
+
+def needs_bwrap() -> None:
+    """Skip the test where ``--agent-sandbox`` cannot seal an agent (no ``bwrap``, user
+    namespaces disabled, not Linux), with the reason; fail instead under
+    ``TOOLEVAL_REQUIRE_BWRAP``."""
+    try:
+        check_sandbox()
+    except SandboxUnavailable as exc:
+        if REQUIRE_BWRAP:
+            pytest.fail(f"{exc}; TOOLEVAL_REQUIRE_BWRAP is set, so this is an error")
+        pytest.skip(str(exc))
+
+
+def running(marker: str) -> list[int]:
+    """The live processes whose command line holds ``marker`` (what ``ps -ef | grep`` shows,
+    zombies left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8",
+                                                                                 "replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):  # it ended while read
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 # ----------------------------------------------------------------------------- AppBench records

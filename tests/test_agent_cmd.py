@@ -1,12 +1,14 @@
 """External agents as the system under test (``tooleval run ... --agent-cmd``): a scripted
 outside agent, a separate process speaking MCP, scores 100; agents that crash, hang, print
-garbage or flood, or call after their session ended, end as their error kind or a logged late
-call while the other examples go on untouched; the run's exit status says when nothing was
-measured; resume after ``kill -9`` runs the cut example again from a clean session, and the
-run lock holds; the command is part of the run's identity; placeholders and environment."""
+garbage or flood end as their error kind while the other examples go on untouched, and a child
+that left the agent's process group (``setsid``) is ended with its example; the run's exit
+status says when nothing was measured; resume after ``kill -9`` runs the cut example again
+from a clean session, and the run lock holds; the command is part of the run's identity;
+placeholders and environment."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -22,6 +24,7 @@ from typer.testing import CliRunner
 from tooleval_agents import agent_io_for, get_benchmark
 from tooleval_agents.cli import app
 from tooleval_agents.data.langsmith_datasets import to_examples
+from tooleval_agents.mcp.external import read_usage
 from tooleval_agents.mcp.log import CALLS, read_log
 from tooleval_agents.mcp.sessions import request_text
 from tooleval_agents.registry import get_strategy
@@ -104,7 +107,7 @@ case "$mode" in
   garbage) printf '\\377\\376 not text' ;;
   flood) head -c 2000000 /dev/zero | tr '\\000' x ;;
   late) SCRIPTED_MODE=late exec "$PY" "$AGENT" ;;
-  *) SCRIPTED_WAIT_FOR="$SCRIPTED_MARKER" exec "$PY" "$AGENT" ;;
+  *) exec "$PY" "$AGENT" ;;
 esac
 """
 
@@ -125,8 +128,7 @@ def test_misbehaving_agents_end_as_their_error_kind_and_the_others_go_on(
         "run", "appbench", "--category", "ss", "--agent-cmd", f"sh {script}",
         "--agent-name", "mixed", "--data-dir", str(samples), "--out", str(tmp_path / "runs"),
         "--no-cache", "--json", "--max-concurrency", str(len(inputs))])
-    # Some examples were measured: the failures are scored. (The good agents answer once the
-    # late caller got its answer, so the run, and its server, outlast it.)
+    # Some examples were measured: the failures are scored.
     assert run.exit_code == 0, run.output
     row = json.loads(run.stdout)
     assert (row["counts"]["ok"], row["counts"]["agent_errors"]) == (3, 3)
@@ -139,11 +141,12 @@ def test_misbehaving_agents_end_as_their_error_kind_and_the_others_go_on(
         assert by_mode[failed].score["scores"]["success"] == 0.0
     good = [r for m, r in zip(modes, results(row["run_dir"]), strict=True) if m in ("good", "late")]
     assert all(r.score["scores"]["success"] == 100.0 for r in good)
-    assert marker.read_text() == "404"  # the late caller stopped at its first 404
+    # The child that left the agent's process group (setsid) was ended with its example:
+    # it never saw its session end, nor called after it.
+    escaped = int(Path(f"{marker}.pid").read_text())
+    assert not marker.exists() and not alive(escaped)
     log = list(read_log(Path(row["run_dir"]) / CALLS))
-    late = next(t["session"] for t in by_mode["late"].outputs["trace"]
-                if t["kind"] == "agent_process")
-    assert {r["session"] for r in log if r["kind"] == "late_call"} == {late}
+    assert not [r for r in log if r["kind"] == "late_call"]
     sessions = [t["session"] for r in good for t in r.outputs["trace"]
                 if t["kind"] == "agent_process"]
     for result, session in zip(good, sessions, strict=True):  # nothing of another example
@@ -167,6 +170,14 @@ def test_a_hanging_agent_is_killed_with_its_process_group(samples: Path,
     assert result.status == "agent_error" and result.error_kind == "agent_timeout"
     assert "agent_timeout 1" in run.stderr
     assert live_members(int(pids.read_text())) == []  # the shell and its background sleep
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, which waits for its reaper, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def live_members(pgid: int) -> list[int]:
@@ -233,8 +244,9 @@ def test_resume_after_kill_9_runs_the_cut_example_from_a_clean_session(
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait()
-        if marker.exists() and marker.read_text():
-            os.killpg(os.getpgid(int(marker.read_text())), signal.SIGKILL)
+        if marker.exists() and marker.read_text():  # ended with the harness, as it should be
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(os.getpgid(int(marker.read_text())), signal.SIGKILL)
     monkeypatch.setenv("SCRIPTED_PLANS", str(path))
     summary = run_experiment("appbench", subset="sm", limit=3, agent_cmd=SCRIPTED,
                              agent_name="scripted", data_dir=samples, out=out, cache=False,
@@ -249,3 +261,48 @@ def test_resume_after_kill_9_runs_the_cut_example_from_a_clean_session(
     cut_off = opened - closed  # the session kill -9 ended: in the log, in no result
     assert len(cut_off) == 1 and not cut_off & scored
     assert any(r["kind"] == "call" and r["session"] in cut_off for r in log)
+
+
+def test_an_agent_calling_its_siblings_session_is_refused_and_counted(
+        samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two agents at once; each reads the other's TOOLEVAL_MCP_URL from /proc/<pid>/environ and
+    # calls it with its own key (as the issue's probe did): refused, logged, counted.
+    path, _ = plans(samples, "ss", tmp_path)
+    marker = tmp_path / "snoop"
+    marker.mkdir()
+    for key, value in {"SCRIPTED_PLANS": path, "SCRIPTED_MODE": "snoop",
+                       "SCRIPTED_MARKER": marker}.items():
+        monkeypatch.setenv(key, str(value))
+    summary = run_experiment("appbench", subset="ss", limit=2, agent_cmd=SCRIPTED,
+                             agent_name="snoop", data_dir=samples, out=tmp_path, cache=False,
+                             progress=False, upload=False, max_concurrency=2)
+    seen = [json.loads(f.read_text()) for f in marker.glob("done-*")]
+    assert [s["statuses"] for s in seen] == [[401], [401]]  # each found its sibling: refused
+    assert summary.counts["foreign_calls"] == 2
+    assert any("another example's session" in note for note in summary.notes)
+    assert summary.metrics["success"] == 100.0  # its own example, untouched
+    run_dir = Path(summary.run_dir)  # type: ignore[arg-type]
+    log = list(read_log(run_dir / CALLS))
+    sessions = {t["session"] for r in results(run_dir) for t in r.outputs["trace"]
+                if t["kind"] == "agent_process"}
+    refused = [(r["session"], r["key_of"]) for r in log if r["kind"] == "foreign_call"]
+    assert len(refused) == 2 and {s for pair in refused for s in pair} == sessions
+    assert all(a != b for a, b in refused)
+    assert "INTRUDER" not in json.dumps([r for r in log if r["kind"] == "call"])
+    assert [r.tool_calls.foreign for r in results(run_dir)] == [1, 1]  # type: ignore[union-attr]
+    # Nothing the run wrote holds a key, and the agents did not run in the run directory.
+    assert seen[0]["key"] != seen[1]["key"]
+    for written in (p for p in run_dir.rglob("*") if p.is_file()):
+        assert not any(s["key"] in written.read_text(errors="replace") for s in seen), written
+    assert all(Path(s["cwd"]).resolve() != run_dir.resolve() for s in seen)
+
+
+def test_usage_counts_past_2_53_are_unreadable(tmp_path: Path) -> None:
+    usage = tmp_path / "usage.json"
+    usage.write_text(json.dumps({"input_tokens": 10**29, "output_tokens": 2}))
+    assert read_usage(usage) is None  # not reported, rather than a number no reader keeps
+    usage.write_text("\n".join(json.dumps({"input_tokens": 2**52}) for _ in range(3)))
+    assert read_usage(usage) is None  # the sum too
+    usage.write_text(json.dumps({"input_tokens": 2**53, "output_tokens": 2, "model_calls": 1}))
+    assert read_usage(usage) == {"input_tokens": 2**53, "output_tokens": 2,
+                                 "cached_input_tokens": 0, "model_calls": 1}

@@ -4,8 +4,9 @@
   imports neither ``tooleval_agents.graphs`` nor ``tooleval_agents.evaluators`` nor a benchmark
   subpackage.
 * No module import cycle among the project's modules.
-* The core's folders are layers (:data:`FOLDERS`): none imports a folder above it, not even
-  for a type.
+* Every module of the package is in a layer (:data:`LAYERS`: the top-level modules, such as
+  the contracts and the registry, and the core's folders, data < models < results < mcp < run
+  < cli): none imports a layer above it, not even for a type or inside a function.
 * A project import inside a function only where it defers a heavy dependency: the benchmark
   declarations load their workflows and metrics (LangGraph, networkx, the prompts) when a
   split is run or scored, not when the CLI lists what exists. They are listed here, so a new
@@ -107,7 +108,7 @@ DEFERRED = {
     "tooleval_agents.cli.export_run": {"tooleval_agents.results.inspect_log"},
     # The public names whose modules load LangChain, LangSmith, pandas or matplotlib, on
     # first use (``import tooleval_agents`` stays light).
-    "tooleval_agents": {"tooleval_agents.results.reports", "tooleval_agents.results.compare",
+    "tooleval_agents": {"tooleval_agents.results.compare",
                         "tooleval_agents.models.reference_tools",
                         "tooleval_agents.models.chat_models", "tooleval_agents.run.runner",
                         "tooleval_agents.grids", "tooleval_agents.models.offline"},
@@ -115,9 +116,10 @@ DEFERRED = {
     "tooleval_agents.results.rescore": {"tooleval_agents.models.specs"},
     # MCP (the optional mcp extra: the SDK, uvicorn, langchain-mcp-adapters): loaded when a
     # run serves its tools over MCP (-O mcp=true, --agent-cmd) or `tooleval serve` starts.
-    "tooleval_agents.run.setup": {"tooleval_agents.mcp.external", "tooleval_agents.mcp.server",
-                                  # the model gateway: an agent command run with --model
-                                  "tooleval_agents.gateway", "tooleval_agents.gateway.server"},
+    "tooleval_agents.run.setup": {"tooleval_agents.mcp.external"},
+    "tooleval_agents.run.served": {"tooleval_agents.mcp.server",
+                                   # the model gateway: an agent command run with --model
+                                   "tooleval_agents.gateway", "tooleval_agents.gateway.server"},
     "tooleval_agents.graphs.mcp_agent": {"tooleval_agents.mcp.client",
                                          "tooleval_agents.mcp.server"},
     "tooleval_agents.cli.serve": {"tooleval_agents.mcp.log", "tooleval_agents.mcp.server",
@@ -225,32 +227,66 @@ def test_no_module_import_cycle() -> None:
     assert sorted(sorted(c) for c in nx.simple_cycles(graph)) == []
 
 
-LAYERS = (("data",), ("models",), ("results",), ("gateway", "mcp"), ("run",), ("cli",))
-"""The core's folders as layers, lowest first: each imports only the folders of its own layer
-and those before it (the core's top-level modules, the contracts, registry and the like, are
-not a folder of this order). The model gateway sits beside the MCP server: both serve an
-outside agent what a run holds (its model, its tools)."""
-FOLDERS = {folder: level for level, folders in enumerate(LAYERS) for folder in folders}
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # nothing of the project: errors, outside text printed safely, secrets masked, a verdict's
+    # record, the seeded tool faults
+    ("errors", "terminal", "redaction", "verdict", "tool_faults"),
+    ("contracts",),  # what every layer shares
+    ("registry",),  # benchmarks and strategies by name, and the records their hooks return
+    ("data",),
+    # the model under test; your own agent (its calls read as tool calls written as text,
+    # and the offline models play one); a tool call answered as the agent sees it
+    ("models", "agents", "tool_execution"),
+    ("results", "evaluation"),  # what a run leaves; evaluators for your own evaluate
+    # what a run serves an outside agent: its tools (MCP) and its model (the gateway)
+    ("mcp", "gateway"),
+    ("run",),
+    ("grids", "viewer"),  # run_grid; the viewer of run directories
+    ("cli",),
+    ("tooleval_agents", "__main__"),  # the public surface; ``python -m tooleval_agents``
+    # above the core: the workflows, the metrics and the benchmarks' declarations
+    ("graphs", "evaluators", "ultratool", "appbench"),
+)
+"""Every module of the package is in one of these layers, lowest first: a unit (a top-level
+module, or a folder with all it holds) imports only its own layer and those below it -- not
+even for a type annotation or inside a function. A new module or folder gets its layer here."""
 
 
-def folder_of(module: str) -> str | None:
+def unit_of(module: str) -> str:
+    """The top-level module or folder of the package ``module`` is (``tooleval_agents``: the
+    package's own ``__init__``, its public surface)."""
     parts = module.split(".")
-    return parts[1] if parts[0] == "tooleval_agents" and len(parts) > 2 \
-        and parts[1] in FOLDERS else None
+    return parts[1] if len(parts) > 1 else parts[0]
 
 
-def test_the_core_folders_are_layers_type_only_imports_included() -> None:
-    upward = sorted(f"{m} -> {t}" for m in MODULES if (low := folder_of(m))
-                    for t, _ in imports(m) if (high := folder_of(t))
-                    and FOLDERS[high] > FOLDERS[low])
+def layer_of(module: str) -> int | None:
+    unit = unit_of(module)
+    return next((i for i, units in enumerate(LAYERS) if unit in units), None)
+
+
+def test_every_module_has_a_layer() -> None:
+    assert sorted({unit_of(m) for m in MODULES if layer_of(m) is None}) == []
+
+
+def test_no_import_goes_up_a_layer_type_only_and_function_level_included() -> None:
+    upward = sorted(f"{m} -> {t}" for m in MODULES if (low := layer_of(m)) is not None
+                    for t, _ in imports(m) if (high := layer_of(t)) is not None and high > low)
     assert upward == []
+
+
+def test_the_core_folders_are_layers_in_their_documented_order() -> None:
+    # docs/architecture.md: data < models < results < mcp < run < cli
+    folders = ("data", "models", "results", "mcp", "run", "cli")
+    assert [layer_of(f"tooleval_agents.{f}") for f in folders] == sorted(
+        layer_of(f"tooleval_agents.{f}") for f in folders)
+    assert len({layer_of(f"tooleval_agents.{f}") for f in folders}) == len(folders)
 
 
 def test_the_gateway_does_not_import_the_mcp_server() -> None:
     # Layer-mates, one way: the agent command (mcp.external) uses the gateway, never the
     # reverse, so the gateway serves without the MCP SDK's server loaded.
-    back = sorted(f"{m} -> {t}" for m in MODULES if folder_of(m) == "gateway"
-                  for t, _ in imports(m) if folder_of(t) == "mcp")
+    back = sorted(f"{m} -> {t}" for m in MODULES if unit_of(m) == "gateway"
+                  for t, _ in imports(m) if unit_of(t) == "mcp")
     assert back == []
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from agent_clis import agent_program
 from docs_blocks import NEEDS, REPO, SHOWN, blocks, iter_code_blocks, missing_output, pages, session
+from helpers import made_once, needs_bwrap
 from local_model import REQUIRE, missing
 from user_folder import imported, user_folder
 
@@ -60,15 +61,20 @@ def main_job() -> str:
                 if part.strip().startswith(".venv/bin/tooleval run"))
 
 
-@pytest.fixture(scope="module")
-def main_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``runs/`` as the set-up command leaves it (made once, copied into each page's folder)."""
-    work, env = clone(tmp_path_factory.mktemp("main-job"))
+def run_main_job(folder: Path) -> None:
+    """The set-up command's main job, in a clone laid out in ``folder``."""
+    work, env = clone(folder)
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", main_job()], cwd=work, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "appbench: 4 runs over 4 splits" in done.stdout  # the main job's table
-    return work / "runs"
+
+
+@pytest.fixture(scope="module")
+def main_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``runs/`` as the set-up command leaves it (made once per test session, copied into
+    each page's folder)."""
+    return made_once(tmp_path_factory, "main-job", run_main_job) / "clone" / "runs"
 
 
 def run_page(page: Path, main_runs: Path, tmp_path: Path, needs: str | None = None,
@@ -130,6 +136,12 @@ def test_agent_program_blocks_run_as_written(page: Path, main_runs: Path,
                                              tmp_path: Path) -> None:
     programs = [agent_program(p).parent for p in ("claude-code", "codex", "openai-agents")]
     run_page(page, main_runs, tmp_path, needs="agent-programs", programs=programs)
+
+
+@pytest.mark.parametrize("page", pages_with("sandbox"), ids=page_id)
+def test_sandbox_blocks_run_sealed(page: Path, main_runs: Path, tmp_path: Path) -> None:
+    needs_bwrap()
+    run_page(page, main_runs, tmp_path, needs="sandbox")
 
 
 @pytest.mark.real_model

@@ -5,6 +5,8 @@ written), 3 examples left unscored."""
 from __future__ import annotations
 
 import json
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,10 @@ from fake_openai import MALFORMED, FakeOpenAI
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.contracts import OptionError
 from tooleval_agents.errors import did_you_mean
+from tooleval_agents.models.providers import EXTRAS, FALLBACKS, PROVIDER_MODULES
+from tooleval_agents.run.runner import run_experiment
 
 RUN = ["run", "appbench", "--category", "ss"]
 REF = [*RUN, "--model", "reference"]
@@ -130,3 +135,40 @@ def test_exit_3_when_every_example_was_an_infra_error(samples: Path, tmp_path: P
     assert code == 3, output
     row = json.loads(output[output.index("{"):output.rindex("}") + 1])
     assert row["counts"]["infra_errors"] == 2 and row["counts"]["ok"] == 0
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "google_genai", "ollama", "xai"])
+def test_exit_2_naming_the_package_of_a_provider_that_is_not_installed(
+        provider: str, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # as in a clone without the package (only langchain-openai comes with the project)
+    for module in (PROVIDER_MODULES[provider], *FALLBACKS.get(provider, ())):
+        monkeypatch.setitem(sys.modules, module, None)  # what find_spec and import then see
+    spec = f"{provider}:some-model"
+    out = tmp_path / "out"
+    out.mkdir()
+    code, output = _invoke([*RUN, "--model", spec], samples, out)
+    assert code == 2, output
+    line = " ".join(output.split())
+    package = PROVIDER_MODULES[provider].replace("_", "-")
+    extra = {"anthropic": "anthropic", "google_genai": "google", "ollama": "ollama"}.get(provider)
+    install = (f"pip install 'tooleval-agents[{extra}]' (or pip install {package})" if extra
+               else f"pip install {package}")
+    assert line == (f"error: model spec {spec!r}: the {provider} provider needs the {package} "
+                    f"package, which is not installed: {install}")
+    assert "API key" not in output and list(out.iterdir()) == []
+    # a judge the same; and from Python, the same line (a usage error, before any call)
+    judged = _invoke(["run", "ultratool", "--task", "tool_creation", "--lang", "en", "--model",
+                      "reference", "--judge", spec], samples, out)
+    assert judged[0] == 2 and package in judged[1]
+    with pytest.raises(OptionError, match=f"needs the {package} package"):
+        run_experiment("appbench", subset="ss", model=spec, data_dir=samples, out=out,
+                       progress=False, cache=False)
+
+
+def test_each_providers_extra_installs_its_package() -> None:
+    extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(
+        encoding="utf-8"))["project"]["optional-dependencies"]
+    for provider, extra in EXTRAS.items():
+        package = PROVIDER_MODULES[provider].replace("_", "-")
+        assert [r for r in extras[extra] if r.startswith(package + ">=")], (extra, package)
+    assert extras["providers"] == [f"tooleval-agents[{','.join(EXTRAS.values())}]"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import needs_bwrap
 from test_agent_cmd import results
 from typer.testing import CliRunner
 
@@ -158,3 +159,19 @@ def test_noisy_reference_through_the_gateway_makes_the_in_process_calls(
     expected = calls_of(inside.run_dir)  # type: ignore[arg-type]
     assert calls_of(outside.run_dir) == expected  # type: ignore[arg-type]
     assert outside.metrics["success"] == inside.metrics["success"] < 100.0
+
+
+def test_a_sealed_agent_reaches_the_gateway_and_its_session_only(samples: Path,
+                                                                   tmp_path: Path) -> None:
+    """Under ``--agent-sandbox`` the agent's loopback has its session's port and the
+    gateway's, relayed: the same score, every call counted by the gateway."""
+    needs_bwrap()
+    summary = run_experiment("appbench", subset="ss", model="reference", agent_cmd=AGENT,
+                             agent_name="openai-sdk", agent_sandbox=True, data_dir=samples,
+                             out=tmp_path / "runs", cache=False, progress=False, upload=False,
+                             max_concurrency=2)
+    assert summary.metrics["success"] == 100.0 and summary.counts["scored"] == 6
+    assert summary.counts.get("agent_errors", 0) == 0
+    records = gateway_records(Path(summary.run_dir))  # type: ignore[arg-type]
+    assert sum(r["requests"]["chat.completions"] for r in records) == \
+        summary.usage["model_calls"] >= 12

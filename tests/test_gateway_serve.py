@@ -41,7 +41,7 @@ def test_serve_model_serves_each_example_its_own_gateway(samples: Path, tmp_path
             AGENT, shell=True, input=request, capture_output=True, text=True,
             timeout=HANG_GUARD_S, env={
                 **os.environ, "TOOLEVAL_MCP_URL": served["url"].replace("<index>", "2"),
-                "TOOLEVAL_MCP_TOKEN": served["token"], "TOOLEVAL_MODEL": "reference",
+                "TOOLEVAL_MCP_TOKEN": served["sessions"][2]["key"], "TOOLEVAL_MODEL": "reference",
                 "OPENAI_BASE_URL": two["openai_base_url"], "OPENAI_API_KEY": two["api_key"]})
         assert agent.returncode == 0, agent.stderr[-2000:]
         assert agent.stdout.strip() == "All requested calls are done."

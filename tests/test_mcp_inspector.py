@@ -62,8 +62,9 @@ def test_the_mcp_inspector_lists_the_tools_and_calls_one(samples: Path, tmp_path
         assert server.stdout is not None
         served = json.loads(server.stdout.readline() or "{}")
         assert served, server.communicate()
-        target = [served["url"].replace("<index>", "2"), "--transport", "http",
-                  "--header", f"Authorization: Bearer {served['token']}"]
+        example = served["sessions"][2]  # its URL and its own key
+        target = [example["url"], "--transport", "http",
+                  "--header", f"Authorization: Bearer {example['key']}"]
 
         def inspect(*args: str) -> object:
             done = subprocess.run([*command, "--cli", *target, *args], capture_output=True,

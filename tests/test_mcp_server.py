@@ -18,15 +18,13 @@ import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.shared.exceptions import McpError
-from mcp_helpers import INITIALIZE, connect, post, text_of
+from mcp_helpers import INITIALIZE, McpError, connect, is_error, post, text_of
 
 import tooleval_agents.mcp
 from tooleval_agents import agent_io_for, get_benchmark
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.errors import ToolevalError
-from tooleval_agents.mcp import INSTALL_HINT, require_mcp
-from tooleval_agents.mcp.client import McpToolbox
+from tooleval_agents.mcp import ADAPTERS_HINT, INSTALL_HINT, require_mcp
 from tooleval_agents.mcp.log import read_log
 from tooleval_agents.mcp.server import ToolServer
 from tooleval_agents.registry import get_strategy
@@ -89,9 +87,9 @@ def test_bad_input_gets_protocol_errors_and_the_server_goes_on(server: ToolServe
             return [unknown, wrong, good]
 
     unknown, wrong, good = asyncio.run(calls())
-    assert unknown.isError and text_of(unknown) == "Error: there is no tool named 'Nope__x'"
-    assert wrong.isError and "unknown argument 'town'" in text_of(wrong)
-    assert not good.isError and json.loads(text_of(good))["city"] == "Oslo"
+    assert is_error(unknown) and text_of(unknown) == "Error: there is no tool named 'Nope__x'"
+    assert is_error(wrong) and "unknown argument 'town'" in text_of(wrong)
+    assert not is_error(good) and json.loads(text_of(good))["city"] == "Oslo"
     asyncio.run(server.close(second))
     ended = post(server, f"/s/{second.id}/mcp", INITIALIZE)
     assert ended.status_code == 404 and "has ended" in ended.text
@@ -128,6 +126,8 @@ def test_32_concurrent_sessions_keep_their_own_calls(server: ToolServer) -> None
 
 def test_tools_over_mcp_are_the_tools_of_the_run(server: ToolServer, samples: Path) -> None:
     # The definitions a model is bound to, and each call's answer or error, are the same.
+    client = pytest.importorskip("tooleval_agents.mcp.client",
+                                 reason="-O mcp=true needs langchain-mcp-adapters (mcp<2)")
     bench = get_benchmark("ultratool")
     example = to_examples(bench.split("tool_usage", "en"), samples)[0]
     cases = [(agent_io_for("appbench", subset="ss"), SS),
@@ -137,7 +137,8 @@ def test_tools_over_mcp_are_the_tools_of_the_run(server: ToolServer, samples: Pa
     async def compare(io: Any, inputs: dict[str, Any]) -> int:
         local = {t.name: t for t in io.tools(inputs)}
         session = await server.open(io.open(inputs), io.messages(inputs), label="t")
-        async with McpToolbox.connect(server.url(session), server.token) as box:
+        async with client.McpToolbox.connect(server.url(session),
+                                             server.key(session)) as box:
             served = box.listed()
             assert [t.name for t in served] == list(local)
             for tool in served:
@@ -169,7 +170,7 @@ def test_tool_faults_are_drawn_on_the_server_as_in_the_run(server: ToolServer) -
         async with connect(server, session) as client:
             results = [await client.call_tool("Weather__getweather", {"city": c})
                        for c in cities]
-            return [(text_of(r), bool(r.isError)) for r in results]
+            return [(text_of(r), is_error(r)) for r in results]
 
     async def local() -> list[tuple[str, bool]]:
         tool = next(t for t in io.tools(SS) if t.name == "Weather__getweather")
@@ -207,7 +208,7 @@ def test_stateful_sessions_change_their_tools(server: ToolServer, samples: Path)
 
     before, refused, after = asyncio.run(apps())
     assert before == [t for t in before if t.startswith("open_")] and len(before) == 15
-    assert refused.isError and text_of(refused) == (
+    assert is_error(refused) and text_of(refused) == (
         "Error: the Weather app is not open: call open_Weather first, then Weather__getweather")
     assert set(after) - set(before) == {"Weather__getweather"}
 
@@ -221,7 +222,7 @@ def test_stateful_sessions_change_their_tools(server: ToolServer, samples: Path)
             made = await client.call_tool("create_tool", skeleton)
             listed = [t.name for t in (await client.list_tools()).tools]
             used = await client.call_tool("moon_phase", {"date": "2024-01-01"})
-        assert not made.isError, text_of(made)
+        assert not is_error(made), text_of(made)
         return listed, used
 
     listed, used = asyncio.run(created())
@@ -305,6 +306,12 @@ def test_a_missing_sdk_is_one_line_naming_the_extra(monkeypatch: pytest.MonkeyPa
     require_mcp()  # installed here
     monkeypatch.setattr(tooleval_agents.mcp, "find_spec",
                         lambda name: None if name == "langchain_mcp_adapters" else object())
+    require_mcp()  # serving needs no adapters
+    with pytest.raises(ToolevalError) as raised:
+        require_mcp(adapters=True)
+    assert str(raised.value) == f"MCP needs langchain_mcp_adapters: {ADAPTERS_HINT}"
+    monkeypatch.setattr(tooleval_agents.mcp, "find_spec",
+                        lambda name: None if name == "mcp" else object())
     with pytest.raises(ToolevalError) as raised:
         require_mcp()
-    assert str(raised.value) == f"MCP needs langchain_mcp_adapters: {INSTALL_HINT}"
+    assert str(raised.value) == f"MCP needs mcp: {INSTALL_HINT}"

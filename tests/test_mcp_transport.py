@@ -54,8 +54,9 @@ async def _session(server: ToolServer) -> Any:
     return await server.open(io.open(SS), io.messages(SS), label="t")
 
 
-def _pool(server: ToolServer, token: str | None = None) -> HttpPool:
-    return pool_for(server.base_url, {"Authorization": f"Bearer {token or server.token}"}, 30)
+def _pool(server: ToolServer, session: Any, key: str | None = None) -> HttpPool:
+    return pool_for(server.base_url,
+                    {"Authorization": f"Bearer {key or server.key(session)}"}, 30)
 
 
 def test_the_sdk_session_runs_the_protocol_on_it_without_a_get_stream(tmp_path: Path) -> None:
@@ -64,7 +65,7 @@ def test_the_sdk_session_runs_the_protocol_on_it_without_a_get_stream(tmp_path: 
 
     async def main() -> tuple[Any, list[str], list[Any]]:
         session = await _session(server)
-        pool = _pool(server)
+        pool = _pool(server, session)
         async with (json_http_client(server.url(session), pool) as (read, write),
                     ClientSession(read, write) as client):
             init = await client.initialize()
@@ -85,7 +86,9 @@ def test_the_sdk_session_runs_the_protocol_on_it_without_a_get_stream(tmp_path: 
     sid = {h["mcp-session-id"] for h in later}
     assert len(sid) == 1 and all(h["mcp-protocol-version"] == init.protocolVersion
                                  for h in later)
-    assert all(h["authorization"] == f"Bearer {server.token}" for h in [first, *later])
+    (path,) = {p for _, p, _ in seen.requests}  # the example's session, with its own key
+    key = server.key(path.split("/")[2])
+    assert all(h["authorization"] == f"Bearer {key}" for h in [first, *later])
     calls = [json.loads(line) for line in (tmp_path / "mcp_calls.jsonl").open()]
     assert sum(c["kind"] == "call" for c in calls) == 5
 
@@ -94,12 +97,12 @@ def test_a_refused_or_ended_session_fails_the_request_with_its_reason(
         server: ToolServer) -> None:
     async def main() -> tuple[str, str]:
         session = await _session(server)
-        unsigned = _pool(server, token="not-it")
+        unsigned = _pool(server, session, key="not-it")
         async with (json_http_client(server.url(session), unsigned) as (read, write),
                     ClientSession(read, write) as client):
             with pytest.raises(McpError) as refused:
                 await client.initialize()
-        pool = _pool(server)
+        pool = _pool(server, session)
         async with (json_http_client(server.url(session), pool) as (read, write),
                     ClientSession(read, write) as client):
             await client.initialize()
@@ -116,13 +119,13 @@ def test_a_refused_or_ended_session_fails_the_request_with_its_reason(
 def test_toolboxes_of_a_run_share_connections_and_tools(tmp_path: Path) -> None:
     server = ToolServer(log=tmp_path / "mcp_calls.jsonl")
     seen = Seen(server)
-    client = McpClient(server.token)
+    client = McpClient()
 
     async def main() -> list[Any]:
         tools = []
         for _ in range(3):
             session = await _session(server)
-            async with client.connect(server.url(session)) as box:
+            async with client.connect(server.url(session), server.key(session)) as box:
                 tools.append(box.tool(WEATHER))
                 answer = await tools[-1].ainvoke({"city": "Oslo", "date": "2024-03-03"})
                 assert "temperature" in answer

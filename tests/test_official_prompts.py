@@ -26,7 +26,7 @@ from pydantic import Field
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
-from tooleval_agents.contracts import StrategyContext, resolve_options
+from tooleval_agents.contracts import StrategyContext
 from tooleval_agents.data.upstream import (
     Name,
     UpstreamError,
@@ -51,7 +51,7 @@ from tooleval_agents.graphs.ultratool.official import (
     official_prompt,
     template_key,
 )
-from tooleval_agents.registry import get_benchmark, get_strategy
+from tooleval_agents.registry import get_benchmark, get_strategy, resolve_options
 from tooleval_agents.run.runner import run_experiment
 from tooleval_agents.ultratool.records import TASKS
 

@@ -134,12 +134,63 @@ def test_case_1_from_python_an_edited_factory_starts_a_new_run_and_says_why(
     with caplog.at_level(logging.WARNING):
         edited = run_experiment("appbench", agent=_load(source, monkeypatch).my_agent, **kwargs)
     assert edited.metrics["success"] == 0.0 and edited.run_dir != first.run_dir
-    assert "its code changed (my_agents_33)" in warnings_of(caplog)
+    assert "its code changed (my_agents_33.py)" in warnings_of(caplog)
     caplog.clear()
     with caplog.at_level(logging.WARNING):  # the same code again: resumed, and said so
         again = run_experiment("appbench", agent=_load(source, monkeypatch).my_agent, **kwargs)
     assert again.run_dir == edited.run_dir and again.session["resumed"] == 6
     assert "resumed 6 of 6 examples" in warnings_of(caplog)
+
+
+HELPED_AGENT = """from langchain.agents import create_agent
+from prompts45 import PROMPT
+
+
+def build(model, tools):
+    return create_agent(model, tools, system_prompt=PROMPT)
+
+
+def build_without_tools(model, tools):
+    return create_agent(model, [], system_prompt=PROMPT)
+"""
+
+
+def test_the_same_agent_code_is_one_run_whether_named_on_the_cli_or_imported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # issue 45 case 3: `--agent my_agent.py:build`, then `from my_agent import build`
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # where the agent's own helper module is
+    (tmp_path / "my_agent45.py").write_text(HELPED_AGENT)
+    (tmp_path / "prompts45.py").write_text('PROMPT = "Use the tools."\n')
+    cli = tooleval("run", "appbench", "--category", "ss", "--model", "reference", "--agent",
+                   "my_agent45.py:build", "--out", "runs", "--json")
+    assert cli.exit_code == 0, cli.output
+    first = json.loads(cli.stdout)
+    module = _load(tmp_path / "my_agent45.py", monkeypatch)
+    kwargs: dict[str, Any] = {"subset": "ss", "model": "reference", "out": tmp_path / "runs",
+                              "data_dir": SAMPLES, "progress": False}
+    with caplog.at_level(logging.WARNING):
+        imported = run_experiment("appbench", agent=module.build, **kwargs)
+    assert "something else" not in warnings_of(caplog)
+    run_dir = tmp_path / first["run_dir"]
+    assert Path(imported.run_dir or "") == run_dir  # the same code: the same run, resumed
+    assert imported.session["resumed"] == 6 and imported.session["ran"] == 0
+    files = json.loads((run_dir / "config.json").read_text())[
+        "identity"]["parts"]["agent"]["files"]
+    assert set(files) == {"my_agent45.py", "prompts45.py"}  # its helper is read too
+    # another function of the same file is another agent, though its files are the same
+    other = run_experiment("appbench", agent=module.build_without_tools, **kwargs)
+    assert other.run_dir != imported.run_dir and other.metrics["success"] == 0.0
+    # and an edit of the helper is an edit of the agent
+    (tmp_path / "prompts45.py").write_text('PROMPT = "Use the tools!"\n')
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        edited = tooleval("run", "appbench", "--category", "ss", "--model", "reference",
+                          "--agent", "my_agent45.py:build", "--out", "runs", "--json")
+    assert json.loads(edited.stdout)["run_dir"] == first["run_dir"] + "-v2"
+    assert "(agent my_agent45.py:build: its code changed (prompts45.py))" in \
+        warnings_of(caplog)
 
 
 def test_case_1_a_compiled_graph_is_keyed_on_what_can_be_read_of_it(
@@ -460,12 +511,12 @@ def test_a_strategy_of_the_users_is_keyed_on_its_code(
 
     first = run(STRATEGY)
     config = json.loads((Path(first.run_dir) / "config.json").read_text())
-    assert set(config["identity"]["parts"]["strategy"]["files"]) == {"strat33"}
+    assert set(config["identity"]["parts"]["strategy"]["files"]) == {"strat33.py"}
     assert run(STRATEGY).run_dir == first.run_dir  # the same code: resumed
     with caplog.at_level(logging.WARNING):
         edited = run(STRATEGY.replace('"Done?"', '"Done now?"'))
     assert edited.run_dir == first.run_dir + "-v2"
-    assert "strategy blank33: its code changed (strat33)" in warnings_of(caplog)
+    assert "strategy blank33: its code changed (strat33.py)" in warnings_of(caplog)
 
 
 GRAPH = """from langchain.agents import create_agent

@@ -1,14 +1,19 @@
 """``tooleval report``: n (n of N for a partial run) beside every table and figure, a runs root
-expanded, and a report folder whose own earlier files are replaced while nothing else is."""
+expanded, a report folder whose own earlier files are replaced while nothing else is, a glob
+that passes over what is not a run, and a failed report that leaves no folder behind."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+from helpers import cli
+from run_dirs import make_run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
+from tooleval_agents.results import reports
 from tooleval_agents.results.reports import MANIFEST
 from tooleval_agents.run.runner import run_experiment
 
@@ -45,3 +50,41 @@ def test_report_shows_n_of_N_and_replaces_only_its_own_files(samples: Path,
     assert (out / "notes.txt").read_text() == "mine"
     left = {p.name for p in out.iterdir()} - {"notes.txt", MANIFEST}
     assert left == set(json.loads((out / MANIFEST).read_text()))
+
+
+def test_a_glob_passes_over_what_is_not_a_run_and_a_failed_report_leaves_no_folder(
+        samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = tmp_path / "runs"
+    for model in ("reference", "noisy-reference:0.5"):
+        make_run(runs, f"appbench-plan-ss-{model}", data_dir=samples, model=model)
+    served = runs / "serve-appbench-plan-ss"  # what the MCP guide's `tooleval serve` leaves
+    served.mkdir()
+    (served / "mcp_calls.jsonl").write_text("")
+    (runs / "empty").mkdir()  # e.g. an earlier failed report's folder
+
+    alone = cli("report", served, "--n-boot", "10")  # nothing else given: an error, no folder
+    assert alone.exit_code == 2, alone.output
+    assert "is not a run directory (no config.json)" in alone.output
+    assert not (runs / "report").exists()
+    assert [p.name for p in served.iterdir()] == ["mcp_calls.jsonl"]  # no report/ in it
+
+    monkeypatch.setattr(reports, "_differences_section", _full_disk)  # fails mid-writing
+    broken = cli("report", *sorted(runs.iterdir()), "--n-boot", "10")
+    assert broken.exit_code == 1, broken.output
+    assert not (runs / "report").exists()  # nothing half-written, no folder left behind
+    monkeypatch.undo()
+
+    every = sorted(runs.iterdir())  # runs/*
+    result = cli("report", *every, "--n-boot", "10")
+    assert result.exit_code == 0, result.output
+    assert f"skipped 2 folders that are not runs (no config.json): {runs / 'empty'}, " \
+        f"{served}" in " ".join(result.output.split())
+    assert (runs / "report" / "report.md").is_file()
+    again = cli("compare", *sorted(runs.iterdir()), "--n-boot", "10", "--json")
+    assert again.exit_code == 0, again.output  # runs/report/ now in the glob too: passed over
+    assert len(json.loads(again.stdout)["runs"]) == 2
+    assert "skipped 2 folders" in again.stderr
+
+
+def _full_disk(*args: object, **kwargs: object) -> list[str]:
+    raise OSError(28, "No space left on device")

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, run
+from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, probe_page, run
 from typer.testing import CliRunner
 
 from tooleval_agents.cli import app
@@ -122,6 +122,28 @@ def test_the_site_renders_runs_examples_and_one_example_in_chromium(runs: Path,
                     "<summary>scoring saw: execution</summary>", "cost $0.00000"):
         assert section in body
     assert (example.score or {})["comments"]["success"] in body.replace("&gt;", ">")
+
+
+RUNS_PROBE = """
+const table = document.querySelector("#runs");
+const heads = [...table.querySelectorAll("th")];
+done({heads: heads.map((h) => h.textContent),
+      links: [...table.querySelectorAll("tbody tr td:first-child a")].map((a) => a.textContent),
+      started: [...table.querySelectorAll("tbody td.started")].map((t) => t.textContent),
+      right: Math.max(...heads.map((h) => h.getBoundingClientRect().right)),
+      width: document.documentElement.clientWidth});
+"""
+
+
+@needs_chromium
+def test_the_run_list_names_each_run_and_fits_a_1400_px_window(runs: Path, tmp_path: Path) -> None:
+    site = build_site([runs], tmp_path / "site")
+    got = probe_page(site.index, "", RUNS_PROBE, window="1400,900", wait_ms=1000)
+    # each run by its folder's name (what `tooleval run` printed), its start a column of its own
+    assert sorted(got["links"]) == sorted(p.name for p in runs.iterdir() if p.is_dir())
+    assert got["heads"][:2] == ["run", "started"]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d\d\d:\d\d", s) for s in got["started"])
+    assert got["heads"][-1] == "cost $" and got["right"] <= got["width"], got  # nothing cut
 
 
 def _escaped(text: str) -> str:

@@ -6,7 +6,6 @@ difference sit in the first screen (900 px)."""
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -19,7 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, run
+from helpers import CHROMIUM, HANG_GUARD_S, needs_chromium, probe_page, run
 from typer.testing import CliRunner
 
 from tooleval_agents.appbench.explain import explain as appbench
@@ -36,6 +35,7 @@ const top = (q) => { const e = document.querySelector(q);
                      return e ? Math.round(e.getBoundingClientRect().top) : -1; };
 done({verdict: top(".verdict"), mark: top("td.mark.wrong, td.mark.missing, td.mark.extra"),
       text: (document.querySelector(".verdict") || {}).textContent || "",
+      code: [...document.querySelectorAll(".verdict code")].map((e) => e.textContent),
       marks: [...document.querySelectorAll("td.mark")].map((e) => e.textContent)});
 """
 
@@ -43,24 +43,7 @@ done({verdict: top(".verdict"), mark: top("td.mark.wrong, td.mark.missing, td.ma
 def probe(site: Path, route: str, script: str, *, wait_ms: int = 3000) -> Any:
     """Run ``script`` (which calls ``done(value)``) in the site's page at ``route`` once it
     has rendered (after ``wait_ms`` of virtual time); ``value`` as JSON."""
-    assert CHROMIUM is not None
-    page = (site / "index.html").read_text(encoding="utf-8")
-    wrapped = ("<script>function done(v) { const out = document.createElement('pre'); "
-               "out.id = 'probe'; out.textContent = JSON.stringify(v); "
-               "document.body.appendChild(out); }\n"
-               f"setTimeout(async () => {{ {script} }}, {wait_ms});</script>")
-    (site / "probe.html").write_text(page.replace("</body>", wrapped + "</body>"),
-                                     encoding="utf-8")
-    done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update",
-         f"--user-data-dir={site / '.chromium'}", f"--virtual-time-budget={wait_ms + 20000}",
-         "--window-size=1280,900", "--dump-dom", (site / "probe.html").as_uri() + route],
-        capture_output=True, text=True, timeout=HANG_GUARD_S, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stdout[-2000:]
-    return json.loads(html.unescape(found.group(1)))
+    return probe_page(site / "index.html", route, script, wait_ms=wait_ms)
 
 
 def test_calls_are_aligned_by_name_and_each_argument_is_marked() -> None:
@@ -115,8 +98,8 @@ def _first(site: Path, rid: str, reason: str) -> tuple[str, str]:
     ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "format error",
      "format error: no call line in the answer"),
     ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "wrong value", "wrong value "),
-    ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "missing call", "missing call `"),
-    ("appbench-plan-mm-tools-noisy-reference_0.6", "tool error", "tool error in `"),
+    ("appbench-plan-ss-hierarchical-noisy-reference_1.0", "missing call", "missing call "),
+    ("appbench-plan-mm-tools-noisy-reference_0.6", "tool error", "tool error in "),
 ])
 def test_the_verdict_and_the_first_difference_are_in_the_first_screen(
         site: Path, rid: str, reason: str, says: str) -> None:
@@ -124,6 +107,9 @@ def test_the_verdict_and_the_first_difference_are_in_the_first_screen(
     route = f"#/run/{rid}/ex/{key}"
     got = probe(site, route, VERDICT_PROBE)
     assert got["text"].startswith("FAILED — ") and says in got["text"]
+    if reason in ("missing call", "tool error"):  # the name in code, its backticks gone
+        assert got["code"] and got["code"][0] and f"{says}{got['code'][0]}" in got["text"]
+        assert "`" not in got["text"].split(":")[0], got["text"]
     assert 0 <= got["verdict"] < 900 and 0 <= got["mark"] < 900, got
     # readable without colour: each marked difference says what it is in text
     assert any(m.startswith(("✗", "−", "+")) for m in got["marks"])
@@ -175,6 +161,24 @@ def test_search_finds_an_example_by_its_reason_text(site: Path) -> None:
         done([...document.querySelectorAll("#examples tbody tr")].map((t) => t.dataset.index));
     """)
     assert len(got) == 1
+
+
+INLINE_PROBE = """
+const out = document.createElement("div");
+out.append(...inline(
+  "missing call `<img src=x onerror=\\"document.title='hit'\\">` and `a` or `b"));
+done({html: out.innerHTML, images: out.querySelectorAll("img").length,
+      code: [...out.querySelectorAll("code")].map((e) => e.textContent), title: document.title});
+"""
+
+
+@needs_chromium
+def test_names_in_a_verdict_are_code_made_as_text_never_as_html(site: Path) -> None:
+    got = probe(site, "", INLINE_PROBE, wait_ms=500)
+    assert got["images"] == 0 and got["title"] == "tooleval view"
+    assert got["code"] == ["<img src=x onerror=\"document.title='hit'\">", "a"]
+    assert got["html"].endswith("</code> or `b")  # a backtick without its pair stays as it is
+    assert got["html"].startswith("missing call <code>&lt;img")
 
 
 GOLD = {"used_app": ["Events", "Events"],

@@ -3,12 +3,13 @@
 The public surface of the core: everything a plugin author or a user running experiments from
 Python needs (docs/architecture.md, docs/plugins.md; each name's entry is in
 docs/reference/api.md), so no one imports a module of the package. The data contracts, the
-registries, the data directory and the errors load with this import; the names whose modules
-load LangChain, LangSmith, pandas or matplotlib (:func:`run_experiment`,
-:func:`run_grid`, :func:`compare`, the report and tool-plan types, the offline chat models)
-load on first use, so ``import tooleval_agents`` stays light. Each benchmark's own records and
-loaders live in its package (``tooleval_agents.ultratool``, ``tooleval_agents.appbench``),
-workflows in ``tooleval_agents.graphs`` and metrics in ``tooleval_agents.evaluators``.
+registries (with the records their hooks return), the data directory and the errors load with
+this import; the names whose modules load LangChain, LangSmith, pandas or matplotlib
+(:func:`run_experiment`, :func:`run_grid`, :func:`compare`, :class:`RunData`, the tool-plan
+type, the offline chat models) load on first use, so ``import tooleval_agents`` stays light.
+Each benchmark's own records and loaders live in its package (``tooleval_agents.ultratool``,
+``tooleval_agents.appbench``), workflows in ``tooleval_agents.graphs`` and metrics in
+``tooleval_agents.evaluators``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from tooleval_agents.contracts import (
     ToolSession,
 )
 from tooleval_agents.data.datadir import resolve_data_dir
-from tooleval_agents.data.fetch import ManifestFile, SourceManifest
 from tooleval_agents.errors import (
     ChecksumError,
     DataFormatError,
@@ -45,6 +45,10 @@ from tooleval_agents.errors import (
 from tooleval_agents.evaluation import Evaluators, agent_io_for, evaluators_for, examples_for
 from tooleval_agents.registry import (
     Benchmark,
+    ManifestFile,
+    ReportFigure,
+    ReportTable,
+    SourceManifest,
     benchmarks,
     build_scorer,
     get_benchmark,
@@ -61,7 +65,7 @@ if TYPE_CHECKING:
     from tooleval_agents.models.offline import reference_model
     from tooleval_agents.models.reference_tools import ToolPlan
     from tooleval_agents.results.compare import Comparison, RunData, compare
-    from tooleval_agents.results.reports import ReportFigure, ReportTable
+    from tooleval_agents.results.gate import GateVerdict
     from tooleval_agents.run.runner import RunSpec, arun_experiment, run_experiment
 
 __version__ = "0.1.0"
@@ -69,10 +73,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     """The heavy public names, imported on first use (PEP 562)."""
-    if name in ("ReportTable", "ReportFigure"):
-        from tooleval_agents.results import reports
-        return getattr(reports, name)
-    if name in ("RunData", "Comparison", "compare"):
+    if name in ("RunData", "Comparison", "compare", "GateVerdict"):
         from tooleval_agents.results import compare as comparing
         return getattr(comparing, name)
     if name in ("run_grid", "GridResult"):
@@ -104,6 +105,7 @@ __all__ = [
     "ExampleFields",
     "ExampleScore",
     "FixedTools",
+    "GateVerdict",
     "GoldAnswer",
     "GridResult",
     "Located",

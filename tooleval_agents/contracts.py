@@ -34,9 +34,7 @@ if TYPE_CHECKING:  # annotations only: the CLI reads contracts without importing
     from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
 
-    from tooleval_agents.gateway.server import ModelGateway
-    from tooleval_agents.mcp.server import ToolServer
-    from tooleval_agents.results.corpus import Corpus
+    from tooleval_agents.tool_faults import FaultSession
 
 Source = Literal["official", "rebuilt", "sample"]
 """Where a split comes from: the upstream files, our rebuild of a missing upstream split, or a
@@ -215,15 +213,16 @@ class StrategyContext:
     """A user's agent factory ``factory(model, tools) -> Runnable`` over ``{"messages":
     [...]}`` (see :mod:`tooleval_agents.agents`), for strategies that accept one; ``None``:
     the strategy's own agent."""
-    tool_server: Callable[[], ToolServer] | None = None
+    tool_server: Callable[[], SessionHost] | None = None
     """The run's MCP server (:mod:`tooleval_agents.mcp`: one session per example, every call
     logged in the run directory), made when first called, for a workflow that serves its
     tools over MCP (``-O mcp=true``, ``--agent-cmd``). ``None`` outside a run: such a
     strategy starts one of its own."""
-    model_gateway: Callable[[], ModelGateway] | None = None
-    """The run's model gateway (:mod:`tooleval_agents.gateway`: :attr:`model`, served over
-    HTTP to an outside agent, each example under its own key), made when first called, for an
-    agent command run with ``--model``; ``None``: the agent brings its own model."""
+    model_gateway: Callable[[], Any] | None = None
+    """The run's model gateway (a :class:`tooleval_agents.gateway.server.ModelGateway`, typed
+    ``Any`` here, a layer below it: :attr:`model`, served over HTTP to an outside agent, each
+    example under its own key), made when first called, for an agent command run with
+    ``--model``; ``None``: the agent brings its own model."""
 
 
 class Strategy(ABC):
@@ -270,46 +269,6 @@ class Strategy(ABC):
         with the same one-line errors as the runner's check."""
         model = self.options or Options
         return model(**validate_options(f"strategy {self.name}", self.options, ctx.options))
-
-
-def resolve_options(prompts: str | None, *,
-                    strategy: tuple[str, type[BaseModel] | None, Mapping[str, Any] | None],
-                    scoring: tuple[str, type[BaseModel] | None, Mapping[str, Any] | None],
-                    ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A run's strategy and scoring options, validated (:func:`validate_options`), with
-    ``prompts=<prompts>`` (``--prompts``) added to each whose options declare ``prompts``.
-    Each side is ``(what, options model, given)``, e.g. ``("strategy few_shot", ...)``.
-
-    Raises:
-        ValueError: a bad option, a prompt set neither side declares, or one given twice.
-    """
-    out = []
-    for what, model, given in (strategy, scoring):
-        options = dict(given or {})
-        if prompts is not None and model is not None and "prompts" in model.model_fields:
-            if "prompts" in options and options["prompts"] != prompts:
-                raise ValueError(f"prompt set given twice: --prompts {prompts} and "
-                                 f"prompts={options['prompts']}")
-            options["prompts"] = prompts
-        out.append(validate_options(what, model, options))
-    if prompts is not None and all("prompts" not in o for o in out):
-        raise ValueError(f"--prompts {prompts}: {strategy[0]} offers no prompt sets, nor does "
-                         f"the {scoring[0]}")
-    return out[0], out[1]
-
-
-def with_profile(options: dict[str, Any], scoring: str | None) -> dict[str, Any]:
-    """Scoring options with the profile ``scoring`` (``--scoring PROFILE``) as
-    ``scoring=PROFILE``: one option, two spellings; both given and different is a bad argument.
-
-    >>> with_profile({"graph": True}, "paper")
-    {'graph': True, 'scoring': 'paper'}
-    """
-    if scoring is None:
-        return options
-    if options.get("scoring", scoring) != scoring:
-        raise ValueError(f"--scoring {scoring} and -O scoring={options['scoring']} disagree")
-    return {**options, "scoring": scoring}
 
 
 @dataclass(frozen=True)
@@ -395,6 +354,59 @@ class FixedTools(ToolSession):
 
     def outputs(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
         return self.read(messages)
+
+
+class ServedSession(Protocol):
+    """One example's session on the run's MCP server, as a strategy reads it
+    (:class:`~tooleval_agents.mcp.sessions.ExampleSession`)."""
+
+    @property
+    def id(self) -> str:
+        """Random, part of the session's URL."""
+        ...
+
+    @property
+    def calls(self) -> Sequence[Any]:
+        """Every call answered, in the order the answers left."""
+        ...
+
+    @property
+    def foreign(self) -> int:
+        """Requests its key sent to another session's URL (refused)."""
+        ...
+
+    @property
+    def listed(self) -> int:
+        """``tools/list`` requests it answered (none, and no call: the agent never reached
+        its tools)."""
+        ...
+
+    def conversation(self, final: str) -> list[BaseMessage]:
+        """The request, each call with its answer, then ``final``, the agent's answer."""
+        ...
+
+
+class SessionHost(Protocol):
+    """The run's MCP server as a strategy uses it
+    (:class:`~tooleval_agents.mcp.server.ToolServer`): a session per example, reached by its
+    URL with its own key, closed when the example is done."""
+
+    async def open(self, tools: ToolSession, messages: list[BaseMessage], *, label: str,
+                   faults: FaultSession | None = None) -> ServedSession:
+        """A new session of one example, served until :meth:`close`."""
+        ...
+
+    async def close(self, session: ServedSession) -> None:
+        """End a session: later calls are refused and logged."""
+        ...
+
+    def url(self, session: ServedSession) -> str:
+        """The URL of a session."""
+        ...
+
+    def key(self, session: ServedSession) -> str:
+        """The key that opens a session and no other (handed to its agent alone)."""
+        ...
 
 
 # ---------------------------------------------------------------------------------------------
@@ -531,11 +543,12 @@ ScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], ExampleScor
 """``(inputs, outputs, reference_outputs) -> ExampleScore``: the LangSmith evaluator shape."""
 AsyncScoreFn = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]],
                        Awaitable[ExampleScore]]
-AggregateFn = Callable[["Sequence[ExampleScore] | Corpus"], Metrics]
+AggregateFn = Callable[[Any], Metrics]
 """``scores -> Metrics``, written against the corpus sums (``c = as_corpus(scores)``, then
 ``c.pooled(key)``, ``c.mean(key)``...: :mod:`tooleval_agents.results.corpus`): the runner,
 summaries and bootstraps pass a :class:`~tooleval_agents.results.corpus.Corpus`, a caller may
-pass the scores."""
+pass the scores (a ``Sequence[ExampleScore]``); ``Any`` here, the corpus sums being a layer
+above the contracts."""
 
 
 @dataclass(frozen=True)
@@ -564,3 +577,24 @@ class Scorer:
     count_metrics: tuple[str, ...] = ()
     """Metrics that are counts per example (tool calls, agent turns: a mean number), not
     0-100 rates: tables show them apart from the percentages."""
+    higher_is_better: tuple[str, ...] = ()
+    """Metrics a better system has higher (success, F1s, accuracies), besides the headline
+    ones (:meth:`direction`): what a gate (``compare --fail-if-worse``) compares."""
+    lower_is_better: tuple[str, ...] = ()
+    """Metrics a better system has lower (an error rate, a distance to the gold)."""
+
+    def direction(self, metric: str) -> Literal["higher", "lower"] | None:
+        """Which way ``metric`` is better: ``lower`` when declared so, ``higher`` when declared
+        so or a headline metric, else ``None`` (no direction: a diagnostic such as a share of
+        errors by kind, or a count per example).
+
+        >>> s = Scorer(score=None, aggregate=None, headline=("success",),  # type: ignore[arg-type]
+        ...            lower_is_better=("tool_error_rate",))
+        >>> s.direction("success"), s.direction("tool_error_rate"), s.direction("tool_calls")
+        ('higher', 'lower', None)
+        """
+        if metric in self.lower_is_better:
+            return "lower"
+        if metric in self.higher_is_better or metric in self.headline:
+            return "higher"
+        return None

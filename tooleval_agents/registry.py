@@ -9,6 +9,11 @@ A benchmark lists its own strategies (:meth:`Benchmark.strategies`); a strategy 
 else's benchmark registers through the ``tooleval_agents.strategies`` group (a
 :class:`~tooleval_agents.contracts.Strategy`, or a zero-argument factory returning one or a
 list) or :func:`register_strategy`.
+
+The records a benchmark's hooks return to the core live here too, beside :class:`Benchmark`:
+its pinned data sources (:class:`SourceManifest`, read by :mod:`tooleval_agents.data.fetch`)
+and its report tables and figures (:class:`ReportTable`, :class:`ReportFigure`, written by
+:mod:`tooleval_agents.results.reports`).
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ import inspect
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from tooleval_agents.contracts import (
     AgentIO,
@@ -34,18 +40,88 @@ from tooleval_agents.contracts import (
     Strategy,
     validate_options,
 )
-from tooleval_agents.data.answers import read_answers
 from tooleval_agents.errors import UnknownNameError, did_you_mean
 from tooleval_agents.terminal import printable
 from tooleval_agents.verdict import Verdict
 
-if TYPE_CHECKING:  # the hooks' types (their modules load pandas, matplotlib, the HTTP layer)
-    from tooleval_agents.data.fetch import SourceManifest
-    from tooleval_agents.results.compare import RunData
-    from tooleval_agents.results.reports import ReportFigure, ReportTable
+if TYPE_CHECKING:  # annotations only: listing benchmarks loads no pandas
+    import pandas as pd
 
 ENTRY_POINT_GROUP = "tooleval_agents.benchmarks"
 STRATEGY_GROUP = "tooleval_agents.strategies"
+
+
+# ---------------------------------------------------------------------------------------------
+# What the hooks return
+
+
+class ManifestFile(BaseModel):
+    """One pinned upstream file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    """Path inside the repository at the pinned commit, and under ``<data_dir>/<source>/``."""
+    size: int
+    """Size in bytes."""
+    sha256: str
+    """Lower-case hex sha256 of the file's bytes."""
+    group: str
+    """Group the file belongs to (``data``, ``predictions``); see ``SourceManifest.groups``."""
+    note: str | None = None
+    """Anything unusual about the file, e.g. that it is empty upstream too."""
+
+
+class SourceManifest(BaseModel):
+    """The pinned files of one upstream repository (:meth:`Benchmark.data_sources`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repo: str
+    """GitHub ``owner/name``."""
+    commit: str
+    """Full commit hash the files are pinned to."""
+    licence: str
+    """What the licence allows, in short; read it before redistributing anything."""
+    groups: dict[str, str]
+    """Group name -> what the group holds."""
+    default_groups: list[str]
+    """Groups fetched unless others are asked for."""
+    unpinned: str | None = None
+    """Upstream files deliberately left out, and why."""
+    files: list[ManifestFile]
+    """Every pinned file."""
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """One table of a report (:meth:`Benchmark.report_tables`): ``frame`` goes to
+    ``<name>.csv`` unrounded, ``display`` (default: ``frame``) to the Markdown."""
+
+    name: str
+    """The CSV's file name without ``.csv``."""
+    title: str
+    """Its heading in the Markdown."""
+    frame: pd.DataFrame
+    display: pd.DataFrame | None = None
+    note: str = ""
+    """Shown under the table (in italics)."""
+
+
+@dataclass(frozen=True)
+class ReportFigure:
+    """One PNG of a report, written by a layout (:meth:`Benchmark.report_figures`)."""
+
+    path: Path
+    """Where the layout wrote it (in the report's folder)."""
+    title: str
+    """Its heading and alt text in the Markdown."""
+    note: str = ""
+    """Shown under the figure (in italics)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmarks
 
 
 class Benchmark(ABC):
@@ -122,26 +198,31 @@ class Benchmark(ABC):
         return None
 
     def read_predictions(self, split: Split, path: Path,
-                         count: int) -> list[dict[str, Any] | None]:
+                         count: int) -> list[dict[str, Any] | None] | None:
         """A file of answers produced anywhere as workflow outputs, one per example of
-        ``split`` in order (``None``: no answer for that example), for ``tooleval score``.
-        Default: :func:`tooleval_agents.data.answers.read_answers` (answer texts, or
+        ``split`` in order (``None`` in the list: no answer for that example), for ``tooleval
+        score``. ``None``: the core reads it
+        (:func:`tooleval_agents.data.answers.read_answers`: answer texts, or
         ``{"index", "output"}`` objects, as a JSON array or JSON Lines)."""
-        return read_answers(path, count)
+        return None
 
-    def report_tables(self, runs: Sequence[RunData]) -> list[ReportTable]:
-        """The benchmark's own report tables over its runs; the generic metric x run table
-        always follows."""
+    # A run of a report is a RunData, which its records and corpus sums tie to results/, a
+    # layer above this one: ``Any`` here, ``Sequence[RunData]`` in a benchmark's own hooks.
+    def report_tables(self, runs: Sequence[Any]) -> list[ReportTable]:
+        """The benchmark's own report tables over its runs, each a
+        :class:`~tooleval_agents.results.compare.RunData` (its config, metrics and scores);
+        the generic metric x run table always follows."""
         return []
 
-    def report_figures(self, runs: Sequence[RunData], out_dir: Path) -> list[ReportFigure]:
-        """The benchmark's own figures (PNGs written to ``out_dir``); the generic headline
-        chart always follows."""
+    def report_figures(self, runs: Sequence[Any], out_dir: Path) -> list[ReportFigure]:
+        """The benchmark's own figures over its runs (each a
+        :class:`~tooleval_agents.results.compare.RunData`), PNGs written to ``out_dir``; the
+        generic headline chart always follows."""
         return []
 
     def data_sources(self) -> Mapping[str, SourceManifest | Mapping[str, Any]]:
         """The upstream repositories ``tooleval data fetch`` downloads the benchmark's data
-        from: source name -> its :class:`~tooleval_agents.data.fetch.SourceManifest`
+        from: source name -> its :class:`SourceManifest`
         (repository, pinned commit, licence, file groups, every file with its size and
         sha256), or the same as a dict (e.g. read from a JSON file). Default: none (data the
         user provides)."""
@@ -279,6 +360,47 @@ def resolve_split(bench: Benchmark, task: str | None, subset: str | None) -> Spl
                              f"{subsets}")
         subset = subsets[0]
     return bench.split(task, subset)
+
+
+def resolve_options(prompts: str | None, *,
+                    strategy: tuple[str, type[BaseModel] | None, Mapping[str, Any] | None],
+                    scoring: tuple[str, type[BaseModel] | None, Mapping[str, Any] | None],
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run's strategy and scoring options, validated
+    (:func:`~tooleval_agents.contracts.validate_options`), with ``prompts=<prompts>``
+    (``--prompts``) added to each whose options declare ``prompts``. Each side is ``(what,
+    options model, given)``, e.g. ``("strategy few_shot", ...)``.
+
+    Raises:
+        ValueError: a bad option, a prompt set neither side declares, or one given twice.
+    """
+    out = []
+    for what, model, given in (strategy, scoring):
+        options = dict(given or {})
+        if prompts is not None and model is not None and "prompts" in model.model_fields:
+            if "prompts" in options and options["prompts"] != prompts:
+                raise ValueError(f"prompt set given twice: --prompts {prompts} and "
+                                 f"prompts={options['prompts']}")
+            options["prompts"] = prompts
+        out.append(validate_options(what, model, options))
+    if prompts is not None and all("prompts" not in o for o in out):
+        raise ValueError(f"--prompts {prompts}: {strategy[0]} offers no prompt sets, nor does "
+                         f"the {scoring[0]}")
+    return out[0], out[1]
+
+
+def with_profile(options: dict[str, Any], scoring: str | None) -> dict[str, Any]:
+    """Scoring options with the profile ``scoring`` (``--scoring PROFILE``) as
+    ``scoring=PROFILE``: one option, two spellings; both given and different is a bad argument.
+
+    >>> with_profile({"graph": True}, "paper")
+    {'graph': True, 'scoring': 'paper'}
+    """
+    if scoring is None:
+        return options
+    if options.get("scoring", scoring) != scoring:
+        raise ValueError(f"--scoring {scoring} and -O scoring={options['scoring']} disagree")
+    return {**options, "scoring": scoring}
 
 
 def scoring_options_of(bench: Benchmark, split: Split,

@@ -69,6 +69,8 @@ from tooleval_agents.evaluators.appbench.strict import (
 )
 from tooleval_agents.evaluators.base import langsmith_evaluators
 from tooleval_agents.evaluators.metrics_common import corpus_f1
+from tooleval_agents.evaluators.trajectory import HIGHER_IS_BETTER as TRAJECTORY_HIGHER
+from tooleval_agents.evaluators.trajectory import LOWER_IS_BETTER as TRAJECTORY_LOWER
 from tooleval_agents.results.corpus import Columns, Corpus, Scores, Sum, as_corpus
 
 Scoring = Literal["paper", "strict"]
@@ -226,6 +228,17 @@ def score_outputs(inputs: Any, outputs: Any, reference_outputs: Any, *,
                              scoring=scoring, graph=graph)
     return score_example(sample, answer_text(outputs, scoring=scoring), scoring=scoring,
                          graph=graph)
+
+
+HIGHER_IS_BETTER = ("success", "app_f1", "api_f1", "app_em", "api_em", "executed_success",
+                    "gold_calls_reached", "calls_ok", "node_f1", "edge_f1", "graph_em",
+                    "pred_topological", *TRAJECTORY_HIGHER)
+"""The AppBench metrics a better system has higher (its scorer's ``higher_is_better``)."""
+LOWER_IS_BETTER = ("key_error_independent", "key_error_dependent", "value_error_independent",
+                   "value_error_dependent", *TRAJECTORY_LOWER)
+"""... and lower: the shares of examples with an error (Table 4), the agent's failed tool
+calls. The shares of value errors by kind (``value_error_time_share``...) say what the errors
+are, not how many, and the counts per example how much an agent did: no direction."""
 
 
 def aggregate(scores: Scores) -> Metrics:

@@ -108,6 +108,11 @@ def score_ultratool_execution(sample: RawSample, plan: Sequence[PlanItem],
     return score_ultratool_trace(trace, gold_tools(sample))
 
 
+HIGHER_IS_BETTER = ("executable", "valid_calls", "strict_calls", "resolved_references",
+                    "named_references", "tool_set_f1")
+"""The execution metrics of a raw plan a better system has higher."""
+
+
 def aggregate_ultratool_execution(scores: Scores) -> Metrics:
     """Corpus figures: pooled shares and mean per-example scores (0-100)."""
     c = as_corpus(scores)

@@ -42,16 +42,25 @@ from pydantic import ValidationError
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Part
 from tooleval_agents.evaluators.base import langsmith_evaluators
+from tooleval_agents.evaluators.trajectory import HIGHER_IS_BETTER as TRAJECTORY_HIGHER
+from tooleval_agents.evaluators.trajectory import LOWER_IS_BETTER as TRAJECTORY_LOWER
 from tooleval_agents.evaluators.trajectory import (
     aggregate_trajectory,
     score_tool_use,
     score_trajectory,
 )
+from tooleval_agents.evaluators.ultratool.execution import HIGHER_IS_BETTER as EXECUTION_HIGHER
 from tooleval_agents.evaluators.ultratool.execution import (
     aggregate_ultratool_execution,
     called_tool,
     gold_tools,
     score_ultratool_trace,
+)
+from tooleval_agents.evaluators.ultratool.planning_structure import (
+    HIGHER_IS_BETTER as STRUCTURE_HIGHER,
+)
+from tooleval_agents.evaluators.ultratool.planning_structure import (
+    LOWER_IS_BETTER as STRUCTURE_LOWER,
 )
 from tooleval_agents.evaluators.ultratool.planning_structure import (
     aggregate_plan_structure,
@@ -62,6 +71,10 @@ from tooleval_agents.ultratool.records import PlanStep
 from tooleval_agents.ultratool.stubs import CallTrace, ExecutionTrace
 
 HEADLINE: tuple[str, ...] = ("executable", "valid_calls", "tool_set_f1", "plan_rouge_l")
+HIGHER_IS_BETTER = (*STRUCTURE_HIGHER, *EXECUTION_HIGHER, *TRAJECTORY_HIGHER)
+"""The metrics of a raw plan a better system has higher (its scorer's ``higher_is_better``)."""
+LOWER_IS_BETTER = (*STRUCTURE_LOWER, *TRAJECTORY_LOWER)
+"""... and lower (the step-count difference, the agent's failed tool calls)."""
 """The metrics shown first."""
 
 

@@ -169,6 +169,11 @@ def score_plan_structure(prediction: str | None, reference: str) -> ExampleScore
     )
 
 
+HIGHER_IS_BETTER = (NUMBERING, STEP_RATIO, ROUGE_L)
+"""The structure metrics a better plan has higher; ``plan_step_count_diff`` lower."""
+LOWER_IS_BETTER = (STEP_DIFF,)
+
+
 def aggregate_plan_structure(scores: Scores) -> Metrics:
     """Mean of each structure metric over all plans (an empty prediction scores 0, diff = g)."""
     c = as_corpus(scores)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tooleval_agents.appbench.loaders import load_file
 from tooleval_agents.appbench.records import AppBenchSample
+from tooleval_agents.data.inputs import note_file
 from tooleval_agents.errors import ToolevalError
 
 
@@ -90,6 +91,7 @@ def load_pool(path: Path) -> list[AppBenchSample]:
     if not Path(path).is_file():
         raise ToolevalError(f"few_shot pool {path}: no such file (build one with `tooleval "
                             "build appbench --split train --out FILE`)")
+    note_file(Path(path))  # its demonstrations are in the prompts
     pool = load_file(Path(path), "mm")
     if any(s.build is not None and s.build.split == "test" for s in pool):
         raise ToolevalError(f"few_shot pool {path} was built from the SGD test split, where "

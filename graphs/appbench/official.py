@@ -39,6 +39,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from tooleval_agents.data.inputs import note_file
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.data.upstream import (
     UpstreamError,
@@ -119,6 +120,7 @@ def app_descriptions(data_dir: Path) -> dict[str, dict[str, Any]]:
     ``derived/apps_apis.json``."""
     derived = data_dir / SOURCE / DERIVED
     if not (data_dir / SOURCE / MOBILE).is_file() and derived.is_file():
+        note_file(derived, data_dir)  # not pinned: its content is what the run's identity holds
         return _derived(derived)
     return _from_classes(upstream_file(SOURCE, MOBILE, data_dir))
 

@@ -50,6 +50,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from tooleval_agents.contracts import GoldAnswer, Options, Split, Strategy, StrategyContext
 from tooleval_agents.data.datadir import resolve_data_dir
+from tooleval_agents.data.inputs import note_file
 from tooleval_agents.data.jsonio import load_json
 from tooleval_agents.errors import DatasetMissingError
 from tooleval_agents.evaluators.parsing import ParseFailure, clean_plan_text, parse_list, parse_plan
@@ -190,9 +191,10 @@ def _load_official(split: Split, task: UltraToolTask, lang: PromptLang,
     if not demo.is_file():
         raise DatasetMissingError("ultratool", demo, data_dir)
     load_example(data_dir, task, DEMO_LANG)  # a damaged demonstration: one line naming it
+    located = get_benchmark(split.benchmark).locate(split, data_dir).path
+    note_file(located, data_dir)  # the prompts show its samples as its JSON has them
     return _Official(templates=load_templates(data_dir, lang), demo=load_json(demo),
-                     samples=upstream_samples(get_benchmark(split.benchmark)
-                                              .locate(split, data_dir).path))
+                     samples=upstream_samples(located))
 
 
 class UltraToolOneShot(Strategy):

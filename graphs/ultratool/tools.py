@@ -54,6 +54,7 @@ from tooleval_agents.graphs.tool_agent import (
 from tooleval_agents.graphs.ultratool import create_tools as create_use
 from tooleval_agents.graphs.ultratool.plan_create_use import example_toolset
 from tooleval_agents.graphs.ultratool.prompts import PromptLang
+from tooleval_agents.graphs.ultratool.toolsets import read_toolsets
 from tooleval_agents.models.reference_tools import TOOL_PLAN, PlannedCall, ToolPlan
 from tooleval_agents.tool_faults import is_faulted
 from tooleval_agents.ultratool.records import ToolSkeleton
@@ -246,6 +247,7 @@ class UltraToolTools(Strategy):
         (raw: tools created on the server bound from the next turn, as in the process)."""
         if task == "raw":
             self._data_dirs[lang] = ctx.data_dir
+            read_toolsets(ctx.data_dir, cast(PromptLang, lang))
 
         def make(box: McpToolbox) -> Runnable[Any, Any]:
             if ctx.agent is not None:
@@ -264,6 +266,7 @@ class UltraToolTools(Strategy):
     def _build_raw(self, ctx: StrategyContext, model: BaseChatModel,
                    lang: str) -> CompiledStateGraph[Any, Any, Any, Any]:
         self._data_dirs[lang] = ctx.data_dir
+        read_toolsets(ctx.data_dir, cast(PromptLang, lang))
 
         def toolset_of(inputs: dict[str, Any]) -> Any:
             return example_toolset(inputs, ctx.data_dir, cast(PromptLang, lang))

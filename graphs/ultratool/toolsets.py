@@ -4,16 +4,19 @@ directory and language, or given explicitly in the inputs."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from tooleval_agents.data.datadir import resolve_data_dir
-from tooleval_agents.errors import DataFormatError
+from tooleval_agents.data.inputs import noted_cache
+from tooleval_agents.errors import DataFormatError, ToolevalError
 from tooleval_agents.graphs.ultratool.prompts import PromptLang
-from tooleval_agents.ultratool.loaders import load_raw, load_task
+from tooleval_agents.ultratool.loaders import REBUILT_TASKS, load_raw, load_task
+from tooleval_agents.ultratool.paths import raw_path, task_path
 from tooleval_agents.ultratool.rebuild import TOOLSET_SIZE, tool_similarity
 from tooleval_agents.ultratool.records import (
     AwarenessRecord,
@@ -102,8 +105,9 @@ def question_key(question: str) -> str:
     return question.strip()
 
 
-@lru_cache(maxsize=8)
-def _toolsets(data_dir: str, lang: PromptLang) -> dict[str, AgentToolset]:
+@functools.partial(noted_cache, maxsize=8)  # a cached answer still notes the files it read
+def _toolsets(data_dir: str, lang: PromptLang, versions: tuple[int, ...]
+              ) -> dict[str, AgentToolset]:
     path = Path(data_dir)
     raws = load_raw(path, lang)
     selection = load_task(path, "tool_selection", lang)
@@ -121,8 +125,20 @@ def _toolsets(data_dir: str, lang: PromptLang) -> dict[str, AgentToolset]:
 
 
 def agent_toolsets(data_dir: Path | str | None, lang: PromptLang) -> dict[str, AgentToolset]:
-    """Every sample's toolset in a data directory, by :func:`question_key` (cached)."""
-    return _toolsets(str(resolve_data_dir(data_dir).resolve()), lang)
+    """Every sample's toolset in a data directory, by :func:`question_key` (cached per
+    version of the files they come from)."""
+    root = resolve_data_dir(data_dir).resolve()
+    files = [raw_path(root, lang), *(task_path(root, task, lang) for task in REBUILT_TASKS)]
+    versions = tuple(p.stat().st_mtime_ns if p.is_file() else 0 for p in files)
+    return _toolsets(str(root), lang, versions)
+
+
+def read_toolsets(data_dir: Path | str | None, lang: PromptLang) -> None:
+    """Read a data directory's toolsets as a workflow is built, so the files they come from
+    are noted in the run's identity before it runs (its examples look theirs up later); a
+    directory without them is left to the examples' own lookups, which say what is wrong."""
+    with contextlib.suppress(ToolevalError, OSError):
+        agent_toolsets(data_dir, lang)
 
 
 def _explicit_toolset(inputs: Mapping[str, Any]) -> AgentToolset | None:

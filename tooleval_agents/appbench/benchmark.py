@@ -164,6 +164,8 @@ class AppBenchBenchmark(Benchmark):
         )
         from tooleval_agents.evaluators.appbench.parse import parse_answer
         from tooleval_agents.evaluators.appbench.scoring import (
+            HIGHER_IS_BETTER,
+            LOWER_IS_BETTER,
             aggregate,
             answer_text,
             failure_score,
@@ -215,7 +217,8 @@ class AppBenchBenchmark(Benchmark):
 
         return Scorer(score=score, aggregate=aggregate_all,
                       headline=("success", "executed_success", "app_f1", "api_f1"),
-                      count_metrics=COUNT_METRICS)
+                      count_metrics=COUNT_METRICS,
+                      higher_is_better=HIGHER_IS_BETTER, lower_is_better=LOWER_IS_BETTER)
 
     def resources(self, data_dir: Path) -> list[dict[str, Any]]:
         """The app/API catalog: built from ``<data_dir>/sgd`` when the SGD schemas are there,

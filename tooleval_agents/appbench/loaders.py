@@ -7,6 +7,7 @@ from pathlib import Path
 from tooleval_agents.appbench.names import Category
 from tooleval_agents.appbench.records import AppBenchSample
 from tooleval_agents.contracts import RecordMeta, Source
+from tooleval_agents.data.inputs import note_file
 from tooleval_agents.data.jsonio import LazySequence, read_array
 from tooleval_agents.errors import DatasetMissingError
 
@@ -34,8 +35,10 @@ def load_file(path: Path, category: Category, source: Source = "official") -> li
 
 def load_category(data_dir: Path, category: Category, source: Source = "official",
                   ) -> list[AppBenchSample]:
-    """Load the test samples of a category."""
+    """Load the test samples of a category (noted as an input of a run that reads them:
+    few-shot demonstrations come from them)."""
     path = test_path(data_dir, category)
     if not path.is_file():
         raise DatasetMissingError("appbench", path, Path(data_dir))
+    note_file(path, data_dir)
     return load_file(path, category, source)

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -199,11 +200,45 @@ class _PrintableStderr(logging.Handler):
             self.handleError(record)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread of the command line (:func:`run_cli`): a command
+    winds down as on Ctrl-C (a run ends its agents and releases its lock), then exits 143."""
+
+
 def run_cli(command: typer.Typer) -> None:
     """Run the command line: an unexpected error is one line (exit 1) unless ``--debug``; an
-    interrupt says what is kept (exit 130)."""
-    with _off_terminal_width():
-        _run_guarded(command)
+    interrupt says what is kept (exit 130; SIGTERM: 143)."""
+    with _off_terminal_width(), _sigterm_as_interrupt() as received:
+        try:
+            _run_guarded(command)
+        except SystemExit as exc:
+            # Typer ends a command that let an interrupt through with 130, silently.
+            if received and exc.code == 130:
+                err_console.print("[yellow]stopped (SIGTERM).[/]", highlight=False)
+                raise SystemExit(143) from None
+            raise
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[list[int]]:
+    """SIGTERM raises :class:`Terminated` while the command runs (the list yielded records
+    it). The command line owns its process, so it may set a handler (a library never does);
+    the previous one comes back."""
+    received: list[int] = []
+
+    def terminated(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread (the command run in-process by a host program)
+        yield received
+        return
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager
@@ -224,10 +259,12 @@ def _off_terminal_width() -> Iterator[None]:
 def _run_guarded(command: typer.Typer) -> None:
     try:
         command()
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted.[/] Finished work is saved; run the same command "
+    except KeyboardInterrupt as exc:
+        how, code = ("stopped (SIGTERM).", 143) if isinstance(exc, Terminated) else (
+            "interrupted.", 130)
+        err_console.print(f"[yellow]{how}[/] Finished work is saved; run the same command "
                           "again to resume.", highlight=False)
-        raise SystemExit(130) from None
+        raise SystemExit(code) from None
     except Exception as exc:
         if DEBUG["on"]:
             raise

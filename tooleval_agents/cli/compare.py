@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,12 +19,14 @@ from tooleval_agents.cli.base import (
     ScoringOption,
     app,
     console,
+    err_console,
+    error_text,
     fail,
     handle_errors,
     print_json,
 )
-from tooleval_agents.contracts import with_profile
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.registry import with_profile
 from tooleval_agents.results.compare_view import (
     comparison_markdown,
     comparison_notes,
@@ -64,19 +67,37 @@ glob over the runs root (``runs/*``) passes over them."""
 
 def expand_runs(paths: list[Path]) -> list[Path]:
     """Run directories as given, a results root replaced by the run directories in it (in
-    name order), a report's or site's folder left out; a path that is none of these is kept
-    (its error names it)."""
-    out: list[Path] = []
+    name order), a report's or site's folder left out. A path that holds no run while others
+    do (``runs/*`` over a ``tooleval serve`` log or an empty folder) is passed over and said
+    in one line on stderr; one that does not exist, or every path holding no run, is kept (its
+    error names it)."""
+    found: list[Path] = []
+    kept: list[Path] = []  # the paths holding no run, in the order given
     for path in paths:
         if not (path / CONFIG).is_file() and path.is_dir():
-            found = sorted(p for p in path.iterdir() if (p / CONFIG).is_file())
-            if found:
-                out.extend(found)
+            runs = sorted(p for p in path.iterdir() if (p / CONFIG).is_file())
+            if runs:
+                found.extend(runs)
                 continue
             if any((path / name).is_file() for name in OUTPUTS):
                 continue
-        out.append(path)
-    return out
+        if (path / CONFIG).is_file():
+            found.append(path)
+        else:
+            kept.append(path)
+    skipped = [p for p in kept if p.exists()] if found else []
+    if skipped:
+        err_console.print(f"[yellow]note:[/] {shown(skipped_line(skipped))}", highlight=False)
+    return found + [p for p in kept if p not in skipped]
+
+
+def skipped_line(skipped: Sequence[Path]) -> str:
+    """What :func:`expand_runs` says of the paths it passed over: ``skipped 1 folder that is
+    not a run (no config.json): runs/serve-SPLIT``."""
+    what = "folder" if all(p.is_dir() for p in skipped) else "path"
+    n = len(skipped)
+    counted = f"1 {what} that is not a run" if n == 1 else f"{n} {what}s that are not runs"
+    return f"skipped {counted} (no {CONFIG}): {', '.join(str(p) for p in skipped)}"
 
 
 def rescore_options(option: list[str] | None, scoring: str | None,
@@ -123,6 +144,12 @@ def compare_runs(
     output_format: Annotated[str, typer.Option(
         "--format", help="text (tables), markdown, or json (the same as --json; every "
         "metric).")] = "text",
+    fail_if_worse: Annotated[str | None, typer.Option(
+        "--fail-if-worse", metavar="METRIC[:MARGIN]",
+        help="A gate for CI: exit 1 when the second run (new) is worse than the first "
+        "(baseline) on METRIC beyond the paired 95% interval and MARGIN (in the metric's "
+        "units; default 0), 0 when it is not, 3 when it cannot tell (n/a, not paired); one "
+        "line says which, and by how much.", show_default=False)] = None,
 ) -> None:
     """Compare finished runs: metric x run, differences with paired bootstrap CIs over the
     examples both runs scored, and token cost per example. No model is called."""
@@ -131,22 +158,61 @@ def compare_runs(
     options = rescore_options(option, scoring, rescore)
     if output_format not in ("text", "markdown", "json"):
         raise fail(f"--format {output_format!r}: choose text, markdown or json", code=2)
+    gate = parse_gate(fail_if_worse, n_boot) if fail_if_worse is not None else None
+    chosen = [*(metric or []), *([gate[0]] if gate and metric and gate[0] not in metric
+                                 else [])]
     try:
         paths = expand_runs(runs)
+        if gate is not None and len(paths) != 2:
+            raise fail(f"--fail-if-worse compares two runs, the baseline first and the new "
+                       f"one second; got {len(paths)}", code=2)
         if rescore:
             check_rescore_options(paths, options)
         loaded = [load_run(r, rescore=rescore, scoring_options=options, data_dir=data_dir)
                   for r in paths]
-        result = compare(loaded, metrics=metric or None, n_boot=n_boot, seed=seed)
+        result = compare(loaded, metrics=chosen or None, n_boot=n_boot, seed=seed)
     except (ToolevalError, OSError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from exc
+    try:
+        verdict = result.worse(gate[0], gate[1]) if gate is not None else None
+    except (KeyError, ValueError) as exc:  # a metric without a direction: a bad argument
+        raise fail(error_text(exc), 2) from exc
     if json_out or output_format == "json":
-        print_json(result.to_dict())
+        print_json({**result.to_dict(),
+                    **({"gate": verdict.to_dict()} if verdict is not None else {})})
     elif output_format == "markdown":
         typer.echo(comparison_markdown(result, all_metrics=all_metrics, more=ALL_METRICS),
                    nl=False)
     else:
         show_comparison(result, all_metrics=all_metrics)
+    if verdict is not None:
+        if not (json_out or output_format == "json"):
+            console.print(shown(f"gate: {verdict.line}"), highlight=False, soft_wrap=True)
+        if verdict.exit_code:
+            raise typer.Exit(verdict.exit_code)
+
+
+def parse_gate(text: str, n_boot: int) -> tuple[str, float]:
+    """``METRIC[:MARGIN]`` of ``--fail-if-worse``: the metric and the margin (0 by default);
+    a bad one, or no bootstrap (``--n-boot 0``), is a usage error (exit 2).
+
+    >>> parse_gate("success:2.5", 2000), parse_gate("pass@1", 2000)
+    (('success', 2.5), ('pass@1', 0.0))
+    """
+    name, colon, given = text.rpartition(":")
+    if not colon:
+        name, given = text, "0"
+    try:
+        margin = float(given)
+    except ValueError:
+        margin = math.nan
+    if not name or not margin >= 0 or math.isinf(margin):
+        raise fail(f"--fail-if-worse {text!r}: METRIC or METRIC:MARGIN, MARGIN a number 0 or "
+                   "more in the metric's units (e.g. success:2)", code=2)
+    if n_boot < 1:
+        raise fail("--fail-if-worse judges by the paired bootstrap interval: --n-boot must be "
+                   "1 or more", code=2)
+    return name, margin
 
 
 def show_comparison(result: Comparison, *, all_metrics: bool = False) -> None:

@@ -15,7 +15,12 @@ import typer
 
 from tooleval_agents.agents import AgentLoadError
 from tooleval_agents.cli.advice import infra_advice, infra_kinds, judge_advice, local_server_hint
-from tooleval_agents.cli.agent_cmd import command_failures, command_settings, models_of
+from tooleval_agents.cli.agent_cmd import (
+    command_failures,
+    command_settings,
+    models_of,
+    sandbox_of,
+)
 from tooleval_agents.cli.base import (
     FLAG,
     CacheOption,
@@ -24,6 +29,7 @@ from tooleval_agents.cli.base import (
     MaxConcurrencyOption,
     ProgressOption,
     ScoringOption,
+    Terminated,
     app,
     data_or_samples,
     err_console,
@@ -120,8 +126,8 @@ def run_one(sweep: Sweep, run: Cell, settings: dict[str, Any], *,
     spec = cell_spec(sweep, run, settings)
     try:
         summary = run_experiment(spec)
-    except KeyboardInterrupt:
-        raise interrupted() from None
+    except KeyboardInterrupt as exc:
+        raise interrupted(exc) from None
     except OptionError as exc:  # a bad argument only the split's data shows (--samples)
         raise fail(f"{run[0].name}: {error_text(exc)}", 2) from None
     except Exception as exc:  # one split's failure (data, provider, LangSmith) is a line
@@ -129,11 +135,14 @@ def run_one(sweep: Sweep, run: Cell, settings: dict[str, Any], *,
     return finished_row(sweep, run, spec, summary, show=show)
 
 
-def interrupted() -> typer.Exit:
-    """What Ctrl-C ends a run command with (said on stderr): exit 130."""
-    err_console.print("[yellow]interrupted:[/] finished examples are saved; run the "
-                      "same command again to resume.")
-    return typer.Exit(130)
+def interrupted(exc: KeyboardInterrupt | None = None) -> typer.Exit:
+    """What Ctrl-C ends a run command with (said on stderr): exit 130; SIGTERM
+    (:class:`~tooleval_agents.cli.base.Terminated`): 143."""
+    how, code = ("stopped (SIGTERM)", 143) if isinstance(exc, Terminated) else (
+        "interrupted", 130)
+    err_console.print(f"[yellow]{how}:[/] finished examples are saved; run the same "
+                      "command again to resume.")
+    return typer.Exit(code)
 
 
 def failed_row(split: Split, exc: BaseException) -> dict[str, Any]:
@@ -309,10 +318,29 @@ AgentBinArg = Annotated[str | None, typer.Option(
 AgentNameArg = Annotated[str | None, typer.Option(
         "--agent-name", metavar="NAME", rich_help_panel=WHAT,
         help="What the run calls the agent command (default: agent; a preset: its name).")]
+AgentVersionArg = Annotated[str | None, typer.Option(
+        "--agent-version", metavar="TEXT", rich_help_panel=WHAT,
+        help="The agent's version (a release, a commit): part of the run's identity, beside "
+        "the files the agent command names (an edited script is a new run without it).")]
 AgentTimeoutArg = Annotated[float, typer.Option(
         "--agent-timeout", metavar="SECONDS", min=0.001, rich_help_panel=CALLS,
         help="Seconds an agent command may take per example (then its process group is "
         "killed: agent_timeout).")]
+AgentSandboxArg = Annotated[bool, typer.Option(
+        "--agent-sandbox", metavar=FLAG, rich_help_panel=WHAT,
+        help="Seal the agent command (Linux, bubblewrap): per example it sees its own "
+        "session and request, the system folders and the working directory (read-only), a "
+        "private home and /tmp; not the data, the runs, the caches, your home, other "
+        "processes, nor the network beyond its session (docs/security.md). Off by default: "
+        "an unsealed run is marked so.")]
+AgentHostArg = Annotated[list[str] | None, typer.Option(
+        "--agent-host", metavar="HOST", rich_help_panel=WHAT, help="HOST[:PORT] the sealed "
+        "agent may reach (its model provider, e.g. api.openai.com: HTTPS through a proxy; or "
+        "127.0.0.1:8000, a server on this machine). Repeatable.")]
+AgentReadArg = Annotated[list[Path] | None, typer.Option(
+        "--agent-read", metavar="PATH", rich_help_panel=WHAT, help="A path the sealed agent "
+        "may read besides the system folders and the working directory (its tools installed "
+        "in your home). Repeatable.")]
 AllMetricsArg = Annotated[bool, typer.Option(
         "--all-metrics", metavar=FLAG, rich_help_panel=RESULTS, help="With several runs, "
         "also print each run's table of every metric (the table across runs has the "
@@ -367,9 +395,13 @@ def run_command(
     json_out: RunJson = False,
     agent_cmd: AgentCmdArg = None,
     agent_name: AgentNameArg = None,
+    agent_version: AgentVersionArg = None,
     agent_timeout: AgentTimeoutArg = 300.0,
     agent_preset: AgentPresetArg = None,
     agent_bin: AgentBinArg = None,
+    agent_sandbox: AgentSandboxArg = False,
+    agent_host: AgentHostArg = None,
+    agent_read: AgentReadArg = None,
 ) -> None:
     """Run (or resume) an experiment per split, with results in
     `OUT/<benchmark>-<task>-<subset>-<strategy>[+<agent>]-<model>[-<key>=<value>...]/`
@@ -384,14 +416,18 @@ def run_command(
     model call), a smaller --limit rewrites nothing, provider failures are retried, a result
     line edited after it was written runs again. Nothing leaves the machine unless uploading.
 
-    Exit status: 0 when every example was scored; 1 when a split could not run or every example's
-    agent failed (agent_error); 2 for a bad argument (nothing ran); 3 when examples were left
-    unscored (provider errors: run the same command again; a judge that judged nothing; tool calls
-    written as text and not read); 130 when interrupted (docs: running.md#exit-statuses). A model
-    served on this machine usually answers one request at a time: use --max-concurrency 1 there."""
+    Exit status: 0 when every example was scored; 1 when a split could not run or every
+    example's agent failed (agent_error); 2 for a bad argument (nothing ran); 3 when examples
+    were left unscored (provider errors: run the same command again; a judge that judged
+    nothing; tool calls written as text and not read); 130 when interrupted, 143 when stopped
+    with SIGTERM (docs: running.md#exit-statuses). A model served on this machine usually
+    answers one request at a time: use --max-concurrency 1 there.
+    """
     try:
-        command = command_settings(agent_cmd, agent_name, agent_timeout, agent_preset,
-                                   agent_bin, model)
+        command = command_settings(agent_cmd, agent_name, agent_timeout, agent_version, agent,
+                                   sealed=sandbox_of(agent_cmd, agent_sandbox, agent_host,
+                                                     agent_read),
+                                   agent_preset=agent_preset, agent_bin=agent_bin, models=model)
         sweep = plan_sweep(
             benchmark, models=model, strategy_names=strategy, agents=agent, options=option,
             task=task, lang=lang, category=category, subset=subset, samples=samples,
@@ -455,8 +491,8 @@ def _at_once(sweep: Sweep, runs: list[tuple[str | None, Cell]], settings: dict[s
     try:
         outcomes = run_at_once(list(zip(labels, specs, strict=True)), max_runs=max_runs,
                                progress=bool(settings["progress"]))
-    except KeyboardInterrupt:
-        raise interrupted() from None
+    except KeyboardInterrupt as exc:
+        raise interrupted(exc) from None
     except OptionError as exc:  # a bad argument only a split's data shows (--samples)
         raise fail(error_text(exc), 2) from None
     return [(failed_row(run[0], outcome), 0) if isinstance(outcome, Exception) else

@@ -27,8 +27,9 @@ from tooleval_agents.cli.base import (
     print_json,
     score_app,
 )
-from tooleval_agents.contracts import format_metric, with_profile
+from tooleval_agents.contracts import format_metric
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.registry import with_profile
 from tooleval_agents.results.rescore import (
     RESCORED_SUMMARY,
     check_rescore_options,

@@ -1,8 +1,10 @@
 """``tooleval serve``: a benchmark split's tools as an MCP server, for any agent or client.
 
 Over streamable HTTP (the default) every example of the split has its own session at
-``/s/<index>/mcp``, opened at its first request and kept until the server stops; over stdio
-one example (``--example``) is served on standard input and output. The served tools, request
+``/s/<index>/mcp`` and its own key (:mod:`~tooleval_agents.mcp.keys`: a key opens its
+example's session and no other), opened at its first request and kept until the server stops
+(Ctrl-C or SIGTERM: its sessions are closed and logged, exit 0); over stdio one example
+(``--example``) is served on standard input and output. The served tools, request
 and answers come from the split's :class:`~tooleval_agents.contracts.AgentIO` (``--strategy``:
 that strategy's agent part), so a plugin benchmark is served with no code of its own. Every
 call is logged in ``OUT/serve-<split>/mcp_calls.jsonl``.
@@ -16,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+import signal
+import threading
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -40,9 +43,10 @@ from tooleval_agents.run.grid import choose_subsets, choose_tasks
 from tooleval_agents.terminal import shown
 from tooleval_agents.tool_faults import FaultSession, example_key, parse_tool_faults
 
-TokenOption = Annotated[str | None, typer.Option(
-    "--token", envvar="TOOLEVAL_MCP_TOKEN", show_default=False,
-    help="The bearer token clients must send (default: a random one, printed).")]
+SecretOption = Annotated[str | None, typer.Option(
+    "--secret", envvar="TOOLEVAL_MCP_SECRET", show_default=False,
+    help="What each example's key is derived from (default: a random one): the same secret "
+    "gives the same keys (docs/mcp.md).")]
 
 
 def _split(benchmark: str, task: str | None, lang: str | None, category: str | None,
@@ -74,7 +78,11 @@ def serve_command(
         "that network: only Host and Origin naming it are served).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535,
                                       help="Port (0: a free one).")] = 0,
-    token: TokenOption = None,
+    secret: SecretOption = None,
+    idle_timeout: Annotated[float, typer.Option(
+        "--idle-timeout", min=0.001, metavar="SECONDS",
+        help="An MCP session with no request for this long ends (its client initializes "
+        "again).")] = 1800.0,
     example: Annotated[int, typer.Option(
         "--example", min=0, help="The example served over stdio (its index in the split).")
     ] = 0,
@@ -85,8 +93,8 @@ def serve_command(
                                       "OUT/serve-SPLIT/mcp_calls.jsonl.")] = Path("runs"),
     data_dir: DataDirOption = None,
     json_out: Annotated[bool, typer.Option(
-        "--json", metavar=FLAG, help="Print the server's URL template, token and log as one "
-        "JSON line on stdout once it listens (http).")] = False,
+        "--json", metavar=FLAG, help="Print the server's URL template, each example's URL and "
+        "key, and the log as one JSON line on stdout once it listens (http).")] = False,
     model: Annotated[str | None, typer.Option(
         "--model", metavar="SPEC", help="Serve this model to the agent too (the model "
         "gateway: OpenAI Chat Completions and Responses, Anthropic Messages), each example "
@@ -97,8 +105,8 @@ def serve_command(
 ) -> None:
     """Serve a split's tools over MCP: one session per example (its tools and state, its
     request as the prompt `task` and the resource tooleval://example/request), every call
-    logged. HTTP listens on 127.0.0.1 and needs `Authorization: Bearer <token>`; Ctrl-C stops
-    it (exit 0). See docs/mcp.md."""
+    logged. HTTP listens on 127.0.0.1 and needs each example's own key as `Authorization:
+    Bearer <key>`; Ctrl-C or SIGTERM stops it (exit 0). See docs/mcp.md."""
     from tooleval_agents.data.langsmith_datasets import to_examples
 
     try:
@@ -129,8 +137,8 @@ def serve_command(
             bench, split, name, data, model, parse_pairs(model_arg, "--model-arg"))
     except (ToolevalError, KeyError, ValueError) as exc:
         raise handle_errors(exc) from None
-    _serve_http(io, examples, split, name, log, faults_of, host=host, port=port, token=token,
-                json_out=json_out, gateway=gateway)
+    _serve_http(io, examples, split, name, log, faults_of, host=host, port=port,
+                secret=secret, idle_timeout=idle_timeout, json_out=json_out, gateway=gateway)
 
 
 def _serve_stdio(io: Any, examples: Any, index: int, log: Path, faults_of: Any) -> None:
@@ -208,20 +216,21 @@ def _gateway_spent(grants: list[dict[str, Any]]) -> str:
 
 
 def _serve_http(io: Any, examples: Any, split: Any, name: str, log: Path, faults_of: Any, *,
-                host: str, port: int, token: str | None, json_out: bool,
-                gateway: Any = None) -> None:
+                host: str, port: int, secret: str | None, idle_timeout: float,
+                json_out: bool, gateway: Any = None) -> None:
     from tooleval_agents.mcp.server import ToolServer
 
     count = len(examples)
 
     async def on_demand(sid: str) -> Any:
-        if not sid.isdigit() or int(sid) >= count:
-            return None
+        if not sid.isdigit() or str(int(sid)) != sid or int(sid) >= count:
+            return None  # an index as printed only: /s/00 is not a second /s/0
         inputs = dict(examples[int(sid)].inputs or {})
         return server.session(io.open(inputs), io.messages(inputs), label=sid,
                               faults=faults_of(inputs), session_id=sid)
 
-    server = ToolServer(log=log, host=host, port=port, token=token, on_demand=on_demand)
+    server = ToolServer(log=log, host=host, port=port, secret=secret, on_demand=on_demand,
+                        idle_timeout=idle_timeout)
     try:
         server.start()
         grants = _gateway_grants(gateway, count) if gateway is not None else []
@@ -232,21 +241,33 @@ def _serve_http(io: Any, examples: Any, split: Any, name: str, log: Path, faults
     if json_out:
         listed = {"gateway": {"model": gateway.served.name, "examples": [
             {k: v for k, v in g.items() if k != "stats"} for g in grants]}} if grants else {}
-        print(json.dumps({"url": template, "token": server.token, "examples": count,
-                          "log": str(log), "strategy": name, **listed}), flush=True)
+        print(json.dumps({"url": template, "examples": count, "sessions": [
+            {"index": i, "url": server.url(str(i)), "key": server.key(str(i))}
+            for i in range(count)], "log": str(log), "strategy": name, **listed}), flush=True)
+    first = f" (example 0's: {server.key('0')})" if count else ""
     err_console.print(shown(
         f"serving {split.name} ({name}): {count} examples, each at {template} (index "
-        f"0-{count - 1}); send 'Authorization: Bearer {server.token}'; calls logged in {log}. "
-        "Ctrl-C stops."), highlight=False)
+        f"0-{count - 1}) with its own key, sent as 'Authorization: Bearer <key>'{first}; "
+        f"--json lists every example's URL and key; calls logged in {log}. Ctrl-C stops."),
+        highlight=False)
     if gateway is not None:
         _say_gateway(gateway, grants)
+    _wait_for_stop()
+    server.stop()  # every session closed and logged
+    if gateway is not None:
+        gateway.stop()
+        err_console.print(shown(_gateway_spent(grants)), highlight=False)
+    err_console.print("stopped.", highlight=False)
+
+
+def _wait_for_stop() -> None:
+    """Block until Ctrl-C or SIGTERM (the signal's own handling is put back after)."""
+    stop = threading.Event()
+    before = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        while True:
-            time.sleep(3600)
+        while not stop.wait(3600):
+            pass
     except KeyboardInterrupt:
-        err_console.print("stopped.", highlight=False)
+        pass
     finally:
-        server.stop()
-        if gateway is not None:
-            gateway.stop()
-            err_console.print(shown(_gateway_spent(grants)), highlight=False)
+        signal.signal(signal.SIGTERM, before)

@@ -1,5 +1,6 @@
 """Answers produced anywhere, as a file: one per example of a split, read into workflow outputs
-(the default of :meth:`~tooleval_agents.registry.Benchmark.read_predictions`)."""
+(what ``tooleval score`` reads unless :meth:`~tooleval_agents.registry.Benchmark.read_predictions`
+reads the benchmark's own format)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ from tooleval_agents.data.jsonio import first_error, sha256_file
 from tooleval_agents.data.paths import PathEscapeError, check_relative
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.redaction import register_secret
-from tooleval_agents.registry import benchmarks
+from tooleval_agents.registry import ManifestFile, SourceManifest, benchmarks
 
 SourceName = str
 """A source of the manifest (one pinned upstream repository)."""
@@ -56,44 +56,6 @@ BACKOFF = 1.0
 
 # ---------------------------------------------------------------------------------------------
 # Manifest
-
-
-class ManifestFile(BaseModel):
-    """One pinned upstream file."""
-
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    """Path inside the repository at the pinned commit, and under ``<data_dir>/<source>/``."""
-    size: int
-    """Size in bytes."""
-    sha256: str
-    """Lower-case hex sha256 of the file's bytes."""
-    group: str
-    """Group the file belongs to (``data``, ``predictions``); see ``SourceManifest.groups``."""
-    note: str | None = None
-    """Anything unusual about the file, e.g. that it is empty upstream too."""
-
-
-class SourceManifest(BaseModel):
-    """The pinned files of one upstream repository."""
-
-    model_config = ConfigDict(frozen=True)
-
-    repo: str
-    """GitHub ``owner/name``."""
-    commit: str
-    """Full commit hash the files are pinned to."""
-    licence: str
-    """What the licence allows, in short; read it before redistributing anything."""
-    groups: dict[str, str]
-    """Group name -> what the group holds."""
-    default_groups: list[str]
-    """Groups fetched unless others are asked for."""
-    unpinned: str | None = None
-    """Upstream files deliberately left out, and why."""
-    files: list[ManifestFile]
-    """Every pinned file."""
 
 
 MANIFEST_DESCRIPTION = ("Pinned upstream files that 'tooleval data fetch' downloads. Each path "

@@ -262,8 +262,9 @@ def read_array(path: Path, model: type[M], context: dict[str, Any] | None = None
     of 20,000 records costs the file's size, not several times it.
 
     Raises:
-        DataFormatError: not UTF-8, invalid JSON (with its line), not an array, or an empty
-            one (a data file: an empty split measures nothing).
+        DataFormatError: not UTF-8, invalid JSON (with its line; records nested deeper than
+            :data:`MAX_NESTING` too), not an array, or an empty one (a data file: an empty
+            split measures nothing).
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -273,6 +274,11 @@ def read_array(path: Path, model: type[M], context: dict[str, Any] | None = None
         raise DataFormatError(path, f"no records: the file is empty{DAMAGED}")
     bounds = array("q")
     try:
+        # The array adds a level: its records nest as deep as parse_json reads, on every
+        # Python version (the reader's own limit moves with it).
+        if nests_deeper(text, MAX_NESTING + 1):
+            raise json.JSONDecodeError(f"nested deeper than {MAX_NESTING} levels", text,
+                                       _depths(text, 0).index(MAX_NESTING + 2))
         at = _skip_space(text, 0)
         if not text.startswith("[", at):
             value, _ = _raw_decode(text, at)  # a syntax error, else another value

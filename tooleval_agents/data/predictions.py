@@ -1,8 +1,9 @@
 """Scoring answers produced anywhere: a file of predictions for one split, scored by the
 benchmark's own scorer (``tooleval score BENCH --predictions FILE``).
 
-The benchmark reads the file (:meth:`~tooleval_agents.registry.Benchmark.read_predictions`:
-by default a JSON array or JSON Lines of answer texts, or of ``{"index", "output"}`` objects);
+The benchmark reads the file (:meth:`~tooleval_agents.registry.Benchmark.read_predictions`),
+or else :func:`~tooleval_agents.data.answers.read_answers` does (a JSON array or JSON Lines of
+answer texts, or of ``{"index", "output"}`` objects);
 an example the file gives no answer for is scored as an empty answer and counted, never
 dropped from a denominator.
 
@@ -21,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tooleval_agents.contracts import EMPTY_OUTPUTS, ExampleScore, Metrics, ScoringContext, Split
+from tooleval_agents.data.answers import read_answers
 from tooleval_agents.data.langsmith_datasets import to_examples
 from tooleval_agents.registry import Benchmark, build_scorer, scoring_options_of
 
@@ -51,6 +53,8 @@ def score_predictions(bench: Benchmark, split: Split, path: str | Path,
     scorer = build_scorer(bench, split, checked, ScoringContext(data_dir=Path(data_dir)))
     examples = to_examples(split, Path(data_dir))
     answers = bench.read_predictions(split, Path(path), len(examples))
+    if answers is None:  # the benchmark reads no format of its own
+        answers = read_answers(Path(path), len(examples))
     scores: list[ExampleScore] = []
     for example, answer in zip(examples, answers, strict=True):
         try:

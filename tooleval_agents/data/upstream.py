@@ -19,11 +19,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, wraps
+from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tooleval_agents.data.fetch import source_manifest
+from tooleval_agents.data.inputs import note_input, noted_cache
 from tooleval_agents.data.jsonio import sha256_file
 from tooleval_agents.errors import ToolevalError
 
@@ -37,8 +38,9 @@ class UpstreamError(ToolevalError):
 
 def per_version(read: Callable[..., R]) -> Callable[..., R]:
     """``read(path, *args)`` memoised per file version (path and modification time): upstream
-    texts are read once per run, and again only when the file changed."""
-    @cache
+    texts are read once per run, and again only when the file changed; the files its first
+    call read are noted again on each call (:func:`~tooleval_agents.data.inputs.noted_cache`)."""
+    @noted_cache
     def versioned(path: Path, mtime_ns: int, *args: Any) -> R:
         return read(path, *args)
 
@@ -50,7 +52,8 @@ def per_version(read: Callable[..., R]) -> Callable[..., R]:
 
 
 def upstream_file(source: str, path: str, data_dir: Path) -> Path:
-    """``<data_dir>/<source>/<path>``, checked against the manifest's sha256.
+    """``<data_dir>/<source>/<path>``, checked against the manifest's sha256, and noted as an
+    input of the run that reads it (:mod:`tooleval_agents.data.inputs`).
 
     Raises:
         UpstreamError: the file is absent (with the fetch command that gets it) or differs
@@ -71,6 +74,7 @@ def upstream_file(source: str, path: str, data_dir: Path) -> Path:
         raise UpstreamError(f"{local} differs from the pinned upstream file ({entry.repo}@"
                             f"{entry.commit[:7]}); check it with: tooleval data verify {source} "
                             f"--data-dir {data_dir}")
+    note_input(f"{source}/{path}", pinned[path].sha256[:16])
     return local
 
 

@@ -76,11 +76,10 @@ def _served(name: str, description: str, schema: dict[str, Any]) -> StructuredTo
 
 
 class McpClient:
-    """What the toolboxes of a run share (see the module docstring): the bearer ``token``,
-    connections to the server per event loop, the tools made so far."""
+    """What the toolboxes of a run share (see the module docstring): connections to the server
+    per event loop, the tools made so far (each session's key goes with its own requests)."""
 
-    def __init__(self, token: str) -> None:
-        self.token = token
+    def __init__(self) -> None:
         self._pools: dict[tuple[int, str], tuple[asyncio.AbstractEventLoop, HttpPool]] = {}
         self._tools: dict[str, BaseTool] = {}
 
@@ -88,7 +87,7 @@ class McpClient:
         """The connections to ``url``'s server of the running event loop (a connection is
         its loop's)."""
         loop = asyncio.get_running_loop()
-        pool = pool_for(url, {"Authorization": f"Bearer {self.token}"}, TIMEOUT_S)
+        pool = pool_for(url, {}, TIMEOUT_S)
         key = (id(loop), f"{pool.host}:{pool.port}")
         known = self._pools.get(key)
         if known is None or known[0] is not loop:
@@ -113,10 +112,11 @@ class McpClient:
         return made
 
     @contextlib.asynccontextmanager
-    async def connect(self, url: str) -> AsyncIterator[McpToolbox]:
-        """A toolbox on the session at ``url``, its tools listed, open here until the block
-        ends."""
-        async with (json_http_client(url, self.pool(url)) as (read, write),
+    async def connect(self, url: str, key: str) -> AsyncIterator[McpToolbox]:
+        """A toolbox on the session at ``url`` (``key``: the session's own), its tools listed,
+        open here until the block ends."""
+        async with (json_http_client(url, self.pool(url),
+                                     {"Authorization": f"Bearer {key}"}) as (read, write),
                     ClientSession(read, write) as session):
             init = await session.initialize()
             tools = init.capabilities.tools
@@ -144,12 +144,12 @@ class McpToolbox:
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def connect(cls, url: str, token: str) -> AsyncIterator[McpToolbox]:
-        """A toolbox on the session at ``url`` (the run's bearer ``token``), its tools
+    async def connect(cls, url: str, key: str) -> AsyncIterator[McpToolbox]:
+        """A toolbox on the session at ``url`` (``key``: the session's own), its tools
         listed, on a client of its own (a run's toolboxes share one: :class:`McpClient`)."""
-        client = McpClient(token)
+        client = McpClient()
         try:
-            async with client.connect(url) as box:
+            async with client.connect(url, key) as box:
                 yield box
         finally:
             client.close()

@@ -13,7 +13,7 @@ What CMD gets (each placeholder is replaced, shell-quoted; each variable is set)
 placeholder         environment variable         value
 ==================  ===========================  =============================================
 ``{url}``           ``TOOLEVAL_MCP_URL``         the session's streamable-HTTP URL
-``{token}``         ``TOOLEVAL_MCP_TOKEN``       the run's bearer token
+``{token}``         ``TOOLEVAL_MCP_TOKEN``       the session's own key (its bearer token)
 ``{instruction}``   ``TOOLEVAL_INSTRUCTION``     the request (also on standard input)
 ``{instruction_file}`` ``TOOLEVAL_INSTRUCTION_FILE`` a file holding the request
 ``{usage_file}``    ``TOOLEVAL_USAGE_FILE``      where the agent may write its token usage
@@ -28,15 +28,20 @@ With ``--model`` the run's model is served to the agent by the model gateway
 (``ANTHROPIC_BASE_URL``) and ``{api_key}`` (``OPENAI_API_KEY`` and ``ANTHROPIC_API_KEY``), so
 an unchanged SDK finds it. Its calls are the example's: in its transcript, tokens and cost.
 
+With ``--agent-sandbox`` (:attr:`AgentCommand.sandbox`) CMD runs sealed, in a ``bwrap`` view
+of the machine made for its example (:mod:`tooleval_agents.mcp.sandbox`); without it, as the
+user (the run is marked unsealed).
+
 An agent that exits non-zero (``agent_exit``), does not finish within ``--agent-timeout``
-(``agent_timeout``: its whole process group is killed) or prints what cannot be read
+(``agent_timeout``: it and everything it started are ended) or prints what cannot be read
 (``agent_output``: not UTF-8, or more than :data:`MAX_OUTPUT` bytes) fails its example: the
 failure is recorded with its kind and the example scored as an empty answer, never dropped.
-An agent that never reached its tools -- it exited 0 but its session saw no ``tools/list``
-and no call, or a preset's agent reports its MCP server failed -- is ``agent_no_tools``: a
-wiring failure (a wrong URL or token), not a weak answer.
-Whatever is left of its process group once it exits is killed; a call it makes after its
-session ended is answered 404 and logged as a late call.
+Every process it started, one that left its process group included, is ended once it exits
+(:mod:`tooleval_agents.mcp.agent_process`), and with the harness; a call that still reaches
+its session after it ended is answered 404 and logged as a late call. An agent that never
+reached its tools -- it exited 0 but its session saw no ``tools/list`` and no call, or a
+preset's agent reports its MCP server failed -- is ``agent_no_tools``: a wiring failure (a
+wrong URL or token), not a weak answer.
 
 A preset (``--agent-preset``, :mod:`tooleval_agents.mcp.presets`) is started by the harness
 instead of a command: its configuration written for the example, its structured output read
@@ -68,14 +73,21 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
 
-from tooleval_agents.contracts import AgentIO, Strategy, StrategyContext
+from tooleval_agents.contracts import (
+    AgentIO,
+    ServedSession,
+    SessionHost,
+    Strategy,
+    StrategyContext,
+)
 from tooleval_agents.data.jsonio import parse_json
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.gateway.grants import Grant
 from tooleval_agents.gateway.server import ModelGateway
+from tooleval_agents.mcp.agent_process import HARNESS_ENV, unsealed_argv
 from tooleval_agents.mcp.presets.base import Report, Resolved, Served
-from tooleval_agents.mcp.server import ToolServer
-from tooleval_agents.mcp.sessions import ExampleSession, request_text
+from tooleval_agents.mcp.sandbox import AgentSandbox, Seal, check_sandbox, hidden_paths
+from tooleval_agents.mcp.sessions import request_text
 from tooleval_agents.models.accounting import current_stats
 from tooleval_agents.models.failures import classify
 from tooleval_agents.models.tool_calls.counts import AGENT_RECORD
@@ -97,9 +109,15 @@ KILL_GRACE_S = 2.0
 EXIT_POLL_S = 0.01
 PIPE_GRACE_S = 1.0
 """Seconds the agent's output is still read once its process group is gone."""
+REAP_S = 2.0
+"""Seconds the reaper (or the sandbox) has, beyond a timeout's grace, to end what the agent
+started before its process group is killed."""
 _PLACEHOLDER = re.compile(r"\{(url|token|instruction|instruction_file|usage_file|model|"
                           r"example|openai_base_url|anthropic_base_url|api_key)\}")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls")
+MAX_COUNT = 2**53
+"""The largest count a usage file may give (or sum to): JSON numbers are exact up to it in every
+reader; a file with more is unreadable (its usage is not reported)."""
 
 
 class AgentCommandError(ToolevalError):
@@ -121,6 +139,9 @@ class AgentCommand:
     timeout: float = 300.0
     model: str | None = None
     """The ``--model`` spec handed to the agent (``{model}``), if any."""
+    sandbox: AgentSandbox | None = None
+    """How it is sealed (``--agent-sandbox``; :mod:`tooleval_agents.mcp.sandbox`); ``None``:
+    it runs unsealed, as the user."""
     preset: Resolved | None = None
     """The agent people use that plays the run (``--agent-preset``, :mod:`tooleval_agents.
     mcp.presets`): started and read by the harness, ``command`` only names it."""
@@ -186,36 +207,51 @@ def _kill_group(pgid: int, sig: int) -> None:
 
 
 async def run_process(command: str, *, env: dict[str, str], stdin: str, timeout: float,
-                      cwd: Path | None = None, keep: int = MAX_OUTPUT) -> Finished:
-    """Run ``command`` in a shell of its own process group (in ``cwd``, else here); kill the
-    group once it exits or times out (SIGTERM, then SIGKILL). Of its output the first
-    ``keep`` bytes are kept (one more tells it printed more)."""
+                      seal: Seal | None = None, cwd: Path | None = None,
+                      keep: int = MAX_OUTPUT) -> Finished:
+    """Run ``command`` in a shell of its own process group (in ``cwd``, else here), sealed in
+    the agent sandbox when ``seal`` is given, else under the per-agent reaper
+    (:mod:`tooleval_agents.mcp.agent_process`); end everything it started once it exits or
+    times out (``SIGTERM``, then ``SIGKILL``), or at once when the run stops (the task is
+    cancelled). Of its output the first ``keep`` bytes are kept (one more tells it printed
+    more)."""
     loop = asyncio.get_running_loop()
     started = loop.time()
-    proc = await asyncio.create_subprocess_shell(
-        command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True, cwd=cwd)
-    out, err = _Sink(keep + 1), _Sink(1 << 20)
-    readers = {asyncio.ensure_future(out.drain(proc.stdout)),
-               asyncio.ensure_future(err.drain(proc.stderr))}
-    feed = asyncio.ensure_future(_feed(proc.stdin, stdin))  # an agent may never read it
-    timed_out = False
-    try:
-        await asyncio.wait_for(_exited(proc), timeout)
-    except TimeoutError:
-        timed_out = True
-        _kill_group(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(_exited(proc), KILL_GRACE_S)
-    finally:  # whatever the agent left running, and the agent itself when it timed out
-        _kill_group(proc.pid, signal.SIGKILL)
-        await _exited(proc)
-        feed.cancel()
-        # A child that left the group (a new session) may hold the pipes open: what came
-        # after the agent ended is not its answer.
-        _, pending = await asyncio.wait(readers, timeout=PIPE_GRACE_S)
-        for reader in pending:
-            reader.cancel()
+    env = {**env, HARNESS_ENV: str(os.getpid())}
+    async with contextlib.AsyncExitStack() as stack:
+        if seal is not None:
+            argv, env = await stack.enter_async_context(seal.opened(command, env))
+        else:
+            argv = unsealed_argv(command, KILL_GRACE_S)
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True, cwd=cwd)
+        out, err = _Sink(keep + 1), _Sink(1 << 20)
+        readers = {asyncio.ensure_future(out.drain(proc.stdout)),
+                   asyncio.ensure_future(err.drain(proc.stderr))}
+        feed = asyncio.ensure_future(_feed(proc.stdin, stdin))  # an agent may never read it
+        timed_out = False
+        try:
+            await asyncio.wait_for(_exited(proc), timeout)
+        except TimeoutError:
+            timed_out = True
+            _kill_group(proc.pid, signal.SIGTERM)  # the reaper passes it on, beyond the group
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_exited(proc), KILL_GRACE_S + REAP_S)
+        except asyncio.CancelledError:  # the run stops: every process of the agent, now
+            _kill_group(proc.pid, signal.SIGUSR1)  # the reaper's (and bwrap's) "end now"
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_exited(proc), REAP_S)
+            raise
+        finally:  # whatever the agent left in its group, and the agent itself if it timed out
+            _kill_group(proc.pid, signal.SIGKILL)
+            await _exited(proc)
+            feed.cancel()
+            # A child that left the group (where no reaper runs) may hold the pipes open:
+            # what came after the agent ended is not its answer.
+            _, pending = await asyncio.wait(readers, timeout=PIPE_GRACE_S)
+            for reader in pending:
+                reader.cancel()
     return Finished(proc.returncode, bytes(out.kept), out.total,
                     bytes(err.kept).decode("utf-8", "replace"), timed_out,
                     loop.time() - started)
@@ -247,7 +283,8 @@ def failure(done: Finished, timeout: float,
 
 def read_usage(path: Path) -> dict[str, int] | None:
     """The usage an agent wrote to its usage file: one JSON object, or one per line, summed;
-    ``None`` when it wrote none or nothing readable."""
+    ``None`` when it wrote none or nothing readable (a count, or a sum, above
+    :data:`MAX_COUNT` included)."""
     try:
         if not path.is_file() or path.stat().st_size > MAX_USAGE_FILE:
             return None
@@ -269,6 +306,8 @@ def read_usage(path: Path) -> dict[str, int] | None:
             if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
                 total[key] += number
                 found = True
+                if total[key] > MAX_COUNT:
+                    return None
     return total if found else None
 
 
@@ -294,11 +333,13 @@ class ExternalAgent:
     """The workflow of an ``--agent-cmd`` run over one split (see the module docstring)."""
 
     io: AgentIO
-    server: ToolServer
+    server: SessionHost
     command: AgentCommand
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     gateway: ModelGateway | None = None
     """The run's model, served to the agent (``None``: it brings its own)."""
+    hidden: tuple[Path, ...] = ()
+    """What a sealed agent never sees (:func:`~tooleval_agents.mcp.sandbox.hidden_paths`)."""
 
     async def __call__(self, state: dict[str, Any]) -> dict[str, Any]:
         inputs = dict(state["inputs"])
@@ -310,8 +351,7 @@ class ExternalAgent:
         try:
             grant = self.gateway.grant(key, stats) if self.gateway is not None else None
             with tempfile.TemporaryDirectory(prefix="tooleval-agent-") as tmp:
-                ran = await self._run(self.server.url(session), grant, request_text(sent), key,
-                                      Path(tmp))
+                ran = await self._run(session, grant, request_text(sent), key, Path(tmp))
         finally:
             await self.server.close(session)
             if self.gateway is not None and grant is not None:
@@ -334,16 +374,18 @@ class ExternalAgent:
                 # Its calls are what its session answered; what it printed is its answer,
                 # never a call to read (JSON it prints is no unread call).
                 record["unread_text_calls"] = 0
+                record["foreign_calls"] = session.foreign  # refused: counted in the summary
         outputs["trace"] = [process_record(ran, session, self.command, grant),
                             *([grant.record()] if grant is not None else []),
                             *(outputs.get("trace") or [])]
         return outputs
 
-    async def _run(self, url: str, grant: Grant | None, instruction: str, key: str,
-                   tmp: Path) -> Ran:
+    async def _run(self, session: ServedSession, grant: Grant | None, instruction: str,
+                   key: str, tmp: Path) -> Ran:
         """Run the agent for one example (its files in ``tmp``)."""
-        values = {"url": url, "token": self.server.token, "instruction": instruction,
-                  "model": self.command.model or "",
+        # The session's own key: it opens this example's session and no other.
+        values = {"url": self.server.url(session), "token": self.server.key(session),
+                  "instruction": instruction, "model": self.command.model or "",
                   "instruction_file": str(tmp / "instruction.txt"),
                   "usage_file": str(tmp / "usage.json"), "example": key}
         Path(values["instruction_file"]).write_text(instruction, encoding="utf-8")
@@ -358,10 +400,12 @@ class ExternalAgent:
         preset = self.command.preset
         if preset is None:
             done = await run_process(render(self.command.command, values), env=env,
-                                     stdin=instruction, timeout=timeout)
+                                     stdin=instruction, timeout=timeout,
+                                     seal=self.seal((values["url"], *served.values()), str(tmp)))
             return Ran(done, read_usage(Path(values["usage_file"])))
         launch = preset.preset.launch(preset.program, tmp, Served(
-            mcp_url=url, model=self.command.model or "", variables=served_variables(env),
+            mcp_url=values["url"], model=self.command.model or "",
+            variables=served_variables(env),
             openai_base_url=served.get("openai_base_url", ""),
             anthropic_base_url=served.get("anthropic_base_url", ""),
             api_key=served.get("api_key", "")))
@@ -370,6 +414,17 @@ class ExternalAgent:
         report = preset.preset.read(done.stdout.decode("utf-8", "replace"), done.stderr)
         return Ran(done, report.usage, report)
 
+    def seal(self, reached: tuple[str, ...], folder: str) -> Seal | None:
+        """What seals the agent of one example (``None``: unsealed): it reaches the URLs of
+        ``reached`` (its session, and the gateway when the run's model is served) and writes
+        ``folder`` (its request and usage files)."""
+        sandbox = self.command.sandbox
+        if sandbox is None:
+            return None
+        urls = tuple(u for u in reached if u.startswith("http://"))  # not the key
+        return Seal(sandbox, check_sandbox(), urls=urls, shared=(Path(folder),),
+                    hidden=self.hidden)
+
 
 def served_variables(env: dict[str, str]) -> dict[str, str]:
     """The variables of an agent's environment that are the example's (``TOOLEVAL_*``) or
@@ -377,7 +432,7 @@ def served_variables(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k.startswith("TOOLEVAL_") or k in MODEL_ENV}
 
 
-def outcome(ran: Ran, session: ExampleSession, command: AgentCommand) -> AgentCommandError | None:
+def outcome(ran: Ran, session: ServedSession, command: AgentCommand) -> AgentCommandError | None:
     """Why the agent failed its example (``None``: it did not): it timed out, never reached
     its tools (``agent_no_tools``: a preset's MCP server failed, or a session it never
     listed nor called), exited non-zero, printed what cannot be read, or (a preset) gave no
@@ -404,7 +459,7 @@ def outcome(ran: Ran, session: ExampleSession, command: AgentCommand) -> AgentCo
     return None
 
 
-def process_record(ran: Ran, session: ExampleSession, command: AgentCommand,
+def process_record(ran: Ran, session: ServedSession, command: AgentCommand,
                    grant: Grant | None) -> dict[str, Any]:
     """The trace's record of the agent's process (and, for a preset, what it reported)."""
     done = ran.done
@@ -503,6 +558,8 @@ class ServedAgent(Strategy):
             raise ToolevalError("--agent-cmd runs inside a run: it needs the run's MCP server")
         agent = ExternalAgent(self.io_for(ctx.data_dir), ctx.tool_server(), self.command,
                               gateway=ctx.model_gateway() if ctx.model_gateway else None)
+        if self.command.sandbox is not None:
+            agent.hidden = tuple(hidden_paths(ctx.data_dir)) + self.command.sandbox.hide
 
         async def run(state: dict[str, Any]) -> dict[str, Any]:
             return await agent(state)
@@ -510,7 +567,7 @@ class ServedAgent(Strategy):
         return RunnableLambda(run, name=f"agent-cmd-{self.command.name}")
 
 
-__all__ = ["MAX_EVENTS", "MAX_OUTPUT", "MODEL_ENV", "NO_TOOLS", "AgentCommand", "AgentCommandError",
-           "AgentsOwnModel", "ExternalAgent", "Ran", "ServedAgent", "failure", "model_env",
-           "model_failure", "outcome", "process_record", "read_usage", "render", "run_process",
-           "served_model", "served_variables"]
+__all__ = ["MAX_COUNT", "MAX_EVENTS", "MAX_OUTPUT", "MODEL_ENV", "NO_TOOLS", "AgentCommand",
+           "AgentCommandError", "AgentsOwnModel", "ExternalAgent", "Ran", "ServedAgent", "failure",
+           "model_env", "model_failure", "outcome", "process_record", "read_usage", "render",
+           "run_process", "served_model", "served_variables"]

@@ -10,7 +10,12 @@ One JSON object a line, ``kind`` first:
   numbers a session's calls in the order they arrived, ``output`` is what the agent got back
   (the error text when ``error``), ``fault`` the injected tool fault (``--tool-faults``);
 * ``{"kind": "late_call", "session": ID, "at": ISO}`` -- a request for a session that had
-  ended (scored nowhere).
+  ended (scored nowhere);
+* ``{"kind": "foreign_call", "session": ID, "key_of": ID2, "at": ISO}`` -- a request for
+  session ``ID`` that carried the key of session ``ID2`` (refused: a key opens its own
+  session only; counted on ``ID2``'s example).
+
+No line holds a key: a session's key is derived from the server's secret and never written.
 
 Lines are written before the agent gets its answer and fsynced by a background thread
 (:class:`~tooleval_agents.data.journal.JournalFile`, group mode): a crash keeps every
@@ -34,6 +39,8 @@ from tooleval_agents.results.records import now
 
 CALLS = "mcp_calls.jsonl"
 """The call log's name in a run directory."""
+REFUSED = ("late_call", "foreign_call")
+"""The kinds of line of a request refused (each its own ``kind``)."""
 
 
 class CallRecord(BaseModel):
@@ -79,9 +86,9 @@ class CallLog:
         self.write({"kind": "call", **record.model_dump()})
 
     def event(self, session: str, event: str, **fields: Any) -> None:
-        """A session opened or closed, or a request after it ended (``late_call``)."""
-        kind = "late_call" if event == "late_call" else "session"
-        head = {"kind": kind} if kind == "late_call" else {"kind": kind, "event": event}
+        """A session opened or closed, a request after it ended (``late_call``) or with
+        another session's key (``foreign_call``)."""
+        head = {"kind": event} if event in REFUSED else {"kind": "session", "event": event}
         self.write({**head, "session": session, **fields, "at": now()})
 
     def close(self) -> None:
@@ -101,4 +108,4 @@ def read_log(path: Path) -> Iterator[dict[str, Any]]:
                 yield value
 
 
-__all__ = ["CALLS", "CallLog", "CallRecord", "read_log"]
+__all__ = ["CALLS", "REFUSED", "CallLog", "CallRecord", "read_log"]

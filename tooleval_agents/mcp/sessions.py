@@ -22,13 +22,12 @@ import mcp.types as types
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from mcp.server.lowlevel import NotificationOptions, Server
-from mcp.server.models import InitializationOptions
-from pydantic import AnyUrl
+from mcp.server.lowlevel import Server
 
 from tooleval_agents.agents import content_text
 from tooleval_agents.contracts import ToolSession
 from tooleval_agents.mcp.log import CallLog, CallRecord
+from tooleval_agents.mcp.sdk import Handlers, low_level_server
 from tooleval_agents.results.records import now
 from tooleval_agents.tool_execution import run_tool_call, tool_error
 from tooleval_agents.tool_faults import FaultSession
@@ -97,6 +96,9 @@ class ExampleSession:
     """``tools/list`` requests answered: with :attr:`calls`, whether its agent ever reached
     its tools."""
     open: bool = True
+    foreign: int = 0
+    """Requests sent with this session's key to another session's URL (refused, logged as
+    ``foreign_call``): its agent reached beyond its own example."""
     _next: int = 0
 
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
@@ -138,47 +140,26 @@ class ExampleSession:
         return out
 
 
-class SessionServer(Server[Any, Any]):
-    """The low-level MCP server of one session: ``listChanged`` declared when its tools can
-    change."""
-
-    def __init__(self, session: ExampleSession, version: str) -> None:
-        super().__init__(SERVER_NAME, version=version, instructions=INSTRUCTIONS)
-        self.dynamic = session.tools.dynamic
-
-    def create_initialization_options(
-            self, notification_options: NotificationOptions | None = None,
-            experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-    ) -> InitializationOptions:
-        return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=self.dynamic),
-            experimental_capabilities)
-
-
 def mcp_server(session: ExampleSession, schemas: ToolSchemas, version: str) -> Server[Any, Any]:
-    """The MCP server of ``session`` (its handlers; any transport runs it)."""
-    server = SessionServer(session, version)
+    """The MCP server of ``session`` (its handlers, on either SDK major; any transport runs it
+    with :func:`~tooleval_agents.mcp.sdk.initialization_options`)."""
     text = request_text(session.messages)
 
-    @server.list_tools()
     async def list_tools() -> list[types.Tool]:
         session.listed += 1
         return [schemas.of(t) for t in session.tools.tools()]
 
-    @server.call_tool(validate_input=False)
-    async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call_tool(name: str, arguments: dict[str, Any]) -> tuple[types.CallToolResult,
+                                                                       bool]:
         before = _names(session) if session.tools.dynamic else None
-        answer, error = await session.call(name, dict(arguments or {}))
-        if before is not None and _names(session) != before:
-            await server.request_context.session.send_tool_list_changed()
-        return types.CallToolResult(content=[types.TextContent(type="text", text=answer)],
-                                    isError=error)
+        answer, error = await session.call(name, arguments)
+        result = types.CallToolResult(content=[types.TextContent(type="text", text=answer)],
+                                      isError=error)
+        return result, before is not None and _names(session) != before
 
-    @server.list_prompts()
     async def list_prompts() -> list[types.Prompt]:
         return [types.Prompt(name=PROMPT, description="The request to carry out")]
 
-    @server.get_prompt()
     async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
         if name != PROMPT:
             raise ValueError(f"there is no prompt named {name!r} (there is {PROMPT!r})")
@@ -188,18 +169,20 @@ def mcp_server(session: ExampleSession, schemas: ToolSchemas, version: str) -> S
                                                           text=content_text(m.content)))
             for m in session.messages])
 
-    @server.list_resources()
     async def list_resources() -> list[types.Resource]:
-        return [types.Resource(uri=AnyUrl(RESOURCE), name="request", mimeType="text/plain",
-                               description="The request to carry out")]
+        # A plain URI string: 1.x reads it as its AnyUrl, 2.x keeps it as its str.
+        return [types.Resource.model_validate({"uri": RESOURCE, "name": "request",
+                                               "mimeType": "text/plain",
+                                               "description": "The request to carry out"})]
 
-    @server.read_resource()
-    async def read_resource(uri: Any) -> str:
-        if str(uri) != RESOURCE:
-            raise ValueError(f"there is no resource {str(uri)!r} (there is {RESOURCE})")
+    async def read_resource(uri: str) -> str:
+        if uri != RESOURCE:
+            raise ValueError(f"there is no resource {uri!r} (there is {RESOURCE})")
         return text
 
-    return server
+    return low_level_server(SERVER_NAME, version, INSTRUCTIONS, Handlers(
+        list_tools=list_tools, call_tool=call_tool, list_prompts=list_prompts,
+        get_prompt=get_prompt, list_resources=list_resources, read_resource=read_resource))
 
 
 def _names(session: ExampleSession) -> list[str]:

@@ -191,12 +191,13 @@ class _Posting:
     """One MCP session's POSTs: its id and protocol version once the handshake gave them."""
 
     def __init__(self, url: str, pool: HttpPool,
-                 answers: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+                 answers: MemoryObjectSendStream[SessionMessage | Exception],
+                 headers: dict[str, str] | None = None) -> None:
         parts = urlsplit(url)
         self.path = parts.path + (f"?{parts.query}" if parts.query else "")
         self.pool, self.answers = pool, answers
         self.headers = {"Accept": "application/json, text/event-stream",
-                        "Content-Type": "application/json"}
+                        "Content-Type": "application/json", **(headers or {})}
 
     async def send(self, message: JSONRPCMessage) -> None:
         request = message.root if isinstance(message.root, JSONRPCRequest) else None
@@ -257,12 +258,14 @@ def pool_for(url: str, headers: dict[str, str], timeout: float) -> HttpPool:
 
 
 @contextlib.asynccontextmanager
-async def json_http_client(url: str, pool: HttpPool) -> AsyncIterator[Streams]:
-    """The read and write streams of one MCP session at ``url`` over ``pool`` (its headers,
-    the bearer token among them, go with every request; the pool stays open after)."""
+async def json_http_client(url: str, pool: HttpPool,
+                           headers: dict[str, str] | None = None) -> AsyncIterator[Streams]:
+    """The read and write streams of one MCP session at ``url`` over ``pool`` (the pool's
+    headers and ``headers``, the session's key among them, go with every request; the pool
+    stays open after)."""
     answers_in, answers_out = anyio.create_memory_object_stream[SessionMessage | Exception](64)
     sent_in, sent_out = anyio.create_memory_object_stream[SessionMessage](64)
-    posting = _Posting(url, pool, answers_in)
+    posting = _Posting(url, pool, answers_in, headers)
 
     async def write(group: TaskGroup) -> None:
         async with sent_out:

@@ -12,6 +12,7 @@ from tooleval_agents.contracts import OptionError
 from tooleval_agents.errors import ToolevalError, did_you_mean
 from tooleval_agents.models.cache import SQLiteCache
 from tooleval_agents.models.openai_compat import SERVER_URLS, model_arguments, split_arguments
+from tooleval_agents.models.providers import check_provider
 from tooleval_agents.models.reference import (
     DEFAULT_NOISE_RATE,
     AnswerKey,
@@ -57,6 +58,7 @@ def resolve_model(spec: ModelSpec, *, answer_key: AnswerKey | None = None,
             answer_key=answer_key, model_name=spec,
             rate=DEFAULT_NOISE_RATE if rate is None else rate)
     check_model_spec(spec)
+    check_provider(spec)  # a missing package is said as such, not as a missing API key
     from langchain.chat_models import init_chat_model
 
     return init_chat_model(spec, **kwargs)
@@ -100,6 +102,7 @@ def provider_model(spec: str, kwargs: dict[str, Any], *,
 
     Raises:
         ValueError: a bad ``null_content``.
+        OptionError: the provider's package is not installed (naming it).
         ToolevalError: the provider's client refused to start (no API key, a bad argument).
     """
     kwargs, ours = split_arguments(kwargs)

@@ -32,11 +32,24 @@ import pandas as pd
 
 from tooleval_agents.contracts import ExampleScore, Metrics, Scorer, exact_sum
 from tooleval_agents.errors import UnknownNameError, did_you_mean
-from tooleval_agents.results.compare_view import comparison_markdown, comparison_text
+from tooleval_agents.results.compare_view import (
+    comparison_markdown,
+    comparison_text,
+    short_labels,
+)
 from tooleval_agents.results.corpus import Columns, aggregate_resamples, counts_of
 from tooleval_agents.results.costs import run_cost
 from tooleval_agents.results.epochs import successes
+from tooleval_agents.results.gate import (
+    GateVerdict,
+    direction_of,
+    gate_pair,
+    pair_row,
+    unpaired,
+    verdict,
+)
 from tooleval_agents.results.records import (
+    UNSEALED_NOTE,
     ExampleResult,
     ResultBase,
     ResultHead,
@@ -221,6 +234,22 @@ class Comparison:
     def _repr_markdown_(self) -> str:  # a notebook shows the Markdown tables
         return self.to_markdown()
 
+    def worse(self, metric: str, margin: float = 0.0, *, baseline: str | None = None,
+              new: str | None = None) -> GateVerdict:
+        """Whether the new run is worse than the baseline on ``metric``, beyond the paired
+        interval and ``margin`` (in the metric's units; :mod:`tooleval_agents.results.gate`);
+        ``baseline``, ``new``: run labels (default: the first run, the second). Raises
+        :class:`UnknownNameError` for a metric or label the comparison has not, ``ValueError``
+        for fewer than two runs, a negative margin or a metric without a direction."""
+        labels = [r.label for r in self.runs]
+        a, b = gate_pair(labels, list(self.table.index), metric, margin, baseline, new)
+        scorers = [self.runs[labels.index(x)].scorer for x in (a, b)]
+        short = short_labels(self.runs)
+        return verdict(pair_row(self.differences, a, b, metric), metric=metric, baseline=a,
+                       new=b, direction=direction_of(metric, scorers, list(self.table.index)),
+                       margin=float(margin), confidence=self.confidence,
+                       unpaired=unpaired(self.notes, a, b), names=(short[a], short[b]))
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN -> None)."""
         return {
@@ -355,6 +384,8 @@ def compare(runs: Sequence[Path | str | RunDir | RunSummary | RunData], *,
     notes: list[str] = []
     for r in data:
         notes += [f"{r.label}: {n}" for n in r.notes]
+        if r.config.unsealed:
+            notes.append(f"{r.label}: {UNSEALED_NOTE}")
         if r.infra_errors:
             notes.append(f"{r.label}: {r.infra_errors} infra error(s) excluded from every "
                          "metric")

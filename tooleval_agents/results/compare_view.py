@@ -30,10 +30,19 @@ def run_traits(config: RunConfig) -> dict[str, str]:
     scoring = ",".join(f"{k}={v}" for k, v in sorted(config.scoring_options.items()))
     return {"benchmark": config.benchmark, "task": config.task, "subset": config.subset,
             "strategy": config.strategy, "model": str(config.model.get("spec")),
-            "agent": config.agent or "", "options": options, "scoring": scoring,
+            "agent": config.agent or "", "sandbox": sandbox_trait(config),
+            "options": options, "scoring": scoring,
             "judge": str((config.judge or {}).get("spec") or ""),
             "faults": _faults_trait(config.tool_faults),
             "limit": f"n={config.dataset.examples}", "epochs": f"epochs={config.epochs}"}
+
+
+def sandbox_trait(config: RunConfig) -> str:
+    """``sealed`` or ``unsealed`` for a run of an agent command (``--agent-sandbox``), else
+    empty."""
+    if config.agent_cmd is None:
+        return ""
+    return "unsealed" if config.unsealed else "sealed"
 
 
 def _faults_trait(faults: Mapping[str, Any] | None) -> str:

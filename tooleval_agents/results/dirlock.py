@@ -3,7 +3,8 @@ held with ``flock`` and holding the holder's PID. Two processes on one run would
 bill, every example twice.
 
 The OS releases the lock when its holder dies, so a lock left by a killed process is taken
-over; a holder that ends removes the file (no ``.lock`` is left behind by a run that ended,
+over, and the new holder learns whose it was (:attr:`Held.stale`: the run then says what that
+process left); a holder that ends removes the file (no ``.lock`` is left behind by a run that ended,
 however it ended). Readers (the viewer's "running") ask whether the lock is held, not only
 whether its PID is alive. Without ``fcntl`` (e.g. on Windows) nothing is locked.
 """
@@ -14,6 +15,7 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from tooleval_agents.errors import ToolevalError
@@ -31,8 +33,17 @@ class RunLockedError(ToolevalError):
     """Another process is running the same results directory."""
 
 
+@dataclass(frozen=True)
+class Held:
+    """A directory this process holds (:func:`hold_directory`)."""
+
+    stale: int | None = None
+    """The PID in a ``.lock`` its holder left behind (it was killed, or crashed, while it
+    held the directory); ``None``: the directory was free."""
+
+
 @contextlib.contextmanager
-def hold_directory(path: Path | str) -> Iterator[None]:
+def hold_directory(path: Path | str) -> Iterator[Held]:
     """Hold ``path`` (made if absent) for this process until the block ends.
 
     Raises:
@@ -42,9 +53,10 @@ def hold_directory(path: Path | str) -> Iterator[None]:
     path.mkdir(parents=True, exist_ok=True)
     fd = _take(path / LOCK)
     try:
+        left = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        yield
+        yield Held(int(left) if left.isdigit() and int(left) > 0 else None)
     finally:
         with contextlib.suppress(OSError):  # removed while held: nobody else has it locked
             (path / LOCK).unlink()
@@ -133,4 +145,4 @@ def _flock_exclusive(fd: int) -> None:
             time.sleep(0.01)
 
 
-__all__ = ["LOCK", "RunLockedError", "hold_directory", "holder", "is_held"]
+__all__ = ["LOCK", "Held", "RunLockedError", "hold_directory", "holder", "is_held"]

@@ -85,4 +85,6 @@ def with_fault_metrics(scorer: Scorer) -> Scorer:
     return Scorer(score=score, aggregate=aggregate, headline=scorer.headline,
                   ascore=ascore if scorer.ascore is not None else None,
                   count_metrics=(*scorer.count_metrics,
-                                 *(m for m in METRICS if m not in PERCENT)))
+                                 *(m for m in METRICS if m not in PERCENT)),
+                  higher_is_better=(*scorer.higher_is_better, "recovery_rate"),
+                  lower_is_better=(*scorer.lower_is_better, "wasted_calls"))

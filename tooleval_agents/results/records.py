@@ -75,6 +75,11 @@ class RunConfig(BaseModel):
     agent_cmd: str | None = None
     """The agent command that played it (``--agent-cmd``, as given, secrets masked): part of
     the run's identity."""
+    agent_sandbox: dict[str, Any] | None = None
+    """How the agent command ran (``--agent-sandbox``): ``{"sealed": true, "network":
+    ["loopback", HOST...]}`` in the agent sandbox, or ``{"sealed": false}``: as the user, able
+    to read the data and the run's files (:attr:`unsealed`). ``None``: no agent command, or
+    one recorded before the sandbox existed (unsealed too)."""
     identity: dict[str, Any] | None = None
     """What the run measures (:class:`~tooleval_agents.run.identity.RunIdentity`:
     ``digest`` and ``parts``, the agent's and a user strategy's code among them); one
@@ -95,6 +100,19 @@ class RunConfig(BaseModel):
     created_at: str = Field(default_factory=now)
     langsmith: dict[str, Any] | None = None
     """Experiment/session id and URL when uploaded."""
+
+
+    @property
+    def unsealed(self) -> bool:
+        """An agent command played the run outside the agent sandbox: it could read the data
+        (the gold answers), so its numbers are marked (:data:`UNSEALED_NOTE`)."""
+        return self.agent_cmd is not None and not (self.agent_sandbox or {}).get("sealed")
+
+
+UNSEALED_NOTE = ("unsealed: the agent command ran as you, outside the agent sandbox: it could "
+                 "read the data (gold answers included) and the run's files, so these numbers "
+                 "are not sealed (--agent-sandbox seals it: docs/security.md)")
+"""What a run's summary, ``compare`` and the viewer say of an unsealed agent command."""
 
 
 class Usage(BaseModel):

@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -37,7 +38,7 @@ from matplotlib.figure import Figure
 
 from tooleval_agents.data.jsonio import atomic_write_text, writing
 from tooleval_agents.data.paths import inside
-from tooleval_agents.registry import benchmarks
+from tooleval_agents.registry import ReportFigure, ReportTable, benchmarks
 from tooleval_agents.results.compare import (
     Comparison,
     RunData,
@@ -51,27 +52,6 @@ from tooleval_agents.results.robustness import curve_display, curve_figure, faul
 from tooleval_agents.results.rundir import RunDir
 
 DPI = 120
-
-
-@dataclass(frozen=True)
-class ReportTable:
-    """One table: ``frame`` goes to ``<name>.csv`` unrounded, ``display`` (default:
-    ``frame``) to the Markdown."""
-
-    name: str
-    title: str
-    frame: pd.DataFrame
-    display: pd.DataFrame | None = None
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class ReportFigure:
-    """One PNG written by a layout."""
-
-    path: Path
-    title: str
-    note: str = ""
 
 
 @dataclass
@@ -430,17 +410,43 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
             headline metric per split and system, with intervals).
     """
     out = Path(out_dir)
-    with writing(out):
-        out.mkdir(parents=True, exist_ok=True)
     data = [load_run(r, rescore=rescore, scoring_options=scoring_options, data_dir=data_dir)
             for r in runs]
     names = run_names(data)
     for run in data:  # one name per run in every table, note and figure of the report
         run.label = names[id(run)]
     comparison = compare(data, metrics=metrics, n_boot=n_boot, seed=seed)
-    _clear_previous(out)
     report = Report(out_dir=out, markdown=out / "report.md", comparison=comparison)
+    created = not out.exists()  # the folder is made once the runs are read, not before
+    with writing(out):
+        out.mkdir(parents=True, exist_ok=True)
+    try:
+        _clear_previous(out)
+        _write_files(report, comparison, data, metrics, rescore=rescore,
+                     all_figures=all_figures, n_boot=n_boot, seed=seed)
+    except BaseException:  # a report that failed leaves no folder of its own behind
+        if created:
+            _remove_written(report)
+        raise
+    return report
 
+
+def _remove_written(report: Report) -> None:
+    """Undo a failed report in a folder it made: the files it wrote, then the folder if
+    nothing else is in it (a failed ``report runs/*`` must not leave ``runs/report/``, which
+    the next glob would take for a run)."""
+    for path in [report.markdown, *report.csv, *report.figures,
+                 report.out_dir / MANIFEST]:
+        path.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        report.out_dir.rmdir()
+
+
+def _write_files(report: Report, comparison: Comparison, data: Sequence[RunData],
+                 metrics: Sequence[str] | None, *, rescore: bool, all_figures: bool,
+                 n_boot: int, seed: int) -> None:
+    """The report's Markdown, CSV tables, figures and manifest, into its folder."""
+    out = report.out_dir
     csv = _CsvWriter(report)
     runs_frame = _runs_frame(data)
     md = ["# Evaluation report", "",
@@ -462,7 +468,6 @@ def write_report(runs: Sequence[Path | str | RunDir | RunData], out_dir: Path | 
     atomic_write_text(report.markdown, "\n".join(md))
     written = [report.markdown, *report.csv, *report.figures]
     atomic_write_text(out / MANIFEST, json.dumps(sorted({p.name for p in written})))
-    return report
 
 
 class _CsvWriter:

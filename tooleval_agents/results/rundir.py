@@ -36,8 +36,8 @@ from tooleval_agents.errors import DataFormatError, NotARunError
 from tooleval_agents.results.dirlock import (
     LOCK as LOCK,  # the run directory's files, with CONFIG...
 )
+from tooleval_agents.results.dirlock import Held, hold_directory
 from tooleval_agents.results.dirlock import RunLockedError as RunLockedError
-from tooleval_agents.results.dirlock import hold_directory
 from tooleval_agents.results.records import (
     ExampleResult,
     ResultBase,
@@ -138,9 +138,10 @@ class RunDir:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
+    def lock(self) -> contextlib.AbstractContextManager[Held]:
         """Hold the directory for this process while it runs (:func:`~tooleval_agents.
-        dirlock.hold_directory`): a second process on the same run stops at once."""
+        dirlock.hold_directory`): a second process on the same run stops at once; what it
+        yields says whether a killed holder left its lock."""
         return hold_directory(self.path)
 
     def write_config(self, config: RunConfig) -> None:

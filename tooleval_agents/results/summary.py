@@ -12,8 +12,10 @@ from typing import Any
 from tooleval_agents.contracts import ExampleScore, Metrics
 from tooleval_agents.models.tool_calls.counts import (
     AGENT_USAGE,
+    FOREIGN,
     FORMAT_ERRORS,
     CallTally,
+    foreign_notes,
     format_notes,
     tool_call_notes,
 )
@@ -164,7 +166,7 @@ class _Pass:
             "cached": c["cached"], "scoring_errors": c["scoring_errors"],
             FORMAT_ERRORS: c[FORMAT_ERRORS],
             **self.calls.counts(),
-            **({k: c[k] for k in AGENT_USAGE.values()}
+            **({**{k: c[k] for k in AGENT_USAGE.values()}, FOREIGN: self.calls.totals.foreign}
                if c[AGENT_USAGE[True]] or c[AGENT_USAGE[False]] else {}),
         }
         # Judged scorers label each example ``judge``: ok / error / missing_prediction. A run
@@ -264,7 +266,7 @@ def summarize(experiment: str, aggregate: Callable[[Any], Metrics],
              *format_notes(summary_counts, seen.first_format_error),
              *_usage_notes(summary_counts, usage, seen.first_agent_error,
                            seen.agent_error_kinds),
-             *_agent_usage_notes(summary_counts)]
+             *_agent_usage_notes(summary_counts), *foreign_notes(summary_counts)]
     return RunSummary(experiment=experiment, metrics=metrics, counts=summary_counts,
                       format_error_rate=(summary_counts[FORMAT_ERRORS] / seen.scored
                                          if seen.scored else None),
@@ -299,8 +301,6 @@ def _usage_notes(counts: Mapping[str, Any], usage: Mapping[str, float],
                      "entries written before the cache kept token usage: their tokens are not "
                      "in the counts (run with --no-cache to measure them)")
     return notes
-
-
 
 
 def summarize_dir(run_dir: RunDir, aggregate: Callable[[Any], Metrics], *, experiment: str,

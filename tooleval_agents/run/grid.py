@@ -18,19 +18,20 @@ from tooleval_agents.contracts import (
     OptionError,
     Split,
     Strategy,
-    resolve_options,
     validate_options,
-    with_profile,
 )
 from tooleval_agents.errors import did_you_mean
+from tooleval_agents.models.providers import check_provider
 from tooleval_agents.registry import (
     Benchmark,
     agent_strategy,
     build_scorer,
     get_benchmark,
     get_strategy,
+    resolve_options,
     served_agent_io,
     strategies,
+    with_profile,
 )
 from tooleval_agents.results.selection import parse_samples
 from tooleval_agents.run.spec import RunSpec
@@ -181,6 +182,10 @@ def plan_grid(benchmark: str | Benchmark, *, models: Sequence[Any],
     for model_spec in models:
         if isinstance(model_spec, str):
             check_model_spec(model_spec)
+            if agent_cmd is None:  # else only handed to the agent, which brings its own
+                check_provider(model_spec)
+    if isinstance(judge, str):
+        check_provider(judge)
     for split, named_strategy in plan:
         if agent_cmd is not None:  # what the command plays: the split's served agent part
             served_agent_io(bench, split, named_strategy)

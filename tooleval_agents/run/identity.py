@@ -4,8 +4,10 @@ A run's identity is everything that decides its results: the split, the strategy
 code, when it is the user's), the user's agent (its code: :mod:`tooleval_agents.run.usercode`),
 the model and its arguments, the options, the judge, epochs and tool faults. Each is a *part*
 (:func:`run_identity` takes them by name, so a new kind of system under test adds a part:
-an external command, a server); the identity's digest is over every part.
-``config.json`` keeps it (:attr:`~tooleval_agents.results.records.RunConfig.identity`).
+an external command, a server); the identity's digest is over every part, but for how a part
+was named (its :data:`NAMED` key: ``--agent ag.py:build`` and ``from ag import build`` are one
+agent when their code is one). ``config.json`` keeps it
+(:attr:`~tooleval_agents.results.records.RunConfig.identity`).
 
 One directory holds one identity. A run's directory is ``<out>/<name>/``, its readable name
 (:func:`~tooleval_agents.run.naming.readable_name`); when that directory holds a run of
@@ -39,11 +41,18 @@ class RunIdentity(BaseModel):
     """What a run measures (``config.json`` ``identity``)."""
 
     digest: str
-    """sha256 (16 hex digits) over every part: equal digests, the same system under test."""
+    """sha256 (16 hex digits) over every part (their :data:`NAMED` keys left out): equal
+    digests, the same system under test."""
     parts: dict[str, Any]
-    """Each part by name (secrets masked): ``split``, ``strategy``, ``agent``, ``model``,
-    ``strategy_options``, ``scoring_options``, ``judge``, ``epochs``, ``tool_faults``; a part
-    of code holds ``{"name", "files": {file: sha256}, "code": sha256}``."""
+    """Each part by name (secrets masked): ``split``, ``strategy``, ``agent``, ``agent_cmd``,
+    ``model``, ``strategy_options``, ``scoring_options``, ``judge``, ``epochs``,
+    ``tool_faults``, ``inputs``; a part of code holds ``{"name" (a strategy's) or "named" (an
+    agent's), "files": {file: sha256}, "code": sha256}``."""
+
+
+NAMED = "named"
+"""The key of a part that says how the user named it (``ag.py:build``, ``--agent-name``):
+kept and shown, never digested (the same code under another name is the same run)."""
 
 
 def run_identity(parts: Mapping[str, Any]) -> RunIdentity:
@@ -53,48 +62,69 @@ def run_identity(parts: Mapping[str, Any]) -> RunIdentity:
     >>> a = run_identity({"split": "toy-echo-en", "epochs": None})
     >>> a == run_identity({"split": "toy-echo-en"}), a == run_identity({"split": "toy-x"})
     (True, False)
+    >>> b = run_identity({"agent": {"named": "ag.py:build", "files": {"ag.py": "1"}}})
+    >>> b.digest == run_identity({"agent": {"named": "ag:build", "files": {"ag.py": "1"}}}).digest
+    True
     """
     clean = {k: v for k, v in redact(_jsonable(dict(parts))).items() if v not in (None, {}, [])}
-    text = json.dumps(clean, sort_keys=True, ensure_ascii=False, default=str)
+    measured = {k: _measured(v) for k, v in clean.items()}
+    text = json.dumps(measured, sort_keys=True, ensure_ascii=False, default=str)
     return RunIdentity(digest=hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
                        parts=clean)
 
 
+def _measured(part: Any) -> Any:
+    """A part without how it was named (:data:`NAMED`)."""
+    return {k: v for k, v in part.items() if k != NAMED} if isinstance(part, dict) else part
+
+
 _PART_NAMES = {"strategy_options": "strategy options", "scoring_options": "scoring options",
-               "tool_faults": "tool faults", "split": "split"}
+               "tool_faults": "tool faults", "split": "split", "agent_cmd": "agent command",
+               "agent_version": "agent version"}
+_CODE = ("files", "code", NAMED)
+"""The keys of a part of code that say what its code is, and how it was named."""
 
 
 def identity_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     """What differs between two identities' parts, in one phrase (``agent ag.py:build: its
     code changed (ag.py)``; ``model: temperature 0 -> 0.7``).
 
-    >>> identity_change({"agent": {"name": "a.py:f", "files": {"a.py": "1"}}},
-    ...                 {"agent": {"name": "a.py:f", "files": {"a.py": "2"}}})
-    'agent a.py:f: its code changed (a.py)'
+    >>> identity_change({"agent": {"named": "a.py:f", "files": {"a.py": "1"}}},
+    ...                 {"agent": {"named": "a:f", "files": {"a.py": "2"}}})
+    'agent a:f: its code changed (a.py)'
     """
     said = []
     for name in sorted(set(old) | set(new)):
         before, after = old.get(name), new.get(name)
-        if before != after:
+        if _measured(before) != _measured(after):
             said.append(_part_change(name, before, after))
     return "; ".join(said) or "identity"
 
 
 def _part_change(name: str, before: Any, after: Any) -> str:
     label = _PART_NAMES.get(name, name)
-    if isinstance(before, dict) and isinstance(after, dict) and "files" in after:
-        who = f"{label} {after.get('name')}" if after.get("name") else label
-        files = before.get("files") or {}
-        now = after.get("files") or {}
-        changed = sorted(f for f in set(files) | set(now) if files.get(f) != now.get(f))
-        if before.get("name") != after.get("name"):
-            return f"{label}: {before.get('name')} -> {after.get('name')}"
-        return f"{who}: its code changed" + (f" ({', '.join(changed[:3])})" if changed else "")
-    if isinstance(before, dict) and isinstance(after, dict):
-        keys = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    if name == "inputs":  # label -> digest of each file read
+        changed = _changed(before or {}, after or {})
+        return (f"{'a file' if len(changed) == 1 else 'files'} it reads changed: "
+                + ", ".join(changed[:3]))
+    if not (isinstance(before, dict) and isinstance(after, dict)):
+        return f"{label}: {_short(before)} -> {_short(after)}"
+    if "name" in after and before.get("name") != after.get("name"):  # another strategy
+        return f"{label}: {before.get('name')} -> {after.get('name')}"
+    keys = sorted(k for k in set(before) | set(after)
+                  if k not in _CODE and before.get(k) != after.get(k))
+    if keys or "files" not in after:
         return f"{label}: " + ", ".join(f"{k} {_short(before.get(k))} -> {_short(after.get(k))}"
                                         for k in keys[:3])
-    return f"{label}: {_short(before)} -> {_short(after)}"
+    named = after.get(NAMED) or after.get("name")
+    changed = _changed(before.get("files") or {}, after.get("files") or {})
+    return (f"{label} {named}" if named else label) + ": its code changed" + (
+        f" ({', '.join(changed[:3])})" if changed else "")
+
+
+def _changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """The keys whose values differ (a file whose digest changed, or that came or went)."""
+    return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
 
 
 def _short(value: Any) -> str:
@@ -157,4 +187,4 @@ def _moved(base: Path, path: Path, why: str | None) -> str | None:
             f"{path}")
 
 
-__all__ = ["Placement", "RunIdentity", "identity_change", "place_run", "run_identity"]
+__all__ = ["NAMED", "Placement", "RunIdentity", "identity_change", "place_run", "run_identity"]

@@ -4,6 +4,7 @@ threads outlive a call), and a bounded wind-down of what is left when a run ends
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Coroutine
@@ -13,6 +14,9 @@ T = TypeVar("T")
 
 _THREAD_NAME = "tooleval-runner"
 _WIND_DOWN_S = 10.0
+WAKE_S = 0.2
+"""How often a caller waiting for the loop wakes: a signal the kernel delivered to another
+thread (Ctrl-C, SIGTERM) is handled only once the main thread runs."""
 
 
 class LoopThread:
@@ -44,7 +48,7 @@ class LoopThread:
             raise RuntimeError("run_experiment called from inside a run: await arun_experiment")
         loop = self.loop
         try:  # scheduled inside: an interrupt that lands as the run starts winds it down too
-            return asyncio.run_coroutine_threadsafe(coro, loop).result()
+            return _result(asyncio.run_coroutine_threadsafe(coro, loop))
         except KeyboardInterrupt:
             # Cancelling the future alone returns at once while LangSmith's own tasks run on;
             # they then die at interpreter shutdown with tracebacks. Wind every task down first.
@@ -72,6 +76,16 @@ _RUNNER = LoopThread()
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine on the runner's event loop and wait for it (Ctrl-C cancels it)."""
     return _RUNNER.run(coro)
+
+
+def _result(future: concurrent.futures.Future[T]) -> T:
+    """The future's result, waking every :data:`WAKE_S` until it is done."""
+    while True:
+        try:
+            return future.result(timeout=WAKE_S)
+        except TimeoutError:
+            if future.done():  # the coroutine's own TimeoutError
+                raise
 
 
 async def _cancel_tasks(timeout: float) -> None:

@@ -59,6 +59,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -73,11 +74,13 @@ from tooleval_agents.contracts import (
     ScoringContext,
 )
 from tooleval_agents.data.datadir import data_dir_or_samples
+from tooleval_agents.data.inputs import noting
 from tooleval_agents.data.langsmith_datasets import (
     api_key_configured,
     to_examples,
 )
 from tooleval_agents.errors import ToolevalError
+from tooleval_agents.mcp.agent_process import end_all, left_running
 from tooleval_agents.mcp.log import CALLS
 from tooleval_agents.models.batch.ledger import BATCHES, open_batches
 from tooleval_agents.models.reference import AnswerKey
@@ -99,9 +102,10 @@ from tooleval_agents.registry import (
     build_scorer,
     resolve_split,
 )
+from tooleval_agents.results.dirlock import Held
 from tooleval_agents.results.epochs import epoch_id, with_epochs
 from tooleval_agents.results.fault_metrics import with_fault_metrics
-from tooleval_agents.results.records import DatasetRef, RunConfig
+from tooleval_agents.results.records import UNSEALED_NOTE, DatasetRef, RunConfig
 from tooleval_agents.results.rundir import (
     CONFIG,
     EXAMPLES,
@@ -151,8 +155,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langsmith import Client
     from langsmith.schemas import Example, TracerSession
+from tooleval_agents.run.served import ToolServers
 from tooleval_agents.run.setup import (
-    ToolServers,
     _build,
     _Models,
     _models,
@@ -161,6 +165,7 @@ from tooleval_agents.run.setup import (
     examples_in_flight,
     model_gateways,
     model_label_of,
+    read_late,
     run_identity_of,
     run_name,
 )
@@ -225,6 +230,8 @@ def _config(spec: RunSpec, plan: _Plan, models: _Models, name: str, identity: Ru
         agent_cmd=(redact_text(spec.agent_cmd) if spec.agent_cmd is not None else
                    f"--agent-preset {plan.preset.describe()}" if plan.preset is not None
                    else None),
+        agent_sandbox=None if not spec.outside_agent else (
+            spec.sandbox.record() if spec.sandbox is not None else {"sealed": False}),
         model={"spec": model_label_of(spec), "params": model_params(models.inner),
                **({"server": models.server.record()} if models.server is not None else {})},
         judge=({"spec": model_label(judge), "params": model_params(judge),
@@ -331,19 +338,23 @@ async def arun_experiment(spec: RunSpec | str | Benchmark, /, *, client: Client 
     if not selected:
         raise ToolevalError(f"{plan.split.name} has no examples in {data}")
     models = await _models(spec, plan)
-    scorer = build_scorer(plan.bench, plan.split, plan.scoring,
-                          ScoringContext(data_dir=data, judge=models.judge))
-    if spec.faults is not None:
-        scorer = with_fault_metrics(scorer)
-    identity, unreadable = run_identity_of(spec, plan, models)
+    servers = ToolServers()  # the MCP server, if the workflow needs one
+    gateways = model_gateways(spec, models)  # the model served to an agent command
+    with noting() as inputs:  # what the scorer and the workflow read: part of the identity
+        scorer = build_scorer(plan.bench, plan.split, plan.scoring,
+                              ScoringContext(data_dir=data, judge=models.judge))
+        if spec.faults is not None:
+            scorer = with_fault_metrics(scorer)
+        graph = _build(plan, models, data, servers, gateways)
+    identity, unreadable = run_identity_of(spec, plan, models, inputs)
     run_dir = _place(spec, plan, identity, unreadable)
     name = run_dir.path.name
-    servers = ToolServers(run_dir.path / CALLS)  # the MCP server, if the workflow needs one
-    gateways = model_gateways(spec, models)  # the model served to an agent command
-    graph = _build(plan, models, data, servers, gateways)
+    servers.log_to(run_dir.path / CALLS)
     made = [d for d in (run_dir.path, *run_dir.path.parents) if not d.exists()]
     # A second process on this run stops at once; a failed start leaves nothing behind.
-    with run_dir.lock(), _undone_on_failure(run_dir, made), servers, gateways:
+    with run_dir.lock() as taken, _undone_on_failure(run_dir, made), servers, gateways, \
+            read_late(inputs, name):
+        _say_stale(run_dir, taken)
         if spec.fresh:
             for file in (CONFIG, EXAMPLES, SUMMARY, BATCHES):
                 (run_dir.path / file).unlink(missing_ok=True)
@@ -386,6 +397,29 @@ def _place(spec: RunSpec, plan: _Plan, identity: RunIdentity, unreadable: str | 
     for note in filter(None, (placed.note, unreadable)):
         log.warning("%s", note)
     return RunDir(placed.path)
+
+
+def _say_stale(run_dir: RunDir, held: Held) -> None:
+    """What a run that was killed while it held the directory left: said in one line, and
+    its agents' processes that still run (unsealed, off Linux) are ended."""
+    if held.stale is None or held.stale == os.getpid():
+        return
+    try:
+        os.kill(held.stale, 0)
+        reused = True
+    except ProcessLookupError:
+        reused = False
+    except PermissionError:
+        reused = True
+    left = [] if reused else left_running(held.stale)
+    end_all(left)
+    what = ("its PID is now another process's, so what it left cannot be told apart" if reused
+            else f"{len(left)} process(es) its agent commands started still ran: ended "
+            f"(PID {', '.join(map(str, left[:10]))})" if left
+            else "none of its agent commands' processes was left running")
+    log.warning("%s: the run before this one (process %d) was stopped without ending (killed, "
+                "or it crashed): its lock is taken over and the examples it was running run "
+                "again; %s", run_dir.path, held.stale, what)
 
 
 def _say_resumed(run_dir: RunDir, held: _Held, positions: list[int], epochs: int) -> None:
@@ -478,7 +512,8 @@ async def _finish(spec: RunSpec, name: str, scorer: Scorer, run_dir: RunDir,
     summary = summarize(name, scorer, session.held, run_dir,
                         wall_s=time.perf_counter() - started, epochs=spec.epochs,
                         model=model_label_of(spec), judge=judge)
-    summary.notes[:0] = [*notes, *replay_note(endpoint, server, work["cache_hits"])]
+    summary.notes[:0] = [*([UNSEALED_NOTE] if config.unsealed else []), *notes,
+                         *replay_note(endpoint, server, work["cache_hits"])]
     summary = summary.model_copy(update={"session": work})
     run_dir.write_summary(summary)
     summary = summary.model_copy(update={"run_dir": str(run_dir.path)})

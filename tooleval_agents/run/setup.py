@@ -5,10 +5,11 @@ for retries, rate limit, accounting and the response cache (:class:`_Models`).""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,11 +20,12 @@ from tooleval_agents.contracts import (
     Split,
     Strategy,
     StrategyContext,
-    resolve_options,
 )
+from tooleval_agents.data.inputs import noting
 from tooleval_agents.errors import ToolevalError
 from tooleval_agents.mcp import require_mcp
 from tooleval_agents.mcp.presets import Resolved, preset_named, resolve
+from tooleval_agents.mcp.sandbox import AgentSandbox, check_sandbox, check_workdir
 from tooleval_agents.models.batch.openai_http import batch_clients, openai_backend
 from tooleval_agents.models.batch.queue import BatchQueue
 from tooleval_agents.models.cache import SQLiteCache
@@ -61,28 +63,30 @@ from tooleval_agents.registry import (
     get_benchmark,
     get_strategy,
     register,
+    resolve_options,
     resolve_split,
     served_agent_io,
     strategies,
 )
-from tooleval_agents.run.identity import RunIdentity, run_identity
+from tooleval_agents.run.identity import NAMED, RunIdentity, run_identity
 from tooleval_agents.run.naming import (
     CONNECTION_ARGS,
     answer_args,
     model_label,
     readable_name,
 )
+from tooleval_agents.run.served import ModelGateways, ToolServers
 from tooleval_agents.run.spec import RunSpec
-from tooleval_agents.run.usercode import code_identity
+from tooleval_agents.run.usercode import code_identity, command_files
 from tooleval_agents.tool_faults import KINDS
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from langchain_core.caches import BaseCache
     from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables import Runnable
 
-    from tooleval_agents.gateway.server import ModelGateway
-    from tooleval_agents.mcp.server import ToolServer
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +224,7 @@ def _command_plan(spec: RunSpec, bench: Benchmark, split: Split) -> _Plan:
     agent = spec.agent_name or spec.agent_preset or "agent"
     command = AgentCommand(spec.agent_cmd or "", agent, spec.agent_timeout,
                            model_label(spec.model) if spec.model is not None else None,
-                           preset)
+                           sealed_by(spec), preset)
     _, scoring_options = resolve_options(
         spec.prompts, strategy=(f"strategy {name}", None, None),
         scoring=(f"{bench.name} {split.task} scoring", bench.scoring_options(split),
@@ -239,6 +243,21 @@ def _played_answers(bench: Benchmark, name: str, model: Any) -> ReferenceAnswers
         raise ValueError(f"the agent command plays {name!r}, which states no gold answers: "
                          f"the offline model {model!r} cannot play it; use a provider model")
     return played
+
+
+def sealed_by(spec: RunSpec) -> AgentSandbox | None:
+    """The sandbox of a run's agent command, its runs root hidden too (``None``: unsealed).
+
+    Raises:
+        SandboxUnavailable: no sandbox can be made here (the message says how to fix it).
+        UsageError: the working directory (shown to the agent) holds the user's home.
+    """
+    sandbox = spec.sandbox
+    if sandbox is None:
+        return None
+    check_sandbox()
+    check_workdir(Path.cwd(), sandbox)
+    return dataclasses.replace(sandbox, hide=(*sandbox.hide, Path(spec.out).resolve()))
 
 
 @dataclass
@@ -396,80 +415,11 @@ async def _add_judge(spec: RunSpec, models: _Models,
         scheduler=None if batched else models.scheduler_for(judge, spec.max_concurrency))
 
 
-class ModelGateways:
-    """The run's model gateway (:mod:`tooleval_agents.gateway`): the model under test, as the
-    run wraps it, served to an agent command (``--agent-cmd`` with ``--model``), made on first
-    use; stopped with :meth:`stop`, which says what it refused that named no example."""
-
-    def __init__(self, model: BaseChatModel | None, name: str) -> None:
-        self.model, self.name = model, name
-        self.gateway: ModelGateway | None = None
-
-    @property
-    def serving(self) -> bool:
-        """Whether the run has a model to serve (an agent command with ``--model``)."""
-        return self.model is not None
-
-    def __call__(self) -> ModelGateway:
-        if self.gateway is None:
-            from tooleval_agents.gateway import require_gateway
-            from tooleval_agents.gateway.server import ModelGateway
-
-            require_gateway()
-            assert self.model is not None
-            self.gateway = ModelGateway(self.model, name=self.name)
-        return self.gateway
-
-    def stop(self) -> None:
-        if self.gateway is None:
-            return
-        self.gateway.stop()
-        refused = self.gateway.grants.unattributed
-        if refused:
-            log.warning("the model gateway refused %d request(s) that named no running "
-                        "example (%s)", sum(refused.values()),
-                        ", ".join(f"{n} x {k}" for k, n in sorted(refused.items())))
-
-    def __enter__(self) -> ModelGateways:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
 def model_gateways(spec: RunSpec, models: _Models) -> ModelGateways:
     """The run's gateway: serving the wrapped model when an agent command runs with
     ``--model``, else one that serves nothing."""
     serving = spec.outside_agent and spec.model is not None
     return ModelGateways(models.wrapped if serving else None, model_label_of(spec))
-
-
-class ToolServers:
-    """The run's MCP server (:mod:`tooleval_agents.mcp`), made on first use -- the ``mcp``
-    extra is needed only then -- with its call log in the run directory; stopped with
-    :meth:`stop`."""
-
-    def __init__(self, log: Path) -> None:
-        self.log = log
-        self.server: ToolServer | None = None
-
-    def __call__(self) -> ToolServer:
-        if self.server is None:
-            from tooleval_agents.mcp.server import ToolServer
-
-            require_mcp()
-            self.server = ToolServer(log=self.log)
-        return self.server
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.stop()
-
-    def __enter__(self) -> ToolServers:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def _build(plan: _Plan, models: _Models, data: Path,
@@ -528,14 +478,31 @@ def _model_part(model: str | BaseChatModel, inner: BaseChatModel | None,
             "params": {k: v for k, v in params.items() if k not in apart}}
 
 
-def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIdentity, str | None]:
+@contextlib.contextmanager
+def read_late(inputs: Mapping[str, str], name: str) -> Iterator[None]:
+    """Note what the run reads once its identity is fixed (as its examples run): an input read
+    then that the identity does not hold, or holds at another digest, is said in one line (a
+    change to it would not be noticed; every reader of ours reads at build time)."""
+    with noting() as later:
+        yield
+    missed = sorted(k for k, v in later.items() if inputs.get(k) != v)
+    if missed:
+        log.warning("%s: read %s as it ran, after its identity was fixed: a change to %s "
+                    "would not be noticed", name, ", ".join(missed[:3]),
+                    "it" if len(missed) == 1 else "them")
+
+
+def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models,
+                    inputs: Mapping[str, str] | None = None) -> tuple[RunIdentity, str | None]:
     """What the run measures (:func:`~tooleval_agents.run.identity.run_identity`), and what to
-    say when part of it cannot be read (a compiled graph whose code is out of reach)."""
+    say when part of it cannot be read (a compiled graph whose code is out of reach).
+    ``inputs``: what building its workflow and scorer read (:mod:`tooleval_agents.data.inputs`:
+    official prompt files, demonstrations, toolsets), each file by its digest."""
     note = None
     agent: dict[str, Any] | None = None
     if spec.agent is not None:
         read = code_identity(plan.factory if isinstance(spec.agent, str) else spec.agent)
-        agent = {"name": plan.agent_name, **read.record()}
+        agent = {NAMED: plan.agent_name, **read.record()}
         if not read.readable:
             note = (f"agent {plan.agent_name}: nothing of its code could be read, so a change "
                     "to it will not be noticed (the run's identity knows it by name): pass its "
@@ -548,13 +515,20 @@ def run_identity_of(spec: RunSpec, plan: _Plan, models: _Models) -> tuple[RunIde
         "strategy": {"name": plan.strategy_name, "files": strategy_files} if strategy_files
         else plan.strategy_name,
         "agent": agent,
+        # Sealed or not is part of what is measured: the sandbox decides what the agent can
+        # reach (an agent that reads the gold or calls a host scores otherwise); an unsealed
+        # run keeps the identity it had before sandboxes.
         "agent_cmd": None if not spec.outside_agent else {
-            "name": plan.agent_name,
-            **({"command": redact_text(spec.agent_cmd)} if spec.agent_cmd is not None else {}),
+            NAMED: plan.agent_name,
+            **({"command": redact_text(spec.agent_cmd), "files": command_files(spec.agent_cmd)}
+               if spec.agent_cmd is not None else {}),
             # A preset: its version and wiring (not where its program is).
             **({"preset": plan.preset.identity()} if plan.preset is not None else {}),
+            **({} if spec.sandbox is None else {"sandbox": spec.sandbox.record()}),
             # The model is the run's, served to the agent (not a name it was handed).
             **({"model": "gateway"} if spec.model is not None else {})},
+        "agent_version": spec.agent_version,
+        "inputs": dict(sorted((inputs or {}).items())),
         "model": None if spec.model is None else _model_part(spec.model, models.inner,
                                                              spec.model_kwargs),
         "judge": None if spec.judge is None else _model_part(

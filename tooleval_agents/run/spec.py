@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tooleval_agents.mcp.sandbox import AgentSandbox
 from tooleval_agents.models.batch.settings import BatchSettings
 from tooleval_agents.results.selection import parse_samples
 from tooleval_agents.tool_faults import ToolFaults, parse_tool_faults
@@ -100,7 +101,12 @@ class RunSpec:
     """An agent command as the system under test (:mod:`tooleval_agents.mcp.external`): run
     per example with its MCP session's URL and the request (and, with ``model``, the model
     gateway's URLs and key); the calls its session answered are the trajectory, what it
-    prints its final answer. Part of the run's identity."""
+    prints its final answer. Part of the run's identity, with the files it names
+    (:func:`~tooleval_agents.run.usercode.command_files`)."""
+    agent_version: str | None = None
+    """The version of the agent (``--agent-version``: a release, a commit; a preset sets its
+    binary's): part of the run's identity, for what its files do not show (a binary on PATH,
+    a model behind a service)."""
     agent_name: str | None = None
     """What the run calls the agent command (its directory name: ``<strategy>+<name>``;
     default ``agent``)."""
@@ -113,6 +119,12 @@ class RunSpec:
     identity."""
     agent_bin: str | Path | None = None
     """The preset's program (default: its name on the PATH)."""
+    agent_sandbox: bool | AgentSandbox = False
+    """Seal the agent command in the agent sandbox (:mod:`tooleval_agents.mcp.sandbox`:
+    ``bwrap``; ``True``, or an :class:`~tooleval_agents.mcp.sandbox.AgentSandbox` naming the
+    hosts it may reach and the paths it may read): it sees its own example and nothing else.
+    ``False``: it runs as the user, and the run is marked unsealed. Part of the run's
+    identity."""
     batch: BatchSettings | bool = False
     """Send the model's and the judge's calls as provider batches (``True``: default
     :class:`~tooleval_agents.models.batch.BatchSettings`): OpenAI-compatible models through
@@ -134,6 +146,13 @@ class RunSpec:
         return self.batch if isinstance(self.batch, BatchSettings) else None
 
     @property
+    def sandbox(self) -> AgentSandbox | None:
+        """:attr:`agent_sandbox` as settings; ``None``: the agent command runs unsealed."""
+        if self.agent_sandbox is True:
+            return AgentSandbox()
+        return self.agent_sandbox if isinstance(self.agent_sandbox, AgentSandbox) else None
+
+    @property
     def faults(self) -> ToolFaults | None:
         """:attr:`tool_faults` parsed; ``None`` when no call can fail."""
         faults = parse_tool_faults(self.tool_faults)
@@ -149,6 +168,8 @@ class RunSpec:
         if self.samples is not None:
             parse_samples(self.samples)
         parse_tool_faults(self.tool_faults)
+        if self.agent_version is not None and not self.agent_version.strip():
+            raise ValueError("agent_version is empty")
         self._check_agent_cmd()
         if self.model_kwargs and not isinstance(self.model, str):
             raise ValueError("model_kwargs apply to a model spec; configure a model instance "
@@ -167,12 +188,20 @@ class RunSpec:
             if self.model is None:
                 raise ValueError(f"agent_preset {self.agent_preset}: give model (the model "
                                  "the gateway serves it)")
+            if self.agent_sandbox:
+                raise ValueError("agent_sandbox seals an agent command; a preset is not sealed "
+                                 "yet (docs/security.md): give agent_cmd, or no agent_sandbox")
         elif self.agent_cmd is None:
             if self.model is None:
                 raise ValueError("model is required (unless an agent command brings its own: "
                                  "agent_cmd)")
             if self.agent_name is not None:
                 raise ValueError("agent_name names an agent command: give agent_cmd")
+            if self.agent_version is not None and self.agent is None:
+                raise ValueError("agent_version is the version of an agent: give agent or "
+                                 "agent_cmd")
+            if self.agent_sandbox:
+                raise ValueError("agent_sandbox seals an agent command: give agent_cmd")
             return
         elif not self.agent_cmd.strip():
             raise ValueError("agent_cmd is empty")

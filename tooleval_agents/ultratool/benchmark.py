@@ -211,7 +211,8 @@ class UltraToolBenchmark(Benchmark):
                 return _tool_call_scorer(task, kv_score)
             return Scorer(score=kv_score,
                           aggregate=lambda scores: ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
-                          headline=ultratool_kv.metric_names(task)[:2])  # type: ignore[arg-type]
+                          headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
+                          higher_is_better=ultratool_kv.metric_names(task))  # type: ignore[arg-type]
         if task in ("planning", "tool_creation"):
             from tooleval_agents.evaluators.ultratool.judge import ultratool_judge
 
@@ -229,7 +230,8 @@ class UltraToolBenchmark(Benchmark):
             from tooleval_agents.evaluators.ultratool import plan_create_use as pcu
             return Scorer(score=pcu.score_plan_create_use,
                           aggregate=pcu.aggregate_plan_create_use, headline=pcu.HEADLINE,
-                          count_metrics=COUNT_METRICS)
+                          count_metrics=COUNT_METRICS, higher_is_better=pcu.HIGHER_IS_BETTER,
+                          lower_is_better=pcu.LOWER_IS_BETTER)
         raise KeyError(f"ultratool task {task!r} has no scorer")
 
     def to_example(self, split: Split, record: Any) -> ExampleFields:
@@ -251,6 +253,8 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
     from tooleval_agents.evaluators.parsing import ParseFailure, parse_list
     from tooleval_agents.evaluators.trajectory import (
         COUNT_METRICS,
+        HIGHER_IS_BETTER,
+        LOWER_IS_BETTER,
         aggregate_trajectory,
         score_tool_use,
         score_trajectory,
@@ -278,12 +282,18 @@ def _tool_call_scorer(task: str, kv_score: Any) -> Scorer:
                   aggregate=lambda scores: {**ultratool_kv.aggregate(task, scores),  # type: ignore[arg-type]
                                             **aggregate_trajectory(scores)},
                   headline=ultratool_kv.metric_names(task)[:2],  # type: ignore[arg-type]
-                  count_metrics=COUNT_METRICS)
+                  count_metrics=COUNT_METRICS,
+                  higher_is_better=(*ultratool_kv.metric_names(task),  # type: ignore[arg-type]
+                                    *HIGHER_IS_BETTER),
+                  lower_is_better=LOWER_IS_BETTER)
 
 
 def _planning_scorer(judge: UltraToolJudge) -> Scorer:
     """The plan's structure metrics, and the judge's when a judge model is given."""
+    from tooleval_agents.evaluators.ultratool.judge import judge_metrics
     from tooleval_agents.evaluators.ultratool.planning_structure import (
+        HIGHER_IS_BETTER,
+        LOWER_IS_BETTER,
         aggregate_plan_structure,
         prediction_text,
         score_plan_structure,
@@ -311,17 +321,22 @@ def _planning_scorer(judge: UltraToolJudge) -> Scorer:
     live = judge.model is not None
     return Scorer(score=score, aggregate=aggregate, ascore=ascore if live else None,
                   headline=("planning",) if live else ("plan_rouge_l",),
+                  higher_is_better=(*HIGHER_IS_BETTER, *judge_metrics("planning")),
+                  lower_is_better=LOWER_IS_BETTER,
                   # The paper's planning score is the judge's: without one it is not a 0.
                   not_computed={} if live else {"planning": "no --judge"})
 
 
 def _tool_creation_scorer(judge: UltraToolJudge) -> Scorer:
     """The judge's scores of each gold step's created tool: a judge model is needed."""
+    from tooleval_agents.evaluators.ultratool.judge import judge_metrics
+
     if judge.model is None:
         raise ValueError("tool_creation is scored by an LLM judge: pass a judge model "
                          "(--judge provider:model) or re-score recorded judgments")
     return Scorer(score=judge.score_example, aggregate=judge.aggregate,
-                  ascore=judge.ascore_example, headline=("tool_creation",))
+                  ascore=judge.ascore_example, headline=("tool_creation",),
+                  higher_is_better=judge_metrics("tool_creation"))
 
 
 @lru_cache(maxsize=4)

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from tooleval_agents.contracts import RecordMeta, Source
 from tooleval_agents.data.datadir import source_of
+from tooleval_agents.data.inputs import note_file
 from tooleval_agents.data.jsonio import LazySequence, first_error, load_json, read_jsonl
 from tooleval_agents.errors import DataFormatError, DatasetMissingError
 from tooleval_agents.ultratool.paths import (
@@ -67,8 +68,10 @@ def load_raw_file(path: Path, lang: Lang, source: Source = "official") -> list[R
 
 
 def load_raw(data_dir: Path, lang: Lang) -> list[RawSample]:
-    """Load ``test.json`` of a language."""
+    """Load ``test.json`` of a language (noted as an input of a run that reads it: the
+    toolsets an agent is shown are built from it)."""
     path = _require(raw_path(data_dir, lang), data_dir)
+    note_file(path, data_dir)
     return load_raw_file(path, lang, source_of(data_dir))
 
 
@@ -110,18 +113,23 @@ def load_task(data_dir: Path, task: UltraToolTask, lang: Lang, *, seed: int | No
     used when present and ``seed`` is ``None``; otherwise the rebuilt set (cached per user) is
     returned, with ``meta.source == "rebuilt"``. An explicit ``seed`` always gives the rebuilt
     set of that seed, even when an official file exists (``seed`` is ignored for the other
-    tasks).
+    tasks). The file read is noted as an input of a run that reads it
+    (:mod:`tooleval_agents.data.inputs`).
     """
     path = task_path(data_dir, task, lang)
     if task in REBUILT_TASKS and (seed is not None or not path.is_file()):
         built = rebuilt_path(data_dir, task, lang, seed=seed)
+        note_file(built, data_dir)
         return load_task_file(built, task, lang, "rebuilt")
-    return load_task_file(_require(path, data_dir), task, lang, source_of(data_dir))
+    note_file(_require(path, data_dir), data_dir)
+    return load_task_file(path, task, lang, source_of(data_dir))
 
 
 def load_example(data_dir: Path, task: UltraToolTask, lang: Lang) -> _Task:
-    """Load the one-shot demonstration (a pretty-printed JSON object) of a task."""
+    """Load the one-shot demonstration (a pretty-printed JSON object) of a task (noted as an
+    input of a run that reads it: its prompts show it)."""
     path = _require(example_path(data_dir, task, lang), data_dir)
+    note_file(path, data_dir)
     data = load_json(path)
     model = RECORD_TYPES[task]
     try:

@@ -34,6 +34,7 @@ from typing import Any
 from tooleval_agents.data.jsonio import atomic_write_text, writing
 from tooleval_agents.data.paths import inside
 from tooleval_agents.models.tool_calls.counts import FORMAT_ERRORS
+from tooleval_agents.results.compare_view import sandbox_trait
 from tooleval_agents.results.costs import price_for
 from tooleval_agents.results.dirlock import holder
 from tooleval_agents.results.records import ExampleResult
@@ -171,6 +172,7 @@ def _write_run(path: Path, rid: str, data_dir: Path) -> tuple[dict[str, Any], in
             "benchmark": config.benchmark, "task": config.task, "subset": config.subset,
             "split": config.dataset.name, "strategy": config.strategy,
             "strategy_options": config.strategy_options, "agent": config.agent,
+            "sealed": None if config.agent_cmd is None else not config.unsealed,
             "model": config.model.get("spec"), "judge": (config.judge or {}).get("spec"),
             "scoring_options": config.scoring_options,
             "options": _options(config),
@@ -222,6 +224,7 @@ def _options(config: Any) -> dict[str, str]:
     ``strategy.<k>``, ``scoring.<k>``, ``model.<param>``, ``judge``, ``agent``, ``samples``):
     the index shows those that differ between runs."""
     out = {"epochs": str(config.epochs), "agent": config.agent or "",
+           "sandbox": sandbox_trait(config),
            "judge": (config.judge or {}).get("spec") or "",
            "samples": config.dataset.samples or ""}
     out.update({f"strategy.{k}": str(v) for k, v in config.strategy_options.items()})

@@ -33,11 +33,27 @@ function el(tag, attrs, ...children) {
     if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return node;
+}
+
+// A verdict's text with its `names` in code, as DOM nodes (text, never parsed as HTML); a
+// backtick without its pair stays as written.
+function inline(text) {
+  const parts = String(text).split("`");
+  return parts.map((part, i) => i % 2 === 0 ? part :
+    i < parts.length - 1 ? el("code", {}, part) : "`" + part);
+}
+
+// A name that may break after its hyphens, underscores and dots (a <wbr> after each) when it
+// is long; a short one stays on one line.
+function breakable(text) {
+  const parts = String(text).split(/(?<=[-_.=])/);
+  if (String(text).length <= 12) return el("span", {class: "nowrap"}, text);
+  return parts.flatMap((part, i) => i ? [el("wbr"), part] : [part]);
 }
 
 function num(value) {
@@ -49,8 +65,24 @@ function num(value) {
 function usd(cost) {
   if (!cost || !("total_usd" in cost)) return "";
   if (cost.total_usd === null) return "unknown price";
-  const per = cost.per_success_usd === null ? "" : ` (${cost.per_success_usd.toFixed(4)} per success)`;
-  return cost.total_usd.toFixed(4) + per;
+  const per = cost.per_success_usd === null ? null :
+    el("div", {class: "ci"}, `${cost.per_success_usd.toFixed(4)} per success`);
+  return [cost.total_usd.toFixed(4), per];
+}
+
+// When a run started (recorded in UTC), to the minute, in the reader's time zone: the date
+// over the time.
+function started(run) {
+  const at = new Date(run.created_at || "");
+  if (Number.isNaN(at.getTime())) return "";
+  const two = (n) => String(n).padStart(2, "0");
+  return [`${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}`, el("br"),
+          `${two(at.getHours())}:${two(at.getMinutes())}`];
+}
+
+// A run's name: its folder's (what `tooleval run` printed and `tooleval compare` takes).
+function runName(run) {
+  return (run.path || run.id).split(/[\\/]/).filter(Boolean).pop() || run.id;
 }
 
 function callCost(price, usage) {
@@ -89,8 +121,14 @@ function headline(run) {
 
 function runLabel(run) {
   const opts = Object.entries(run.strategy_options || {}).map(([k, v]) => k + "=" + v).join(",");
-  return [run.strategy + (opts ? "(" + opts + ")" : ""), run.agent, run.model].filter(Boolean)
-    .join(" · ");
+  return [run.strategy + (opts ? "(" + opts + ")" : ""), agentLabel(run), run.model]
+    .filter(Boolean).join(" · ");
+}
+
+// An agent command's run says whether it ran sealed (--agent-sandbox): an unsealed one could
+// read the data, so its numbers are marked.
+function agentLabel(run) {
+  return run.agent ? run.agent + (run.sealed === false ? " (unsealed)" : "") : "";
 }
 
 function nOfN(run) {
@@ -149,17 +187,20 @@ function runsPage(runs) {
   const columns = benchmarks.flatMap((b) => [...new Set(runs.filter((r) => r.benchmark === b)
     .flatMap(headline))].map((m) => ({benchmark: b, metric: m})));
   const options = differingOptions(runs);
+  // headers and names break after _ and -, not anywhere: the table fits a 1,400 px window
   const table = el("table", {id: "runs"},
     el("thead", {}, el("tr", {}, [
-      ...["run (started)", "split", "strategy", "model", ...options, "n of N"].map((h) => el("th", {}, h)),
-      ...columns.map((c) => el("th", {title: c.benchmark},
-        benchmarks.length > 1 ? `${c.metric} (${c.benchmark})` : c.metric)),
-      el("th", {}, "tokens/example"), el("th", {}, "cost $")])),
+      ...["run", "started", "split", "strategy", "model", ...options, "n of N"]
+        .map((h) => el("th", {}, breakable(h))),
+      ...columns.map((c) => el("th", {title: c.benchmark}, breakable(c.metric),
+        benchmarks.length > 1 ? el("div", {class: "ci"}, c.benchmark) : null)),
+      el("th", {}, "tokens/ example"), el("th", {}, "cost $")])),
     el("tbody", {}, runs.map((run) => el("tr", {"data-run": run.id},
-      el("td", {class: "nowrap"}, el("a", {href: link(["run", run.id]), title: run.experiment},
-        (run.created_at || run.id).slice(0, 16).replace("T", " "))),
-      el("td", {class: "nowrap"}, run.split),
-      el("td", {}, run.strategy + (run.agent ? " · " + run.agent : "")),
+      el("td", {class: "name"}, el("a", {href: link(["run", run.id]), title: run.path || run.id},
+        breakable(runName(run)))),
+      el("td", {class: "nowrap started", title: run.created_at}, started(run)),
+      el("td", {}, breakable(run.split)),
+      el("td", {}, run.strategy + (run.agent ? " · " + agentLabel(run) : "")),
       el("td", {}, run.model || ""),
       options.map((k) => el("td", {class: "option"}, (run.options || {})[k] || "—")),
       el("td", {class: "num nowrap" + (progress(run) ? " progress " + run.state : "")},
@@ -170,8 +211,9 @@ function runsPage(runs) {
             `${num(run.ci[c.metric][0])}–${num(run.ci[c.metric][1])}`) : null)),
       el("td", {class: "num"}, num((run.usage.input_tokens_per_example || 0) +
                                    (run.usage.output_tokens_per_example || 0))),
-      el("td", {class: "num"}, usd(run.cost))))));
-  return [el("h1", {}, runs.length + " run(s)"), liveNote(runs), table];
+      el("td", {class: "num cost"}, usd(run.cost))))));
+  return [el("h1", {}, runs.length + " run(s)"), liveNote(runs),
+          el("div", {class: "wide"}, table)];
 }
 
 function filterRows(rows, params) {
@@ -259,7 +301,8 @@ function runPage(run, rows, params) {
       // j opens the first example shown; the filter goes along, so j/k walk the filtered rows
       el("td", {}, el("a", {href: link(["run", run.id, "ex", r.key], params),
                             "data-key": i === 0 ? "j" : null}, r.key)),
-      el("td", {}, r.status), el("td", {}, r.error_kind || ""), el("td", {class: "why"}, r.why || ""),
+      el("td", {}, r.status), el("td", {}, r.error_kind || ""),
+      el("td", {class: "why"}, inline(r.why || "")),
       metrics.map((m) => el("td", {class: "num"}, m in r.scores ? num(r.scores[m]) : "")),
       el("td", {class: "num"}, r.tokens), el("td", {class: "num"}, num(r.latency_s))))));
   const pager = el("div", {class: "pager"},
@@ -317,7 +360,7 @@ const MARKS = {ok: "✓", wrong: "✗ wrong", missing: "− missing", extra: "+ 
 function verdictLine(detail) {
   const v = detail.verdict || {passed: detail.status === "ok", reason: detail.status};
   return el("p", {class: "verdict " + (v.passed ? "passed" : "failed")},
-            (v.passed ? "PASSED" : "FAILED") + (v.reason ? " — " + v.reason : ""));
+            v.passed ? "PASSED" : "FAILED", v.reason ? [" — ", ...inline(v.reason)] : null);
 }
 
 function markCell(mark, text) {

@@ -11,5 +11,6 @@ from tooleval_agents.evaluators.ultratool.judge.entry import (
     ultratool_judge,
 )
 from tooleval_agents.evaluators.ultratool.judge.prompts import DIMENSIONS
+from tooleval_agents.evaluators.ultratool.judge.scores import judge_metrics
 
-__all__ = ["DIMENSIONS", "Prompts", "UltraToolJudge", "ultratool_judge"]
+__all__ = ["DIMENSIONS", "Prompts", "UltraToolJudge", "judge_metrics", "ultratool_judge"]

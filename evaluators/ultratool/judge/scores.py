@@ -101,6 +101,13 @@ def _metric_keys(task: JudgeTask) -> list[str]:
     return [_metric(task, d.key) for d in DIMENSIONS[task]] + [task]
 
 
+def judge_metrics(task: JudgeTask) -> tuple[str, ...]:
+    """The judge's 0-100 scores of a task (each dimension, overall; for planning also the mean
+    over the judged examples): a better system has them higher (``Scorer.higher_is_better``).
+    The counts of judge errors have no direction."""
+    return (*_metric_keys(task), *(("planning_judged",) if task == "planning" else ()))
+
+
 TOOL_CREATION_HITS = "tool_creation_hits"
 """Feedback key: an example's sum of overall/10 over its gold steps (pool with the steps)."""
 

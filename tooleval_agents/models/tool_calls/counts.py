@@ -38,6 +38,9 @@ STRUCTURED, TEXT, UNREAD, NO_CALL = ("tool_calls_structured", "tool_calls_text",
 AGENT_USAGE = {True: "usage_reported", False: "usage_not_reported"}
 """The summary's counts of an agent command's run (``--agent-cmd``): its examples whose agent
 reported its token usage, and those whose agent did not (their tokens and cost are unknown)."""
+FOREIGN = "foreign_calls"
+"""The summary's count of an agent command's run: requests its agents sent into another
+example's session with their own example's key (refused; ``foreign_call`` in the call log)."""
 READ_TEXT = "-O tool_calls=auto"
 SERVER_FLAGS = ("llama.cpp's llama-server: --jinja; llama-cpp-python: --chat_format "
                 "chatml-function-calling, which also needs tool_choice sent")
@@ -53,6 +56,9 @@ class ToolCallCounts(BaseModel):
     unread: int = 0
     """Answers without a call that hold what looks like one written as text (nobody read it:
     ``-O tool_calls=native``, or a call the reader could not parse)."""
+    foreign: int = 0
+    """Requests the example's agent sent into another example's session with its own key
+    (``--agent-cmd``: refused, never scored)."""
 
 
 def counts_of(outputs: Mapping[str, Any]) -> ToolCallCounts | None:
@@ -65,7 +71,8 @@ def counts_of(outputs: Mapping[str, Any]) -> ToolCallCounts | None:
     last = records[-1]
     return ToolCallCounts(structured=int(last.get("structured_calls", 0) or 0),
                           text=int(last.get("text_calls", 0) or 0),
-                          unread=int(last.get("unread_text_calls", 0) or 0))
+                          unread=int(last.get("unread_text_calls", 0) or 0),
+                          foreign=int(last.get(FOREIGN, 0) or 0))
 
 
 class CallTally:
@@ -83,6 +90,7 @@ class CallTally:
         self.totals.structured += counts.structured
         self.totals.text += counts.text
         self.totals.unread += counts.unread
+        self.totals.foreign += counts.foreign
         self.without += counts.structured + counts.text == 0
 
     def counts(self) -> dict[str, int]:
@@ -131,6 +139,16 @@ def tool_call_notes(counts: Mapping[str, Any]) -> list[str]:
     return notes
 
 
+def foreign_notes(counts: Mapping[str, Any]) -> list[str]:
+    """What a person must know when an agent reached for another example's session."""
+    foreign = int(counts.get(FOREIGN, 0))
+    if not foreign:
+        return []
+    return [f"{foreign} request(s) went into another example's session with an agent's own "
+            "key: refused and scored nowhere (foreign_call in mcp_calls.jsonl), but an agent "
+            "looked beyond its own example -- check what it reads (docs/mcp.md)."]
+
+
 FORMAT_ERRORS = "format_errors"
 """The run summary's ``counts`` key: finished answers that could not be read in the task's
 format (:attr:`~tooleval_agents.results.records.ExampleResult.format_error`)."""
@@ -165,6 +183,6 @@ def format_notes(counts: Mapping[str, Any], first: str | None = None) -> list[st
             f"task's format (format_errors{example}): scored as they are, mostly 0."]
 
 
-__all__ = ["AGENT_RECORD", "AGENT_USAGE", "FORMAT_ERRORS", "NO_CALL", "STRUCTURED", "TEXT",
-           "UNREAD", "CallTally", "ToolCallCounts", "counts_of", "format_notes",
-           "format_unmeasured", "tool_call_notes", "tool_calls_unmeasured"]
+__all__ = ["AGENT_RECORD", "AGENT_USAGE", "FOREIGN", "FORMAT_ERRORS", "NO_CALL", "STRUCTURED",
+           "TEXT", "UNREAD", "CallTally", "ToolCallCounts", "counts_of", "foreign_notes",
+           "format_notes", "format_unmeasured", "tool_call_notes", "tool_calls_unmeasured"]
