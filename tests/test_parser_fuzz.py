@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from growth import LARGE, superlinear
+from growth import LARGE, SMALL, superlinear
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from parser_cases import FAMILIES, NESTED_AND_HUGE, PARSERS, Case
+
+from tooleval_agents.data.jsonio import MAX_NESTING, nests_deeper
 
 
 def _total(case: Case) -> Callable[[str], object]:
@@ -54,6 +56,18 @@ def test_deep_nesting_and_huge_numbers_give_the_documented_failure(case: Case) -
         assert why is None, f"{case.name} is superlinear on {name}: {why}"
 
 
+def _like_with_like(make: Callable[[int], str]) -> Callable[[int], str]:
+    """``make``, its sizes scaled up when its small input stays within the JSON reader's
+    nesting limit and its large one goes past it (:func:`~tooleval_agents.data.jsonio.
+    parse_json` scans a deeper text for where): the small input is then the first multiple of
+    it past the limit too, so that the two compared take the same path."""
+    if not nests_deeper(make(LARGE), MAX_NESTING) or nests_deeper(make(SMALL), MAX_NESTING):
+        return make
+    scale = next(k for k in range(2, LARGE // SMALL + 1)
+                 if nests_deeper(make(k * SMALL), MAX_NESTING))
+    return lambda n: make(scale * n)
+
+
 _PIECES = st.sampled_from([
     " ", "    ", "\n", "\t", "\x00", "\x1b[2J", "\ud800", "[", "]", "{", "}", "(", ")", "'",
     '"', "\\", ",", ", ", ":", "#", "=", "<", ">", "`", "**", "- ", "...", "```json", "<think>",
@@ -71,13 +85,16 @@ _PIECES = st.sampled_from([
 def test_random_compositions_are_total_and_linear(head: list[str], unit: list[str],
                                                   tail: list[str]) -> None:
     """A random unit of pieces repeated to 10k and 100k characters, between a random head and
-    tail (so the text may open a list, a string or a fence and never close it): no exception
+    tail (so the text may open a list, a string or a fence and never close it; scaled up
+    where the two sizes would straddle the nesting limit: :func:`_like_with_like`): no exception
     but the documented one, and the 100k text read in at most :data:`growth.MAX_RATIO` times
     the 10k text's time."""
     repeated = "".join(unit)
 
-    def make(n: int) -> str:
+    def made(n: int) -> str:
         return "".join(head) + repeated * max(1, n // len(repeated)) + "".join(tail)
+
+    make = _like_with_like(made)
 
     slow = [f"{case.name}: {why}" for case in PARSERS
             if (why := superlinear(_total(case), make, failures=case.failures)) is not None]

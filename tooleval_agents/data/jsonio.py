@@ -56,9 +56,9 @@ def parse_json(text: str) -> Any:
     ...     print(exc)
     nested deeper than 200 levels: line 1 column 206 (char 205)
     """
-    if nests_deeper(text, MAX_NESTING):
-        raise json.JSONDecodeError(f"nested deeper than {MAX_NESTING} levels", text,
-                                   _depths(text, 0).index(MAX_NESTING + 1))
+    too_deep = _too_deep_at(text, MAX_NESTING)
+    if too_deep is not None:
+        raise json.JSONDecodeError(f"nested deeper than {MAX_NESTING} levels", text, too_deep)
     return _decode(json.loads, text)
 
 
@@ -97,9 +97,24 @@ def nests_deeper(text: str, limit: int) -> bool:
     >>> nests_deeper('[[1], "[[["]', 1), nests_deeper('[[1], "[[["]', 2)
     (True, False)
     """
+    return _too_deep_at(text, limit) is not None
+
+
+def _too_deep_at(text: str, limit: int) -> int | None:
+    """Where the bracket nesting of a JSON text (outside strings) first goes deeper than
+    ``limit`` (``None``: it never does). The scan runs in C over the text with each string
+    cut to ``""``; only the strings before that point are then walked, to map it back."""
     if text.count("[") + text.count("{") <= limit:
-        return False
-    return max(_running_depth(_JSON_STRING.sub('""', text))) > limit
+        return None
+    depths = _running_depth(_JSON_STRING.sub('""', text))
+    if max(depths) <= limit:
+        return None
+    at, cut = depths.index(limit + 1), 0  # ``cut``: characters the strings before it lost
+    for m in _JSON_STRING.finditer(text):
+        if m.start() - cut > at:
+            break
+        cut += m.end() - m.start() - 2
+    return at + cut
 
 
 def _depths(text: str, start: int) -> list[int]:
