@@ -36,6 +36,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -79,6 +80,11 @@ def needs_inspect() -> None:
 HANG_GUARD_S = 600.0
 """How long a test waits for an event that comes at once unless the code under test is
 broken: a guard against hanging the suite, never a speed bound."""
+LISTING = Path(__file__).resolve().parent / "listing_agent.py"
+LISTS_TOOLS = f"{sys.executable} {LISTING}"
+"""An agent command that lists its session's tools and answers ``done``
+(``listing_agent.py``): the start of a test agent whose point is elsewhere (one that never
+reached its tools is ``agent_no_tools``). Sealed, give it ``--agent-read`` :data:`LISTING`."""
 
 
 def wait_until(ready: Callable[[], bool], what: str,

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers import HANG_GUARD_S, cli, needs_bwrap, running, wait_until
+from helpers import HANG_GUARD_S, LISTING, LISTS_TOOLS, cli, needs_bwrap, running, wait_until
 
 from tooleval_agents.mcp.agent_process import HARNESS_ENV, end_all, left_running
 from tooleval_agents.mcp.launch import descendants
@@ -33,7 +33,8 @@ def sandbox_args(sealed: bool, *read: Path) -> list[str]:
     if not sealed:
         return []
     needs_bwrap()
-    return ["--agent-sandbox", *(a for path in read for a in ("--agent-read", str(path)))]
+    return ["--agent-sandbox", *(a for path in (LISTING, *read)
+                                 for a in ("--agent-read", str(path)))]
 
 
 def sleeping(mark: str) -> list[int]:
@@ -52,7 +53,7 @@ def test_a_child_that_left_the_process_group_ends_with_its_example(
         sealed: bool, samples: Path, tmp_path: Path) -> None:
     mark = marker()
     started = '"$TOOLEVAL_INSTRUCTION_FILE.started"'  # the example's own folder
-    command = (f"setsid sh -c 'touch {started}; exec sleep {mark}' & "
+    command = (f"{LISTS_TOOLS} >/dev/null && setsid sh -c 'touch {started}; exec sleep {mark}' & "
                f"while [ ! -e {started} ]; do sleep 0.01; done; echo done")
     try:
         run = cli("run", "appbench", "--category", "ss", "--limit", 2, "--agent-cmd",
@@ -80,7 +81,8 @@ def start_run(samples: Path, out: Path, command: str, extra: list[str],
 def hanging(mark: str) -> str:
     """An agent that, while the file ``$HANG_FLAG`` exists, starts a child in a session of its
     own and sleeps; else answers at once."""
-    return (f'if [ -e "$HANG_FLAG" ]; then setsid sleep {mark} & sleep {mark}; fi; echo done')
+    return (f'{LISTS_TOOLS} >/dev/null && if [ -e "$HANG_FLAG" ]; then setsid sleep {mark} & '
+            f'sleep {mark}; fi; echo done')
 
 
 @SEALED

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli, needs_bwrap
+from helpers import LISTING, LISTS_TOOLS, cli, needs_bwrap
 
 from tooleval_agents.mcp.sandbox import Gate
 from tooleval_agents.results.records import UNSEALED_NOTE
@@ -150,8 +150,9 @@ def test_the_run_says_whether_it_was_sealed_everywhere(samples: Path, tmp_path: 
     rows = {}
     for sealed in (True, False):
         run = cli("run", "appbench", "--category", "ss", "--limit", 1, "--agent-cmd",
-                  "echo done", *(["--agent-sandbox"] if sealed else []), "--data-dir",
-                  samples, "--out", runs, "--no-cache", "--json")
+                  LISTS_TOOLS, *(["--agent-sandbox", "--agent-read", LISTING] if sealed
+                                 else []),
+                  "--data-dir", samples, "--out", runs, "--no-cache", "--json")
         assert run.exit_code == 0, run.output
         rows[sealed] = json.loads(run.stdout)
     # Another system under test: the sandbox decides what the agent can reach.

@@ -45,7 +45,10 @@ def clone(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     work = tmp_path / "clone"
     work.mkdir()
     (work / ".venv").symlink_to(Path(sys.prefix))
-    (work / "examples").symlink_to(REPO / "examples")  # a clone's, which pages run
+    # A clone's, which pages run (a copy: a sealed agent sees the clone, not where a link
+    # would point).
+    shutil.copytree(REPO / "examples", work / "examples",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     user_folder(work)
     (tmp_path / "home").mkdir()
     env = {k: v for k, v in os.environ.items() if k not in KEYS and not k.startswith("XDG_")}
