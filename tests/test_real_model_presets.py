@@ -55,7 +55,7 @@ def test_the_agents_sdk_preset_on_a_real_model_is_measured_and_counted(
     summary = run_experiment(
         "appbench", task="plan", subset="ss", model=f"openai:{ALIAS}",
         model_kwargs={"base_url": tool_server, "api_key": "local", "temperature": 0,
-                      "max_tokens": 64, "tool_choice": "auto", "tool_choice_rounds": 1},
+                      "max_tokens": 512, "tool_choice": "auto", "tool_choice_rounds": 1},
         agent_preset="openai-agents", agent_bin=python, agent_timeout=HANG_GUARD_S, limit=1,
         max_concurrency=1, data_dir=shared_data, out=tmp_path, upload=False, cache=False,
         progress=False, retry=RetryPolicy(max_attempts=1, timeout=HANG_GUARD_S))
