@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli
+from helpers import LISTING, cli
 
 from tooleval_agents.data import upstream
 from tooleval_agents.data.fetch import source_manifest
@@ -190,10 +190,15 @@ def test_the_official_judge_templates_are_noted(shared_data: Path) -> None:
 
 # ----------------------------------------------------------------------------- agent commands
 
-AGENT = """import sys
+AGENT = f"""import os
+import sys
 from helper45 import ANSWER
 
+sys.path.append({str(LISTING.parent)!r})
+from listing_agent import reach  # an agent that never reached its tools is agent_no_tools
+
 sys.stdin.read()
+reach(os.environ["TOOLEVAL_MCP_URL"], os.environ["TOOLEVAL_MCP_TOKEN"])
 print(ANSWER)
 """
 
