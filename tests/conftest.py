@@ -24,6 +24,9 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 import pytest
 from helpers import REQUIRE_SHARED_DATA, SAMPLES, SHARED_DATA, session_folder
 from local_model import REQUIRE as REQUIRE_REAL_MODEL
+from local_model import TOOL_FORMAT
+from local_model import missing as missing_model
+from local_model import serve as serve_model
 
 REQUIRED = {"parity": ("TOOLEVAL_REQUIRE_SHARED_DATA", REQUIRE_SHARED_DATA,
                        "parity with the official AppBench scorer"),
@@ -69,6 +72,16 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
 
 
 # ----------------------------------------------------------------------------- the headline tests
+
+@pytest.fixture(scope="module")
+def tool_server() -> Iterator[str]:
+    """SmolLM2 served with its tool-calling chat format, once per module of real-model tests
+    that ask for it (its URL)."""
+    if missing_model() is not None:
+        raise AssertionError(f"TOOLEVAL_REQUIRE_REAL_MODEL is set but {missing_model()}")
+    with serve_model(chat_format=TOOL_FORMAT) as url:
+        yield url
+
 
 @pytest.fixture(autouse=True)
 def _one_real_model_at_a_time(request: pytest.FixtureRequest,

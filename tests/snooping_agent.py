@@ -30,6 +30,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+# Beside it (its folder is first on the path): its own session opened and its tools listed.
+from listing_agent import reach
+
 INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},
     "clientInfo": {"name": "snoop", "version": "1"}}}).encode()
@@ -42,31 +45,6 @@ def status(url: str, token: str) -> int | str:
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return int(answer.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
-    except OSError as exc:
-        return f"error: {exc}"
-
-
-def listed(url: str, token: str) -> int | str:
-    """Its own session opened and its tools listed (an agent that never reached its tools is
-    agent_no_tools): the status of ``tools/list``, that of ``initialize`` if it failed."""
-    request = urllib.request.Request(url, data=INITIALIZE, headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            answer.read()
-            session = answer.headers.get("Mcp-Session-Id", "")
-        for body in ({"jsonrpc": "2.0", "method": "notifications/initialized"},
-                     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
-            sent = urllib.request.Request(url, data=json.dumps(body).encode(), headers={
-                "Authorization": f"Bearer {token}", "Content-Type": "application/json",
-                "Accept": "application/json, text/event-stream", "Mcp-Session-Id": session})
-            with urllib.request.urlopen(sent, timeout=30) as answer:
-                answer.read()
-                code = int(answer.status)
-        return code
     except urllib.error.HTTPError as exc:
         return int(exc.code)
     except OSError as exc:
@@ -148,7 +126,7 @@ def main() -> None:
     except OSError:
         read = None
     found = {
-        "own": listed(own, os.environ["TOOLEVAL_MCP_TOKEN"]),
+        "own": reach(own, os.environ["TOOLEVAL_MCP_TOKEN"]),
         "siblings": sorted(others),
         "foreign": {url: status(url, os.environ["TOOLEVAL_MCP_TOKEN"]) for url in others},
         "stolen": {url: status(url, token) for url, token in others.items()},

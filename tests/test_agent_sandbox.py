@@ -75,6 +75,7 @@ def test_a_snooping_agent_gets_nothing_sealed(samples: Path, tmp_path: Path, hos
     data, runs = project / "data", project / "runs"
     shutil.copytree(samples / "appbench", data / "appbench")
     shutil.copy(SNOOP, project / "snoop.py")
+    shutil.copy(LISTING, project / LISTING.name)
     home = tmp_path / "home"
     home.mkdir()
     (home / "secret.txt").write_text("the user's own", encoding="utf-8")
@@ -224,8 +225,8 @@ def test_agent_host_relays_a_server_of_this_machine(samples: Path, tmp_path: Pat
     command = snoop_command(tmp_path, tmp_path, tmp_path / "none", host_server, str(SNOOP))
     run = cli("run", "appbench", "--category", "ss", "--limit", 1, "--agent-cmd", command,
               "--agent-sandbox", "--agent-host", f"127.0.0.1:{host_server}", "--agent-read",
-              str(SNOOP), "--data-dir", samples, "--out", tmp_path / "runs", "--no-cache",
-              "--json")
+              str(SNOOP), "--agent-read", LISTING, "--data-dir", samples, "--out",
+              tmp_path / "runs", "--no-cache", "--json")
     assert run.exit_code == 0, run.output
     row = json.loads(run.stdout)
     (seen,) = found(row["run_dir"])

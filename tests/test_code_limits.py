@@ -31,8 +31,6 @@ LONG_MODULES: dict[str, str] = {
 }
 LONG_FUNCTIONS: dict[str, str] = {
     # "path:function": why it is longer
-    "tooleval_agents/cli/run.py:run_command": "one parameter per option of `tooleval run` "
-                                               "(40), each on its own line, and its help",
 }
 
 DEFERRED_THIRD_PARTY = {

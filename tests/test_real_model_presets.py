@@ -19,13 +19,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from agent_clis import agent_program
 from helpers import HANG_GUARD_S
-from local_model import ALIAS, REQUIRE, TOOL_FORMAT, missing, serve
+from local_model import ALIAS, REQUIRE, missing
 
 from tooleval_agents.mcp.log import CALLS, read_log
 from tooleval_agents.models.retry import RetryPolicy
@@ -38,14 +37,6 @@ pytestmark = [pytest.mark.real_model,
 
 REPORT = os.environ.get("TOOLEVAL_REAL_MODEL_REPORT")
 """A file to append the case's figures to (JSON Lines), as the other real-model tests do."""
-
-
-@pytest.fixture(scope="module")
-def tool_server() -> Iterator[str]:
-    if missing() is not None:
-        raise AssertionError(f"TOOLEVAL_REQUIRE_REAL_MODEL is set but {missing()}")
-    with serve(chat_format=TOOL_FORMAT) as url:
-        yield url
 
 
 def test_the_agents_sdk_preset_on_a_real_model_is_measured_and_counted(

@@ -28,13 +28,13 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import HANG_GUARD_S
-from local_model import ALIAS, REQUIRE, TOOL_FORMAT, missing, serve
+from local_model import ALIAS, REQUIRE, missing
 
 from tooleval_agents.mcp.log import CALLS, read_log
 from tooleval_agents.models.retry import RetryPolicy
@@ -50,14 +50,6 @@ REPORT = os.environ.get("TOOLEVAL_REAL_MODEL_REPORT")
 CASES = [("tools", None, 1), ("tools_hierarchical", None, 2),
          ("tools", "langchain.agents:create_agent", 1)]
 """(strategy, agent, rounds of tool calls)."""
-
-
-@pytest.fixture(scope="module")
-def tool_server() -> Iterator[str]:
-    if missing() is not None:
-        raise AssertionError(f"TOOLEVAL_REQUIRE_REAL_MODEL is set but {missing()}")
-    with serve(chat_format=TOOL_FORMAT) as url:
-        yield url
 
 
 def tool_run(url: str, data_dir: Path, out: Path, strategy: str, agent: str | None,

@@ -403,25 +403,17 @@ def run_command(
     agent_host: AgentHostArg = None,
     agent_read: AgentReadArg = None,
 ) -> None:
-    """Run (or resume) an experiment per split, with results in
-    `OUT/<benchmark>-<task>-<subset>-<strategy>[+<agent>]-<model>[-<key>=<value>...]/`
-    (config.json, examples.jsonl, summary.json; the settings that change the results are
-    named key=value). A directory holds one run: when it holds a run of something else (an
-    edited agent), the run goes to a numbered sibling (-v2) and says why.
+    """Run (or resume) an experiment per split, in
+    `OUT/<benchmark>-<task>-<subset>-<strategy>[+<agent>]-<model>[-<key>=<value>...]/`; a
+    directory holding a run of something else (an edited agent) gets a numbered sibling (-v2).
+    Repeated --model, --strategy, --agent, --tool-faults and swept options (-O k=3,4,5) run the
+    grid (--max-runs N: N at once) and compare it. The same command again resumes ("resumed N
+    of M"): finished examples kept, failures retried; nothing leaves the machine unless uploading.
 
-    Repeated --model, --strategy, --agent, --tool-faults and swept options (-O k=3,4,5) run
-    the grid, one run each, in turn (--max-runs N: N at once), then print their comparison.
-
-    Re-running the same command resumes ("resumed N of M"): finished examples are kept (no
-    model call), a smaller --limit rewrites nothing, provider failures are retried, a result
-    line edited after it was written runs again. Nothing leaves the machine unless uploading.
-
-    Exit status: 0 when every example was scored; 1 when a split could not run or every
-    example's agent failed (agent_error); 2 for a bad argument (nothing ran); 3 when examples
-    were left unscored (provider errors: run the same command again; a judge that judged
-    nothing; tool calls written as text and not read); 130 when interrupted, 143 when stopped
-    with SIGTERM (docs: running.md#exit-statuses). A model served on this machine usually
-    answers one request at a time: use --max-concurrency 1 there.
+    Exit status: 0 every example scored; 1 a split could not run or every agent failed; 2 a bad
+    argument; 3 examples left unscored (provider errors: run it again); 130 interrupted, 143
+    SIGTERM (docs: running.md#exit-statuses). A model served on this machine usually answers
+    one request at a time: use --max-concurrency 1 there.
     """
     try:
         command = command_settings(agent_cmd, agent_name, agent_timeout, agent_version, agent,
