@@ -120,7 +120,11 @@ def serve(*, gguf_file: Path | None = None, alias: str = ALIAS, n_ctx: int = 163
          # faster on CPU (79 against 50 tokens/s for SmolLM2 on a loaded 2-core machine).
          "--flash_attn", "true",
          *(["--chat_format", chat_format] if chat_format else []), *extra],
-        stdout=log, stderr=errors, text=True, preexec_fn=_die_with_parent)
+        stdout=log, stderr=errors, text=True, preexec_fn=_die_with_parent,
+        # Its OpenMP threads wait asleep, not spinning: beside the other pytest worker's
+        # tests, spinning threads processed a prompt at 62-66 tokens/s, sleeping ones at
+        # 114-129 (SmolLM2, 2 threads, 670 tokens; docs/models.md).
+        env={**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")})
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + timeout

@@ -5,7 +5,8 @@ JSON object). Standard library only (it runs sealed, where nothing else need be 
 * ``siblings``: the other agents' sessions, read from every process's environment in
   ``/proc`` (``TOOLEVAL_MCP_URL`` and its key), and the HTTP status each answered to an
   ``initialize`` sent with this agent's own key (``foreign``) and with the sibling's key read
-  beside its URL (``stolen``); ``own``: its own session's status (the relay works);
+  beside its URL (``stolen``); ``own``: its own session's status (the relay works); ``server``:
+  its own session's host and port (other runs' agents may be running too);
 * ``processes``: how many processes it sees;
 * ``data_hits``: files under ``SNOOP_DATA`` (the run's data directory) that hold its own
   request's words (the gold answer is beside them);
@@ -29,6 +30,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 # Beside it (its folder is first on the path): its own session opened and its tools listed.
 from listing_agent import reach
@@ -127,6 +129,7 @@ def main() -> None:
         read = None
     found = {
         "own": reach(own, os.environ["TOOLEVAL_MCP_TOKEN"]),
+        "server": urlsplit(own).netloc,
         "siblings": sorted(others),
         "foreign": {url: status(url, os.environ["TOOLEVAL_MCP_TOKEN"]) for url in others},
         "stolen": {url: status(url, token) for url, token in others.items()},
