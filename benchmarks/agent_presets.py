@@ -10,9 +10,11 @@ directories.
 
 A preset's program is found as ``--agent-preset`` finds it (the PATH), or given:
 ``--agent-bin claude-code=PATH``. ``--model-arg`` is passed to every run (a local server's
-``base_url``). Wall per example is the mean of each example's own wall time (its agent's
-start-up included), at ``--max-concurrency``; tokens are the gateway's count (the offline
-models estimate theirs: 4 characters a token).
+``base_url``). Wall per example is the run's wall time over its examples, at
+``--max-concurrency`` (not the mean of each example's own time: an in-process run on a
+local server opens examples ahead and their time includes waiting for their turn at the
+model); tokens are the gateway's count (the offline models estimate theirs: 4 characters
+a token).
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ IN_PROCESS = "tools (in-process)"
 COLUMNS = ("agent", "version", "model", "n", "success", "tokens in / example",
            "tokens out / example", "model calls / example", "wall / example (s)",
            "agent errors")
+
+
+def _per_example(wall: float | None, counts: dict[str, int]) -> float | None:
+    """The run's wall seconds over the examples it ran (None: nothing ran)."""
+    ran = counts.get("examples", 0) - counts.get("not_run", 0)
+    return wall / ran if wall is not None and ran > 0 else None
 
 
 def row_of(run_dir: Path) -> dict[str, Any]:
@@ -55,7 +63,7 @@ def row_of(run_dir: Path) -> dict[str, Any]:
             "tokens in / example": usage.get("input_tokens_per_example"),
             "tokens out / example": usage.get("output_tokens_per_example"),
             "model calls / example": usage.get("model_calls_per_example"),
-            "wall / example (s)": summary.latency_s.get("mean"),
+            "wall / example (s)": _per_example(summary.latency_s.get("wall"), counts),
             "agent errors": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "0"}
 
 
