@@ -24,6 +24,7 @@ from docs_blocks import NEEDS, REPO, SHOWN, blocks, iter_code_blocks, missing_ou
 from helpers import made_once, needs_bwrap
 from local_model import REQUIRE, missing
 from user_folder import imported, user_folder
+from warm_cli import warm_venv
 
 DRIVER = Path(__file__).with_name("docs_blocks.py")
 KEYS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
@@ -38,13 +39,18 @@ def pages_with(needs: str | None) -> list[Path]:
     return [p for p in pages() if any(b.kind and b.needs == needs for b in blocks(p))]
 
 
-def clone(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def clone(tmp_path: Path, *, warm: bool = False) -> tuple[Path, dict[str, str]]:
     """A directory laid out as a fresh clone after the set-up command, and its environment:
     also a user's own project (:mod:`user_folder`: their ``evaluators.py``, ``graphs/``...,
-    which nothing of ours may import)."""
+    which nothing of ours may import). ``warm``: ``.venv`` is this virtualenv but for
+    ``bin/tooleval``, the shim that starts a command warm (:func:`warm_cli.warm_venv`), first
+    on the PATH; else ``.venv`` is a link to this virtualenv."""
     work = tmp_path / "clone"
     work.mkdir()
-    (work / ".venv").symlink_to(Path(sys.prefix))
+    if warm:
+        warm_venv(work / ".venv")
+    else:
+        (work / ".venv").symlink_to(Path(sys.prefix))
     # A clone's, which pages run (a copy: a sealed agent sees the clone, not where a link
     # would point).
     shutil.copytree(REPO / "examples", work / "examples",
@@ -52,7 +58,8 @@ def clone(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     user_folder(work)
     (tmp_path / "home").mkdir()
     env = {k: v for k, v in os.environ.items() if k not in KEYS and not k.startswith("XDG_")}
-    env.update(PATH=f"{Path(sys.prefix) / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+    bin_folder = work / ".venv" / "bin" if warm else Path(sys.prefix) / "bin"
+    env.update(PATH=f"{bin_folder}{os.pathsep}{env.get('PATH', '')}",
                HOME=str(tmp_path / "home"), COLUMNS="100", NO_COLOR="1")
     return work, env
 
@@ -82,7 +89,7 @@ def main_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run_page(page: Path, main_runs: Path, tmp_path: Path, needs: str | None = None,
              home_data: Path | None = None, programs: list[Path] | None = None) -> None:
-    work, env = clone(tmp_path)
+    work, env = clone(tmp_path, warm=True)
     if programs:  # folders of programs a page's blocks run by name, first on the PATH
         env["PATH"] = os.pathsep.join([*map(str, programs), env["PATH"]])
     shutil.copytree(main_runs, work / "runs", symlinks=True)
@@ -91,7 +98,8 @@ def run_page(page: Path, main_runs: Path, tmp_path: Path, needs: str | None = No
         fetched.parent.mkdir(parents=True)
         fetched.symlink_to(home_data)
     done = subprocess.run([sys.executable, str(DRIVER), str(page),
-                           *(["--needs", needs] if needs else [])],
+                           *(["--needs", needs] if needs else []),
+                           "--warm", str(tmp_path / "warm-cli.log")],
                           cwd=work, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, f"{page_id(page)}:\n{done.stderr[-6000:]}"
     assert imported(work) == [], f"{page_id(page)} imported the user's own modules"
