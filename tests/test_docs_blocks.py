@@ -103,6 +103,8 @@ def run_page(page: Path, main_runs: Path, tmp_path: Path, needs: str | None = No
                           cwd=work, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, f"{page_id(page)}:\n{done.stderr[-6000:]}"
     assert imported(work) == [], f"{page_id(page)} imported the user's own modules"
+    served = (tmp_path / "warm-cli.log").read_text(encoding="utf-8")
+    assert "Traceback" not in served, f"the warm tooleval server failed:\n{served[-3000:]}"
 
 
 def test_every_code_block_runs_or_says_what_it_needs() -> None:

@@ -31,6 +31,7 @@ import contextlib
 import gc
 import importlib
 import importlib.metadata
+import io
 import json
 import os
 import selectors
@@ -210,7 +211,7 @@ class Reads(MutableMapping[str, str]):
         self.read: set[str] = set()
 
     def __getitem__(self, key: str) -> str:
-        self.read.add(key)
+        self.read.add(os.fsdecode(key))
         return self.environ[key]
 
     def __setitem__(self, key: str, value: str) -> None:
@@ -227,7 +228,7 @@ class Reads(MutableMapping[str, str]):
         return len(self.environ)
 
     def __contains__(self, key: object) -> bool:
-        self.read.add(str(key))
+        self.read.add(os.fsdecode(key) if isinstance(key, str | bytes) else str(key))
         return key in self.environ
 
     def copy(self) -> dict[str, str]:
@@ -238,12 +239,12 @@ class Reads(MutableMapping[str, str]):
 def warm_up(modules: list[str]) -> set[str]:
     """Import ``modules``; the environment keys read meanwhile."""
     environ, reads = os.environ, Reads(os.environ)
-    os.environ = reads  # type: ignore[assignment]  # this process only, during the imports
+    os.environ = reads  # type: ignore[assignment]  # noqa: B003  (this process, while importing)
     try:
         for name in modules:
             importlib.import_module(name)
     finally:
-        os.environ = environ
+        os.environ = environ  # noqa: B003
     return reads.read
 
 
@@ -280,7 +281,8 @@ class Server:
                     return
                 conn = self.children.pop(pid, None)
                 if conn is not None:
-                    self.selector.unregister(conn)
+                    with contextlib.suppress(KeyError):  # unregistered when its shim ended
+                        self.selector.unregister(conn)
                     with contextlib.suppress(OSError):
                         code = os.waitstatus_to_exitcode(status)
                         conn.sendall(json.dumps({"status": code}).encode() + b"\n")
@@ -391,17 +393,39 @@ def _signals(ignored: set[int]) -> None:
             signal.signal(s, handler)
 
 
+def _stdio() -> None:
+    """New ``sys.stdin``/``stdout``/``stderr`` on descriptors 0-2, made as the interpreter makes
+    them at start-up (the server's were made for its own: /dev/null is seekable, a pipe is not;
+    a terminal's stdout is line-buffered)."""
+    for name, fd, write in (("stdin", 0, False), ("stdout", 1, True), ("stderr", 2, True)):
+        old = getattr(sys, name)
+        buffered = not old.write_through  # -u, PYTHONUNBUFFERED (pinned: the server's)
+        buffer = open(fd, "wb" if write else "rb", buffering=-1 if buffered or not write else 0,  # noqa: SIM115
+                      closefd=False)
+        raw = getattr(buffer, "raw", buffer)
+        with contextlib.suppress(AttributeError):
+            raw.name = f"<{name}>"
+        stream = io.TextIOWrapper(buffer, encoding=old.encoding, errors=old.errors, newline="\n",
+                                  line_buffering=buffered and (os.isatty(fd) or fd == 2),
+                                  write_through=not buffered)
+        stream.mode = "w" if write else "r"  # type: ignore[misc]
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
 def become(conn: socket.socket, pinned: Mapping[str, str | None]) -> NoReturn:
     """Run the command a shim sent on ``conn``, in this (forked) process; exit as it does."""
     try:
         request, fds = _receive(conn)
         env: dict[str, str] = request["env"]
-        differ = sorted(k for k, v in pinned.items() if env.get(k) != v)
+        keys = {*pinned, *(k for k in env if k.startswith(PINNED_PREFIXES))}
+        differ = sorted(k for k in keys if env.get(k) != pinned.get(k))
         if differ or len(fds) != 3:
             print(f"cold {differ} {request['argv'][1:]}", file=sys.stderr, flush=True)
             conn.sendall(json.dumps({"cold": differ}).encode() + b"\n")
             os._exit(0)
-        print(f"warm {request['argv'][1:]}", file=sys.stderr, flush=True)  # the server's log
+        # The server's log (standard error is the command's from here).
+        print(f"warm {os.getpid()} {request['argv'][1:]}", file=sys.stderr, flush=True)
         for fd, target in zip(fds, (0, 1, 2), strict=True):
             os.dup2(fd, target)
             os.close(fd)
@@ -410,7 +434,7 @@ def become(conn: socket.socket, pinned: Mapping[str, str | None]) -> NoReturn:
         os.environ.update(env)
         sys.argv = list(request["argv"])
         _signals(set(request["ignored"]))
-        sys.stdout.reconfigure(line_buffering=os.isatty(1))  # type: ignore[union-attr]
+        _stdio()
         (entry,) = importlib.metadata.entry_points(group="console_scripts", name="tooleval")
         conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
         conn.close()
@@ -425,15 +449,17 @@ def become(conn: socket.socket, pinned: Mapping[str, str | None]) -> NoReturn:
 # --- the driver's side -------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def serving(log: Path, timeout: float = 120.0) -> Iterator[dict[str, str]]:
-    """A server for the commands run meanwhile (this process's environment at its start), its
-    log of cold starts in ``log``; yields the variables that point shims at it."""
+def serving(log: Path, env: Mapping[str, str] | None = None,
+            timeout: float = 300.0) -> Iterator[dict[str, str]]:
+    """A server for the commands run meanwhile, started in ``env`` (default: this process's),
+    what it ran (``warm PID ARGS``, ``cold KEYS ARGS``) logged in ``log``; yields the variables
+    that point shims at it."""
     folder = Path(tempfile.mkdtemp(prefix="warm-cli-"))  # short: a socket path is <108 bytes
     path = folder / "s"
     with log.open("ab") as out:
         proc = subprocess.Popen([sys.executable, __file__, "serve", str(path)],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=out)
+                                stderr=out, env=env)
     try:
         deadline = time.monotonic() + timeout
         while not path.exists():
