@@ -58,8 +58,10 @@ THIRD_PARTY = ("pydantic", "numpy", "httpx", "openai", "typer", "rich", "langsmi
                "langchain_core.tools", "langchain_core.tracers", "langchain_core.runnables",
                "langgraph.graph", "langchain_openai", "langsmith.evaluation")
 """Third-party modules the commands import (most inside functions: ``--help`` stays fast)."""
-UNSAFE = ("tooleval_agents.cli.base",)
-"""Our modules that read the terminal at import (rich consoles), so never warm."""
+UNSAFE = ("tooleval_agents.cli.base", "matplotlib")
+"""Modules that read the terminal or the home folder at import, so never warm: ``cli.base``'s
+rich consoles (width, colour), matplotlib's configuration and cache folders (``HOME``,
+``XDG_*``; each page has a home of its own)."""
 PINNED_PREFIXES = ("PYTHON", "LC_", "LANG", "TZ", "OPENBLAS_", "OMP_", "MKL_")
 """Keys the interpreter or C libraries read at start-up (stdio encoding, hash seed, time zone,
 numpy's thread pools), outside what :class:`Reads` sees."""
@@ -183,7 +185,9 @@ def _top_level_imports(file: Path, name: str) -> set[str]:
                                  *([base] if base else [])])
             found.add(base)
             found.update(f"{base}.{a.name}" for a in node.names)
-    return {m for m in found if m.startswith("tooleval_agents")}
+    # Importing ``a.b.c`` imports ``a`` and ``a.b`` first.
+    found |= {m.rsplit(".", n)[0] for m in found for n in range(1, m.count(".") + 1)}
+    return {m for m in found if m.startswith(("tooleval_agents", *UNSAFE))}
 
 
 def warm_modules() -> list[str]:
@@ -404,7 +408,7 @@ def _stdio() -> None:
                       closefd=False)
         raw = getattr(buffer, "raw", buffer)
         with contextlib.suppress(AttributeError):
-            raw.name = f"<{name}>"
+            raw.name = f"<{name}>"  # type: ignore[misc]  # as the interpreter names it
         stream = io.TextIOWrapper(buffer, encoding=old.encoding, errors=old.errors, newline="\n",
                                   line_buffering=buffered and (os.isatty(fd) or fd == 2),
                                   write_through=not buffered)
@@ -421,11 +425,13 @@ def become(conn: socket.socket, pinned: Mapping[str, str | None]) -> NoReturn:
         keys = {*pinned, *(k for k in env if k.startswith(PINNED_PREFIXES))}
         differ = sorted(k for k in keys if env.get(k) != pinned.get(k))
         if differ or len(fds) != 3:
-            print(f"cold {differ} {request['argv'][1:]}", file=sys.stderr, flush=True)
+            print(f"cold {differ} {request['cwd']} {request['argv'][1:]}", file=sys.stderr,
+                  flush=True)
             conn.sendall(json.dumps({"cold": differ}).encode() + b"\n")
             os._exit(0)
         # The server's log (standard error is the command's from here).
-        print(f"warm {os.getpid()} {request['argv'][1:]}", file=sys.stderr, flush=True)
+        print(f"warm {os.getpid()} {request['cwd']} {request['argv'][1:]}", file=sys.stderr,
+              flush=True)
         for fd, target in zip(fds, (0, 1, 2), strict=True):
             os.dup2(fd, target)
             os.close(fd)
