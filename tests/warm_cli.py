@@ -3,8 +3,9 @@ command, and a shim named ``tooleval`` that hands its command to it.
 
 Starting ``tooleval`` costs seconds of CPU before our code does anything (LangChain, LangGraph,
 LangSmith, pydantic, numpy, httpx; ``python -X importtime``). The documentation's pages run a
-few hundred commands (tests/test_docs_blocks.py); with :func:`serving` around a page's blocks
-that start-up is paid once per page.
+few dozen commands (tests/test_docs_blocks.py: about 50 offline); with one server per test
+worker (:func:`serving`) that start-up is paid once per worker. The driver
+(tests/docs_blocks.py ``--warm LOG``) can also start one for a page run by hand.
 
 * The server (``python warm_cli.py serve SOCKET``, :func:`serve`) imports :func:`warm_modules`,
   then listens on a unix socket. Per request it forks a child that becomes the command
