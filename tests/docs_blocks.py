@@ -16,7 +16,8 @@ A code block that needs more than a fresh clone says so on the line before its f
 (``<!-- needs: KEY -->``, KEY in :data:`NEEDS`). The driver (``python tests/docs_blocks.py
 PAGE [--needs KEY]``, run in the folder the page's blocks are to run in) runs the blocks of one
 page that need nothing (or those that need KEY) in page order and exits non-zero naming the
-first that failed. ``local-model`` blocks: the line that starts ``llama_cpp.server`` is left
+first that failed (``--warm LOG``: its ``tooleval`` commands start warm, :mod:`warm_cli`,
+the server's log in LOG). ``local-model`` blocks: the line that starts ``llama_cpp.server`` is left
 out, and the server is started as the tests start it (:func:`local_model.serve`, with the
 line's alias, chat format and context size, on a free port), its port put in the block.
 """
@@ -263,10 +264,16 @@ def run_page(page: Path, needs: str | None) -> None:
 def main(argv: list[str]) -> int:
     page = Path(argv[0])
     needs = argv[argv.index("--needs") + 1] if "--needs" in argv else None
+    warm_log = argv[argv.index("--warm") + 1] if "--warm" in argv else None
     sys.path[0] = os.getcwd()  # blocks import from the page's folder, as `python` run there does
-    sys.path.append(str(Path(__file__).parent))  # local_model
+    sys.path.append(str(Path(__file__).parent))  # local_model, warm_cli
     try:
-        run_page(page, needs)
+        with contextlib.ExitStack() as stack:
+            if warm_log:  # the page's `tooleval` commands start warm (tests/warm_cli.py)
+                from warm_cli import serving
+
+                os.environ.update(stack.enter_context(serving(Path(warm_log))))
+            run_page(page, needs)
     except BlockFailed as failed:
         print(failed, file=sys.stderr)
         return 1

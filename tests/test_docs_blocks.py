@@ -7,6 +7,10 @@ first command, run once here), a fresh home and cache, no keys in the environmen
 need fetched data run the same way against the shared real data, laid out where ``tooleval data
 fetch`` puts it; blocks that need a local model run against SmolLM2 when
 ``TOOLEVAL_REQUIRE_REAL_MODEL`` is set (CI), and skip with the reason otherwise.
+
+The pages' ``tooleval`` commands (``tooleval ...`` and ``.venv/bin/tooleval ...``) start warm,
+forked from a server that imported the heavy modules once per worker (:mod:`warm_cli`,
+tests/test_warm_cli.py); the set-up command's main job runs the real entry script.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +29,7 @@ from docs_blocks import NEEDS, REPO, SHOWN, blocks, iter_code_blocks, missing_ou
 from helpers import made_once, needs_bwrap
 from local_model import REQUIRE, missing
 from user_folder import imported, user_folder
+from warm_cli import serving, warm_venv
 
 DRIVER = Path(__file__).with_name("docs_blocks.py")
 KEYS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
@@ -38,13 +44,18 @@ def pages_with(needs: str | None) -> list[Path]:
     return [p for p in pages() if any(b.kind and b.needs == needs for b in blocks(p))]
 
 
-def clone(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def clone(tmp_path: Path, *, warm: bool = False) -> tuple[Path, dict[str, str]]:
     """A directory laid out as a fresh clone after the set-up command, and its environment:
     also a user's own project (:mod:`user_folder`: their ``evaluators.py``, ``graphs/``...,
-    which nothing of ours may import)."""
+    which nothing of ours may import). ``warm``: ``.venv`` is this virtualenv but for
+    ``bin/tooleval``, the shim that starts a command warm (:func:`warm_cli.warm_venv`), first
+    on the PATH; else ``.venv`` is a link to this virtualenv."""
     work = tmp_path / "clone"
     work.mkdir()
-    (work / ".venv").symlink_to(Path(sys.prefix))
+    if warm:
+        warm_venv(work / ".venv")
+    else:
+        (work / ".venv").symlink_to(Path(sys.prefix))
     # A clone's, which pages run (a copy: a sealed agent sees the clone, not where a link
     # would point).
     shutil.copytree(REPO / "examples", work / "examples",
@@ -52,7 +63,8 @@ def clone(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     user_folder(work)
     (tmp_path / "home").mkdir()
     env = {k: v for k, v in os.environ.items() if k not in KEYS and not k.startswith("XDG_")}
-    env.update(PATH=f"{Path(sys.prefix) / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+    bin_folder = work / ".venv" / "bin" if warm else Path(sys.prefix) / "bin"
+    env.update(PATH=f"{bin_folder}{os.pathsep}{env.get('PATH', '')}",
                HOME=str(tmp_path / "home"), COLUMNS="100", NO_COLOR="1")
     return work, env
 
@@ -80,9 +92,24 @@ def main_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return made_once(tmp_path_factory, "main-job", run_main_job) / "clone" / "runs"
 
 
-def run_page(page: Path, main_runs: Path, tmp_path: Path, needs: str | None = None,
-             home_data: Path | None = None, programs: list[Path] | None = None) -> None:
-    work, env = clone(tmp_path)
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], Path]]:
+    """A warm ``tooleval`` server (:mod:`warm_cli`) for every page this worker runs (the
+    variables that point the pages' shims at it, its log): started in the environment of a
+    clone, as every page's is but for its home and PATH, which nothing warm reads at import (a
+    page whose environment differs where it matters runs cold: the log says so)."""
+    folder = tmp_path_factory.mktemp("warm-cli")
+    env = clone(folder, warm=True)[1]
+    log = folder / "warm-cli.log"
+    with serving(log, env) as variables:
+        yield variables, log
+
+
+def run_page(page: Path, main_runs: Path, tmp_path: Path, warm: tuple[dict[str, str], Path],
+             needs: str | None = None, home_data: Path | None = None,
+             programs: list[Path] | None = None) -> None:
+    work, env = clone(tmp_path, warm=True)
+    env.update(warm[0])  # its `tooleval` commands start warm
     if programs:  # folders of programs a page's blocks run by name, first on the PATH
         env["PATH"] = os.pathsep.join([*map(str, programs), env["PATH"]])
     shutil.copytree(main_runs, work / "runs", symlinks=True)
@@ -95,6 +122,8 @@ def run_page(page: Path, main_runs: Path, tmp_path: Path, needs: str | None = No
                           cwd=work, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, f"{page_id(page)}:\n{done.stderr[-6000:]}"
     assert imported(work) == [], f"{page_id(page)} imported the user's own modules"
+    served = warm[1].read_text(encoding="utf-8")
+    assert "Traceback" not in served, f"the warm tooleval server failed:\n{served[-3000:]}"
 
 
 def test_every_code_block_runs_or_says_what_it_needs() -> None:
@@ -124,37 +153,40 @@ def test_console_output_is_checked_line_by_line() -> None:
 
 
 @pytest.mark.parametrize("page", pages_with(None), ids=page_id)
-def test_offline_blocks_run_as_written(page: Path, main_runs: Path, tmp_path: Path) -> None:
-    run_page(page, main_runs, tmp_path)
+def test_offline_blocks_run_as_written(page: Path, main_runs: Path, tmp_path: Path,
+                                      warm: tuple[dict[str, str], Path]) -> None:
+    run_page(page, main_runs, tmp_path, warm)
 
 
 @pytest.mark.parametrize("page", pages_with("fetched-data"), ids=page_id)
 def test_blocks_on_fetched_data_run_as_written(page: Path, shared_data: Path, main_runs: Path,
-                                               tmp_path: Path) -> None:
-    run_page(page, main_runs, tmp_path, needs="fetched-data", home_data=shared_data)
+                                               tmp_path: Path,
+                                               warm: tuple[dict[str, str], Path]) -> None:
+    run_page(page, main_runs, tmp_path, warm, needs="fetched-data", home_data=shared_data)
 
 
 @pytest.mark.parametrize("page", pages_with("agent-programs"), ids=page_id)
-def test_agent_program_blocks_run_as_written(page: Path, main_runs: Path,
-                                             tmp_path: Path) -> None:
+def test_agent_program_blocks_run_as_written(page: Path, main_runs: Path, tmp_path: Path,
+                                             warm: tuple[dict[str, str], Path]) -> None:
     programs = [agent_program(p).parent for p in ("claude-code", "codex", "openai-agents")]
-    run_page(page, main_runs, tmp_path, needs="agent-programs", programs=programs)
+    run_page(page, main_runs, tmp_path, warm, needs="agent-programs", programs=programs)
 
 
 @pytest.mark.parametrize("page", pages_with("sandbox"), ids=page_id)
-def test_sandbox_blocks_run_sealed(page: Path, main_runs: Path, tmp_path: Path) -> None:
+def test_sandbox_blocks_run_sealed(page: Path, main_runs: Path, tmp_path: Path,
+                                   warm: tuple[dict[str, str], Path]) -> None:
     needs_bwrap()
-    run_page(page, main_runs, tmp_path, needs="sandbox")
+    run_page(page, main_runs, tmp_path, warm, needs="sandbox")
 
 
 @pytest.mark.real_model
 @pytest.mark.parametrize("page", pages_with("local-model"), ids=page_id)
-def test_local_model_blocks_run_with_smollm2(page: Path, main_runs: Path,
-                                             tmp_path: Path) -> None:
+def test_local_model_blocks_run_with_smollm2(page: Path, main_runs: Path, tmp_path: Path,
+                                             warm: tuple[dict[str, str], Path]) -> None:
     if not REQUIRE:
         pytest.skip("local-model blocks run only where TOOLEVAL_REQUIRE_REAL_MODEL=1 (CI sets "
                     "it): each page starts SmolLM2 servers and takes minutes of CPU")
     if missing() is not None:
         raise AssertionError(f"TOOLEVAL_REQUIRE_REAL_MODEL is set but {missing()}")
-    run_page(page, main_runs, tmp_path, needs="local-model")
+    run_page(page, main_runs, tmp_path, warm, needs="local-model")
 
