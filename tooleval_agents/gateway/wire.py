@@ -33,6 +33,7 @@ compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 characters as they are (one encoder for every call: ``json.dumps`` with these options makes a
 new one each time, half of what encoding an event costs)."""
 _ARGUMENTS = json.JSONEncoder(ensure_ascii=False).encode
+_RECORDED = json.JSONEncoder(ensure_ascii=False, default=str).encode
 RECORDED_CHARS = 2000
 """A field the gateway accepted without applying is recorded with its value up to this many
 characters of JSON (longer: its size only)."""
@@ -102,7 +103,7 @@ class ModelRequest:
 def recorded(value: Any) -> Any:
     """A value as a transcript keeps it: itself when small, else ``"<N chars of JSON>"``."""
     try:
-        size = len(json.dumps(value, ensure_ascii=False, default=str))
+        size = len(_RECORDED(value))
     except (TypeError, ValueError, RecursionError):
         return "<unreadable>"
     return value if size <= RECORDED_CHARS else f"<{size} chars of JSON>"
