@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import re
 import socket
@@ -46,7 +45,14 @@ from tooleval_agents.errors import ToolevalError
 from tooleval_agents.gateway import chat_completions, messages, responses
 from tooleval_agents.gateway.grants import Grant, Grants
 from tooleval_agents.gateway.model import ServedModel
-from tooleval_agents.gateway.wire import GatewayError, ModelRequest, dump, json_object, recorded
+from tooleval_agents.gateway.wire import (
+    GatewayError,
+    ModelRequest,
+    compact,
+    dump,
+    json_object,
+    recorded,
+)
 from tooleval_agents.models.accounting import CallStats
 
 log = logging.getLogger(__name__)
@@ -319,7 +325,7 @@ def _models(name: str, route: str, anthropic: bool) -> dict[str, Any]:
 
 async def _respond(send: Send, status: int, body: dict[str, Any],
                    headers: dict[str, str] | None = None) -> None:
-    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    data = compact(body).encode("utf-8")
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
         *((k.encode(), v.encode()) for k, v in (headers or {}).items())]})
