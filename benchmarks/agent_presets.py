@@ -33,7 +33,7 @@ PRESETS = ("claude-code", "codex", "openai-agents")
 IN_PROCESS = "tools (in-process)"
 COLUMNS = ("agent", "version", "model", "n", "success", "tokens in / example",
            "tokens out / example", "model calls / example", "wall / example (s)",
-           "agent errors")
+           "errors")
 
 
 def _per_example(wall: float | None, counts: dict[str, int]) -> float | None:
@@ -50,8 +50,8 @@ def row_of(run_dir: Path) -> dict[str, Any]:
     preset = command.get("preset") or {}
     kinds: dict[str, int] = {}
     for result in run.results().values():
-        if result.status == "agent_error":
-            kind = result.error_kind or "unknown"
+        if result.status != "ok":  # the agent's, the model's or the infrastructure's
+            kind = f"{result.status} {result.error_kind or 'unknown'}"
             kinds[kind] = kinds.get(kind, 0) + 1
     usage, counts = summary.usage, summary.counts
     agent = (preset.get("name") or config.agent or "agent") if command else (
@@ -64,7 +64,7 @@ def row_of(run_dir: Path) -> dict[str, Any]:
             "tokens out / example": usage.get("output_tokens_per_example"),
             "model calls / example": usage.get("model_calls_per_example"),
             "wall / example (s)": _per_example(summary.latency_s.get("wall"), counts),
-            "agent errors": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "0"}
+            "errors": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "0"}
 
 
 DIGITS = {"success": 2, "tokens in / example": 0, "tokens out / example": 0,
