@@ -17,9 +17,11 @@ URL and key, printed with the sessions' (``--json``: every example's).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -237,6 +239,21 @@ def _serve_http(io: Any, examples: Any, split: Any, name: str, log: Path, faults
     except ToolevalError as exc:
         server.stop()
         raise handle_errors(exc) from None
+    # SIGTERM stops it cleanly from before the URL is out: a client that starts on that line
+    # and stops it at once gets "stopped.", not the 143 of a command cut short.
+    with _stop_signal() as stop:
+        _say_serving(server, split.name, name, count, log, json_out, gateway, grants)
+        _wait(stop)
+    server.stop()  # every session closed and logged
+    if gateway is not None:
+        gateway.stop()
+        err_console.print(shown(_gateway_spent(grants)), highlight=False)
+    err_console.print("stopped.", highlight=False)
+
+
+def _say_serving(server: Any, split: str, name: str, count: int, log: Path, json_out: bool,
+                 gateway: Any, grants: list[dict[str, Any]]) -> None:
+    """Where each example is served (and its gateway), on stdout with ``--json``."""
     template = server.url("<index>")
     if json_out:
         listed = {"gateway": {"model": gateway.served.name, "examples": [
@@ -246,28 +263,29 @@ def _serve_http(io: Any, examples: Any, split: Any, name: str, log: Path, faults
             for i in range(count)], "log": str(log), "strategy": name, **listed}), flush=True)
     first = f" (example 0's: {server.key('0')})" if count else ""
     err_console.print(shown(
-        f"serving {split.name} ({name}): {count} examples, each at {template} (index "
+        f"serving {split} ({name}): {count} examples, each at {template} (index "
         f"0-{count - 1}) with its own key, sent as 'Authorization: Bearer <key>'{first}; "
         f"--json lists every example's URL and key; calls logged in {log}. Ctrl-C stops."),
         highlight=False)
     if gateway is not None:
         _say_gateway(gateway, grants)
-    _wait_for_stop()
-    server.stop()  # every session closed and logged
-    if gateway is not None:
-        gateway.stop()
-        err_console.print(shown(_gateway_spent(grants)), highlight=False)
-    err_console.print("stopped.", highlight=False)
 
 
-def _wait_for_stop() -> None:
-    """Block until Ctrl-C or SIGTERM (the signal's own handling is put back after)."""
+@contextlib.contextmanager
+def _stop_signal() -> Iterator[threading.Event]:
+    """An event SIGTERM sets while the block runs (the signal's own handling put back after)."""
     stop = threading.Event()
     before = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _wait(stop: threading.Event) -> None:
+    """Block until Ctrl-C or ``stop`` is set."""
     try:
         while not stop.wait(3600):
             pass
     except KeyboardInterrupt:
         pass
-    finally:
-        signal.signal(signal.SIGTERM, before)
