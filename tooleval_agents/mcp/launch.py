@@ -46,6 +46,23 @@ class _End(Exception):
         self.now = now
 
 
+class _Signals:
+    """What the reaper's signals asked. Only the first, while it waits for the agent, raises
+    :class:`_End`; later ones (the harness's own death signal, a second SIGTERM) are noted,
+    never raised: one raised in the wind-down ended the reaper and left the agent's children
+    to init."""
+
+    def __init__(self) -> None:
+        self.waiting = True
+        self.now = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.now = self.now or signum != signal.SIGTERM
+        if self.waiting:
+            self.waiting = False
+            raise _End(now=self.now)
+
+
 def _prctl(option: int, value: int) -> bool:
     import ctypes  # here: the relay never needs it
 
@@ -143,11 +160,15 @@ def _reap(agent: int, status: list[int]) -> None:
 
 
 def end_tree(agent: int, status: list[int]) -> None:
-    """Kill every process below this one until none is left, reaping them."""
+    """Kill every process below this one until none is left, reaping them. None is left once
+    two walks a poll apart find none: a child whose parent is ending is being handed to this
+    subreaper, and one walk may list it under neither."""
+    empty = 0
     for _ in range(10_000):  # bounded: each round kills what it found
         left = descendants(os.getpid())
         _reap(agent, status)
-        if not left:
+        empty = 0 if left else empty + 1
+        if empty == 2:
             return
         _signal_all(left, signal.SIGKILL)
         time.sleep(POLL_S)
@@ -179,9 +200,7 @@ def reap(parent: int, grace: float, argv: list[str]) -> None:
     """Run ``argv`` as this subreaper's child; end everything below when it ends (see the
     module docstring)."""
 
-    def ending(signum: int, frame: object) -> None:
-        raise _End(now=signum != signal.SIGTERM)
-
+    ending = _Signals()
     signal.signal(signal.SIGTERM, ending)
     signal.signal(signal.SIGUSR1, ending)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -199,27 +218,22 @@ def reap(parent: int, grace: float, argv: list[str]) -> None:
             pid, code = os.waitpid(-1, 0)  # orphans of the agent are reaped here too
             if pid == agent:
                 status.append(code)
+        ending.waiting = False  # inside the try: a signal just before this is still caught
     except _End as end:
-        _wind_down(agent, status, 0.0 if end.now else grace)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        _wind_down(agent, status, 0.0 if end.now else grace, ending)
     end_tree(agent, status)
     _exit_as(status[0] if status else None)
 
 
-def _wind_down(agent: int, status: list[int], grace: float) -> None:
+def _wind_down(agent: int, status: list[int], grace: float, signals: _Signals) -> None:
     """``SIGTERM`` to everything below, and up to ``grace`` seconds for the agent to end
     (``SIGUSR1`` meanwhile cuts it short)."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     deadline = time.monotonic() + grace
-    try:
-        if grace > 0:
-            _signal_all(descendants(os.getpid()), signal.SIGTERM)
-        while not status and time.monotonic() < deadline:
-            _reap(agent, status)
-            time.sleep(POLL_S)
-    except _End:
-        pass
+    if grace > 0:
+        _signal_all(descendants(os.getpid()), signal.SIGTERM)
+    while not status and time.monotonic() < deadline and not signals.now:
+        _reap(agent, status)
+        time.sleep(POLL_S)
 
 
 # ----------------------------------------------------------------------------- the relay
