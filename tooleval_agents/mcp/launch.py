@@ -39,11 +39,7 @@ POLL_S = 0.01
 
 
 class _End(Exception):
-    """A signal asked the reaper to end the agent: ``now`` without a grace."""
-
-    def __init__(self, now: bool) -> None:
-        super().__init__("end")
-        self.now = now
+    """A signal asked the reaper to end the agent (without a grace: :attr:`_Signals.now`)."""
 
 
 class _Signals:
@@ -60,7 +56,7 @@ class _Signals:
         self.now = self.now or signum != signal.SIGTERM
         if self.waiting:
             self.waiting = False
-            raise _End(now=self.now)
+            raise _End("end")
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -219,8 +215,8 @@ def reap(parent: int, grace: float, argv: list[str]) -> None:
             if pid == agent:
                 status.append(code)
         ending.waiting = False  # inside the try: a signal just before this is still caught
-    except _End as end:
-        _wind_down(agent, status, 0.0 if end.now else grace, ending)
+    except _End:
+        _wind_down(agent, status, 0.0 if ending.now else grace, ending)
     end_tree(agent, status)
     _exit_as(status[0] if status else None)
 
